@@ -409,8 +409,10 @@ def to_data(node: Any) -> Any:
     if isinstance(node, Node):
         out: list[Any] = [type(node).__name__]
         for f in fields(node):
-            if f.name in ("span", "id", "name_span", "source", "path"):
+            if f.name in ("span", "id", "name_span", "source"):
                 continue
+            if f.name == "path" and isinstance(node, Module):
+                continue  # where the file lies is not what it means; a `use` path is
             out.append(to_data(getattr(node, f.name)))
         return out
     if isinstance(node, (list, tuple)):

@@ -1,0 +1,643 @@
+"""Parse trees to AST nodes: one small method per grammar rule, each giving its node a Span.
+
+Rules that stand for several written forms return a small private wrapper (`_Paren` for a
+parenthesised type list, `_Effect`, ...) that the rule above turns into AST nodes.
+Literal values are decoded here, and malformed ones (bad escapes, bad numbers) are reported.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from lark import Token
+
+from flow2py.diagnostics import Diagnostic
+from flow2py.syntax import ast
+
+
+def span_of_token(path: str, tok: Token) -> ast.Span:
+    return ast.Span(path, tok.line, tok.column, tok.end_line, tok.end_column, tok.start_pos, tok.end_pos)
+
+
+@dataclass
+class _Paren:
+    """`()`, `(T)` or `(A, B)` in a type: a parameter list or a type, decided by the user."""
+
+    items: list
+    grouped: bool  # exactly one item and no trailing comma
+    span: ast.Span
+
+    def as_type(self):
+        if self.grouped:
+            return self.items[0]
+        return ast.TupleType(self.items, span=self.span)
+
+
+@dataclass
+class _Effect:
+    name: str
+    span: ast.Span
+
+
+@dataclass
+class _TypeParams:
+    names: list[str]
+    span: ast.Span
+
+
+@dataclass
+class _Args:
+    items: list
+    span: ast.Span
+
+
+@dataclass
+class _Entry:
+    key: Any
+    value: Any
+    span: ast.Span
+
+
+@dataclass
+class _Path:
+    module: Optional[str]
+    name: str
+    span: ast.Span
+
+
+@dataclass
+class _PField:
+    name: str
+    pattern: Any
+    span: ast.Span
+
+
+@dataclass
+class _Body:
+    expr: Any
+    span: ast.Span
+
+
+@dataclass
+class _Base:
+    expr: Any
+    span: ast.Span
+
+
+@dataclass
+class _Rest:
+    pattern: Any  # the pattern after `..`, or None
+    span: ast.Span
+
+
+@dataclass
+class _AliasBody:
+    type: Any
+    span: ast.Span
+
+
+@dataclass
+class _BraceBody:
+    entries: list
+    span: ast.Span
+
+
+_TYPES = (ast.TypeName, ast.TupleType, ast.FunctionType, _Paren)
+
+
+def _ty(x):
+    return x.as_type() if isinstance(x, _Paren) else x
+
+
+_DURATION = re.compile(r"([0-9_]+)(ns|us|ms|s|m|h|d)$")
+_UNIT_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9, "d": 86400 * 10**9}
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "0": "\0"}
+
+
+class Builder:
+    """Rule methods take the span of everything the rule matched and its kept children."""
+
+    def __init__(self, path: str, diags: list[Diagnostic]):
+        self.path = path
+        self.diags = diags
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _tspan(self, tok: Token) -> ast.Span:
+        return span_of_token(self.path, tok)
+
+    def _error(self, code: str, message: str, span: ast.Span) -> None:
+        self.diags.append(Diagnostic(code, message, span))
+
+    # -- declarations -------------------------------------------------------------------------
+
+    def item(self, span, children):
+        anns = [c for c in children if isinstance(c, ast.Annotation)]
+        decl = children[-1]
+        if isinstance(decl, (ast.TypeDecl, ast.FnDecl)):
+            decl.annotations = anns
+            decl.span = span
+        return decl
+
+    def annotation(self, span, ch):
+        args = ch[1].items if len(ch) > 1 else []
+        return ast.Annotation(str(ch[0]), args, span=span)
+
+    def ann_args(self, span, ch):
+        return _Args(list(ch), span)
+
+    def use_decl(self, span, ch):
+        return ast.Use(self._text(ch[0]), span=span)
+
+    def type_params(self, span, ch):
+        return _TypeParams([str(t) for t in ch], span)
+
+    def alias_body(self, span, ch):
+        return _AliasBody(_ty(ch[0]), span)
+
+    def brace_body(self, span, ch):
+        return _BraceBody(list(ch), span)
+
+    def type_decl(self, span, ch):
+        pub = opaque = False
+        name_tok = None
+        params: list[str] = []
+        body = None
+        for c in ch:
+            if isinstance(c, Token):
+                if c.type == "PUB":
+                    pub = True
+                elif c.type == "OPAQUE":
+                    opaque = True
+                else:
+                    name_tok = c
+            elif isinstance(c, _TypeParams):
+                params = c.names
+            else:
+                body = c
+        kind = "abstract"
+        fields: list[ast.FieldDecl] = []
+        ctors: list[ast.CtorDecl] = []
+        alias = None
+        if isinstance(body, _AliasBody):
+            kind, alias = "alias", body.type
+        elif isinstance(body, _BraceBody):
+            fields = [e for e in body.entries if isinstance(e, ast.FieldDecl)]
+            ctors = [e for e in body.entries if isinstance(e, ast.CtorDecl)]
+            if fields and ctors:
+                self._error(
+                    "E006",
+                    f"type `{name_tok}` mixes record fields (`{fields[0].name}`) and enum constructors "
+                    f"(`{ctors[0].name}`): a record has only `name: Type` fields, an enum only constructors",
+                    body.span,
+                )
+            kind = "enum" if ctors and not fields else "record"
+            if kind == "record":
+                ctors = []
+        return ast.TypeDecl([], pub, opaque, str(name_tok), params, kind, fields, ctors, alias,
+                            span=span, name_span=self._tspan(name_tok))
+
+    def field_decl(self, span, ch):
+        pub = isinstance(ch[0], Token) and ch[0].type == "PUB"
+        if pub:
+            ch = ch[1:]
+        return ast.FieldDecl(pub, str(ch[0]), _ty(ch[1]), span=span)
+
+    def ctor_bare(self, span, ch):
+        return ast.CtorDecl(str(ch[0]), span=span)
+
+    def ctor_pos(self, span, ch):
+        return ast.CtorDecl(str(ch[0]), positional=[_ty(c) for c in ch[1:]], span=span)
+
+    def ctor_named(self, span, ch):
+        return ast.CtorDecl(str(ch[0]), named=list(ch[1:]), span=span)
+
+    def fn_decl(self, span, ch):
+        pub = False
+        name_tok = None
+        tparams: list[str] = []
+        params: list[ast.Param] = []
+        result = None
+        effect = None
+        body = None
+        for c in ch:
+            if isinstance(c, Token):
+                if c.type == "PUB":
+                    pub = True
+                else:
+                    name_tok = c
+            elif isinstance(c, _TypeParams):
+                tparams = c.names
+            elif isinstance(c, ast.Param):
+                params.append(c)
+            elif isinstance(c, _TYPES):
+                result = _ty(c)
+            elif isinstance(c, _Effect):
+                effect = c.name
+            elif isinstance(c, _Body):
+                body = c.expr
+        return ast.FnDecl([], pub, str(name_tok), tparams, params, result, effect, body,
+                          span=span, name_span=self._tspan(name_tok))
+
+    def param(self, span, ch):
+        return ast.Param(str(ch[0]), _ty(ch[1]), span=span, name_span=self._tspan(ch[0]))
+
+    def effect(self, span, ch):
+        name = str(ch[0])
+        if name not in ("tool", "pure"):
+            self._error("E007", f"unknown effect `!{name}`: write `!tool`, `!pure`, or nothing (pure)", span)
+        return _Effect(name, span)
+
+    def fn_body(self, span, ch):
+        return _Body(ch[0], span)
+
+    # -- types --------------------------------------------------------------------------------
+
+    def fn_type(self, span, ch):
+        params = ch[0]
+        effect = ch[2].name if len(ch) > 2 else None
+        return ast.FunctionType(list(params.items), _ty(ch[1]), effect, span=span)
+
+    def named_type(self, span, ch):
+        module = None
+        if len(ch) >= 2 and isinstance(ch[1], Token):
+            module = str(ch[0])
+            ch = ch[1:]
+        args = ch[1].items if len(ch) > 1 else []
+        return ast.TypeName(module, str(ch[0]), args, span=span)
+
+    def type_args(self, span, ch):
+        return _Args([_ty(c) for c in ch], span)
+
+    def unit_type(self, span, ch):
+        return _Paren([], False, span)
+
+    def group_type(self, span, ch):
+        return _Paren([_ty(ch[0])], True, span)
+
+    def tuple_type(self, span, ch):
+        return _Paren([_ty(c) for c in ch], False, span)
+
+    # -- statements -----------------------------------------------------------------------------
+
+    def block(self, span, ch):
+        return ast.Block(list(ch), span=span)
+
+    def let_stmt(self, span, ch):
+        if len(ch) == 3:
+            return ast.Let(ch[0], _ty(ch[1]), ch[2], span=span)
+        return ast.Let(ch[0], None, ch[1], span=span)
+
+    def guard_stmt(self, span, ch):
+        return ast.Guard(ch[0], ch[1], span=span)
+
+    def guard_let(self, span, ch):
+        return ast.GuardLet(ch[0], ch[1], ch[2], span=span)
+
+    def expr_stmt(self, span, ch):
+        return ast.ExprStmt(ch[0], span=span)
+
+    # -- expressions ----------------------------------------------------------------------------
+
+    def return_expr(self, span, ch):
+        return ast.Return(ch[0] if ch else None, span=span)
+
+    def lambda_(self, span, ch):
+        params = [c for c in ch if isinstance(c, ast.Param)]
+        result = next((_ty(c) for c in ch[:-1] if isinstance(c, _TYPES)), None)
+        effect = next((c.name for c in ch if isinstance(c, _Effect)), None)
+        return ast.Lambda(params, result, effect, ch[-1], span=span)
+
+    def lparam(self, span, ch):
+        return ast.Param(str(ch[0]), _ty(ch[1]) if len(ch) > 1 else None, span=span,
+                         name_span=self._tspan(ch[0]))
+
+    def conv(self, span, ch):
+        return ast.Try(ch[0], ch[1], span=span)
+
+    def name(self, span, ch):
+        return ast.Name(str(ch[0]), span=span)
+
+    def field(self, span, ch):
+        return ast.FieldAccess(ch[0], str(ch[1]), span=span, name_span=self._tspan(ch[1]))
+
+    def binary(self, span, ch):
+        return ast.Binary(str(ch[1]), ch[0], ch[2], span=span)
+
+    def unary(self, span, ch):
+        return ast.Unary(str(ch[0]), ch[1], span=span)
+
+    def call(self, span, ch):
+        return ast.Call(ch[0], list(ch[1:]), span=span)
+
+    def try_(self, span, ch):
+        return ast.Try(ch[0], None, span=span)
+
+    def record(self, span, ch):
+        ctor = ast.Name(str(ch[0]), span=self._tspan(ch[0]))
+        return self._record(span, ctor, ch[1:])
+
+    def qrecord(self, span, ch):
+        target, name = ch[0], ch[1]
+        ctor = ast.FieldAccess(target, str(name), span=target.span.merge(self._tspan(name)), name_span=self._tspan(name))
+        return self._record(span, ctor, ch[2:])
+
+    def _record(self, span, ctor, entries):
+        fields: list[ast.FieldInit] = []
+        base = None
+        for k, e in enumerate(entries):
+            if isinstance(e, _Base):
+                if base is not None or k != 0:
+                    self._error("E008", "`..base` is written once, as the first entry of a record literal", e.span)
+                if base is None:
+                    base = e.expr
+            else:
+                fields.append(e)
+        return ast.RecordLiteral(ctor, fields, base, span=span)
+
+    def field_init(self, span, ch):
+        return ast.FieldInit(str(ch[0]), ch[1], span=span)
+
+    def field_short(self, span, ch):
+        return ast.FieldInit(str(ch[0]), None, span=span)
+
+    def rec_base(self, span, ch):
+        return _Base(ch[0], span)
+
+    def unit(self, span, ch):
+        return ast.Literal("unit", None, span=span)
+
+    def tuple(self, span, ch):
+        return ast.TupleLiteral(list(ch), span=span)
+
+    def list(self, span, ch):
+        return ast.ListLiteral(list(ch), span=span)
+
+    def dict(self, span, ch):
+        return ast.DictLiteral([(e.key, e.value) for e in ch], span=span)
+
+    def dict_entry(self, span, ch):
+        return _Entry(ch[0], ch[1], span)
+
+    def if_expr(self, span, ch):
+        return ast.If(ch[0], ch[1], ch[2] if len(ch) > 2 else None, span=span)
+
+    def match_expr(self, span, ch):
+        return ast.Match(ch[0], list(ch[1:]), span=span)
+
+    def arm(self, span, ch):
+        if len(ch) == 3:
+            return ast.MatchArm(ch[0], ch[1], ch[2], span=span)
+        return ast.MatchArm(ch[0], None, ch[1], span=span)
+
+    def literal(self, span, ch):
+        return self._literal(ch[0], span)
+
+    # -- patterns -------------------------------------------------------------------------------
+
+    def wild_pat(self, span, ch):
+        return ast.WildcardPattern(span=span)
+
+    def bind_pat(self, span, ch):
+        return ast.BindPattern(str(ch[0]), span=span)
+
+    def lit_pat(self, span, ch):
+        span = span
+        lit = self._literal(ch[-1], span)
+        if len(ch) == 2:  # `-` INT / `-` DECIMAL
+            lit.value = -lit.value if lit.kind == "int" else "-" + lit.value
+        return ast.LiteralPattern(lit, span=span)
+
+    def unit_pat(self, span, ch):
+        span = span
+        return ast.LiteralPattern(ast.Literal("unit", None, span=span), span=span)
+
+    def ctor_path(self, span, ch):
+        if len(ch) == 2:
+            return _Path(str(ch[0]), str(ch[1]), span)
+        return _Path(None, str(ch[0]), span)
+
+    def ctor_pat(self, span, ch):
+        module, name = ch[0].module, ch[0].name
+        return ast.CtorPattern(module, name, span=span)
+
+    def ctor_args_pat(self, span, ch):
+        module, name = ch[0].module, ch[0].name
+        return ast.CtorPattern(module, name, args=list(ch[1:]), span=span)
+
+    def ctor_fields_pat(self, span, ch):
+        module, name = ch[0].module, ch[0].name
+        fields: list[tuple[str, ast.Pattern]] = []
+        rest = False
+        entries = ch[1:]
+        for k, e in enumerate(entries):
+            if isinstance(e, _Rest):
+                if k != len(entries) - 1 or rest:
+                    self._error("E008", "`..` comes once, last, in a constructor pattern", e.span)
+                rest = True
+            else:
+                fields.append((e.name, e.pattern))
+        return ast.CtorPattern(module, name, fields=fields, rest=rest, span=span)
+
+    def pfield(self, span, ch):
+        tok = ch[0]
+        if tok.type == "DOTDOT":
+            return _Rest(None, span)
+        if len(ch) > 1:
+            return _PField(str(tok), ch[1], span)
+        return _PField(str(tok), ast.BindPattern(str(tok), span=self._tspan(tok)), span)
+
+    def tuple_pat(self, span, ch):
+        return ast.TuplePattern(list(ch), span=span)
+
+    def pitem(self, span, ch):
+        if isinstance(ch[0], Token) and ch[0].type == "DOTDOT":
+            return _Rest(ch[1] if len(ch) > 1 else None, span)
+        return ch[0]
+
+    def list_pat(self, span, ch):
+        items = []
+        rest = None
+        has_rest = False
+        for k, e in enumerate(ch):
+            if isinstance(e, _Rest):
+                if k != len(ch) - 1 or has_rest:
+                    self._error("E008", "`..` comes once, last, in a list pattern", e.span)
+                has_rest = True
+                rest = e.pattern
+            else:
+                items.append(e)
+        return ast.ListPattern(items, rest, has_rest, span=span)
+
+    def or_pat(self, span, ch):
+        return ast.OrPattern(list(ch), span=span)
+
+    # -- literals -------------------------------------------------------------------------------
+
+    def _literal(self, tok: Token, span: ast.Span) -> ast.Literal:
+        t = tok.type
+        s = str(tok)
+        if t == "INT":
+            digits = s.replace("_", "")
+            try:
+                value = int(digits, 16) if digits.startswith(("0x", "0X")) else int(digits)
+            except ValueError:
+                self._error("E010", f"`{s}` is not a well-formed number", span)
+                value = 0
+            return ast.Literal("int", value, span=span)
+        if t == "DECIMAL":
+            return ast.Literal("decimal", s.replace("_", ""), span=span)
+        if t == "DURATION":
+            m = _DURATION.match(s)
+            return ast.Literal("duration", int(m.group(1).replace("_", "")) * _UNIT_NS[m.group(2)], span=span)
+        if t == "TEXT":
+            return ast.Literal("text", self._text(tok), span=span)
+        if t == "BYTES":
+            return ast.Literal("bytes", self._bytes(tok), span=span)
+        return ast.Literal("bool", t == "TRUE", span=span)
+
+    def _escape_error(self, tok: Token, at: int, length: int, message: str) -> None:
+        start = tok.start_pos + at
+        col = tok.column + at
+        self._error("E003", message, ast.Span(self.path, tok.line, col, tok.line, col + length, start, start + length))
+
+    def _text(self, tok: Token) -> str:
+        s = str(tok)
+        body_at = 1
+        body = s[1:-1]
+        if "\\" not in body:
+            return body
+        out: list[str] = []
+        i = 0
+        n = len(body)
+        while i < n:
+            c = body[i]
+            if c != "\\":
+                out.append(c)
+                i += 1
+                continue
+            e = body[i + 1] if i + 1 < n else ""
+            if e in _SIMPLE_ESCAPES:
+                out.append(_SIMPLE_ESCAPES[e])
+                i += 2
+            elif e == "u":
+                m = re.compile(r"\{([0-9a-fA-F]{1,6})\}").match(body, i + 2)
+                if m and int(m.group(1), 16) <= 0x10FFFF and not 0xD800 <= int(m.group(1), 16) <= 0xDFFF:
+                    out.append(chr(int(m.group(1), 16)))
+                    i = m.end()
+                else:
+                    length = (m.end() - i) if m else 2
+                    self._escape_error(tok, body_at + i, length,
+                                       "a `\\u` escape is written `\\u{1F600}`: 1 to 6 hex digits naming a Unicode scalar value")
+                    i = m.end() if m else i + 2
+            else:
+                self._escape_error(tok, body_at + i, 2,
+                                   f"unknown escape `\\{e}`: use one of \\n \\t \\r \\\\ \\\" \\0 \\u{{...}}")
+                i += 2
+        return "".join(out)
+
+    def _bytes(self, tok: Token) -> bytes:
+        s = str(tok)
+        body_at = 2
+        body = s[2:-1]
+        out = bytearray()
+        i = 0
+        n = len(body)
+        while i < n:
+            c = body[i]
+            if c != "\\":
+                out += c.encode("utf-8")
+                i += 1
+                continue
+            e = body[i + 1] if i + 1 < n else ""
+            if e in _SIMPLE_ESCAPES:
+                out += _SIMPLE_ESCAPES[e].encode()
+                i += 2
+            elif e == "x" and re.fullmatch(r"[0-9a-fA-F]{2}", body[i + 2:i + 4]):
+                out.append(int(body[i + 2:i + 4], 16))
+                i += 4
+            else:
+                self._escape_error(tok, body_at + i, 2,
+                                   f"unknown escape `\\{e}` in bytes: use \\xNN or one of \\n \\t \\r \\\\ \\\" \\0")
+                i += 2
+        return bytes(out)
+
+
+class _Inline(list):
+    """Children of an inlined rule (`_rule` or an EBNF helper), spliced into the parent."""
+
+    __slots__ = ("span",)
+
+
+def _first_span(values):
+    for v in values:
+        if type(v) is Token:
+            return v.line, v.column, v.start_pos
+        sp = v.span
+        if sp is not None:
+            return sp.line, sp.column, sp.start
+    return None
+
+
+def _last_span(values):
+    for v in reversed(values):
+        if type(v) is Token:
+            return v.end_line, v.end_column, v.end_pos
+        sp = v.span
+        if sp is not None:
+            return sp.end_line, sp.end_column, sp.end
+    return None
+
+
+def _pass_up(s):
+    v = s[0]
+    if type(v) is _Inline and len(v) == 1:
+        return v[0]
+    return v
+
+
+def make_callbacks(rules, builder: Builder) -> dict:
+    """LALR reduce callbacks that build AST nodes directly (no parse tree, no second pass).
+
+    Each callback sees every value of its rule's expansion, tokens included, which gives the
+    exact span; then it drops anonymous tokens, splices inlined rules and calls the builder.
+    """
+    path = builder.path
+    Span = ast.Span
+    callbacks = {}
+    for rule in rules:
+        name = rule.alias or rule.origin.name
+        keep_all = rule.options.keep_all_tokens
+        keep = tuple(keep_all or not (sym.is_term and sym.filter_out) for sym in rule.expansion)
+        inline = name.startswith("_")
+        expand1 = rule.options.expand1 and not rule.alias
+        method = None if inline else getattr(builder, name, None)  # None: a `?rule` that always passes its child up
+        if expand1 and keep == (True,):
+            callbacks[rule] = _pass_up  # a unit rule of the precedence ladder: most reductions
+            continue
+
+        def cb(s, keep=keep, inline=inline, expand1=expand1, method=method):
+            ch = []
+            for k, v in zip(keep, s):
+                if k:
+                    if type(v) is _Inline:
+                        ch.extend(v)
+                    else:
+                        ch.append(v)
+            if expand1 and len(ch) == 1:
+                return ch[0]
+            lo = _first_span(s)
+            if lo is None:
+                span = None
+            else:
+                hi = _last_span(s)
+                span = Span(path, lo[0], lo[1], hi[0], hi[1], lo[2], hi[2])
+            if inline:
+                out = _Inline(ch)
+                out.span = span
+                return out
+            return method(span, ch)
+
+        callbacks[rule] = cb
+    return callbacks

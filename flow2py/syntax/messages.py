@@ -1,0 +1,101 @@
+"""Words for syntax errors: what the parser expected and what it found, never a token dump."""
+from __future__ import annotations
+
+from lark import Token
+
+_EXPR = {"INT", "TEXT", "LPAR", "LSQB", "IF", "MATCH"}
+_PATTERN = {"UNDERSCORE", "LOWER", "UPPER", "LPAR", "LSQB"}
+_TYPE = {"UPPER", "LPAR", "LOWER"}
+_DECL = {"USE", "TYPE", "FLOW", "AT"}
+_OPERATORS = {"PLUS", "MINUS", "STAR", "SLASH", "PERCENT", "PLUSPLUS", "OROR", "ANDAND", "EQEQ", "NOTEQ",
+              "LESSTHAN", "LESSEQ", "MORETHAN", "MOREEQ", "QMARK", "DOT"}
+
+_WORDS = {
+    "LOWER": "a name",
+    "UPPER": "a capitalised name",
+    "INT": "a number",
+    "DECIMAL": "a number",
+    "DURATION": "a duration",
+    "TEXT": "a text literal",
+    "BYTES": "a bytes literal",
+    "_SEP": "a line break or `;`",
+    "$END": "the end of the declaration",
+    "LPAR": "`(`",
+    "ARROW": "`->`",
+    "FATARROW": "`=>`",
+}
+
+# Order in which expected items are listed (most helpful first).
+_ORDER = [
+    "RPAR", "RSQB", "RBRACE", "COMMA", "EQUAL", "COLON", "ARROW", "FATARROW", "LBRACE", "LPAR",
+    "ELSE", "LOWER", "UPPER", "_SEP",
+]
+
+
+def _token_words(name: str) -> str:
+    if name in _WORDS:
+        return _WORDS[name]
+    from flow2py.syntax.parser import _lark
+
+    for t in _lark().terminals:
+        if t.name == name:
+            v = t.pattern.value
+            if t.pattern.type == "str":
+                return f"`{v}`"
+    return name.lower()
+
+
+def describe_expected(expected) -> str:
+    exp = set(expected)
+    items: list[str] = []
+    if _EXPR <= exp:
+        items.append("an expression")
+        exp -= _EXPR | {"LOWER", "UPPER", "DECIMAL", "DURATION", "BYTES", "TRUE", "FALSE", "MINUS", "BANG",
+                        "LBRACE", "FLOW", "RETURN"}
+    elif _PATTERN <= exp:
+        items.append("a pattern")
+        exp -= _PATTERN | {"INT", "DECIMAL", "DURATION", "TEXT", "BYTES", "TRUE", "FALSE", "MINUS"}
+    elif _TYPE <= exp and "INT" not in exp:
+        items.append("a type")
+        exp -= _TYPE
+    if exp & _OPERATORS:
+        if exp & {"_SEP", "$END"}:
+            # An expression could end here: the rest of the set is noise from merged states.
+            return "an operator or " + ("the end of the line" if "_SEP" in exp else "the end of the declaration")
+        items.append("an operator")
+        exp -= _OPERATORS
+    if _DECL <= exp:
+        items.append("a declaration (`flow`, `type`, `use` or an annotation)")
+        exp -= _DECL | {"PUB", "OPAQUE"}
+    rest = sorted(exp, key=lambda n: (_ORDER.index(n) if n in _ORDER else len(_ORDER), n))
+    words: list[str] = []
+    for n in rest:
+        w = _token_words(n)
+        if w not in words and w not in items:
+            words.append(w)
+    items += words
+    if len(items) > 5:
+        items = items[:5]
+        items.append("…")
+    if not items:
+        return "something else"
+    if len(items) == 1:
+        return items[0]
+    return ", ".join(items[:-1]) + " or " + items[-1]
+
+
+def describe_token(tok: Token | None) -> str:
+    if tok is None:
+        return "nothing"
+    if tok.type == "$END":
+        return "the end of the declaration"
+    if tok.type == "_SEP":
+        return "`;`" if tok.value == ";" else "the end of the line"
+    value = str(tok)
+    if len(value) > 30:
+        value = value[:27] + "..."
+    if tok.type in ("LOWER", "UPPER"):
+        return f"the name `{value}`"
+    if tok.type in ("INT", "DECIMAL", "DURATION", "TEXT", "BYTES"):
+        return f"`{value}`"
+    return f"`{value}`"
