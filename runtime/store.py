@@ -1,0 +1,626 @@
+"""The embedded store: every run's history, module sources and host records in one SQLite file.
+
+docs/spec/trace.md ("Store") is the description; the short version:
+
+* One file (default `.flow/runs.db` under the current directory), WAL mode.
+* `facts` holds the hot history (run, n, kind, stored bytes, chain hash); `archived_facts` the
+  facts moved out by `archive`; `blobs` large values by content hash; `sources` module texts by
+  content hash, `run_sources` which module key of a run maps to which text.
+* Host records beside history: `bindings` (which implementation served which Tool in a run) and
+  `open_calls` (calls with no reply yet, kept up to date as facts are appended).
+* A run is written by one process at a time: `SqliteRecorder` takes a lease (`runs.owner`) and
+  checks on every commit that the lease and the chain head are still its own.
+
+Durability (the claim trace.md makes): `sync()` after a batch that holds a Call or an End commits
+with `synchronous=FULL`, so that batch and everything before it survive power loss before the call
+is sent or the run reports its end. A batch of only Reply/Choice/Stop/Checkpoint facts commits
+with `synchronous=NORMAL`: it survives a crash of the process at once, and a power loss once the
+next durable commit (which precedes any further Call leaving the process) lands. One fsync per
+dispatch, never one per fact.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import threading
+import time
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import blake3
+
+from flowrt import trace as T
+from flowrt.facts import Call, Checkpoint, End, Fact, Completed, Reply, Start, Stop
+
+__all__ = [
+    "DEFAULT_STORE", "Store", "SqliteRecorder", "RunInfo", "StoredFact",
+    "StoreError", "UnknownRun", "RunExists", "RunBusy", "HistoryConflict", "CallNotOpen",
+]
+
+DEFAULT_STORE = Path(".flow") / "runs.db"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY,
+    created REAL NOT NULL,
+    state TEXT NOT NULL,               -- running | paused | halted | completed | faulted
+    program TEXT NOT NULL,             -- program identity (blake3 hex)
+    std TEXT NOT NULL,
+    data_version INTEGER NOT NULL,
+    entry TEXT NOT NULL,
+    parent TEXT,
+    from_checkpoint INTEGER,
+    n INTEGER NOT NULL,                -- number of the last fact
+    head BLOB NOT NULL,                -- chain hash of fact n
+    latest_checkpoint INTEGER,         -- fact number of the latest Checkpoint
+    archived_through INTEGER NOT NULL DEFAULT 0,  -- facts 2..archived_through left the hot table
+    archived_hash BLOB,                -- chain hash of fact archived_through
+    owner TEXT,                        -- lease: "host:pid:token" of the writing process
+    meta TEXT NOT NULL DEFAULT '{}'    -- the host's JSON
+);
+CREATE TABLE IF NOT EXISTS facts (
+    run TEXT NOT NULL, n INTEGER NOT NULL, kind INTEGER NOT NULL, data BLOB NOT NULL,
+    hash BLOB NOT NULL, PRIMARY KEY (run, n)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS archived_facts (
+    run TEXT NOT NULL, n INTEGER NOT NULL, kind INTEGER NOT NULL, data BLOB NOT NULL,
+    hash BLOB NOT NULL, PRIMARY KEY (run, n)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS blobs (hash BLOB PRIMARY KEY, data BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS blob_refs (
+    hash BLOB NOT NULL, run TEXT NOT NULL, n INTEGER NOT NULL,
+    PRIMARY KEY (hash, run, n)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS holes (
+    run TEXT NOT NULL, n INTEGER NOT NULL, hash BLOB NOT NULL, redacted REAL NOT NULL,
+    PRIMARY KEY (run, n, hash)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sources (hash BLOB PRIMARY KEY, text TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS run_sources (
+    run TEXT NOT NULL, module TEXT NOT NULL, hash BLOB NOT NULL,
+    PRIMARY KEY (run, module)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS bindings (
+    run TEXT NOT NULL, tool_id TEXT NOT NULL, implementation TEXT NOT NULL, bound REAL NOT NULL,
+    PRIMARY KEY (run, tool_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS open_calls (
+    run TEXT NOT NULL, call TEXT NOT NULL, tool_id TEXT NOT NULL, n INTEGER NOT NULL,
+    PRIMARY KEY (run, call)) WITHOUT ROWID;
+"""
+
+
+class StoreError(Exception):
+    """A store operation refused with a message meant for the person at the terminal."""
+
+
+class UnknownRun(StoreError):
+    pass
+
+
+class RunExists(StoreError):
+    pass
+
+
+class RunBusy(StoreError):
+    """Another live process holds the run's lease."""
+
+
+class HistoryConflict(StoreError):
+    """The stored chain head moved under a writer: it refuses to append rather than fork history."""
+
+
+class CallNotOpen(StoreError):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    id: str
+    created: float
+    state: str  # running | paused | halted | completed | faulted | "unreadable (data version N)"
+    program: str
+    std: str
+    data_version: int
+    entry: str
+    parent: Optional[str]
+    from_checkpoint: Optional[int]
+    facts: int  # number of the last fact
+    head: str  # chain hash of the last fact (hex)
+    latest_checkpoint: Optional[int]  # fact number
+    archived_through: int
+    open_calls: tuple[tuple[str, str], ...]  # (call id, tool id), in call order
+    owner: Optional[str]
+    meta: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredFact:
+    n: int
+    kind: str
+    fact: Optional[Fact]  # None when read with decode=False
+    hash: str  # hex
+    prev: Optional[str]  # hex; None when the fact before is archived away and unknown
+    data: bytes  # the stored form
+
+    @property
+    def values(self) -> tuple[str, ...]:
+        """Digests (hex) of the fact's value slots, in slot order: what `redact` takes."""
+        return tuple(d.hex() for d in T.slot_digests(self.data))
+
+
+def _owner_token() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+
+
+def _owner_alive(owner: str) -> bool:
+    """Whether the process named by a lease may still be running (other hosts: assume so)."""
+    host, _, rest = owner.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return True
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _describe_owner(owner: str) -> str:
+    host, _, rest = owner.partition(":")
+    return f"process {rest.partition(':')[0]} on {host}"
+
+
+class Store:
+    """One store file. Thread-safe (one connection behind a lock); open one per process."""
+
+    def __init__(self, path: os.PathLike | str | None = None, *, durable: bool = True):
+        self.path = Path(path) if path is not None else Path.cwd() / DEFAULT_STORE
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.durable = durable
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._sync_mode = None
+        self._set_sync(True)
+        with self.transaction():
+            for stmt in _SCHEMA.split(";"):
+                if stmt.strip():
+                    self._db.execute(stmt)
+            row = self._db.execute("SELECT value FROM store_meta WHERE key='data_version'").fetchone()
+            if row is None:
+                self._db.execute("INSERT INTO store_meta VALUES ('data_version', ?)", (str(T.DATA_VERSION),))
+            elif row[0] != str(T.DATA_VERSION):
+                raise T.UnsupportedDataVersion(row[0], where=f"the store {self.path}")
+
+    # ---- plumbing ------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _set_sync(self, durable: bool) -> None:
+        mode = "FULL" if (durable and self.durable) else "NORMAL"
+        if mode != self._sync_mode:
+            self._db.execute(f"PRAGMA synchronous={mode}")
+            self._sync_mode = mode
+
+    @contextmanager
+    def transaction(self, durable: bool = True):
+        """BEGIN IMMEDIATE ... COMMIT (fsynced when `durable`), rolled back on any error."""
+        with self._lock:
+            self._set_sync(durable)
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            try:
+                self._db.execute("COMMIT")
+            except BaseException:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise
+
+    def _run_row(self, run_id: str, check_version: bool = True) -> dict:
+        cur = self._db.execute("SELECT * FROM runs WHERE id=?", (run_id,))
+        row = cur.fetchone()
+        if row is None:
+            known = [r[0] for r in self._db.execute("SELECT id FROM runs ORDER BY created DESC LIMIT 5")]
+            hint = f" (recent runs: {', '.join(known)})" if known else " (the store has no runs)"
+            raise UnknownRun(f"unknown run {run_id!r} in {self.path}{hint}")
+        r = dict(zip([d[0] for d in cur.description], row))
+        if not check_version:
+            return r
+        if r["data_version"] != T.DATA_VERSION:
+            raise T.UnsupportedDataVersion(r["data_version"], where=f"run {run_id!r}")
+        start = self._db.execute("SELECT data FROM facts WHERE run=? AND n=1", (run_id,)).fetchone()
+        if start is not None and T.start_data_version(start[0]) != T.DATA_VERSION:
+            raise T.UnsupportedDataVersion(T.start_data_version(start[0]), where=f"run {run_id!r}")
+        return r
+
+    def _info(self, r: dict) -> RunInfo:
+        calls = tuple(self._db.execute(
+            "SELECT call, tool_id FROM open_calls WHERE run=? ORDER BY n", (r["id"],)).fetchall())
+        state = r["state"]
+        if r["data_version"] != T.DATA_VERSION:
+            state = f"unreadable (data version {r['data_version']})"
+        elif state == "running" and (r["owner"] is None or not _owner_alive(r["owner"])):
+            state = "halted"  # the process ended without releasing the run (a crash)
+        return RunInfo(
+            r["id"], r["created"], state, r["program"], r["std"], r["data_version"], r["entry"],
+            r["parent"], r["from_checkpoint"], r["n"], r["head"].hex(), r["latest_checkpoint"],
+            r["archived_through"], calls, r["owner"], json.loads(r["meta"]),
+        )
+
+    def _blob(self, digest: bytes) -> Optional[bytes]:
+        row = self._db.execute("SELECT data FROM blobs WHERE hash=?", (digest,)).fetchone()
+        return None if row is None else row[0]
+
+    def _rows(self, run_id: str, from_n: int = 1, kind: Optional[int] = None):
+        sql = ("SELECT n, kind, data, hash FROM archived_facts WHERE run=? AND n>=?{k} UNION ALL "
+               "SELECT n, kind, data, hash FROM facts WHERE run=? AND n>=?{k} ORDER BY n")
+        if kind is None:
+            return self._db.execute(sql.format(k=""), (run_id, from_n, run_id, from_n)).fetchall()
+        return self._db.execute(sql.format(k=" AND kind=?"), (run_id, from_n, kind, run_id, from_n, kind)).fetchall()
+
+    def _hash_of(self, run_id: str, n: int, r: dict) -> Optional[bytes]:
+        if n == 0:
+            return T.ZERO_HASH
+        for table in ("facts", "archived_facts"):
+            row = self._db.execute(f"SELECT hash FROM {table} WHERE run=? AND n=?", (run_id, n)).fetchone()
+            if row is not None:
+                return row[0]
+        return r["archived_hash"] if n == r["archived_through"] else None
+
+    # ---- runs ----------------------------------------------------------------------------------
+
+    def create_run(self, run_id: str, start: Start, sources: dict[str, str], meta: Optional[dict] = None) -> RunInfo:
+        """Record a new run's Start (fact 1) and its module sources, durably."""
+        if type(start) is not Start:
+            raise StoreError("a run begins with a Start fact")
+        enc = T.encode_fact(start)
+        head = T.chain(T.ZERO_HASH, enc.chained)
+        with self.transaction() as db:
+            if db.execute("SELECT 1 FROM runs WHERE id=?", (run_id,)).fetchone():
+                raise RunExists(f"run {run_id!r} already exists in {self.path}; choose another --run-id")
+            for module, text in sources.items():
+                h = blake3.blake3(text.encode("utf-8")).digest()
+                db.execute("INSERT OR IGNORE INTO sources VALUES (?, ?)", (h, text))
+                db.execute("INSERT INTO run_sources VALUES (?, ?, ?)", (run_id, module, h))
+            db.execute(
+                "INSERT INTO runs (id, created, state, program, std, data_version, entry, parent, "
+                "from_checkpoint, n, head, meta) VALUES (?, ?, 'halted', ?, ?, ?, ?, ?, ?, 1, ?, ?)",
+                (run_id, time.time(), start.program, start.std, start.data_version, start.entry,
+                 start.parent, start.from_checkpoint, head, json.dumps(meta or {})),
+            )
+            db.execute("INSERT INTO facts VALUES (?, 1, ?, ?, ?)", (run_id, enc.kind, enc.data, head))
+            _put_blobs(db, run_id, 1, enc.blobs)
+            return self._info(self._run_row(run_id))
+
+    def load_run(self, run_id: str) -> RunInfo:
+        with self._lock:
+            return self._info(self._run_row(run_id))
+
+    def runs(self) -> list[RunInfo]:
+        """Every run, oldest first, with its state (see RunInfo.state and trace.md)."""
+        with self._lock:
+            ids = [r[0] for r in self._db.execute("SELECT id FROM runs ORDER BY created, id")]
+            # Listing does not read any history, so a run of another data version is listed
+            # (as unreadable) rather than refusing the whole listing.
+            return [self._info(self._run_row(i, check_version=False)) for i in ids]
+
+    def sources(self, run_id: str) -> dict[str, str]:
+        """Module key -> source text, as stored when the run started."""
+        with self._lock:
+            self._run_row(run_id)
+            return dict(self._db.execute(
+                "SELECT rs.module, s.text FROM run_sources rs JOIN sources s ON s.hash = rs.hash "
+                "WHERE rs.run=? ORDER BY rs.module", (run_id,)).fetchall())
+
+    # ---- reading history -----------------------------------------------------------------------
+
+    def records(self, run_id: str, from_n: int = 1, *, decode: bool = True) -> list[StoredFact]:
+        """Stored facts from `from_n` on (archived ones included while kept), in order."""
+        with self._lock:
+            r = self._run_row(run_id)
+            rows = self._rows(run_id, from_n)
+            prev = self._hash_of(run_id, rows[0][0] - 1, r) if rows else None
+            out = []
+            for n, kind, data, h in rows:
+                if out and out[-1].n != n - 1:
+                    prev = r["archived_hash"] if n - 1 == r["archived_through"] else None
+                fact = T.decode_fact(data, self._blob) if decode else None
+                out.append(StoredFact(n, T.KIND_NAMES[kind], fact, h.hex(), None if prev is None else prev.hex(), data))
+                prev = h
+            return out
+
+    def facts(self, run_id: str, from_n: int = 1) -> list[Fact]:
+        """The decoded facts from `from_n` on; a redacted or lost value reads as `Hole(hash)`."""
+        return [s.fact for s in self.records(run_id, from_n)]
+
+    def latest_checkpoint(self, run_id: str) -> Optional[StoredFact]:
+        """The run's latest Checkpoint (where resume and replay start), or None."""
+        with self._lock:
+            r = self._run_row(run_id)
+            if r["latest_checkpoint"] is None:
+                return None
+            recs = self.records(run_id, r["latest_checkpoint"])
+            return recs[0] if recs else None
+
+    def checkpoint(self, run_id: str, number: int) -> StoredFact:
+        """The run's `number`th Checkpoint (for `fork --checkpoint N`)."""
+        with self._lock:
+            self._run_row(run_id)
+            for n, kind, data, h in self._rows(run_id, 1, T.CHECKPOINT):
+                fact = T.decode_fact(data, self._blob)
+                if fact.checkpoint == number:
+                    return self.records(run_id, n)[0]
+            raise StoreError(f"run {run_id!r} has no checkpoint {number} (or it was archived away)")
+
+    def open_calls(self, run_id: str) -> list[tuple[str, str]]:
+        return list(self.load_run(run_id).open_calls)
+
+    # ---- integrity -----------------------------------------------------------------------------
+
+    def verify(self, run_id: str, head: Optional[str] = None) -> tuple[bool, str, str]:
+        """Check the hash chain: (ok, message, head hash hex of the stored history).
+
+        Detects a changed, removed or reordered fact. Against `head` (a hash held elsewhere) it
+        also detects a history rewritten consistently, chain and stored head included.
+        """
+        with self._lock:
+            r = self._run_row(run_id)
+            rows = self._rows(run_id)
+        prev, expected, note, seen = T.ZERO_HASH, 1, "", {}
+        for n, _kind, data, h in rows:
+            if n != expected:
+                if n < expected:
+                    return False, f"fact {n} appears twice", prev.hex()
+                if expected >= 2 and n == r["archived_through"] + 1 and r["archived_hash"] is not None:
+                    prev = r["archived_hash"]
+                    note = f"; facts {expected}-{n - 1} were archived away, checked from the kept hash of fact {n - 1}"
+                else:
+                    return False, f"fact {expected} is missing", prev.hex()
+            try:
+                calc = T.fact_hash(prev, data)
+            except T.TraceError as e:
+                return False, f"fact {n} is corrupt: {e}", prev.hex()
+            if calc != h:
+                return False, (f"fact {n} was changed, removed or moved: its content and position do "
+                               f"not match its hash"), prev.hex()
+            prev, expected = h, n + 1
+            seen[h.hex()] = n
+        last = expected - 1
+        if last != r["n"]:
+            return False, f"facts {last + 1}-{r['n']} are missing (the run records {r['n']} facts)", prev.hex()
+        if prev != r["head"]:
+            return False, "the run's stored head does not match the chain", prev.hex()
+        if head is not None:
+            head = head.strip().lower()
+            if head not in seen:
+                return False, (f"the given head {head} is not in this history: facts were changed, "
+                               f"removed or reordered"), prev.hex()
+            k = seen[head]
+            if k != last:
+                return True, f"intact up to the given head (fact {k}); {last - k} facts recorded after it{note}", prev.hex()
+        return True, f"intact: {last} facts, head {prev.hex()}{note}", prev.hex()
+
+    # ---- host operations on history ------------------------------------------------------------
+
+    def redact(self, run_id: str, value_hash: str) -> int:
+        """Replace every stored value of the run whose content hash is `value_hash` by a hole.
+
+        The chain is unchanged (it covers hashes, not values). Returns how many value slots were
+        replaced; raises StoreError when the run holds no such value.
+        """
+        try:
+            digest = bytes.fromhex(value_hash.removeprefix("blake3:"))
+        except ValueError:
+            raise StoreError(f"not a blake3 hash: {value_hash!r}") from None
+        total = 0
+        with self._lock:
+            self._run_row(run_id)
+            self._db.execute("PRAGMA secure_delete=ON")
+            try:
+                with self.transaction() as db:
+                    for table in ("facts", "archived_facts"):
+                        for n, data in db.execute(f"SELECT n, data FROM {table} WHERE run=?", (run_id,)).fetchall():
+                            new, count = T.redact_slots(data, digest)
+                            if count:
+                                db.execute(f"UPDATE {table} SET data=? WHERE run=? AND n=?", (new, run_id, n))
+                                db.execute("INSERT OR IGNORE INTO holes VALUES (?, ?, ?, ?)", (run_id, n, digest, time.time()))
+                                total += count
+                    if not total:
+                        raise StoreError(f"run {run_id!r} holds no value with hash {digest.hex()}")
+                    db.execute("DELETE FROM blob_refs WHERE hash=? AND run=?", (digest, run_id))
+                    if not db.execute("SELECT 1 FROM blob_refs WHERE hash=?", (digest,)).fetchone():
+                        db.execute("DELETE FROM blobs WHERE hash=?", (digest,))
+                # Old page images would otherwise linger in the WAL until the next checkpoint.
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                self._db.execute("PRAGMA secure_delete=OFF")
+        return total
+
+    def archive(self, run_id: str, *, delete: bool = False) -> int:
+        """Move the facts between Start and the latest checkpoint out of the hot table.
+
+        They go to `archived_facts` (or are deleted with `delete=True`; retention is the host's).
+        Start and everything from the latest checkpoint on stay hot, so resume and replay work
+        unchanged; the hash of the last archived fact is kept so verify still checks the rest.
+        Returns how many facts left the hot table.
+        """
+        with self._lock, self.transaction() as db:
+            r = self._run_row(run_id)
+            cp = r["latest_checkpoint"]
+            if cp is None or cp <= 2:
+                return 0
+            last = db.execute("SELECT hash FROM facts WHERE run=? AND n=?", (run_id, cp - 1)).fetchone()
+            if last is None:
+                last = db.execute("SELECT hash FROM archived_facts WHERE run=? AND n=?", (run_id, cp - 1)).fetchone()
+            if not delete:
+                db.execute("INSERT INTO archived_facts SELECT * FROM facts WHERE run=? AND n>1 AND n<?", (run_id, cp))
+            else:
+                db.execute("DELETE FROM archived_facts WHERE run=?", (run_id,))
+                db.execute("DELETE FROM blob_refs WHERE run=? AND n>1 AND n<?", (run_id, cp))
+                db.execute("DELETE FROM blobs WHERE hash NOT IN (SELECT hash FROM blob_refs)")
+            moved = db.execute("DELETE FROM facts WHERE run=? AND n>1 AND n<?", (run_id, cp)).rowcount
+            db.execute("UPDATE runs SET archived_through=?, archived_hash=? WHERE id=?",
+                       (cp - 1, last[0] if last else r["archived_hash"], run_id))
+            return moved
+
+    def record_reply(self, run_id: str, call_id: str, reply: Any) -> StoredFact:
+        """Append the Reply the host delivers to an open call (`resume --reply`), durably."""
+        with SqliteRecorder(self, run_id) as rec:
+            if call_id not in {c for c, _ in self.open_calls(run_id)}:
+                open_ = ", ".join(c for c, _ in self.open_calls(run_id)) or "none"
+                raise CallNotOpen(f"call {call_id} is not open in run {run_id!r} (open calls: {open_})")
+            rec.record(Reply(call_id, reply))
+            rec.sync()
+            n = rec.n
+        return self.records(run_id, n)[0]
+
+    def record_binding(self, run_id: str, tool_id: str, implementation: str) -> None:
+        """The host's record of which implementation serves a Tool in a run (not history)."""
+        with self.transaction(durable=False) as db:
+            db.execute("INSERT OR REPLACE INTO bindings VALUES (?, ?, ?, ?)", (run_id, tool_id, implementation, time.time()))
+
+    def bindings(self, run_id: str) -> dict[str, str]:
+        with self._lock:
+            return dict(self._db.execute("SELECT tool_id, implementation FROM bindings WHERE run=?", (run_id,)).fetchall())
+
+
+def _put_blobs(db, run_id: str, n: int, blobs) -> None:
+    for h, b in blobs:
+        db.execute("INSERT OR IGNORE INTO blobs VALUES (?, ?)", (h, b))
+        db.execute("INSERT OR IGNORE INTO blob_refs VALUES (?, ?, ?)", (h, run_id, n))
+
+
+class SqliteRecorder:
+    """The Recorder (flowrt.facts) of one run: appends facts to the store, one writer at a time.
+
+    Constructing it takes the run's lease (refused with RunBusy while another live process holds
+    it; a dead process's lease on this host is taken over). `record` encodes and chains a fact in
+    memory; `sync` writes everything recorded since the last sync in one transaction (group
+    commit), after checking the lease and the chain head are unchanged. `close` syncs durably and
+    releases the lease, leaving the run paused (calls open), halted, completed or faulted.
+    """
+
+    def __init__(self, store: Store, run_id: str):
+        self.store, self.run_id = store, run_id
+        self.owner = _owner_token()
+        self._pending: list[tuple[int, T.EncodedFact, bytes, Fact]] = []
+        self._closed = False
+        self._broken: Optional[BaseException] = None
+        with store.transaction() as db:
+            r = store._run_row(run_id)
+            if r["state"] in ("completed", "faulted"):
+                raise StoreError(f"run {run_id!r} has already ended ({r['state']}); fork it to continue")
+            if r["owner"] is not None and _owner_alive(r["owner"]):
+                raise RunBusy(f"run {run_id!r} is being run by {_describe_owner(r['owner'])}; "
+                              f"only one process may run it at a time")
+            db.execute("UPDATE runs SET owner=?, state='running' WHERE id=?", (self.owner, run_id))
+            self.n, self.head = r["n"], r["head"]
+        self._synced = (self.n, self.head)
+
+    @property
+    def head_hex(self) -> str:
+        return self.head.hex()
+
+    def record(self, fact: Fact) -> None:
+        if self._closed or self._broken is not None:
+            raise StoreError(f"the recorder of run {self.run_id!r} is closed or failed")
+        enc = T.encode_fact(fact)
+        h = T.chain(self.head, enc.chained)
+        self.n += 1
+        self.head = h
+        self._pending.append((self.n, enc, h, fact))
+
+    def sync(self, durable: Optional[bool] = None) -> None:
+        """Commit what was recorded since the last sync: fsynced if it holds a Call or an End."""
+        if self._broken is not None:
+            raise StoreError(f"the recorder of run {self.run_id!r} failed earlier: {self._broken}")
+        pending = self._pending
+        if not pending:
+            return
+        try:
+            self._write(pending, durable)
+        except BaseException as e:
+            # Whatever failed (lease lost, head moved, disk), the in-memory chain no longer
+            # matches the store: this recorder appends nothing more.
+            self._broken = e
+            raise
+        self._pending = []
+        self._synced = (self.n, self.head)
+
+    def _write(self, pending, durable: Optional[bool]) -> None:
+        if durable is None:
+            durable = any(type(p[3]) is Call or type(p[3]) is End for p in pending)
+        run = self.run_id
+        store = self.store
+        with store.transaction(durable) as db:
+            row = db.execute("SELECT owner, n, head FROM runs WHERE id=?", (run,)).fetchone()
+            if row is None or row[0] != self.owner:
+                holder = _describe_owner(row[0]) if row and row[0] else "nobody"
+                raise RunBusy(f"run {run!r} is no longer leased to this process (held by {holder}); "
+                              f"refusing to append")
+            if (row[1], row[2]) != self._synced:
+                raise HistoryConflict(
+                    f"the history of run {run!r} changed under this process (fact {row[1]}, head "
+                    f"{row[2].hex()[:16]}, expected fact {self._synced[0]}); refusing to append")
+            try:
+                db.executemany("INSERT INTO facts VALUES (?, ?, ?, ?, ?)",
+                               [(run, n, enc.kind, enc.data, h) for n, enc, h, _ in pending])
+            except sqlite3.IntegrityError:
+                raise HistoryConflict(
+                    f"run {run!r} already holds a fact numbered {pending[0][0]} or later; refusing "
+                    f"to rewrite recorded history") from None
+            latest_cp, state = None, None
+            for n, enc, h, fact in pending:
+                t = type(fact)
+                if enc.blobs:
+                    _put_blobs(db, run, n, enc.blobs)
+                if t is Call:
+                    db.execute("INSERT OR REPLACE INTO open_calls VALUES (?, ?, ?, ?)", (run, fact.id, fact.tool_id, n))
+                elif t is Reply:
+                    db.execute("DELETE FROM open_calls WHERE run=? AND call=?", (run, fact.id))
+                elif t is Stop:
+                    for c in fact.closed:
+                        db.execute("DELETE FROM open_calls WHERE run=? AND call=?", (run, c.call))
+                elif t is Checkpoint:
+                    latest_cp = n
+                elif t is End:
+                    state = "completed" if type(fact.end) is Completed else "faulted"
+            db.execute(
+                "UPDATE runs SET n=?, head=?, latest_checkpoint=coalesce(?, latest_checkpoint), "
+                "state=coalesce(?, state) WHERE id=?", (self.n, self.head, latest_cp, state, run))
+
+    def close(self) -> None:
+        """Sync durably and release the lease (idempotent)."""
+        if self._closed:
+            return
+        try:
+            if self._broken is None:
+                self.sync(durable=True)
+        finally:
+            self._closed = True
+            with self.store.transaction() as db:
+                db.execute(
+                    "UPDATE runs SET owner=NULL, state=CASE WHEN state IN ('completed', 'faulted') THEN state "
+                    "WHEN EXISTS (SELECT 1 FROM open_calls WHERE run=?) THEN 'paused' ELSE 'halted' END "
+                    "WHERE id=? AND owner=?", (self.run_id, self.run_id, self.owner))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

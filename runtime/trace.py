@@ -1,0 +1,499 @@
+"""The trace format: how values and facts become bytes, and the hash chain over them.
+
+docs/spec/trace.md is the normative description; this is the one implementation of it.
+
+A value is encoded as a CBOR item: Int, Text, Bytes, Bool and Unit as CBOR's own integer, text,
+byte string, true/false and null; everything else as an array whose first element is a small
+integer code (`List` is `[0, items...]`, a record is `[16, decl, ctor, fields...]`, ...). That
+keeps the encoding self-describing without CBOR tags, costs one byte per compound value, and is
+deterministic by construction: no CBOR maps, no floats, minimal-length integers; Dict and Set
+contents are sorted by their encoded bytes. So cbor2's fast (non-canonical) encoder already
+produces the canonical bytes and nothing is sorted except Dict/Set contents (DESIGN.md measured
+canonical encoding at twice the cost).
+
+A fact is an array `[kind, fields...]` in a fixed order. Each *value slot* of a fact (a Call
+argument, a Reply, a Start input, a Checkpoint argument, a Stop value or closing reply, a
+Completed value) is stored as the value's own encoding wrapped in a CBOR byte string, or, for a
+value whose encoding exceeds `BLOB_THRESHOLD`, as a reference `[19, hash]` to a blob stored once
+by content hash; a redacted slot becomes `[18, hash]` (a hole). The slot's *digest* is always
+blake3 of the value's encoding, whichever of the three forms is stored.
+
+The hash chain runs over the fact's *skeleton*: the fact array with every value slot replaced by
+its 32-byte digest. `hash_n = blake3(hash_(n-1) || skeleton_n)`, `hash_0` = 32 zero bytes.
+Inlining, moving a value to a blob and redacting it to a hole all keep the skeleton, so the chain
+(and an externally held head) stays verifiable after redaction, and the blob threshold is not part
+of what is hashed.
+"""
+from __future__ import annotations
+
+import decimal
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import blake3
+import cbor2
+
+from flowrt import values as V
+from flowrt.facts import (
+    Call, Checkpoint, Choice, Closed, Completed, End, Fact, Faulted, ParkedTask, Reply, Start, Stop,
+)
+
+# Re-exported by flowrt; the lower-level helpers (chain, skeleton, slot_digests ...) are used as
+# `flowrt.trace.<name>` by the store and the viewers.
+__all__ = [
+    "DATA_VERSION", "TraceError", "UnsupportedDataVersion", "MissingClass",
+    "encode_value", "decode_value", "value_digest", "encode_fact", "decode_fact",
+]
+
+#: Covers the value encoding, the Tool protocol and the history format together (seed 000).
+DATA_VERSION = 1
+#: A slot value whose encoding is longer than this many bytes is stored once, as a blob.
+BLOB_THRESHOLD = 1024
+ZERO_HASH = bytes(32)
+
+START, CALL, REPLY, CHOICE, STOP, CHECKPOINT, END = 1, 2, 3, 4, 5, 6, 7
+KINDS = {Start: START, Call: CALL, Reply: REPLY, Choice: CHOICE, Stop: STOP, Checkpoint: CHECKPOINT, End: END}
+KIND_NAMES = {v: k.__name__ for k, v in KINDS.items()}
+
+# Value codes: the first element of an array item.
+LIST, TUPLE, DICT, SET, DECIMAL, DURATION, INSTANT, TOKEN = 0, 1, 2, 3, 4, 5, 6, 7
+OK, ERR, SOME, NONE, FAILED, MALFORMED, NOTRUN, UNKNOWN = 8, 9, 10, 11, 12, 13, 14, 15
+DATA, PARKED, HOLE, BLOB = 16, 17, 18, 19
+
+# cbor2's own limit; our walks (_item, _value) are recursive and stop first, at Python's
+# recursion limit (about 300 levels of nesting), with a TraceError.
+_MAX_DEPTH = 5000
+
+
+class TraceError(Exception):
+    """Bytes or a value that the trace format cannot encode or decode."""
+
+
+class UnsupportedDataVersion(TraceError):
+    """A history written under a data version this reader does not know: refused whole."""
+
+    def __init__(self, version: Any, where: str = "this history"):
+        self.version = version
+        super().__init__(
+            f"{where} was recorded with data version {version!r}; this flowrt reads data version "
+            f"{DATA_VERSION} only, so it refuses the whole history rather than reinterpret it"
+        )
+
+
+class MissingClass(TraceError):
+    """A stored record or enum value whose generated class is not loaded."""
+
+    def __init__(self, decl: str, ctor: str):
+        self.decl, self.ctor = decl, ctor
+        super().__init__(
+            f"cannot decode a value of {decl} (constructor {ctor}): its generated class is not "
+            f"loaded; import the program's generated modules before reading its history"
+        )
+
+
+# ---- values -----------------------------------------------------------------------------------
+
+def _seq(code):
+    def enc(v):
+        out = [code]
+        out.extend(_item(x) for x in v)
+        return out
+    return enc
+
+
+def _sorted_items(pairs):
+    keyed = [(cbor2.dumps(k), k, x) for k, x in pairs]
+    keyed.sort(key=lambda e: e[0])
+    return keyed
+
+
+def _enc_dict(d):
+    out = [DICT]
+    for _, k, x in _sorted_items((_item(k), _item(x)) for k, x in d.items()):
+        out.append(k)
+        out.append(x)
+    return out
+
+
+def _enc_set(s):
+    out = [SET]
+    out.extend(k for _, k, _ in _sorted_items((_item(x), None) for x in s))
+    return out
+
+
+def _enc_decimal(d: decimal.Decimal):
+    if not d.is_finite():
+        raise TraceError(f"cannot encode the Decimal {d}: Flow Decimals are finite")
+    sign, digits, exp = d.as_tuple()
+    coef = int("".join(map(str, digits))) if digits else 0
+    if sign and coef == 0:
+        return [DECIMAL, exp, 0, 1]  # negative zero keeps its sign
+    return [DECIMAL, exp, -coef if sign else coef]
+
+
+def _enc_parked(p: ParkedTask):
+    out = [PARKED, p.task, p.call, p.ctor]
+    out.extend(_item(x) for x in p.data)
+    return out
+
+
+def _one(code):
+    return lambda v: [code, _item(v._0)]
+
+
+_ENC: dict[type, Callable[[Any], Any]] = {
+    V.List: _seq(LIST),
+    tuple: _seq(TUPLE),
+    V.Dict: _enc_dict,
+    V.Set: _enc_set,
+    decimal.Decimal: _enc_decimal,
+    V.Duration: lambda v: [DURATION, v.nanos],
+    V.Instant: lambda v: [INSTANT, v.nanos],
+    V.HostToken: lambda v: [TOKEN, v.type_id, v.token],
+    V.Ok: _one(OK),
+    V.Err: _one(ERR),
+    V.Some: _one(SOME),
+    V.None_: lambda v: [NONE],
+    V.Failed: _one(FAILED),
+    V.Malformed: _one(MALFORMED),
+    V.NotRun: _one(NOTRUN),
+    V.Unknown: _one(UNKNOWN),
+    ParkedTask: _enc_parked,
+    V.Hole: lambda v: [HOLE, bytes.fromhex(v.hash)],
+}
+_PLAIN = {int, str, bytes, bool, type(None)}
+
+
+def _item(v):
+    t = type(v)
+    if t in _PLAIN:
+        return v
+    enc = _ENC.get(t)
+    if enc is not None:
+        return enc(v)
+    decl = getattr(t, "__flow_decl__", None)
+    if decl is not None and isinstance(v, V._Data):
+        out = [DATA, decl, t.__flow_ctor__]
+        out.extend(_item(getattr(v, f)) for f in t.__flow_fields__)
+        return out
+    raise TraceError(f"cannot encode a Python {t.__name__} ({v!r:.60}) as a Flow value")
+
+
+def encode_value(v: Any) -> bytes:
+    """The canonical encoding of one Flow value."""
+    try:
+        return cbor2.dumps(_item(v))
+    except RecursionError:
+        raise TraceError("cannot encode a value nested this deeply") from None
+
+
+def _dec_data(x):
+    cls = V.CLASSES.get((x[1], x[2]))
+    if cls is None:
+        raise MissingClass(x[1], x[2])
+    if len(x) == 3 and not cls.__flow_fields__:
+        return cls.INSTANCE
+    return cls(*[_value(f) for f in x[3:]])
+
+
+def _dec_decimal(x):
+    exp, coef = x[1], x[2]
+    sign = 1 if (coef < 0 or len(x) > 3) else 0
+    return decimal.Decimal((sign, tuple(int(c) for c in str(abs(coef))), exp))
+
+
+def _dec_dict(x):
+    it = iter(x[1:])
+    return V.dict_of([(_value(k), _value(v)) for k, v in zip(it, it)])
+
+
+def _dec_one(cls):
+    return lambda x: cls(_value(x[1]))
+
+
+_DEC: dict[int, Callable[[list], Any]] = {
+    LIST: lambda x: V.list_of([_value(e) for e in x[1:]]),
+    TUPLE: lambda x: tuple(_value(e) for e in x[1:]),
+    DICT: _dec_dict,
+    SET: lambda x: V.set_of([_value(e) for e in x[1:]]),
+    DECIMAL: _dec_decimal,
+    DURATION: lambda x: V.Duration(x[1]),
+    INSTANT: lambda x: V.Instant(x[1]),
+    TOKEN: lambda x: V.HostToken(x[1], x[2]),
+    OK: _dec_one(V.Ok),
+    ERR: _dec_one(V.Err),
+    SOME: _dec_one(V.Some),
+    NONE: lambda x: V.NONE,
+    FAILED: _dec_one(V.Failed),
+    MALFORMED: _dec_one(V.Malformed),
+    NOTRUN: _dec_one(V.NotRun),
+    UNKNOWN: _dec_one(V.Unknown),
+    DATA: _dec_data,
+    PARKED: lambda x: ParkedTask(x[1], x[2], x[3], tuple(_value(e) for e in x[4:])),
+    HOLE: lambda x: V.Hole(x[1].hex()),
+}
+
+
+def _value(x):
+    if type(x) is not list:
+        if type(x) in _PLAIN:
+            return x
+        raise TraceError(f"unexpected CBOR item {x!r:.60} in a value")
+    try:
+        dec = _DEC[x[0]]
+    except (KeyError, IndexError, TypeError):
+        raise TraceError(f"unknown value code in {x!r:.60}") from None
+    return dec(x)
+
+
+def decode_value(b: bytes) -> Any:
+    """The Flow value of an encoding (records and enums need their generated class loaded)."""
+    try:
+        item = cbor2.loads(b, max_depth=_MAX_DEPTH)
+    except cbor2.CBORDecodeError as e:
+        raise TraceError(f"corrupt value encoding: {e}") from None
+    try:
+        return _value(item)
+    except RecursionError:
+        raise TraceError("cannot decode a value nested this deeply") from None
+
+
+def value_digest(v: Any) -> str:
+    """The content hash (blake3 hex) of a value: what a blob is keyed by and a hole keeps."""
+    return blake3.blake3(encode_value(v)).hexdigest()
+
+
+# ---- facts ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class EncodedFact:
+    kind: int
+    data: bytes  # the stored form
+    chained: bytes  # the skeleton: what the hash chain covers
+    blobs: tuple[tuple[bytes, bytes], ...]  # (digest, encoding) of slot values stored as blobs
+    slots: tuple[bytes, ...]  # digests of the value slots, in slot order
+
+
+class _Slots:
+    """Builds a fact's stored slots and, in parallel, its skeleton slots."""
+
+    __slots__ = ("threshold", "blobs", "digests")
+
+    def __init__(self, threshold: int):
+        self.threshold = threshold
+        self.blobs: list[tuple[bytes, bytes]] = []
+        self.digests: list[bytes] = []
+
+    def __call__(self, v):
+        if type(v) is V.Hole:
+            h = bytes.fromhex(v.hash)
+            self.digests.append(h)
+            return [HOLE, h], h
+        b = encode_value(v)
+        h = blake3.blake3(b).digest()
+        self.digests.append(h)
+        if len(b) > self.threshold:
+            self.blobs.append((h, b))
+            return [BLOB, h], h
+        return b, h
+
+    def many(self, vs):
+        pairs = [self(v) for v in vs]
+        return [p[0] for p in pairs], [p[1] for p in pairs]
+
+
+def encode_fact(fact: Fact, threshold: int = BLOB_THRESHOLD) -> EncodedFact:
+    """The stored form and the skeleton of one fact (values over `threshold` bytes become blobs)."""
+    s = _Slots(threshold)
+    t = type(fact)
+    if t is Call:
+        a, ad = s.many(fact.args)
+        head = [CALL, fact.id, fact.tool, fact.tool_id]
+        tail = [list(fact.type_args)]
+        stored, skel = head + [a] + tail, head + [ad] + tail
+    elif t is Reply:
+        r, rd = s(fact.reply)
+        stored, skel = [REPLY, fact.id, r], [REPLY, fact.id, rd]
+    elif t is Start:
+        if fact.data_version != DATA_VERSION:
+            raise TraceError(f"this flowrt writes data version {DATA_VERSION}, not {fact.data_version}")
+        a, ad = s.many(fact.input)
+        head = [START, fact.data_version, fact.program, fact.std, fact.entry]
+        tail = [list(fact.param_names), fact.parent, fact.from_checkpoint]
+        stored, skel = head + [a] + tail, head + [ad] + tail
+    elif t is Choice:
+        stored = skel = [CHOICE, fact.task, fact.picked]
+    elif t is Stop:
+        v, vd = s(fact.value) if fact.found == "finished" else (None, None)
+        closed, closed_d = [], []
+        for c in fact.closed:
+            if c.has_reply:
+                r, rd = s(c.reply)
+                closed.append([c.call, r])
+                closed_d.append([c.call, rd])
+            else:
+                closed.append([c.call])
+                closed_d.append([c.call])
+        stored = [STOP, fact.task, fact.found, v, closed]
+        skel = [STOP, fact.task, fact.found, vd, closed_d]
+    elif t is Checkpoint:
+        a, ad = s.many(fact.args)
+        head = [CHECKPOINT, fact.checkpoint, fact.function, list(fact.type_args)]
+        stored, skel = head + [a], head + [ad]
+    elif t is End:
+        e = fact.end
+        if type(e) is Completed:
+            v, vd = s(e.value)
+            stored, skel = [END, 0, v], [END, 0, vd]
+        else:
+            stored = skel = [END, 1, e.message, e.file, e.line, e.column]
+    else:
+        raise TraceError(f"not a fact: {fact!r:.80}")
+    return EncodedFact(KINDS[t], cbor2.dumps(stored), cbor2.dumps(skel), tuple(s.blobs), tuple(s.digests))
+
+
+def chain(prev: bytes, chained: bytes) -> bytes:
+    """hash_n = blake3(hash_(n-1) || skeleton_n)."""
+    return blake3.blake3(prev + chained).digest()
+
+
+def _raw(data: bytes) -> list:
+    try:
+        item = cbor2.loads(data, max_depth=_MAX_DEPTH)
+    except cbor2.CBORDecodeError as e:
+        raise TraceError(f"corrupt fact encoding: {e}") from None
+    if type(item) is not list or not item or item[0] not in KIND_NAMES:
+        raise TraceError(f"corrupt fact encoding: not a fact array ({data[:16].hex()}...)")
+    return item
+
+
+def _slot_places(item: list) -> list[tuple[list, int]]:
+    """Where the value slots of a raw fact are: (container, index) pairs, in slot order."""
+    k = item[0]
+    if k == CALL:
+        return [(item[4], i) for i in range(len(item[4]))]
+    if k == REPLY:
+        return [(item, 2)]
+    if k == START:
+        return [(item[5], i) for i in range(len(item[5]))]
+    if k == STOP:
+        places = [(item, 3)] if item[3] is not None else []
+        places.extend((c, 1) for c in item[4] if len(c) > 1)
+        return places
+    if k == CHECKPOINT:
+        return [(item[4], i) for i in range(len(item[4]))]
+    if k == END:
+        return [(item, 2)] if item[1] == 0 else []
+    return []
+
+
+def _digest(slot) -> bytes:
+    if type(slot) is bytes:
+        return blake3.blake3(slot).digest()
+    if type(slot) is list and len(slot) == 2 and slot[0] in (HOLE, BLOB) and type(slot[1]) is bytes:
+        return slot[1]
+    raise TraceError(f"corrupt value slot {slot!r:.60}")
+
+
+def skeleton(data: bytes) -> bytes:
+    """The chained bytes of a stored fact (its value slots replaced by their digests)."""
+    item = _raw(data)
+    for container, i in _slot_places(item):
+        container[i] = _digest(container[i])
+    return cbor2.dumps(item)
+
+
+def fact_hash(prev: bytes, data: bytes) -> bytes:
+    return chain(prev, skeleton(data))
+
+
+def chain_hashes(facts, prev: bytes = ZERO_HASH) -> list[bytes]:
+    """The chain hashes of a list of facts (as a run would record them from `prev`)."""
+    out = []
+    for f in facts:
+        prev = chain(prev, encode_fact(f).chained)
+        out.append(prev)
+    return out
+
+
+def slot_digests(data: bytes) -> list[bytes]:
+    item = _raw(data)
+    return [_digest(c[i]) for c, i in _slot_places(item)]
+
+
+def blob_digests(data: bytes) -> list[bytes]:
+    """The digests of the blobs a stored fact refers to."""
+    item = _raw(data)
+    out = []
+    for c, i in _slot_places(item):
+        s = c[i]
+        if type(s) is list and s[0] == BLOB:
+            out.append(s[1])
+    return out
+
+
+def redact_slots(data: bytes, digest: bytes) -> tuple[bytes, int]:
+    """The stored fact with every slot whose digest is `digest` replaced by a hole, and how many."""
+    item = _raw(data)
+    count = 0
+    for c, i in _slot_places(item):
+        s = c[i]
+        if type(s) is list and s[0] == HOLE:
+            continue
+        if _digest(s) == digest:
+            c[i] = [HOLE, digest]
+            count += 1
+    return (cbor2.dumps(item) if count else data), count
+
+
+def start_data_version(data: bytes) -> Any:
+    """The data version of a stored Start, read before anything else in it is interpreted."""
+    try:
+        item = cbor2.loads(data)
+    except cbor2.CBORDecodeError as e:
+        raise TraceError(f"corrupt Start fact: {e}") from None
+    if type(item) is not list or len(item) < 2 or item[0] != START:
+        raise TraceError("corrupt history: fact 1 is not a Start")
+    return item[1]
+
+
+BlobLookup = Callable[[bytes], Optional[bytes]]
+
+
+def decode_fact(data: bytes, blob: Optional[BlobLookup] = None) -> Fact:
+    """The fact of a stored form. `blob(digest)` returns a blob's bytes (None: lost, a hole)."""
+    item = _raw(data)
+
+    def val(slot):
+        if type(slot) is bytes:
+            return decode_value(slot)
+        if slot[0] == BLOB:
+            b = blob(slot[1]) if blob is not None else None
+            return V.Hole(slot[1].hex()) if b is None else decode_value(b)
+        if slot[0] == HOLE:
+            return V.Hole(slot[1].hex())
+        raise TraceError(f"corrupt value slot {slot!r:.60}")
+
+    k = item[0]
+    try:
+        if k == CALL:
+            return Call(item[1], item[2], item[3], tuple(map(val, item[4])), tuple(item[5]))
+        if k == REPLY:
+            return Reply(item[1], val(item[2]))
+        if k == START:
+            if item[1] != DATA_VERSION:
+                raise UnsupportedDataVersion(item[1])
+            return Start(item[2], item[3], item[1], item[4], tuple(map(val, item[5])),
+                         tuple(item[6]), item[7], item[8])
+        if k == CHOICE:
+            return Choice(item[1], item[2])
+        if k == STOP:
+            closed = tuple(Closed(c[0], val(c[1]), True) if len(c) > 1 else Closed(c[0]) for c in item[4])
+            return Stop(item[1], item[2], None if item[3] is None else val(item[3]), closed)
+        if k == CHECKPOINT:
+            return Checkpoint(item[1], item[2], tuple(item[3]), tuple(map(val, item[4])))
+        if item[1] == 0:
+            return End(Completed(val(item[2])))
+        return End(Faulted(item[2], item[3], item[4], item[5]))
+    except (IndexError, TypeError) as e:
+        raise TraceError(f"corrupt {KIND_NAMES[k]} fact: {e}") from None

@@ -1,0 +1,379 @@
+"""The SQLite store: runs, appending under a lease, verify, redact, archive, host records."""
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+
+import cbor2
+import pytest
+
+import flowrt as rt
+from flowrt import trace as T
+from flowrt.facts import Call, Checkpoint, Choice, Closed, Completed, End, Faulted, Reply, Start, Stop
+from flowrt.store import (
+    CallNotOpen, HistoryConflict, RunBusy, RunExists, SqliteRecorder, Store, StoreError, UnknownRun,
+)
+
+PROGRAM = "3f8a" * 16
+SOURCES = {"main": "pub flow main(ticket: Text) -> Text !tool = planner.next(ticket)\n",
+           "planner": "@tool pub flow next(t: Text) -> Result<Text, Text>\n"}
+
+
+def start(**kw):
+    return Start(PROGRAM, "std@v1", 1, "main", ("Login fails",), ("ticket",), **kw)
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store(tmp_path / "runs.db")
+    yield s
+    s.close()
+
+
+def run_calls(store, run_id="r1", calls=3, checkpoint_at=None, end=True):
+    store.create_run(run_id, start(), SOURCES, {"tools": "tools.py"})
+    with SqliteRecorder(store, run_id) as rec:
+        for i in range(1, calls + 1):
+            if checkpoint_at == i:
+                rec.record(Checkpoint(1, "main::work", (), ("Login fails", i)))
+            cid = f"root#{i}" if checkpoint_at is None or i < checkpoint_at else f"c1:root#{i}"
+            rec.record(Call(cid, "planner.next", "planner::next", ("Login fails", i)))
+            rec.sync()
+            rec.record(Reply(cid, rt.Ok(f"answer {i}")))
+            rec.sync()
+        if end:
+            rec.record(End(Completed("done")))
+            rec.sync()
+    return store.records(run_id)
+
+
+def test_default_store_is_dot_flow_runs_db_under_the_cwd(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with Store() as s:
+        assert s.path == tmp_path / ".flow" / "runs.db"
+    assert (tmp_path / ".flow" / "runs.db").exists()
+
+
+def test_a_run_records_its_facts_in_order_with_a_chain(store):
+    recs = run_calls(store)
+    assert [r.n for r in recs] == list(range(1, 9))
+    assert [r.kind for r in recs] == ["Start"] + ["Call", "Reply"] * 3 + ["End"]
+    assert recs[0].prev == "00" * 32
+    assert all(b.prev == a.hash for a, b in zip(recs, recs[1:]))
+    assert recs[3].fact == Call("root#2", "planner.next", "planner::next", ("Login fails", 2))
+    info = store.load_run("r1")
+    assert (info.state, info.facts, info.head, info.meta) == ("completed", 8, recs[-1].hash, {"tools": "tools.py"})
+    assert store.verify("r1") == (True, f"intact: 8 facts, head {recs[-1].hash}", recs[-1].hash)
+
+
+def test_sources_are_stored_by_content_and_read_back_per_run(store):
+    store.create_run("a", start(), SOURCES)
+    store.create_run("b", start(), SOURCES)
+    assert store.sources("a") == SOURCES == store.sources("b")
+    assert store._db.execute("SELECT count(*) FROM sources").fetchone()[0] == 2
+
+
+def test_unknown_run_and_duplicate_run_are_refused_clearly(store):
+    with pytest.raises(UnknownRun, match="unknown run 'nope'.*has no runs"):
+        store.load_run("nope")
+    store.create_run("r1", start(), {})
+    with pytest.raises(UnknownRun, match="recent runs: r1"):
+        store.facts("nope")
+    with pytest.raises(RunExists, match="already exists"):
+        store.create_run("r1", start(), {})
+
+
+def test_run_states_paused_halted_completed_faulted_and_running(store):
+    store.create_run("paused", start(), {})
+    with SqliteRecorder(store, "paused") as rec:
+        rec.record(Call("root#1", "human.ask", "human::ask", ("?",)))
+        rec.sync()
+        assert store.load_run("paused").state == "running"
+    store.create_run("halted", start(), {})
+    store.create_run("faulted", start(), {})
+    with SqliteRecorder(store, "faulted") as rec:
+        rec.record(End(Faulted("integer division by zero", "main.flow", 3, 7)))
+    run_calls(store, "completed", calls=1)
+    states = {r.id: (r.state, r.open_calls) for r in store.runs()}
+    assert states == {
+        "paused": ("paused", (("root#1", "human::ask"),)),
+        "halted": ("halted", ()),
+        "faulted": ("faulted", ()),
+        "completed": ("completed", ()),
+    }
+
+
+def test_a_call_batch_is_fsynced_and_a_reply_batch_is_not(store, monkeypatch):
+    store.create_run("r1", start(), {})
+    modes = []
+    real = store.transaction
+
+    def spy(durable=True):
+        modes.append(durable)
+        return real(durable)
+
+    monkeypatch.setattr(store, "transaction", spy)
+    with SqliteRecorder(store, "r1") as rec:
+        modes.clear()
+        rec.record(Choice("root", "root/1"))
+        rec.record(Call("root#1", "a.b", "a::b", ()))
+        rec.sync()
+        rec.record(Reply("root#1", rt.Ok(1)))
+        rec.sync()
+        rec.record(Stop("root/1", "running", None, ()))
+        rec.sync()
+        rec.record(End(Completed(1)))
+        rec.sync()
+        assert modes == [True, False, False, True]
+
+
+def test_group_commit_writes_nothing_until_sync(store, tmp_path):
+    store.create_run("r1", start(), {})
+    other = Store(tmp_path / "runs.db")
+    with SqliteRecorder(store, "r1") as rec:
+        rec.record(Call("root#1", "a.b", "a::b", ()))
+        rec.record(Call("root#2", "a.b", "a::b", ()))
+        assert other.load_run("r1").facts == 1
+        rec.sync()
+        assert other.load_run("r1").facts == 3
+    other.close()
+
+
+def test_verify_detects_a_changed_fact(store):
+    run_calls(store)
+    changed = T.encode_fact(Reply("root#2", rt.Ok("forged"))).data
+    store._db.execute("UPDATE facts SET data=? WHERE run='r1' AND n=5", (changed,))
+    ok, message, _ = store.verify("r1")
+    assert not ok and message.startswith("fact 5 was changed")
+
+
+def test_verify_detects_a_removed_fact(store):
+    run_calls(store)
+    store._db.execute("DELETE FROM facts WHERE run='r1' AND n=4")
+    assert store.verify("r1")[:2] == (False, "fact 4 is missing")
+
+
+def test_verify_detects_a_removed_last_fact(store):
+    run_calls(store)
+    store._db.execute("DELETE FROM facts WHERE run='r1' AND n=8")
+    ok, message, _ = store.verify("r1")
+    assert not ok and "facts 8-8 are missing" in message
+
+
+def test_verify_detects_reordered_facts(store):
+    run_calls(store)
+    rows = dict(store._db.execute("SELECT n, data FROM facts WHERE run='r1'").fetchall())
+    store._db.execute("UPDATE facts SET data=? WHERE run='r1' AND n=2", (rows[4],))
+    store._db.execute("UPDATE facts SET data=? WHERE run='r1' AND n=4", (rows[2],))
+    ok, message, _ = store.verify("r1")
+    assert not ok and message.startswith("fact 2 was changed, removed or moved")
+
+
+def test_verify_against_an_outside_head_detects_a_consistent_rewrite(store):
+    recs = run_calls(store)
+    outside_head = recs[-1].hash
+    # Rewrite fact 3 and recompute every hash after it, stored head included.
+    store._db.execute("UPDATE facts SET data=? WHERE run='r1' AND n=3",
+                      (T.encode_fact(Reply("root#1", rt.Ok("forged"))).data,))
+    prev = bytes.fromhex(recs[1].hash)
+    for n in range(3, 9):
+        data = store._db.execute("SELECT data FROM facts WHERE run='r1' AND n=?", (n,)).fetchone()[0]
+        prev = T.fact_hash(prev, data)
+        store._db.execute("UPDATE facts SET hash=? WHERE run='r1' AND n=?", (prev, n))
+    store._db.execute("UPDATE runs SET head=? WHERE id='r1'", (prev,))
+    assert store.verify("r1")[0]  # internally consistent
+    ok, message, _ = store.verify("r1", head=outside_head)
+    assert not ok and "not in this history" in message
+
+
+def test_verify_against_an_earlier_head_accepts_facts_recorded_after_it(store):
+    recs = run_calls(store)
+    ok, message, head = store.verify("r1", head=recs[4].hash.upper())
+    assert ok and "fact 5" in message and "3 facts recorded after it" in message and head == recs[-1].hash
+
+
+def test_a_store_or_run_of_an_unknown_data_version_is_refused_whole(store, tmp_path):
+    run_calls(store)
+    crafted = cbor2.dumps([T.START, 2, PROGRAM, "std@v2", "main", [], [], None, None])
+    store._db.execute("UPDATE facts SET data=? WHERE run='r1' AND n=1", (crafted,))
+    for read in (store.facts, store.records, store.verify, store.load_run, store.latest_checkpoint):
+        with pytest.raises(T.UnsupportedDataVersion, match="run 'r1' was recorded with data version 2"):
+            read("r1")
+    store._db.execute("UPDATE runs SET data_version=2 WHERE id='r1'")
+    assert [r.state for r in store.runs()] == ["unreadable (data version 2)"]
+    with pytest.raises(T.UnsupportedDataVersion):
+        SqliteRecorder(store, "r1")
+    store._db.execute("UPDATE store_meta SET value='9' WHERE key='data_version'")
+    with pytest.raises(T.UnsupportedDataVersion, match="store .* data version '9'"):
+        Store(tmp_path / "runs.db")
+
+
+def test_redact_replaces_a_value_with_a_hole_and_keeps_verify_intact(store):
+    recs = run_calls(store)
+    secret = recs[4]  # Reply root#2: Ok("answer 2")
+    (digest,) = secret.values
+    assert digest == T.value_digest(rt.Ok("answer 2"))
+    assert store.redact("r1", digest) == 1
+    after = store.records("r1")
+    assert after[4].fact == Reply("root#2", rt.Hole(digest))
+    assert after[3].fact == recs[3].fact and after[5].fact == recs[5].fact  # everything else shows
+    assert [r.hash for r in after] == [r.hash for r in recs]
+    assert store.verify("r1")[0]
+    assert store.verify("r1", head=recs[-1].hash)[0]
+    assert b"answer 2" not in (store.path.read_bytes() + store.path.with_name("runs.db-wal").read_bytes())
+    with pytest.raises(StoreError, match="holds no value with hash"):
+        store.redact("r1", digest)
+
+
+def test_large_values_are_stored_once(store):
+    big = rt.list_of([f"line {i}" for i in range(400)])
+    store.create_run("r1", start(), {})
+    with SqliteRecorder(store, "r1") as rec:
+        rec.record(Call("root#1", "a.b", "a::b", (big,)))
+        rec.record(Call("root#2", "a.b", "a::b", (big, 1)))
+    assert store._db.execute("SELECT count(*) FROM blobs").fetchone()[0] == 1
+    sizes = [len(d) for (d,) in store._db.execute("SELECT data FROM facts WHERE run='r1' AND n>1")]
+    assert max(sizes) < 100
+    assert store.facts("r1")[2].args == (big, 1)
+    assert store.verify("r1")[0]
+
+
+def test_redacting_a_large_value_drops_its_blob_only_when_unreferenced(store):
+    big = "y" * 3000
+    for run in ("a", "b"):
+        store.create_run(run, start(), {})
+        with SqliteRecorder(store, run) as rec:
+            rec.record(Reply("root#1", rt.Ok(big)))
+    digest = T.value_digest(rt.Ok(big))
+    store.redact("a", digest)
+    assert store.facts("b")[1].reply == rt.Ok(big)
+    store.redact("b", digest)
+    assert store._db.execute("SELECT count(*) FROM blobs").fetchone()[0] == 0
+    assert store.verify("a")[0] and store.verify("b")[0]
+
+
+def test_archive_keeps_start_and_everything_from_the_latest_checkpoint(store):
+    recs = run_calls(store, calls=4, checkpoint_at=3, end=False)
+    cp = store.latest_checkpoint("r1")
+    assert cp.n == 6 and cp.fact.function == "main::work"
+    assert store.archive("r1") == 4  # facts 2..5
+    hot = [n for (n,) in store._db.execute("SELECT n FROM facts WHERE run='r1' ORDER BY n")]
+    assert hot == [1] + list(range(6, 11))
+    assert [r.fact for r in store.records("r1")] == [r.fact for r in recs]  # still readable
+    assert store.latest_checkpoint("r1").fact == cp.fact
+    assert store.facts("r1", from_n=cp.n)[0] == cp.fact
+    assert store.verify("r1")[0]
+    # Deleting the archive: resume data and verify of the rest survive.
+    assert store.archive("r1", delete=True) == 0
+    assert [r.n for r in store.records("r1")] == [1] + list(range(6, 11))
+    assert store.records("r1")[1].prev == recs[4].hash
+    ok, message, _ = store.verify("r1")
+    assert ok and "facts 2-5 were archived away" in message
+    with SqliteRecorder(store, "r1") as rec:  # appending still chains on
+        rec.record(End(Completed("done")))
+    assert store.verify("r1")[0]
+
+
+def test_a_second_writer_of_the_same_run_is_refused(store, tmp_path):
+    store.create_run("r1", start(), {})
+    other = Store(tmp_path / "runs.db")
+    with SqliteRecorder(store, "r1"):
+        with pytest.raises(RunBusy, match=r"run 'r1' is being run by process \d+"):
+            SqliteRecorder(other, "r1")
+    with SqliteRecorder(other, "r1") as rec:  # released: now it may
+        rec.record(Call("root#1", "a.b", "a::b", ()))
+    other.close()
+
+
+def test_a_writer_in_another_live_process_is_refused_and_a_dead_ones_lease_taken_over(store, tmp_path):
+    store.create_run("r1", start(), {})
+    script = textwrap.dedent(f"""
+        import os, sys
+        from flowrt.store import Store, SqliteRecorder
+        rec = SqliteRecorder(Store({str(tmp_path / 'runs.db')!r}), "r1")
+        print("leased", flush=True)
+        if sys.argv[1] == "die":
+            os._exit(0)
+        sys.stdin.readline()
+    """)
+    holder = subprocess.Popen([sys.executable, "-c", script, "hold"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "leased"
+        with pytest.raises(RunBusy, match=f"process {holder.pid}"):
+            SqliteRecorder(store, "r1")
+        assert store.load_run("r1").state == "running"
+    finally:
+        holder.communicate("\n")
+    dead = subprocess.run([sys.executable, "-c", script, "die"], capture_output=True, text=True)
+    assert dead.stdout.strip() == "leased"
+    assert store.load_run("r1").state == "halted"
+    with SqliteRecorder(store, "r1") as rec:
+        rec.record(Call("root#1", "a.b", "a::b", ()))
+    assert store.verify("r1")[0]
+
+
+def test_appending_refuses_when_the_head_moved_under_the_writer(store):
+    store.create_run("r1", start(), {})
+    rec = SqliteRecorder(store, "r1")
+    store._db.execute("UPDATE runs SET n=2, head=? WHERE id='r1'", (bytes(32),))
+    rec.record(Call("root#1", "a.b", "a::b", ()))
+    with pytest.raises(HistoryConflict, match="changed under this process"):
+        rec.sync()
+    assert store._db.execute("SELECT count(*) FROM facts").fetchone()[0] == 1
+
+
+def test_nothing_recorded_is_ever_rewritten(store):
+    run_calls(store, end=False)
+    store._db.execute("UPDATE runs SET n=2 WHERE id='r1'")  # pretend the head were older
+    store._db.execute("UPDATE runs SET head=(SELECT hash FROM facts WHERE run='r1' AND n=2) WHERE id='r1'")
+    with SqliteRecorder(store, "r1") as rec:
+        rec.record(Reply("root#9", rt.Ok(0)))
+        with pytest.raises(HistoryConflict, match="refusing to rewrite recorded history"):
+            rec.sync()
+        with pytest.raises(StoreError, match="failed"):
+            rec.record(Reply("root#10", rt.Ok(0)))
+    assert store.facts("r1")[4] == Reply("root#2", rt.Ok("answer 2"))
+
+
+def test_record_reply_delivers_to_an_open_call_only(store):
+    store.create_run("r1", start(), {})
+    with SqliteRecorder(store, "r1") as rec:
+        rec.record(Call("c1:root#2", "human.ask", "human::ask", ("Which version?",)))
+    assert store.load_run("r1").state == "paused"
+    with pytest.raises(CallNotOpen, match="call root#7 is not open in run 'r1' \\(open calls: c1:root#2\\)"):
+        store.record_reply("r1", "root#7", rt.Ok("x"))
+    rec = store.record_reply("r1", "c1:root#2", rt.Ok("Safari 17.4"))
+    assert (rec.n, rec.fact) == (3, Reply("c1:root#2", rt.Ok("Safari 17.4")))
+    info = store.load_run("r1")
+    assert info.open_calls == () and info.state == "halted"
+    assert store.verify("r1")[0]
+
+
+def test_stop_closes_open_calls(store):
+    store.create_run("r1", start(), {})
+    with SqliteRecorder(store, "r1") as rec:
+        rec.record(Call("root/1#1", "web.search", "web::search", ("q",)))
+        rec.record(Call("root/2#1", "docs.search", "docs::search", ("q",)))
+        rec.record(Reply("root/2#1", rt.Ok("hit")))
+        rec.record(Stop("root/1", "running", None, (Closed("root/1#1"),)))
+    assert store.load_run("r1").open_calls == ()
+
+
+def test_checkpoint_by_number_and_bindings_are_host_records(store):
+    run_calls(store, calls=4, checkpoint_at=3)
+    assert store.checkpoint("r1", 1).n == 6
+    with pytest.raises(StoreError, match="no checkpoint 2"):
+        store.checkpoint("r1", 2)
+    store.record_binding("r1", "planner::next", "tools.py:next_step")
+    assert store.bindings("r1") == {"planner::next": "tools.py:next_step"}
+    assert all(r.kind != "Binding" for r in store.records("r1"))
+
+
+def test_an_ended_run_is_not_written_again(store):
+    run_calls(store, calls=1)
+    with pytest.raises(StoreError, match="already ended \\(completed\\)"):
+        SqliteRecorder(store, "r1")
