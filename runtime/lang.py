@@ -554,3 +554,5 @@ __all__ = sorted(
         "bool", "data", "int", "decimal", "text", "bytes", "duration", "instant", "list", "dict", "set"}
     and "_" in n and n not in {"dict_of", "set_of"}
 )
+
+from flowrt.lang_task import task_await, task_first, task_spawn, task_stop  # noqa: E402,F401  (driver helper)
