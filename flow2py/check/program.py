@@ -214,9 +214,12 @@ class CheckedProgram:
     and RecordLiteral node ids -> what they refer to. Binary and Unary node ids -> FnRef of the
     operator function declared for the operand type."""
 
-    effectful: dict[int, bool] = field(default_factory=dict)
-    """FnDecl and Lambda ids -> whether the body may reach a Tool (becomes a generator).
-    Call ids -> whether this call, as instantiated, may reach a Tool (must be yielded)."""
+    effects: dict[int, str] = field(default_factory=dict)
+    """FnDecl and Lambda ids -> 'pure' | 'tool' | 'poly': whether the body may reach a Tool (a
+    generator). Call ids -> the effect of this call as instantiated at this site. 'poly' means
+    "effectful exactly when the enclosing function's pass-through callbacks are": codegen emits a
+    pure and a generator variant of a poly function, and reads 'poly' as 'pure' in the first and
+    as 'tool' in the second."""
 
     type_args: dict[int, tuple[Type, ...]] = field(default_factory=dict)
     """Call ids (and Name/FieldAccess ids used as function values) of generic functions ->

@@ -1,0 +1,66 @@
+"""The checker's diagnostic codes (E1xx modules and names, E2xx types, E3xx effects, E4xx checks,
+E5xx declarations and annotations). Every code has a page entry in docs/spec/diagnostics.md and a
+golden case under golden/diagnostics/ (tests/test_diagnostics_registry.py enforces both)."""
+from flow2py.diagnostics import CODES, register
+
+_ALL = [
+    # modules and names
+    ("E101", "unknown-name", "a name that is not a local, a declaration in scope or a prelude name"),
+    ("E102", "unknown-type", "a type name that is not declared in scope"),
+    ("E103", "module-not-found", "a `use` path whose module cannot be loaded"),
+    ("E104", "import-cycle", "modules that use each other in a cycle"),
+    ("E105", "moved-tag", "a repository tag that now names another commit than the one pinned in flow.lock"),
+    ("E106", "two-versions", "one repository used at two different tags in one program"),
+    ("E107", "duplicate-declaration", "a name declared twice in one scope"),
+    ("E108", "prelude-name-redeclared", "a declaration reusing a name the prelude exports"),
+    ("E109", "private-name", "a declaration, constructor or field used outside its module without `pub`"),
+    ("E110", "unknown-member", "a qualified name that the module does not declare"),
+    ("E111", "duplicate-import", "two `use` declarations with the same alias"),
+    ("E112", "unused-import", "a `use` whose alias is never used"),
+    ("E113", "bad-use-path", "a `use` path that is not a relative, std or repository path"),
+    ("E114", "opaque-construction", "building, matching or reading an opaque type outside its module"),
+    # types
+    ("E201", "type-mismatch", "a value whose type is not the type expected there"),
+    ("E202", "wrong-arity", "a call, constructor or pattern with the wrong number of arguments"),
+    ("E203", "wrong-type-arity", "a type applied to the wrong number of type arguments"),
+    ("E204", "not-callable", "a call of a value that is not a function"),
+    ("E205", "unknown-field", "a field the record (or named payload) does not declare"),
+    ("E206", "missing-field", "a record literal or pattern that leaves out a declared field"),
+    ("E207", "duplicate-field", "a field given twice"),
+    ("E208", "not-data", "a type that must be data (equality, ordering, keys, Tool boundary, entry) but is not"),
+    ("E209", "no-operator", "an operator with no function declared for its operand type"),
+    ("E210", "unknown-method", "method syntax naming a function the home module of the type does not declare"),
+    ("E211", "alias-cycle", "a type alias that refers to itself"),
+    ("E212", "cannot-infer", "a value whose type cannot be known where it is needed"),
+    # effects
+    ("E301", "undeclared-effect", "a function without `!tool` whose body may reach a Tool"),
+    ("E302", "effectful-argument", "an effectful function passed where a pure one is required"),
+    # checks
+    ("E401", "non-exhaustive-match", "a match (or a let pattern) that does not cover every value"),
+    ("E402", "unreachable-arm", "a match arm that no value can reach"),
+    ("E403", "non-unit-statement", "a statement whose value is not Unit (discard it with `let _ =`)"),
+    ("E404", "unused-binding", "a binding that is never used"),
+    ("E405", "unused-declaration", "a private function or type that is never used"),
+    ("E406", "guard-must-leave", "a `guard ... else` block that can finish without leaving"),
+    ("E407", "if-without-else", "an `if` without `else` whose block is not Unit"),
+    ("E408", "try-outside-result", "`?` in a function that does not return a Result"),
+    ("E409", "try-error-type", "`?` on a Result whose error type differs from the function's"),
+    ("E410", "refutable-let", "a `let` pattern that does not match every value"),
+    # declarations and annotations
+    ("E501", "tool-without-result", "a Tool whose declared result is not a Result"),
+    ("E502", "lang-outside-std", "`@lang` used outside std"),
+    ("E503", "tool-with-body", "`@tool` on a function or type that has a body"),
+    ("E504", "test-with-params", "a `@test` function that takes parameters"),
+    ("E505", "bad-fake", "`@fake` that does not name a Tool with the same signature"),
+    ("E506", "missing-body", "a function or type without a body that is neither `@tool` nor `@lang`"),
+    ("E507", "unknown-annotation", "an annotation other than @lang, @tool, @test, @fake"),
+    ("E508", "bad-annotation", "an annotation with the wrong arguments or in the wrong place"),
+    ("E509", "tool-type-not-data", "a Tool parameter or result that is neither data nor a @tool type"),
+    ("E510", "entry-not-data", "an entry function `main` whose parameters or result are not data"),
+]
+
+for _code, _name, _summary in _ALL:
+    if _code not in CODES:
+        register(_code, _name, _summary)
+
+CHECK_CODES = [c for c, _, _ in _ALL]

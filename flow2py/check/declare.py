@@ -1,0 +1,546 @@
+"""Declarations: what every module declares, before any body is read.
+
+Four passes over all modules, each needing only the ones before it:
+1. register every type name (duplicates, prelude names taken again);
+2. resolve type bodies (fields, constructors, aliases, expanding aliases with cycle detection),
+   then decide which types are data (a greatest fixpoint, so recursive types are data);
+3. resolve function signatures and check annotations (@lang, @tool, @test, @fake);
+4. index what the compiler finds by mechanism, never by name: types std marks `@lang`, the
+   prelude (types marked "prelude" and their constructors), and operator functions.
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Optional
+
+from flow2py.check.loader import LoadedModule
+from flow2py.check.program import (
+    CheckedModule, CtorInfo, FieldInfo, FnInfo, TCon, TError, TFun, TParam, TTuple, Type, TypeInfo,
+)
+from flow2py.check.types import has_effect, subst
+from flow2py.diagnostics import Edit, Fix, Problems, Related
+from flow2py.syntax import ast
+
+ANNOTATIONS = ("lang", "tool", "test", "fake")
+OPERATORS = {"+", "-", "*", "/", "%", "++", "==", "!=", "<", "<=", ">", ">=", "&&", "||", "!"}
+
+
+@dataclass
+class ModEnv:
+    key: str
+    lm: LoadedModule
+    cm: CheckedModule
+    ctors: dict[str, tuple[TypeInfo, CtorInfo]] = field(default_factory=dict)
+    used_aliases: set = field(default_factory=set)
+
+    @property
+    def is_std(self) -> bool:
+        return self.lm.is_std
+
+
+def ordinal(i: int) -> str:
+    n = i + 1
+    if 10 <= n % 100 <= 20:
+        suf = "th"
+    else:
+        suf = {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suf}"
+
+
+def suggest(name: str, candidates) -> list[str]:
+    return difflib.get_close_matches(name, sorted(set(candidates)), n=3, cutoff=0.6)
+
+
+def lang_args(annotations: list[ast.Annotation]) -> Optional[list[str]]:
+    """The text arguments of `@lang(...)`, or None when there is no @lang."""
+    for a in annotations:
+        if a.name == "lang":
+            out = []
+            for x in a.args:
+                if isinstance(x, ast.Literal) and x.kind == "text":
+                    out.append(x.value)
+                else:
+                    out.append(None)
+            return out
+    return None
+
+
+def has_ann(annotations, name: str) -> bool:
+    return any(a.name == name for a in annotations)
+
+
+class Declarations:
+    """Every module's declarations and the global indexes built from them."""
+
+    def __init__(self, modules: list[LoadedModule], problems: Problems) -> None:
+        self.problems = problems
+        self.envs: dict[str, ModEnv] = {}
+        self.type_decls: dict[str, TypeInfo] = {}
+        self.fn_decls: dict[str, FnInfo] = {}
+        self.prelude_types: dict[str, TypeInfo] = {}
+        self.prelude_ctors: dict[str, tuple[TypeInfo, CtorInfo]] = {}
+        self.lang_types: dict[str, TypeInfo] = {}  # lang name -> type
+        self.literal_types: dict[str, TypeInfo] = {}  # literal kind -> type
+        self.home_ops: dict[tuple[str, str, int], FnInfo] = {}
+        self.generic_ops: dict[tuple[str, int], FnInfo] = {}
+        self.data_params: dict[str, set[str]] = {}  # fn decl -> type params that must be data
+        self.used: set[str] = set()  # declaration ids referenced from another declaration
+        self._alias_state: dict[str, int] = {}
+        for lm in modules:
+            cm = CheckedModule(lm.key, lm.ast, {a: k for a, k in lm.aliases.items() if k is not None})
+            self.envs[lm.key] = ModEnv(lm.key, lm, cm)
+
+    # -- helpers --------------------------------------------------------------------------
+
+    def name_of(self, decl: str) -> str:
+        return decl.rsplit("::", 1)[-1]
+
+    def unit(self) -> Type:
+        info = self.lang_types.get("Unit")
+        return TCon(info.decl) if info else TError()
+
+    def lang_con(self, lang: str, *args: Type) -> Type:
+        info = self.lang_types.get(lang)
+        if info is None or len(info.type_params) != len(args):
+            return TError()
+        return TCon(info.decl, tuple(args))
+
+    def is_lang(self, t, lang: str) -> bool:
+        info = self.lang_types.get(lang)
+        return info is not None and type(t) is TCon and t.decl == info.decl
+
+    # -- pass 1: type names ---------------------------------------------------------------
+
+    def run(self) -> None:
+        for env in self.envs.values():
+            self._register_types(env)
+        for info in self.type_decls.values():
+            la = lang_args(info.node.annotations) if info.node else None
+            if la and self.envs[info.module].is_std:
+                info.lang = la[0]
+                if la[0]:
+                    self.lang_types[la[0]] = info
+                    self.literal_types[la[0].lower()] = info
+                if "prelude" in la[1:]:
+                    self.prelude_types[info.name] = info
+        for env in self.envs.values():
+            self._check_prelude_clash(env)
+        for info in self.type_decls.values():
+            self._resolve_type_body(info)
+        self._decide_data()
+        for info in self.type_decls.values():
+            if info.name in self.prelude_types and self.prelude_types[info.name] is info:
+                for c in info.ctors:
+                    self.prelude_ctors[c.name] = (info, c)
+        for env in self.envs.values():
+            for info in env.cm.types.values():
+                for c in info.ctors:
+                    if c.name in env.ctors or c.name in env.cm.fns:
+                        self.problems.add("E107", f"`{c.name}` is declared twice in this module", self._ctor_span(info, c.name))
+                    else:
+                        env.ctors[c.name] = (info, c)
+        for env in self.envs.values():
+            self._register_fns(env)
+        self._index_ops()
+        for env in self.envs.values():
+            for fn in env.cm.fns.values():
+                self._check_fn_annotations(env, fn)
+
+    def _ctor_span(self, info: TypeInfo, name: str) -> ast.Span:
+        if info.node:
+            for c in info.node.ctors:
+                if c.name == name:
+                    return c.span
+            return info.node.name_span if info.node.name_span.line else info.node.span
+        return ast.NO_SPAN
+
+    def _register_types(self, env: ModEnv) -> None:
+        for d in env.lm.ast.decls:
+            if not isinstance(d, ast.TypeDecl):
+                continue
+            span = d.name_span if d.name_span.line else d.span
+            if d.name in env.cm.types:
+                first = env.cm.types[d.name].node
+                self.problems.add("E107", f"type `{d.name}` is declared twice in this module", span,
+                                  related=[Related("first declared here", first.name_span if first.name_span.line else first.span)])
+                continue
+            decl = f"{env.key}::{d.name}"
+            info = TypeInfo(decl, env.key, d.name, d.kind, list(d.type_params), d.pub, d.opaque, True,
+                            is_tool_type=has_ann(d.annotations, "tool"), node=d)
+            env.cm.types[d.name] = info
+            self.type_decls[decl] = info
+            seen = set()
+            for p in d.type_params:
+                if p in seen:
+                    self.problems.add("E107", f"type parameter `{p}` is declared twice", span)
+                seen.add(p)
+
+    def _check_prelude_clash(self, env: ModEnv) -> None:
+        if env.is_std:
+            return
+        prelude_ctor_names = set()
+        for info in self.prelude_types.values():
+            if info.node:
+                prelude_ctor_names.update(c.name for c in info.node.ctors)
+        for info in env.cm.types.values():
+            d = info.node
+            if d.name in self.prelude_types:
+                self.problems.add("E108", f"`{d.name}` is a prelude name and cannot be declared again",
+                                  d.name_span if d.name_span.line else d.span)
+            for c in d.ctors:
+                if c.name in prelude_ctor_names:
+                    self.problems.add("E108", f"`{c.name}` is a prelude constructor and cannot be declared again", c.span)
+
+    # -- type expressions -----------------------------------------------------------------
+
+    def resolve_texpr(self, te, env: ModEnv, tparams: dict[str, TParam], in_param: bool, user: Optional[str]) -> Type:
+        if isinstance(te, ast.TypeName):
+            return self._resolve_name(te, env, tparams, in_param, user)
+        if isinstance(te, ast.TupleType):
+            if not te.items:
+                return self.unit()
+            if len(te.items) == 1:
+                return self.resolve_texpr(te.items[0], env, tparams, in_param, user)
+            return TTuple(tuple(self.resolve_texpr(x, env, tparams, in_param, user) for x in te.items))
+        if isinstance(te, ast.FunctionType):
+            eff = te.effect
+            effect = "tool" if eff == "tool" else "pure" if eff == "pure" else ("poly" if in_param else "pure")
+            return TFun(tuple(self.resolve_texpr(x, env, tparams, in_param, user) for x in te.params),
+                        self.resolve_texpr(te.result, env, tparams, in_param, user), effect)
+        return TError()
+
+    def lookup_type(self, te: ast.TypeName, env: ModEnv, report: bool = True) -> Optional[TypeInfo]:
+        if te.module is not None:
+            target = self.alias_env(env, te.module, te.span, report)
+            if target is None:
+                return None
+            info = target.cm.types.get(te.name)
+            if info is None:
+                if report:
+                    self.problems.add("E110", f"module `{te.module}` declares no type `{te.name}`", te.span,
+                                      related=self._did_you_mean(te.name, [n for n, i in target.cm.types.items() if i.pub], te.span))
+                return None
+            if not info.pub and target is not env:
+                if report:
+                    self.problems.add("E109", f"type `{te.module}.{te.name}` is private to its module", te.span,
+                                      related=[Related("declared here without `pub`", info.node.span)])
+                return None
+            return info
+        info = env.cm.types.get(te.name) or self.prelude_types.get(te.name)
+        if info is None and report:
+            cands = list(env.cm.types) + list(self.prelude_types)
+            self.problems.add("E102", f"unknown type `{te.name}`", te.span, related=self._did_you_mean(te.name, cands, te.span),
+                              fixes=self._rename_fixes(te.name, cands, te.span))
+        return info
+
+    def _did_you_mean(self, name: str, candidates, span) -> list[Related]:
+        s = suggest(name, candidates)
+        if not s:
+            return []
+        return [Related("did you mean " + ", ".join(f"`{x}`" for x in s) + "?", span)]
+
+    def _rename_fixes(self, name, candidates, span) -> list[Fix]:
+        s = suggest(name, candidates)
+        if not s or span.end <= span.start:
+            return []
+        return [Fix(f"replace `{name}` with `{s[0]}`", (Edit(span, s[0]),), False)]
+
+    def alias_env(self, env: ModEnv, alias: str, span, report: bool = True) -> Optional[ModEnv]:
+        if alias in env.lm.aliases:
+            env.used_aliases.add(alias)
+            key = env.lm.aliases[alias]
+            return self.envs.get(key) if key else None
+        if report:
+            self.problems.add("E101", f"unknown module `{alias}`: add `use \"./{alias}\"` or `use \"std@v1/{alias}\"`", span,
+                              related=self._did_you_mean(alias, list(env.lm.aliases), span))
+        return None
+
+    def _resolve_name(self, te: ast.TypeName, env, tparams, in_param, user) -> Type:
+        if te.module is None and te.name in tparams:
+            if te.args:
+                self.problems.add("E203", f"type parameter `{te.name}` takes no type arguments", te.span)
+            return tparams[te.name]
+        info = self.lookup_type(te, env)
+        if info is None:
+            for a in te.args:
+                self.resolve_texpr(a, env, tparams, in_param, user)
+            return TError()
+        if user != info.decl:
+            self.used.add(info.decl)
+        args = [self.resolve_texpr(a, env, tparams, in_param, user) for a in te.args]
+        n = len(info.type_params)
+        if len(args) != n:
+            self.problems.add("E203", f"`{te.name}` takes {n} type argument{'s' if n != 1 else ''}, found {len(args)}", te.span)
+            args = (args + [TError()] * n)[:n]
+        if info.kind == "alias":
+            body = self._alias_body(info)
+            return subst(body, {(info.decl, p): a for p, a in zip(info.type_params, args)})
+        return TCon(info.decl, tuple(args))
+
+    def _alias_body(self, info: TypeInfo) -> Type:
+        state = self._alias_state.get(info.decl)
+        if state == 2:
+            return info.alias
+        if state == 1:
+            self.problems.add("E211", f"type alias `{info.name}` refers to itself", info.node.name_span if info.node.name_span.line else info.node.span)
+            info.alias = TError()
+            self._alias_state[info.decl] = 2
+            return info.alias
+        self._alias_state[info.decl] = 1
+        env = self.envs[info.module]
+        tparams = {p: TParam(p, info.decl) for p in info.type_params}
+        t = self.resolve_texpr(info.node.alias, env, tparams, False, info.decl) if info.node.alias else TError()
+        if self._alias_state.get(info.decl) == 1:
+            info.alias = t
+            self._alias_state[info.decl] = 2
+        return info.alias
+
+    # -- pass 2: type bodies and data -----------------------------------------------------
+
+    def _resolve_type_body(self, info: TypeInfo) -> None:
+        d = info.node
+        env = self.envs[info.module]
+        tparams = {p: TParam(p, info.decl) for p in info.type_params}
+        if d.kind == "alias":
+            self._alias_body(info)
+            return
+        if d.kind == "record":
+            seen = set()
+            for f in d.fields:
+                if f.name in seen:
+                    self.problems.add("E107", f"field `{f.name}` is declared twice", f.span)
+                    continue
+                seen.add(f.name)
+                info.fields.append(FieldInfo(f.name, self.resolve_texpr(f.type, env, tparams, False, info.decl), f.pub))
+        elif d.kind == "enum":
+            seen = set()
+            for i, c in enumerate(d.ctors):
+                if c.name in seen:
+                    self.problems.add("E107", f"constructor `{c.name}` is declared twice", c.span)
+                    continue
+                seen.add(c.name)
+                if c.named is not None:
+                    names = []
+                    params = []
+                    for f in c.named:
+                        if f.name in names:
+                            self.problems.add("E107", f"field `{f.name}` is declared twice", f.span)
+                            continue
+                        names.append(f.name)
+                        params.append(self.resolve_texpr(f.type, env, tparams, False, info.decl))
+                    info.ctors.append(CtorInfo(c.name, params, names, i))
+                else:
+                    params = [self.resolve_texpr(t, env, tparams, False, info.decl) for t in (c.positional or [])]
+                    info.ctors.append(CtorInfo(c.name, params, None, i))
+        la = lang_args(d.annotations)
+        if d.kind == "abstract":
+            info.is_data = bool(la and "data" in la[1:] and env.is_std)
+        self._check_type_annotations(env, info)
+
+    def _check_type_annotations(self, env: ModEnv, info: TypeInfo) -> None:
+        d = info.node
+        span = d.name_span if d.name_span.line else d.span
+        for a in d.annotations:
+            if a.name not in ANNOTATIONS:
+                self.problems.add("E507", f"unknown annotation `@{a.name}` (Flow has @lang, @tool, @test and @fake)", a.span)
+            elif a.name == "lang":
+                if not env.is_std:
+                    self.problems.add("E502", "`@lang` is reserved for std: the compiler provides these declarations", a.span)
+                else:
+                    self._check_lang_args(a)
+            elif a.name == "tool":
+                if d.kind != "abstract":
+                    self.problems.add("E503", f"a `@tool` type is made only by the host and has no body: remove the body of `{d.name}`", a.span)
+                if a.args:
+                    self.problems.add("E508", "`@tool` takes no arguments", a.span)
+            else:
+                self.problems.add("E508", f"`@{a.name}` applies to functions, not types", a.span)
+        if d.kind == "abstract" and not has_ann(d.annotations, "tool") and not (has_ann(d.annotations, "lang") and env.is_std):
+            self.problems.add("E506", f"type `{d.name}` has no body: declare its fields or constructors, or mark it `@tool` (made by the host)", span)
+
+    def _check_lang_args(self, a: ast.Annotation) -> None:
+        if not a.args or not all(isinstance(x, ast.Literal) and x.kind == "text" for x in a.args):
+            self.problems.add("E508", "`@lang` takes text arguments: the name, then flags", a.span)
+
+    def _decide_data(self) -> None:
+        infos = [i for i in self.type_decls.values() if i.kind in ("record", "enum")]
+        for i in self.type_decls.values():
+            if i.kind == "alias":
+                i.is_data = False  # never consulted: aliases are expanded
+            if i.is_tool_type:
+                i.is_data = False
+        changed = True
+        while changed:
+            changed = False
+            for i in infos:
+                if not i.is_data:
+                    continue
+                types = [f.type for f in i.fields] + [p for c in i.ctors for p in c.params]
+                if not all(self.is_data(t) for t in types):
+                    i.is_data = False
+                    changed = True
+
+    def is_data(self, t, tokens: bool = False, params_ok: bool = True) -> bool:
+        k = type(t)
+        if k is TCon:
+            info = self.type_decls.get(t.decl)
+            if info is None:
+                return True
+            if not info.is_data and not (tokens and info.is_tool_type):
+                return False
+            return all(self.is_data(a, tokens, params_ok) for a in t.args)
+        if k is TTuple:
+            return all(self.is_data(a, tokens, params_ok) for a in t.items)
+        if k is TFun:
+            return False
+        if k is TParam:
+            return params_ok
+        return True
+
+    # -- pass 3: functions ----------------------------------------------------------------
+
+    def _register_fns(self, env: ModEnv) -> None:
+        for d in env.lm.ast.decls:
+            if not isinstance(d, ast.FnDecl):
+                continue
+            span = d.name_span if d.name_span.line else d.span
+            if d.name in env.cm.fns:
+                first = env.cm.fns[d.name].node
+                self.problems.add("E107", f"function `{d.name}` is declared twice in this module", span,
+                                  related=[Related("first declared here", first.name_span if first.name_span.line else first.span)])
+                continue
+            decl = f"{env.key}::{d.name}"
+            tparams = {p: TParam(p, decl) for p in d.type_params}
+            params = []
+            seen = set()
+            for p in d.params:
+                if p.name in seen and p.name != "_":
+                    self.problems.add("E107", f"parameter `{p.name}` is declared twice", p.name_span if p.name_span.line else p.span)
+                seen.add(p.name)
+                t = self.resolve_texpr(p.type, env, tparams, True, decl) if p.type is not None else TError()
+                params.append((p.name, t))
+            result = self.resolve_texpr(d.result, env, tparams, False, decl)
+            la = lang_args(d.annotations)
+            is_tool = has_ann(d.annotations, "tool")
+            poly = [i for i, (_, t) in enumerate(params) if has_effect(t, "poly")]
+            if is_tool or d.effect == "tool":
+                effect = "tool"
+            elif poly:
+                effect = "poly"
+            else:
+                effect = "pure"
+            info = FnInfo(decl, env.key, d.name, list(d.type_params), params, result, effect,
+                          poly_params=poly if effect == "poly" else [], pub=d.pub, is_tool=is_tool,
+                          lang=(la[0] if la and env.is_std else None), is_test=has_ann(d.annotations, "test"), node=d)
+            env.cm.fns[d.name] = info
+            self.fn_decls[decl] = info
+            req = set()
+            if la and env.is_std:
+                for flag in la[1:]:
+                    if flag and flag.startswith("data:"):
+                        req.add(flag[5:])
+            if is_tool:
+                req.update(d.type_params)
+            if req:
+                self.data_params[decl] = req
+            if d.name in env.ctors:
+                self.problems.add("E107", f"`{d.name}` is declared twice in this module", span)
+
+    def _index_ops(self) -> None:
+        for fn in self.fn_decls.values():
+            la = lang_args(fn.node.annotations)
+            if not la or not self.envs[fn.module].is_std:
+                continue
+            for flag in la[1:]:
+                if flag in OPERATORS:
+                    arity = len(fn.params)
+                    first = fn.params[0][1] if fn.params else None
+                    if type(first) is TParam:
+                        self.generic_ops[(flag, arity)] = fn
+                    elif type(first) is TCon:
+                        home = first.decl.split("::")[0]
+                        self.home_ops[(home, flag, arity)] = fn
+
+    def _check_fn_annotations(self, env: ModEnv, fn: FnInfo) -> None:
+        d = fn.node
+        span = d.name_span if d.name_span.line else d.span
+        for a in d.annotations:
+            if a.name not in ANNOTATIONS:
+                self.problems.add("E507", f"unknown annotation `@{a.name}` (Flow has @lang, @tool, @test and @fake)", a.span)
+            elif a.name == "lang":
+                if not env.is_std:
+                    self.problems.add("E502", "`@lang` is reserved for std: the compiler provides these declarations", a.span)
+                else:
+                    self._check_lang_args(a)
+            elif a.name == "tool":
+                if d.body is not None:
+                    self.problems.add("E503", f"a Tool's body is outside Flow: remove the body of `{d.name}` or the `@tool`", a.span)
+                self._check_tool_signature(fn, env)
+            elif a.name == "test":
+                if d.params:
+                    self.problems.add("E504", f"a `@test` function takes no parameters, `{d.name}` takes {len(d.params)}", span)
+            elif a.name == "fake":
+                self._check_fake(env, fn, a)
+        if d.body is None and not fn.is_tool and not (fn.lang and env.is_std):
+            self.problems.add("E506", f"function `{d.name}` has no body: write one, or mark it `@tool` (implemented by the host)", span)
+
+    def _check_tool_signature(self, fn: FnInfo, env: ModEnv) -> None:
+        d = fn.node
+        if not self.is_lang(fn.result, "Result"):
+            if type(fn.result) is not TError:
+                self.problems.add("E501", f"a Tool returns `Result<T, E>`: `{d.name}` is declared to return something else", d.result.span,
+                                  related=[Related("a call of a Tool returns Result<T, ToolProblem<E>>", d.span)])
+            return
+        for (pname, t), p in zip(fn.params, d.params):
+            if not self.is_data(t, tokens=True):
+                self.problems.add("E509", f"parameter `{pname}` of Tool `{d.name}` must be data or a @tool type", p.span)
+        for t, what in zip(fn.result.args, ("result", "error")):
+            if not self.is_data(t, tokens=True):
+                self.problems.add("E509", f"the {what} type of Tool `{d.name}` must be data or a @tool type", d.result.span)
+
+    def _check_fake(self, env: ModEnv, fn: FnInfo, a: ast.Annotation) -> None:
+        target = None
+        if len(a.args) == 1:
+            x = a.args[0]
+            if isinstance(x, ast.FieldAccess) and isinstance(x.target, ast.Name):
+                menv = self.alias_env(env, x.target.name, x.span)
+                if menv is None:
+                    return
+                target = menv.cm.fns.get(x.name)
+            elif isinstance(x, ast.Name):
+                target = env.cm.fns.get(x.name)
+        if target is None or not target.is_tool:
+            self.problems.add("E505", "`@fake(...)` names the Tool it stands in for, e.g. `@fake(web.search)`", a.span)
+            return
+        fn.fake_of = target.decl
+        self.used.add(target.decl)
+
+        def norm(t):
+            return _norm_params(t)
+
+        mine = [norm(t) for _, t in fn.params]
+        theirs = [norm(t) for _, t in target.params]
+        if mine != theirs or norm(fn.result) != norm(target.result):
+            self.problems.add("E505", f"fake `{fn.name}` must have the signature of Tool `{target.name}`: "
+                              f"({', '.join(self.show(t) for _, t in target.params)}) -> {self.show(target.result)}",
+                              fn.node.name_span if fn.node.name_span.line else fn.node.span,
+                              related=[Related("the Tool is declared here", target.node.span)])
+
+    def show(self, t) -> str:
+        from flow2py.check.types import show
+
+        return show(t, self.name_of)
+
+
+def _norm_params(t):
+    k = type(t)
+    if k is TParam:
+        return TParam(t.name, "")
+    if k is TCon:
+        return TCon(t.decl, tuple(_norm_params(a) for a in t.args))
+    if k is TTuple:
+        return TTuple(tuple(_norm_params(a) for a in t.items))
+    if k is TFun:
+        return TFun(tuple(_norm_params(a) for a in t.params), _norm_params(t.result), t.effect)
+    return t

@@ -1,0 +1,222 @@
+"""The checker's pipeline on one screen:
+
+    load modules (loader.py) -> declarations (declare.py) -> every function body (infer.py,
+    patterns.py), each settled when done (post.py, exhaust.py) -> program-wide rules (data
+    requirements, unused declarations and imports, the entry function) -> solved side tables
+    and the program identity.
+
+Loading stops the pipeline when a module has syntax errors (checking a partial tree would only
+add noise); after that, independent parts keep reporting, so one run lists every mistake.
+"""
+from __future__ import annotations
+
+import gc
+import os
+from dataclasses import dataclass, field
+from typing import Optional
+
+from flow2py.check import codes  # noqa: F401  (registers E1xx-E5xx)
+from flow2py.check.declare import Declarations
+from flow2py.check.exhaust import Exhaust
+from flow2py.check.identity import program_identity
+from flow2py.check.infer import BodyChecker
+from flow2py.check.loader import STD_VERSION, Loader
+from flow2py.check.post import finish_fn
+from flow2py.check.program import CheckedProgram, TCon, TError, TFun, TParam, TTuple
+from flow2py.check.types import zonk
+from flow2py.diagnostics import Diagnostic, Edit, Fix, Problems, Related
+from flow2py.syntax import ast
+
+
+@dataclass
+class CheckResult:
+    program: Optional[CheckedProgram]
+    diagnostics: list[Diagnostic]
+    sources: dict[str, str] = field(default_factory=dict)
+
+
+def check_program(entry_path: str, *, cache_dir: Optional[str] = None, source: Optional[str] = None) -> CheckResult:
+    """Check the program whose entry module is `entry_path` (with `source` standing in for the
+    file's text when given). Never raises on bad input: every problem is a diagnostic."""
+    problems = Problems()
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # the checker allocates many small objects and frees few: collection only costs
+    try:
+        return _check(entry_path, cache_dir, source, problems)
+    except RecursionError:
+        problems.add("E212", "this program nests too deeply to be checked; split it into smaller functions",
+                     ast.Span(entry_path, 1, 1, 1, 1))
+        return CheckResult(None, problems.sorted(), {})
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def check_source(text: str, path: str = "main.flow", *, cache_dir: Optional[str] = None) -> CheckResult:
+    """Check one module given as text (its `use "./x"` imports are read relative to `path`)."""
+    return check_program(path, cache_dir=cache_dir, source=text)
+
+
+def _check(entry_path, cache_dir, source, problems: Problems) -> CheckResult:
+    loader = Loader(entry_path, problems, cache_dir, entry_source=source)
+    modules = loader.load()
+    if loader.syntax_errors or not modules:
+        return CheckResult(None, problems.sorted(), loader.sources)
+    entry_key = modules[-1].key if modules and not modules[-1].is_std else None
+    entry_key = loader._local_key(loader.entry_abs)
+    decls = Declarations(modules, problems)
+    decls.run()
+    prog = CheckedProgram(
+        modules={m.key: decls.envs[m.key].cm for m in modules},
+        entry_module=entry_key,
+        identity="",
+        std_version=STD_VERSION,
+        type_decls=decls.type_decls,
+        fn_decls=decls.fn_decls,
+    )
+    bc = BodyChecker(decls, prog, problems)
+    exhaust = Exhaust(decls, prog.types, prog.refs)
+    for m in modules:
+        env = decls.envs[m.key]
+        for fn in env.cm.fns.values():
+            bc.check_fn(env, fn)
+            finish_fn(bc, exhaust)
+    _annotation_args(decls, prog, modules)
+    _data_requirements(decls, bc, problems)
+    _unused(decls, modules, problems)
+    _entry(decls, entry_key, problems)
+    if problems:
+        return CheckResult(None, problems.sorted(), loader.sources)
+    unit = decls.unit()
+    for k, t in prog.types.items():
+        prog.types[k] = zonk(t, unit)
+    for k, ts in prog.type_args.items():
+        prog.type_args[k] = tuple(zonk(t, unit) for t in ts)
+    prog.identity = program_identity(STD_VERSION, {m.key: m.ast for m in modules}, loader.commits)
+    return CheckResult(prog, [], loader.sources)
+
+
+def _data_requirements(decls: Declarations, bc: BodyChecker, problems: Problems) -> None:
+    """"Is data" is the only constraint a type variable has: a type parameter of a generic function
+    needs data when its body compares it, keys a Dict with it, or hands it to another function
+    that needs data for it. Solve that to a fixpoint, then check every concrete use."""
+    unit = decls.unit()
+    reqs = decls.data_params
+    direct = [(zonk(t, unit), span, why, owner) for t, span, why, owner in bc.data_reqs]
+    insts = [(callee, tuple(zonk(t, unit) for t in ts), span, owner, name) for callee, ts, span, owner, name in bc.insts]
+    changed = True
+    while changed:
+        changed = False
+        items = list(direct)
+        for callee, ts, span, owner, name in insts:
+            need = reqs.get(callee)
+            if not need:
+                continue
+            params = decls.fn_decls[callee].type_params
+            for p, t in zip(params, ts):
+                if p in need:
+                    items.append((t, span, None, owner))
+        for t, _, _, owner in items:
+            for tp in _params_in(t):
+                if tp.owner in decls.fn_decls:
+                    s = reqs.setdefault(tp.owner, set())
+                    if tp.name not in s:
+                        s.add(tp.name)
+                        changed = True
+    for t, span, why, owner in direct:
+        if not decls.is_data(t):
+            problems.add("E208", f"`{decls.show(t)}` is not data, but {why} must be data", span)
+    for callee, ts, span, owner, name in insts:
+        need = reqs.get(callee)
+        if not need:
+            continue
+        for p, t in zip(decls.fn_decls[callee].type_params, ts):
+            if p in need and not decls.is_data(t):
+                problems.add("E208", f"`{decls.show(t)}` is not data, but `{name}` needs data for its type parameter `{p}` "
+                             "(it compares, orders, keys or sends such values)", span,
+                             related=[Related(f"`{name}` is declared here", decls.fn_decls[callee].node.span)])
+
+
+def _annotation_args(decls: Declarations, prog: CheckedProgram, modules) -> None:
+    """Annotation arguments are expressions too: `@lang("int.add", "+")` holds Text literals and
+    `@fake(web.search)` names a Tool; give them types (and the fake its reference)."""
+    unit = decls.unit()
+    text = decls.literal_types.get("text")
+    for m in modules:
+        env = decls.envs[m.key]
+        for d in m.ast.decls:
+            for a in d.annotations:
+                for x in a.args:
+                    for n in ast.walk(x):
+                        if isinstance(n, ast.Literal):
+                            info = decls.literal_types.get(n.kind)
+                            prog.types[n.id] = TCon(info.decl) if info else unit
+                        else:
+                            prog.types.setdefault(n.id, unit)
+                if a.name == "fake" and isinstance(d, ast.FnDecl):
+                    fn = env.cm.fns.get(d.name)
+                    if fn is not None and fn.node is d and fn.fake_of and a.args:
+                        tool = decls.fn_decls[fn.fake_of]
+                        from flow2py.check.program import FnRef, ModuleRef
+                        x = a.args[0]
+                        prog.refs[x.id] = FnRef(tool.decl)
+                        prog.types[x.id] = TFun(tuple(t for _, t in tool.params), tool.result, "tool")
+                        if isinstance(x, ast.FieldAccess) and isinstance(x.target, ast.Name):
+                            prog.refs[x.target.id] = ModuleRef(tool.module)
+
+
+def _params_in(t):
+    stack = [t]
+    while stack:
+        x = stack.pop()
+        k = type(x)
+        if k is TParam:
+            yield x
+        elif k is TCon:
+            stack.extend(x.args)
+        elif k is TTuple:
+            stack.extend(x.items)
+
+
+def _unused(decls: Declarations, modules, problems: Problems) -> None:
+    for m in modules:
+        if m.is_std:
+            continue
+        env = decls.envs[m.key]
+        for alias, use in m.alias_uses.items():
+            if alias not in env.used_aliases and m.aliases.get(alias):
+                fixes = []
+                src = m.ast.source or ""
+                sp = use.span
+                if sp.end > sp.start:
+                    end = sp.end + 1 if src[sp.end:sp.end + 1] == "\n" else sp.end
+                    fixes.append(Fix(f"remove `use \"{use.path}\"`", (Edit(ast.Span(sp.file, sp.line, sp.column, sp.end_line, sp.end_column, sp.start, end), ""),), True))
+                problems.add("E112", f"`{alias}` is imported but never used", use.span, fixes=fixes)
+        for fn in env.cm.fns.values():
+            if fn.pub or fn.is_test or fn.fake_of or fn.decl in decls.used:
+                continue
+            if fn.name == "main" and m is modules[-1]:
+                continue
+            node = fn.node
+            problems.add("E405", f"private function `{fn.name}` is never used: use it, make it `pub`, or remove it",
+                         node.name_span if node.name_span.line else node.span)
+        for info in env.cm.types.values():
+            if info.pub or info.decl in decls.used:
+                continue
+            node = info.node
+            problems.add("E405", f"private type `{info.name}` is never used: use it, make it `pub`, or remove it",
+                         node.name_span if node.name_span.line else node.span)
+
+
+def _entry(decls: Declarations, entry_key: str, problems: Problems) -> None:
+    env = decls.envs.get(entry_key)
+    if env is None:
+        return
+    fn = env.cm.fns.get("main")
+    if fn is None or fn.node.body is None:
+        return
+    for (name, t), p in zip(fn.params, fn.node.params):
+        if not decls.is_data(t, params_ok=False):
+            problems.add("E510", f"the entry function's parameter `{name}` is `{decls.show(t)}`, which is not data: a run's input is data", p.span)
+    if not decls.is_data(fn.result, params_ok=False):
+        problems.add("E510", f"the entry function's result `{decls.show(fn.result)}` is not data: a run's result is data", fn.node.result.span)

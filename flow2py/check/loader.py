@@ -1,0 +1,266 @@
+"""Finding, reading and parsing the modules of a program (docs/spec/modules.md).
+
+From the entry file, every `use` is resolved to a module key and a file, depth first, refusing
+cycles; std modules come from the installed `flow2py.std` package, repository modules from the
+local module cache, pinned in `flow.lock` next to the entry file. Every std module is always
+loaded: method syntax and operators find functions in the home module of a type whether or not
+the program imported it. The result lists modules in dependency order (each after what it uses).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Optional
+
+from flow2py.diagnostics import Problems
+from flow2py.syntax import ast
+
+STD_VERSION = "std@v1"
+LOCK_FILE = "flow.lock"
+_REPO_RE = re.compile(r"^([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)@([A-Za-z0-9_.+-]+)/(.+)$")
+_ALIAS_RE = re.compile(r"^[a-z][A-Za-z0-9_]*$")
+
+
+@dataclass
+class LoadedModule:
+    key: str
+    file: str  # the path on disk (or the std resource path)
+    display: str  # the path diagnostics name
+    ast: ast.Module
+    is_std: bool = False
+    repo: Optional[str] = None  # "github.com/acme/tools@v1.2" for repository modules
+    repo_dir: Optional[str] = None  # the commit's folder in the module cache
+    aliases: dict[str, Optional[str]] = field(default_factory=dict)  # alias -> key (None: failed)
+    alias_uses: dict[str, ast.Use] = field(default_factory=dict)
+
+
+_std_cache: dict[str, tuple[float, str, ast.Module, list]] = {}
+
+
+def std_dir() -> str:
+    return str(resources.files("flow2py.std"))
+
+
+def default_cache_dir() -> str:
+    return os.environ.get("FLOW2PY_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "flow2py", "repos")
+
+
+def _parse(source: str, path: str):
+    from flow2py.syntax.parser import parse_module
+
+    return parse_module(source, path)
+
+
+def _span_at_file(path: str) -> ast.Span:
+    return ast.Span(path, 1, 1, 1, 1, 0, 0)
+
+
+class Loader:
+    def __init__(self, entry_path: str, problems: Problems, cache_dir: Optional[str] = None,
+                 entry_source: Optional[str] = None) -> None:
+        self.entry_path = entry_path
+        self.entry_abs = os.path.abspath(entry_path)
+        self.entry_dir = os.path.dirname(self.entry_abs)
+        self.entry_source = entry_source
+        self.problems = problems
+        self.cache_dir = cache_dir or default_cache_dir()
+        self.modules: dict[str, LoadedModule] = {}
+        self.order: list[str] = []
+        self.sources: dict[str, str] = {}
+        self.syntax_errors = False
+        self.commits: dict[str, str] = {}  # "github.com/acme/tools" -> commit
+        self.repo_tags: dict[str, str] = {}  # "github.com/acme/tools" -> tag
+        self._state: dict[str, int] = {}  # 1 visiting, 2 done
+        self._stack: list[str] = []
+        self._lock = self._read_lock()
+        self._lock_changed = False
+        self._repo_dirs: dict[str, str] = {}
+
+    # -- lock file ----------------------------------------------------------------------------
+
+    def _lock_path(self) -> str:
+        return os.path.join(self.entry_dir, LOCK_FILE)
+
+    def _read_lock(self) -> dict:
+        try:
+            with open(self._lock_path(), encoding="utf-8") as f:
+                data = json.load(f)
+            repos = data.get("repos", {})
+            return repos if isinstance(repos, dict) else {}
+        except (OSError, ValueError, AttributeError):
+            return {}
+
+    def _write_lock(self) -> None:
+        if not self._lock_changed:
+            return
+        try:
+            with open(self._lock_path(), "w", encoding="utf-8") as f:
+                json.dump({"version": 1, "repos": self._lock}, f, indent=2, sort_keys=True)
+                f.write("\n")
+        except OSError:
+            pass
+
+    # -- loading ------------------------------------------------------------------------------
+
+    def load(self) -> list[LoadedModule]:
+        sd = std_dir()
+        try:
+            std_names = sorted(n[:-5] for n in os.listdir(sd) if n.endswith(".flow"))
+        except OSError:
+            std_names = []
+        for name in std_names:
+            key = f"{STD_VERSION}/{name}"
+            self._visit(key, os.path.join(sd, name + ".flow"), None, True, None, display=key + ".flow")
+        entry_key = self._local_key(self.entry_abs)
+        self._visit(entry_key, self.entry_abs, None, False, None, display=self.entry_path, source=self.entry_source)
+        self._write_lock()
+        return [self.modules[k] for k in self.order]
+
+    def _local_key(self, abs_file: str) -> str:
+        rel = os.path.relpath(abs_file, self.entry_dir)
+        if rel.endswith(".flow"):
+            rel = rel[:-5]
+        return rel.replace(os.sep, "/")
+
+    def _read(self, file: str, display: str, is_std: bool, source: Optional[str]):
+        if is_std:
+            try:
+                mtime = os.path.getmtime(file)
+            except OSError:
+                return None
+            hit = _std_cache.get(file)
+            if hit and hit[0] == mtime:
+                return hit[1], hit[2], hit[3]
+        if source is None:
+            try:
+                with open(file, encoding="utf-8") as f:
+                    source = f.read()
+            except (OSError, UnicodeDecodeError):
+                return None
+        module, diags = _parse(source, display)
+        if is_std:
+            _std_cache[file] = (os.path.getmtime(file), source, module, diags)
+        return source, module, diags
+
+    def _visit(self, key: str, file: str, use: Optional[ast.Use], is_std: bool, repo: Optional[str],
+               display: Optional[str] = None, source: Optional[str] = None) -> bool:
+        state = self._state.get(key)
+        if state == 2:
+            return True
+        if state == 1:
+            cycle = self._stack[self._stack.index(key):] + [key]
+            self.problems.add("E104", "import cycle: " + " -> ".join(cycle), use.span if use else _span_at_file(file))
+            return False
+        if display is None:
+            if is_std or repo:
+                display = key + ".flow"
+            else:
+                display = os.path.normpath(os.path.join(os.path.dirname(self.entry_path), key + ".flow"))
+        read = self._read(file, display, is_std, source)
+        if read is None:
+            if use is not None:
+                shown = key + ".flow" if (is_std or repo) else display
+                self.problems.add("E103", f"cannot find module `{use.path}` (looked for {shown})", use.span)
+            else:
+                self.problems.add("E103", f"cannot read `{display}`", _span_at_file(display))
+            return False
+        text, module, diags = read
+        self.sources[display] = text
+        if diags:
+            self.syntax_errors = True
+            self.problems.extend(diags)
+        lm = LoadedModule(key, file, display, module, is_std, repo, self._repo_dirs.get(key))
+        self.modules[key] = lm
+        self._state[key] = 1
+        self._stack.append(key)
+        for u in module.uses:
+            self._use(lm, u)
+        self._stack.pop()
+        self._state[key] = 2
+        self.order.append(key)
+        return True
+
+    def _use(self, lm: LoadedModule, u: ast.Use) -> None:
+        path = u.path
+        alias = path.rstrip("/").rsplit("/", 1)[-1]
+        if "@" in alias or not _ALIAS_RE.match(alias):
+            self.problems.add("E113", f"`{path}`: the last path segment `{alias}` must be a lower-case name, used as the alias", u.span)
+            return
+        if alias in lm.aliases:
+            self.problems.add("E111", f"two `use` declarations with the alias `{alias}`", u.span,
+                              related=[_rel("the first one", lm.alias_uses[alias].span)])
+            return
+        lm.aliases[alias] = None
+        lm.alias_uses[alias] = u
+        target = self._resolve(lm, u)
+        if target is None:
+            return
+        key, file, is_std, repo, display = target
+        if self._visit(key, file, u, is_std, repo, display=display):
+            lm.aliases[alias] = key
+
+    def _resolve(self, lm: LoadedModule, u: ast.Use):
+        path = u.path
+        if path.startswith("./") or path.startswith("../"):
+            if lm.is_std:
+                rel = os.path.normpath(os.path.join(os.path.dirname(lm.key[len(STD_VERSION) + 1:]) or ".", path))
+                return (f"{STD_VERSION}/{rel}", os.path.join(std_dir(), rel + ".flow"), True, None, None)
+            if lm.repo is not None:
+                base = lm.key[len(lm.repo) + 1:]
+                rel = os.path.normpath(os.path.join(os.path.dirname(base) or ".", path)).replace(os.sep, "/")
+                if rel.startswith(".."):
+                    self.problems.add("E113", f"`{path}` leaves the repository {lm.repo}", u.span)
+                    return None
+                file = os.path.join(lm.repo_dir, rel + ".flow")
+                self._repo_dirs[f"{lm.repo}/{rel}"] = lm.repo_dir
+                return (f"{lm.repo}/{rel}", file, False, lm.repo, None)
+            file = os.path.normpath(os.path.join(os.path.dirname(lm.file), path + ".flow"))
+            return (self._local_key(file), file, False, None, None)
+        if path.startswith("std@"):
+            version, _, rest = path.partition("/")
+            if version != STD_VERSION:
+                self.problems.add("E113", f"unknown std version `{version}` (this compiler provides {STD_VERSION})", u.span)
+                return None
+            if not rest:
+                self.problems.add("E113", f"`{path}` names no module", u.span)
+                return None
+            return (f"{STD_VERSION}/{rest}", os.path.join(std_dir(), rest + ".flow"), True, None, None)
+        m = _REPO_RE.match(path)
+        if not m:
+            self.problems.add("E113", f"`{path}` is not a module path: write `./name`, `std@v1/name` or `host/owner/repo@tag/name`", u.span)
+            return None
+        host, owner, repo, tag, mod = m.groups()
+        repo_id = f"{host}/{owner}/{repo}"
+        prev_tag = self.repo_tags.get(repo_id)
+        if prev_tag is not None and prev_tag != tag:
+            self.problems.add("E106", f"{repo_id} is used at two versions, {prev_tag} and {tag}: a program uses one version of each repository", u.span)
+            return None
+        root = os.path.join(self.cache_dir, host, owner, repo)
+        tag_file = os.path.join(root, "tags", tag)
+        try:
+            with open(tag_file, encoding="utf-8") as f:
+                commit = f.read().strip()
+        except OSError:
+            self.problems.add("E103", f"cannot find `{path}`: tag {tag} of {repo_id} is not in the module cache (looked for {tag_file})", u.span)
+            return None
+        pinned = self._lock.get(repo_id)
+        if isinstance(pinned, dict) and pinned.get("tag") == tag and pinned.get("commit") and pinned["commit"] != commit:
+            self.problems.add("E105", f"tag {tag} of {repo_id} moved: flow.lock pins commit {pinned['commit']}, the tag now names {commit}", u.span)
+            return None
+        if not (isinstance(pinned, dict) and pinned.get("tag") == tag):
+            self._lock[repo_id] = {"tag": tag, "commit": commit}
+            self._lock_changed = True
+        self.repo_tags[repo_id] = tag
+        self.commits[repo_id] = commit
+        file = os.path.join(root, "commits", commit, mod + ".flow")
+        self._repo_dirs[f"{repo_id}@{tag}/{mod}"] = os.path.join(root, "commits", commit)
+        return (f"{repo_id}@{tag}/{mod}", file, False, f"{repo_id}@{tag}", None)
+
+
+def _rel(message: str, span: ast.Span):
+    from flow2py.diagnostics import Related
+
+    return Related(message, span)

@@ -1,0 +1,113 @@
+"""What is settled after a whole function was walked (its variables are solved by then):
+exhaustive matches and irrefutable `let` patterns, unused bindings, tail positions and the
+checkpoint sites among them."""
+from __future__ import annotations
+
+from flow2py.check.exhaust import Exhaust
+from flow2py.check.program import CheckpointSite, CtorRef, FnRef, MethodRef
+from flow2py.check.types import zonk
+from flow2py.diagnostics import Edit, Fix
+from flow2py.syntax import ast
+
+ROOT_CONDITION = ("taken only in the root task, when no other task is live except tasks parked on "
+                  "their only Tool call")
+
+
+def finish_fn(bc, exhaust: Exhaust) -> None:
+    d = bc.d
+    unit = d.unit()
+    problems = bc.problems
+    for m, st in bc.matches:
+        t = zonk(st, unit)
+        missing, unreachable = exhaust.check_match([(a.pattern, a.guard is not None) for a in m.arms], t)
+        if missing:
+            problems.add("E401", "this match does not cover every value: missing " + ", ".join(f"`{w}`" for w in missing),
+                         _head(m.span), fixes=_add_arms_fix(m, missing))
+        for i in unreachable:
+            problems.add("E402", "this arm can never be reached: the arms before it match every value it matches",
+                         m.arms[i].pattern.span)
+    for p, t, kind in bc.lets:
+        if isinstance(p, (ast.BindPattern, ast.WildcardPattern)):
+            continue
+        missing, _ = exhaust.check_match([(p, False)], zonk(t, unit))
+        if missing:
+            problems.add("E410", "this `let` pattern does not match every value: missing " + ", ".join(f"`{w}`" for w in missing)
+                         + "; use `match` or `guard let ... else`", p.span)
+    source = bc.env.lm.ast.source or ""
+    for b in bc.binders:
+        if b.used or b.silent or b.name.startswith("_"):
+            continue
+        problems.add("E404", f"`{b.name}` is never used: use it, or name it `_{b.name}` (or `_`)", b.span,
+                     fixes=_rename_fix(b, source, bc.pat.field_binders))
+    for root, is_top in bc.tail_roots:
+        _mark_tail(bc, root, is_top)
+
+
+def _head(span: ast.Span) -> ast.Span:
+    return span
+
+
+def _add_arms_fix(m: ast.Match, missing) -> list:
+    return []
+
+
+def _rename_fix(b, source: str, field_binders: set) -> list:
+    sp = b.span
+    if sp.end <= sp.start or source[sp.start:sp.end] != b.name:
+        return []
+    if b.binder in field_binders:
+        i = sp.start - 1
+        while i >= 0 and source[i] in " \t\r\n":
+            i -= 1
+        if i < 0 or source[i] != ":":
+            return [Fix(f"ignore the field: `{b.name}: _`", (Edit(sp, f"{b.name}: _"),), True)]
+    return [Fix(f"rename it to `_{b.name}`", (Edit(sp, "_" + b.name),), True)]
+
+
+def _mark_tail(bc, e, is_top: bool) -> None:
+    while True:
+        k = type(e)
+        if k is ast.Call:
+            ref = bc.refs.get(e.callee.id)
+            if isinstance(ref, CtorRef):
+                return
+            bc.prog.tail_calls.add(e.id)
+            if is_top:
+                _checkpoint(bc, e, ref)
+            return
+        if k is ast.Block:
+            if e.stmts and isinstance(e.stmts[-1], ast.ExprStmt):
+                e = e.stmts[-1].expr
+                continue
+            return
+        if k is ast.If:
+            _mark_tail(bc, e.then, is_top)
+            if e.else_ is None:
+                return
+            e = e.else_
+            continue
+        if k is ast.Match:
+            for arm in e.arms:
+                _mark_tail(bc, arm.body, is_top)
+            return
+        return
+
+
+def _checkpoint(bc, call: ast.Call, ref) -> None:
+    caller = bc.fn.decl
+    effect = bc.effects.get(call.id, "pure")
+    if isinstance(ref, (FnRef, MethodRef)):
+        fn = bc.d.fn_decls[ref.decl]
+        callee = fn.decl
+        if fn.is_tool:
+            ok, why = False, f"`{fn.name}` is a Tool: its body is outside Flow"
+        elif fn.node.body is None:
+            ok, why = False, f"`{fn.name}` is provided by the compiler (@lang), not a Flow function"
+        elif effect == "pure":
+            ok, why = False, f"a pure tail call to `{fn.name}` records nothing and runs as a loop"
+        else:
+            ok, why = True, f"tail call to the top-level function `{fn.name}`: its arguments are the whole state; {ROOT_CONDITION}"
+    else:
+        callee = None
+        ok, why = False, "the callee is a function value (a lambda, a local or a parameter), not a top-level function: what it captured is not in its arguments"
+    bc.prog.checkpoints.append(CheckpointSite(call.id, caller, callee, ok, why, call.span))

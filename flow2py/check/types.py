@@ -1,0 +1,210 @@
+"""Types during checking: the semantic types of program.py plus unification variables.
+
+A `TVar` is a hole a later constraint fills (union-find through `ref`). Only the checker ever
+sees one: `zonk` replaces every solved variable by its solution and every unsolved one by the
+default (Unit) before the side tables are handed out.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Callable, Optional
+
+from flow2py.check.program import TCon, TError, TFun, TNever, TParam, TTuple, Type
+
+_var_ids = itertools.count(1)
+
+
+class TVar:
+    __slots__ = ("id", "ref")
+
+    def __init__(self) -> None:
+        self.id = next(_var_ids)
+        self.ref: Optional[object] = None
+
+    def __repr__(self) -> str:
+        return f"?{self.id}"
+
+
+def resolve(t):
+    """Follow solved variables to the representative type (path compression)."""
+    if type(t) is not TVar or t.ref is None:
+        return t
+    root = t.ref
+    while type(root) is TVar and root.ref is not None:
+        root = root.ref
+    # compress
+    while type(t) is TVar and t.ref is not None and t.ref is not root:
+        nxt = t.ref
+        t.ref = root
+        t = nxt
+    return root
+
+
+def occurs(v: TVar, t) -> bool:
+    t = resolve(t)
+    if t is v:
+        return True
+    k = type(t)
+    if k is TCon:
+        return any(occurs(v, a) for a in t.args)
+    if k is TTuple:
+        return any(occurs(v, a) for a in t.items)
+    if k is TFun:
+        return occurs(v, t.result) or any(occurs(v, a) for a in t.params)
+    return False
+
+
+def unify(a, b) -> bool:
+    """Make `a` and `b` the same type. Effects of function types are not part of a type's
+    identity (they are checked separately); TError and TNever fit anything."""
+    a = resolve(a)
+    b = resolve(b)
+    if a is b:
+        return True
+    ka, kb = type(a), type(b)
+    if ka is TError or kb is TError:
+        return True
+    if ka is TVar:
+        if kb is TNever:
+            return True
+        if occurs(a, b):
+            return False
+        a.ref = b
+        return True
+    if kb is TVar:
+        if ka is TNever:
+            return True
+        if occurs(b, a):
+            return False
+        b.ref = a
+        return True
+    if ka is TNever or kb is TNever:
+        return True
+    if ka is not kb:
+        return False
+    if ka is TCon:
+        if a.decl != b.decl or len(a.args) != len(b.args):
+            return False
+        ok = True
+        for x, y in zip(a.args, b.args):
+            ok = unify(x, y) and ok
+        return ok
+    if ka is TTuple:
+        if len(a.items) != len(b.items):
+            return False
+        ok = True
+        for x, y in zip(a.items, b.items):
+            ok = unify(x, y) and ok
+        return ok
+    if ka is TFun:
+        if len(a.params) != len(b.params):
+            return False
+        ok = True
+        for x, y in zip(a.params, b.params):
+            ok = unify(x, y) and ok
+        return unify(a.result, b.result) and ok
+    if ka is TParam:
+        return a == b
+    return False
+
+
+def zonk(t, default):
+    """The type with every variable replaced by its solution (unsolved: `default`)."""
+    t = resolve(t)
+    k = type(t)
+    if k is TVar:
+        return default
+    if k is TCon:
+        if not t.args:
+            return t
+        return TCon(t.decl, tuple(zonk(a, default) for a in t.args))
+    if k is TTuple:
+        return TTuple(tuple(zonk(a, default) for a in t.items))
+    if k is TFun:
+        return TFun(tuple(zonk(a, default) for a in t.params), zonk(t.result, default), t.effect)
+    return t
+
+
+def subst(t, mapping: dict) -> Type:
+    """Replace type parameters (keyed by (owner, name)) by types."""
+    if not mapping:
+        return t
+    k = type(t)
+    if k is TParam:
+        return mapping.get((t.owner, t.name), t)
+    if k is TCon:
+        if not t.args:
+            return t
+        return TCon(t.decl, tuple(subst(a, mapping) for a in t.args))
+    if k is TTuple:
+        return TTuple(tuple(subst(a, mapping) for a in t.items))
+    if k is TFun:
+        return TFun(tuple(subst(a, mapping) for a in t.params), subst(t.result, mapping), t.effect)
+    return t
+
+
+def fun_effects(t) -> str:
+    """The strongest effect of any function type inside `t` ('pure' < 'poly' < 'tool')."""
+    best = "pure"
+    stack = [t]
+    while stack:
+        x = resolve(stack.pop())
+        k = type(x)
+        if k is TFun:
+            best = join(best, x.effect)
+            if best == "tool":
+                return best
+        elif k is TCon:
+            stack.extend(x.args)
+        elif k is TTuple:
+            stack.extend(x.items)
+    return best
+
+
+_RANK = {"pure": 0, "poly": 1, "tool": 2}
+
+
+def join(a: str, b: str) -> str:
+    return a if _RANK[a] >= _RANK[b] else b
+
+
+def has_effect(t, effect: str) -> bool:
+    stack = [t]
+    while stack:
+        x = resolve(stack.pop())
+        k = type(x)
+        if k is TFun:
+            if x.effect == effect:
+                return True
+            stack.extend(x.params)
+            stack.append(x.result)
+        elif k is TCon:
+            stack.extend(x.args)
+        elif k is TTuple:
+            stack.extend(x.items)
+    return False
+
+
+def show(t, name_of: Callable[[str], str] = lambda d: d.split("::")[-1]) -> str:
+    """A type as the author would write it."""
+    t = resolve(t)
+    k = type(t)
+    if k is TVar:
+        return "_"
+    if k is TCon:
+        n = name_of(t.decl)
+        if t.args:
+            return f"{n}<{', '.join(show(a, name_of) for a in t.args)}>"
+        return n
+    if k is TTuple:
+        return "(" + ", ".join(show(a, name_of) for a in t.items) + ")"
+    if k is TFun:
+        eff = " !tool" if t.effect == "tool" else (" !pure" if t.effect == "pure_marked" else "")
+        return "(" + ", ".join(show(a, name_of) for a in t.params) + ") -> " + show(t.result, name_of) + eff
+    if k is TParam:
+        return t.name
+    if k is TNever:
+        return "Never"
+    if k is TError:
+        return "?"
+    return str(t)

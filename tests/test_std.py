@@ -1,0 +1,56 @@
+"""std: every module checks clean, and every compiler-provided function is documented."""
+import os
+
+from check_helpers import ROOT, check
+
+STD = os.path.join(ROOT, "std")
+
+
+def test_std_checks_clean_with_every_node_typed():
+    from check_helpers import untyped_nodes
+
+    r = check("pub flow main() -> Int = 1\n")
+    assert r.diagnostics == []
+    std = [k for k in r.program.modules if k.startswith("std@v1/")]
+    assert len(std) == len([n for n in os.listdir(STD) if n.endswith(".flow")])
+    assert untyped_nodes(r.program) == []
+
+
+def test_every_lang_function_is_listed_in_stdlib_doc():
+    r = check("pub flow main() -> Int = 1\n")
+    with open(os.path.join(ROOT, "docs", "spec", "stdlib.md"), encoding="utf-8") as f:
+        doc = f.read()
+    langs = [fn.lang for fn in r.program.fn_decls.values() if fn.lang and fn.node.body is None]
+    assert len(langs) > 50
+    for lang in langs:
+        assert f"`flowrt.lang.{lang.replace('.', '_')}`" in doc, lang
+
+
+def test_prelude_types_and_literals():
+    r = check('''
+        pub flow main() -> (Int, Decimal, Text, Bytes, Bool, Unit, Duration, List<Int>, Dict<Text, Int>) =
+            (1, 1.5, "a", b"a", true, (), 5s, [1], ["a": 1])
+    ''')
+    assert r.diagnostics == []
+
+
+def test_std_functions_through_method_syntax():
+    r = check('''
+        pub flow main(xs: List<Int>, t: Text) -> (Int, Option<Int>, List<Text>, Bool) =
+            (xs.length(), xs.get(0), t.split(","), xs.map(flow(x) = x * 2).contains(4))
+    ''')
+    assert r.diagnostics == []
+
+
+def test_task_and_clock_are_effectful():
+    r = check('''
+        use "std@v1/task"
+        use "std@v1/clock"
+        pub flow main() -> List<Int> !tool = {
+            let _ = clock.sleep(1s)
+            task.all([flow() = 1, flow() = 2])
+        }
+    ''')
+    assert r.diagnostics == []
+    assert r.program.fn("std@v1/clock::now").is_tool
+    assert not r.program.type_info("std@v1/task::Task").is_data
