@@ -54,20 +54,24 @@ def data_ne(a, b):
     return a != b
 
 
+# Unit is Python's None, which Python cannot order; Flow orders it (its one value equals itself).
+# Generated code uses Python's operators for every other type (their order is Flow's order).
+
+
 def data_lt(a, b):
-    return a < b
+    return False if a is None else a < b
 
 
 def data_le(a, b):
-    return a <= b
+    return True if a is None else a <= b
 
 
 def data_gt(a, b):
-    return a > b
+    return False if a is None else a > b
 
 
 def data_ge(a, b):
-    return a >= b
+    return True if a is None else a >= b
 
 
 def data_compare(a, b):
@@ -357,6 +361,8 @@ def list_range(start, end):
 
 
 def list_sort(xs):
+    if len(xs) and xs[0] is None:  # List<Unit>: every element is the same value
+        return xs
     return _pv(sorted(xs))
 
 

@@ -35,14 +35,18 @@ class CheckResult:
     sources: dict[str, str] = field(default_factory=dict)
 
 
-def check_program(entry_path: str, *, cache_dir: Optional[str] = None, source: Optional[str] = None) -> CheckResult:
+def check_program(entry_path: str, *, cache_dir: Optional[str] = None, source: Optional[str] = None,
+                  sources: Optional[dict[str, str]] = None,
+                  commits: Optional[dict[str, str]] = None) -> CheckResult:
     """Check the program whose entry module is `entry_path` (with `source` standing in for the
-    file's text when given). Never raises on bad input: every problem is a diagnostic."""
+    file's text when given). `sources` (module key -> text) and `commits` (repository -> commit)
+    give a stored program: every module is read from them, nothing from disk. Never raises on bad
+    input: every problem is a diagnostic."""
     problems = Problems()
     gc_was_enabled = gc.isenabled()
     gc.disable()  # the checker allocates many small objects and frees few: collection only costs
     try:
-        return _check(entry_path, cache_dir, source, problems)
+        return _check(entry_path, cache_dir, source, problems, sources, commits)
     except RecursionError:
         problems.add("E212", "this program nests too deeply to be checked; split it into smaller functions",
                      ast.Span(entry_path, 1, 1, 1, 1))
@@ -57,8 +61,8 @@ def check_source(text: str, path: str = "main.flow", *, cache_dir: Optional[str]
     return check_program(path, cache_dir=cache_dir, source=text)
 
 
-def _check(entry_path, cache_dir, source, problems: Problems) -> CheckResult:
-    loader = Loader(entry_path, problems, cache_dir, entry_source=source)
+def _check(entry_path, cache_dir, source, problems: Problems, stored=None, commits=None) -> CheckResult:
+    loader = Loader(entry_path, problems, cache_dir, entry_source=source, stored=stored, stored_commits=commits)
     modules = loader.load()
     if loader.syntax_errors or not modules:
         return CheckResult(None, problems.sorted(), loader.sources)
@@ -93,6 +97,7 @@ def _check(entry_path, cache_dir, source, problems: Problems) -> CheckResult:
     for k, ts in prog.type_args.items():
         prog.type_args[k] = tuple(zonk(t, unit) for t in ts)
     prog.identity = program_identity(STD_VERSION, {m.key: m.ast for m in modules}, loader.commits)
+    prog.commits = dict(loader.commits)
     return CheckResult(prog, [], loader.sources)
 
 

@@ -60,7 +60,13 @@ def _span_at_file(path: str) -> ast.Span:
 
 class Loader:
     def __init__(self, entry_path: str, problems: Problems, cache_dir: Optional[str] = None,
-                 entry_source: Optional[str] = None) -> None:
+                 entry_source: Optional[str] = None, stored: Optional[dict[str, str]] = None,
+                 stored_commits: Optional[dict[str, str]] = None) -> None:
+        # `stored`: module key -> source, the exact program a run recorded. Every module (std and
+        # repository modules included) is then read from it and never from disk or the cache, so
+        # resume and replay run on the program the run started with.
+        self.stored = stored
+        self.stored_commits = dict(stored_commits or {})
         self.entry_path = entry_path
         self.entry_abs = os.path.abspath(entry_path)
         self.entry_dir = os.path.dirname(self.entry_abs)
@@ -75,7 +81,7 @@ class Loader:
         self.repo_tags: dict[str, str] = {}  # "github.com/acme/tools" -> tag
         self._state: dict[str, int] = {}  # 1 visiting, 2 done
         self._stack: list[str] = []
-        self._lock = self._read_lock()
+        self._lock = {} if stored is not None else self._read_lock()
         self._lock_changed = False
         self._repo_dirs: dict[str, str] = {}
 
@@ -107,10 +113,14 @@ class Loader:
 
     def load(self) -> list[LoadedModule]:
         sd = std_dir()
-        try:
-            std_names = sorted(n[:-5] for n in os.listdir(sd) if n.endswith(".flow"))
-        except OSError:
-            std_names = []
+        if self.stored is not None:
+            prefix = STD_VERSION + "/"
+            std_names = sorted(k[len(prefix):] for k in self.stored if k.startswith(prefix))
+        else:
+            try:
+                std_names = sorted(n[:-5] for n in os.listdir(sd) if n.endswith(".flow"))
+            except OSError:
+                std_names = []
         for name in std_names:
             key = f"{STD_VERSION}/{name}"
             self._visit(key, os.path.join(sd, name + ".flow"), None, True, None, display=key + ".flow")
@@ -159,7 +169,11 @@ class Loader:
                 display = key + ".flow"
             else:
                 display = os.path.normpath(os.path.join(os.path.dirname(self.entry_path), key + ".flow"))
-        read = self._read(file, display, is_std, source)
+        if self.stored is not None:
+            source = self.stored.get(key)
+            read = None if source is None else self._read(file, display, False, source)
+        else:
+            read = self._read(file, display, is_std, source)
         if read is None:
             if use is not None:
                 shown = key + ".flow" if (is_std or repo) else display
@@ -240,6 +254,13 @@ class Loader:
             return None
         root = os.path.join(self.cache_dir, host, owner, repo)
         tag_file = os.path.join(root, "tags", tag)
+        if self.stored is not None:
+            # A stored program carries its resolved commits; the cache is never consulted.
+            commit = self.stored_commits.get(repo_id, "")
+            self.repo_tags[repo_id] = tag
+            self.commits[repo_id] = commit
+            return (f"{repo_id}@{tag}/{mod}", os.path.join(root, "commits", commit, mod + ".flow"), False,
+                    f"{repo_id}@{tag}", None)
         try:
             with open(tag_file, encoding="utf-8") as f:
                 commit = f.read().strip()

@@ -201,6 +201,7 @@ class CheckedProgram:
     entry_module: str
     identity: str  # blake3 hex of the parsed modules, resolved commits and std version
     std_version: str  # "std@v1"
+    commits: dict[str, str] = field(default_factory=dict)  # repository -> resolved commit (pinned)
     type_decls: dict[str, TypeInfo] = field(default_factory=dict)  # by declaration id
     fn_decls: dict[str, FnInfo] = field(default_factory=dict)  # by declaration id
 

@@ -537,10 +537,17 @@ class Body:
         if e.op in SHORT_CIRCUIT:
             return self.short_circuit(e)
         s, (a, b) = self.seq([e.left, e.right])
-        if info is None or info.lang in PY_BINOPS:
+        if (info is None or info.lang in PY_BINOPS) and not self._unit_ordering(e, info):
             op = PY_BINOPS[info.lang] if info is not None else e.op.replace("++", "+")
             return s, py.binop(op, a, b)
         return self.apply(e, info, [a, b], s, tail=False)
+
+    def _unit_ordering(self, e: A.Binary, info) -> bool:
+        """Unit is Python's None, which has no `<`: order it through rt.lang (() <= () holds)."""
+        if info is None or info.lang not in ("data.lt", "data.le", "data.gt", "data.ge"):
+            return False
+        t = self.prog.types.get(e.left.id)
+        return isinstance(t, P.TCon) and t.decl.endswith("::Unit")
 
     def short_circuit(self, e: A.Binary):
         op = SHORT_CIRCUIT[e.op]

@@ -1,0 +1,241 @@
+"""The `flow2py` command line (click). Exit codes are fixed by ../shared/DESIGN.md:
+
+0 completed / clean / Matched / intact, 1 refused (diagnostics, bad input, missing binding, unknown
+run), 3 paused / Incomplete, 4 faulted, 5 Diverged, 6 chain broken.
+
+Every refusal is a message on stderr that says what and where; nothing recorded is rewritten.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from flow2py import host
+from flow2py.diagnostics import render_text, to_json
+
+EXIT_OK, EXIT_REFUSED, EXIT_PAUSED, EXIT_FAULTED, EXIT_DIVERGED, EXIT_BROKEN = 0, 1, 3, 4, 5, 6
+
+STORE = click.option("--store", "store_path", default=None, help="SQLite store (default .flow/runs.db).")
+TOOLS = click.option("--tools", "tools", multiple=True, help="Python file or module binding Tools.")
+CHECKPOINT_EVERY = click.option(
+    "--checkpoint-every", type=click.IntRange(min=1), default=None,
+    help="Take a checkpoint at an eligible tail call once N facts were recorded since the last.",
+)
+
+
+def _fail(message: str, code: int = EXIT_REFUSED) -> None:
+    click.echo(f"flow2py: {message}", err=True)
+    sys.exit(code)
+
+
+def _print_diagnostics(result, fmt: str) -> None:
+    if fmt == "json":
+        click.echo(to_json(result.diagnostics))
+    else:
+        click.echo(render_text(result.diagnostics, result.sources), err=True, nl=False)
+
+
+def _guard(fn):
+    """Turn the host's refusals into a message and exit code; never a traceback."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except host.Refused as e:
+            _fail(str(e), e.exit_code)
+
+    return wrapper
+
+
+@click.group()
+@click.version_option(package_name="flow2py")
+def main() -> None:
+    """flow2py: check, build, run, resume, replay and inspect Flow programs."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option("--checkpoints", is_flag=True, help="List the tail calls where a checkpoint can be taken.")
+@_guard
+def check(paths, fmt, checkpoints):
+    """Check programs; print every independent diagnostic."""
+    failed = False
+    all_diags, all_sources, sites = [], {}, []
+    for path in paths:
+        result = host.check(path)
+        all_diags += result.diagnostics
+        all_sources.update(result.sources)
+        if result.diagnostics:
+            failed = True
+        elif checkpoints:
+            sites += host.checkpoint_sites(result.program)
+    if fmt == "json":
+        if checkpoints and not failed:
+            click.echo(json.dumps(sites, indent=2))
+        else:
+            click.echo(to_json(all_diags))
+    else:
+        if all_diags:
+            click.echo(render_text(all_diags, all_sources), err=True, nl=False)
+        elif checkpoints:
+            for s in sites:
+                mark = "checkpoint" if s["eligible"] else "no checkpoint"
+                click.echo(f"{s['file']}:{s['line']}:{s['column']}: {mark}: {s['call']}: {s['reason']}")
+    sys.exit(EXIT_REFUSED if failed else EXIT_OK)
+
+
+@main.command()
+@click.argument("path", type=click.Path())
+@click.option("-o", "--out", "out_dir", required=True, type=click.Path(), help="Output folder.")
+@click.option("--name", "package_name", default=None, help="Python package name (default: the entry file's stem).")
+@_guard
+def build(path, out_dir, package_name):
+    """Emit an importable, black-formatted Python package."""
+    result = host.check(path)
+    if result.diagnostics:
+        _print_diagnostics(result, "text")
+        sys.exit(EXIT_REFUSED)
+    pkg = host.build(result.program, out_dir, package_name)
+    click.echo(f"built {pkg}")
+
+
+@main.command()
+@click.argument("path", type=click.Path())
+@_guard
+def tools(path):
+    """List every Tool the program can reach, with its signature."""
+    result = host.check(path)
+    if result.diagnostics:
+        _print_diagnostics(result, "text")
+        sys.exit(EXIT_REFUSED)
+    for line in host.tool_signatures(result.program):
+        click.echo(line)
+
+
+def _report(outcome) -> None:
+    """Print a run's outcome and exit with its code."""
+    click.echo(outcome.text)
+    sys.exit(outcome.exit_code)
+
+
+@main.command()
+@click.argument("path", type=click.Path())
+@click.option("--entry", default="main", show_default=True)
+@click.option("--input", "input_json", default=None, help="JSON object keyed by the entry's parameter names.")
+@TOOLS
+@STORE
+@click.option("--run-id", default=None)
+@CHECKPOINT_EVERY
+@_guard
+def run(path, entry, input_json, tools, store_path, run_id, checkpoint_every):
+    """Start a run live."""
+    _report(host.start(path, entry=entry, input_json=input_json, tools=tools, store_path=store_path,
+                       run_id=run_id, checkpoint_every=checkpoint_every))
+
+
+@main.command()
+@click.argument("run_id")
+@click.option("--reply", "replies", multiple=True, help="CALL_ID=JSON: deliver a reply to an open call.")
+@click.option("--resend", "resend", multiple=True, help="CALL_ID: send an open call again under the same id.")
+@TOOLS
+@STORE
+@CHECKPOINT_EVERY
+@_guard
+def resume(run_id, replies, resend, tools, store_path, checkpoint_every):
+    """Deliver replies and continue live from the latest checkpoint."""
+    _report(host.resume(run_id, replies=replies, resend=resend, tools=tools, store_path=store_path,
+                        checkpoint_every=checkpoint_every))
+
+
+@main.command()
+@click.argument("run_id")
+@STORE
+@_guard
+def replay(run_id, store_path):
+    """Re-run over the stored history with nothing bound; print the verdict."""
+    _report(host.replay(run_id, store_path=store_path))
+
+
+@main.command()
+@click.argument("run_id")
+@STORE
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "html"]), default="text")
+@_guard
+def history(run_id, store_path, fmt):
+    """Show the facts of a run."""
+    click.echo(host.history(run_id, store_path=store_path, fmt=fmt), nl=False)
+
+
+@main.command()
+@click.argument("run_id")
+@click.option("--checkpoint", "checkpoint", required=True, type=int)
+@click.option("--program", "program_path", default=None, type=click.Path())
+@click.option("--input", "input_json", default=None)
+@TOOLS
+@STORE
+@click.option("--run-id", "new_run_id", default=None)
+@CHECKPOINT_EVERY
+@_guard
+def fork(run_id, checkpoint, program_path, input_json, tools, store_path, new_run_id, checkpoint_every):
+    """Start a new run from a checkpoint of another."""
+    _report(host.fork(run_id, checkpoint, program_path=program_path, input_json=input_json, tools=tools,
+                      store_path=store_path, new_run_id=new_run_id, checkpoint_every=checkpoint_every))
+
+
+@main.command()
+@click.argument("run_id")
+@click.option("--head", default=None, help="A head hash held elsewhere.")
+@STORE
+@_guard
+def verify(run_id, head, store_path):
+    """Check the hash chain; print the head hash."""
+    ok, message = host.verify(run_id, head=head, store_path=store_path)
+    click.echo(message)
+    sys.exit(EXIT_OK if ok else EXIT_BROKEN)
+
+
+@main.command()
+@click.argument("run_id")
+@click.option("--value", "value_hash", required=True, help="blake3 hash of the stored value.")
+@STORE
+@_guard
+def redact(run_id, value_hash, store_path):
+    """Replace a stored value with a hole."""
+    click.echo(host.redact(run_id, value_hash, store_path=store_path))
+
+
+@main.command()
+@click.argument("run_id")
+@STORE
+@_guard
+def archive(run_id, store_path):
+    """Archive the facts before the latest checkpoint."""
+    click.echo(host.archive(run_id, store_path=store_path))
+
+
+@main.command()
+@STORE
+@_guard
+def runs(store_path):
+    """List runs with their state."""
+    for line in host.list_runs(store_path=store_path):
+        click.echo(line)
+
+
+@main.command(name="test")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@_guard
+def test_cmd(paths):
+    """Run @test functions with @fake bindings."""
+    ok = host.run_tests(paths, echo=click.echo)
+    sys.exit(EXIT_OK if ok else EXIT_REFUSED)
+
+
+if __name__ == "__main__":
+    main()

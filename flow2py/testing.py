@@ -1,0 +1,108 @@
+"""Running Flow `@test` functions with `@fake` bindings (docs/spec/testing.md).
+
+A `@test` function takes no parameters. It passes when it returns `true`, `Ok(_)` or Unit, and fails
+when it returns `false` or `Err(e)` (the failure shows `e`), faults, or reaches a Tool that no
+`@fake` function of the program serves. Each test is its own run, in memory: the same driver as a
+live run, with every reachable Tool bound to its fake.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import flowrt as rt
+from flow2py.check.program import CheckedProgram
+from flowrt import driver as drv
+from flowrt.facts import Start
+
+
+@dataclass
+class TestResult:
+    name: str  # "main::adds_numbers"
+    file: str
+    line: int
+    passed: bool
+    message: str  # why it failed ("" when it passed)
+
+
+def test_functions(program: CheckedProgram) -> list:
+    """The @test functions of the program's own modules (std excluded), in source order."""
+    out = []
+    for decl, info in program.fn_decls.items():
+        if info.is_test and not info.module.startswith("std@"):
+            out.append(info)
+    out.sort(key=lambda i: (i.node.span.file, i.node.span.line) if i.node else ("", 0))
+    return out
+
+
+def fake_bindings(program: CheckedProgram, loaded) -> rt.Bindings:
+    """Bind every Tool that a `@fake` function names to that function."""
+    bindings = rt.Bindings()
+    for decl, info in program.fn_decls.items():
+        if not info.fake_of:
+            continue
+        fake = loaded.resolve(decl)
+        spec = loaded.tool_spec(info.fake_of)
+        if fake is None or spec is None:
+            continue
+        bindings.bind(info.fake_of, _fake_impl(fake, spec))
+    return bindings
+
+
+def _fake_impl(fake, spec):
+    """Tool implementations receive arguments in JSON form; a fake is Flow code, so decode them
+    back to values with the Tool's parameter types, and hand its Result (runtime values) to the
+    same admission every reply goes through."""
+
+    descs = tuple(d for _, d in spec.params)
+
+    def impl(*json_args):
+        args = tuple(rt.decode(d, a, f"$[{i}]") for i, (d, a) in enumerate(zip(descs, json_args)))
+        return fake(*args)
+
+    impl.__qualname__ = getattr(fake, "__qualname__", "fake")
+    return impl
+
+
+def run_test(loaded, info, bindings) -> TestResult:
+    fn = loaded.resolve(info.decl)
+    span = info.node.span if info.node else None
+    file, line = (span.file, span.line) if span else ("?", 0)
+    missing = bindings.missing(loaded.reachable())
+    start = Start(loaded.program.identity, loaded.program.std, rt.DATA_VERSION, info.name, (), ())
+    rec = drv.MemoryRecorder()
+    rec.record(start)
+    try:
+        outcome = drv.drive(fn, history=[start], recorder=rec, bindings=bindings, reachable=None,
+                            resolve=loaded.resolve)
+    except rt.MissingBindings as e:
+        return TestResult(info.decl, file, line, False, str(e))
+    return _verdict(info.decl, file, line, outcome, missing)
+
+
+def _verdict(name, file, line, outcome, missing) -> TestResult:
+    if isinstance(outcome, drv.RunCompleted):
+        v = outcome.value
+        if v is True or v is None or isinstance(v, rt.Ok):
+            return TestResult(name, file, line, True, "")
+        if isinstance(v, rt.Err):
+            return TestResult(name, file, line, False, f"returned {rt.show(v)}")
+        return TestResult(name, file, line, False, f"returned {rt.show(v)}")
+    if isinstance(outcome, drv.RunPaused):
+        tools = ", ".join(sorted({c.tool for c in outcome.open}))
+        why = f"no @fake serves {', '.join(missing)}" if missing else "waits on a call that never answers"
+        return TestResult(name, file, line, False, f"paused on {tools}: {why}")
+    return TestResult(name, file, line, False, outcome.line())
+
+
+def run_file(path: str) -> tuple[Optional[list[TestResult]], str]:
+    """Check and run every @test of one program. Returns (results, "") or (None, diagnostics text)."""
+    from flow2py import host
+    from flow2py.diagnostics import render_text
+
+    result = host.check(path)
+    if result.diagnostics:
+        return None, render_text(result.diagnostics, result.sources)
+    loaded = host.Loaded(result.program)
+    bindings = fake_bindings(result.program, loaded)
+    return [run_test(loaded, info, bindings) for info in test_functions(result.program)], ""
