@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from flow2py import host
+from flow2py import host, inspect
 from flow2py.diagnostics import render_text, to_json
 
 EXIT_OK, EXIT_REFUSED, EXIT_PAUSED, EXIT_FAULTED, EXIT_DIVERGED, EXIT_BROKEN = 0, 1, 3, 4, 5, 6
@@ -39,8 +39,11 @@ def _print_diagnostics(result, fmt: str) -> None:
 
 
 def _guard(fn):
-    """Turn the host's refusals into a message and exit code; never a traceback."""
+    """Turn the host's refusals into a message and exit code; never a traceback. A failure the
+    host did not foresee is a bug in flow2py: it is reported in one line (FLOW2PY_DEBUG=1 shows
+    the traceback) rather than as a Python traceback aimed at the author."""
     import functools
+    import os
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -48,6 +51,13 @@ def _guard(fn):
             return fn(*args, **kwargs)
         except host.Refused as e:
             _fail(str(e), e.exit_code)
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as e:
+            if os.environ.get("FLOW2PY_DEBUG"):
+                raise
+            _fail(f"internal error ({type(e).__name__}: {e}); this is a bug in flow2py, "
+                  "rerun with FLOW2PY_DEBUG=1 for the traceback")
 
     return wrapper
 
@@ -74,7 +84,7 @@ def check(paths, fmt, checkpoints):
         if result.diagnostics:
             failed = True
         elif checkpoints:
-            sites += host.checkpoint_sites(result.program)
+            sites += inspect.checkpoint_sites(result.program)
     if fmt == "json":
         if checkpoints and not failed:
             click.echo(json.dumps(sites, indent=2))
@@ -114,7 +124,7 @@ def tools(path):
     if result.diagnostics:
         _print_diagnostics(result, "text")
         sys.exit(EXIT_REFUSED)
-    for line in host.tool_signatures(result.program):
+    for line in inspect.tool_signatures(result.program):
         click.echo(line)
 
 
