@@ -36,16 +36,6 @@ def _golden_programs() -> dict[str, str]:
 _counter = [0]
 
 
-@pytest.fixture(autouse=True)
-def _keep_function_registry():
-    """Loading a generated module registers its functions in `rt.FUNCTIONS` by declaration id
-    (`main::work`); keep these tests' programs from replacing other tests' functions."""
-    saved = dict(rt.FUNCTIONS)
-    yield
-    rt.FUNCTIONS.clear()
-    rt.FUNCTIONS.update(saved)
-
-
 def _load(source: str, name: str = "main.flow"):
     """Check and generate `source`, load it in memory; returns the package."""
     import tempfile

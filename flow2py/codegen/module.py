@@ -251,8 +251,10 @@ class ModuleGen:
 
                 mapping = {P.TParam(n, info.decl): a for n, a in zip(info.type_params, t.args)}
                 return self.desc(subst(info.alias, mapping), params)
+            if info.lang == "ToolProblem":
+                return py.call(py.dotted(T + "ToolProblemOf"), args)
             if info.lang:
-                return py.call(py.dotted(T + info.lang + "Of"), args)
+                return py.const(None)  # Task<T> (a scheduler handle) is not data: no descriptor
             return py.call(py.dotted(T + "Named"), [self.ref(info.module, self.names.type_name[info.decl])] + args)
         if isinstance(t, P.TParam):
             owner = self.prog.type_decls.get(t.owner) or self.prog.fn_decls.get(t.owner)
@@ -366,10 +368,11 @@ class ModuleGen:
         if f.type_params:
             kw["type_params"] = py.integer(len(f.type_params))
         out = [py.assign(py.name(spec), py.call(py.dotted("rt.ToolSpec"), [py.string(f.decl), py.string(qualified)], **kw), mark)]
-        # the Tool as a function value (passed, stored, mapped over): a generator making the call
+        # the Tool as a function value (passed, stored, mapped over, spawned): a generator making
+        # the call; its whole body is the call, so a task running it is parkable (abi.md)
         pnames = Namer(self.namer.taken)
         params = [pnames.fresh(n) for n, _ in f.params]
-        request = py.call(py.dotted("rt.ToolCall"), [py.name(spec), py.tuple_([py.name(p) for p in params])])
+        request = py.call(py.dotted("rt.ParkCall"), [py.name(spec), py.tuple_([py.name(p) for p in params])])
         body = [py.return_(py.yield_(request), mark)]
         out.append(py.def_(self.names.fn_name[f.decl], [py.param(p) for p in params], body, mark,
                            decorators=[self._fn_decorator(f)]))

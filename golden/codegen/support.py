@@ -50,10 +50,10 @@ def work(ticket, notes, round):  # flow: main.flow:11
         case rt.Ok(planner.Search(query)):  # flow: main.flow:14
 
             def _flow15():  # flow: main.flow:15
-                return (yield rt.ToolCall(web.SEARCH, (query,)))  # flow: main.flow:15
+                return (yield rt.ParkCall(web.SEARCH, (query,)))  # flow: main.flow:15
 
             def _flow16():  # flow: main.flow:16
-                return (yield rt.ToolCall(docs.SEARCH, (query,)))  # flow: main.flow:16
+                return (yield rt.ParkCall(docs.SEARCH, (query,)))  # flow: main.flow:16
 
             _t2 = yield task.race(rt.list_of((_flow15, _flow16)))  # flow: main.flow:14
             match _t2:  # flow: main.flow:14
