@@ -10,14 +10,15 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from lark import Token
 
 from flow2py.diagnostics import Diagnostic
 from flow2py.syntax import ast
+from flow2py.syntax.lexer import Tok
+from flow2py.syntax.reduce import make_span
 
 
-def span_of_token(path: str, tok: Token) -> ast.Span:
-    return ast.Span(path, tok.line, tok.column, tok.end_line, tok.end_column, tok.start_pos, tok.end_pos)
+def span_of_token(path: str, tok: Tok) -> ast.Span:
+    return make_span(path, tok.line, tok.column, tok.end_line, tok.end_column, tok.start_pos, tok.end_pos)
 
 
 @dataclass
@@ -124,7 +125,7 @@ class Builder:
 
     # -- helpers ----------------------------------------------------------------------------
 
-    def _tspan(self, tok: Token) -> ast.Span:
+    def _tspan(self, tok: Tok) -> ast.Span:
         return span_of_token(self.path, tok)
 
     def _error(self, code: str, message: str, span: ast.Span) -> None:
@@ -165,7 +166,7 @@ class Builder:
         params: list[str] = []
         body = None
         for c in ch:
-            if isinstance(c, Token):
+            if isinstance(c, Tok):
                 if c.type == "PUB":
                     pub = True
                 elif c.type == "OPAQUE":
@@ -199,7 +200,7 @@ class Builder:
                             span=span, name_span=self._tspan(name_tok))
 
     def field_decl(self, span, ch):
-        pub = isinstance(ch[0], Token) and ch[0].type == "PUB"
+        pub = isinstance(ch[0], Tok) and ch[0].type == "PUB"
         if pub:
             ch = ch[1:]
         return ast.FieldDecl(pub, str(ch[0]), _ty(ch[1]), span=span)
@@ -222,7 +223,7 @@ class Builder:
         effect = None
         body = None
         for c in ch:
-            if isinstance(c, Token):
+            if isinstance(c, Tok):
                 if c.type == "PUB":
                     pub = True
                 else:
@@ -261,7 +262,7 @@ class Builder:
 
     def named_type(self, span, ch):
         module = None
-        if len(ch) >= 2 and isinstance(ch[1], Token):
+        if len(ch) >= 2 and isinstance(ch[1], Tok):
             module = str(ch[0])
             ch = ch[1:]
         args = ch[1].items if len(ch) > 1 else []
@@ -452,7 +453,7 @@ class Builder:
         return ast.TuplePattern(list(ch), span=span)
 
     def pitem(self, span, ch):
-        if isinstance(ch[0], Token) and ch[0].type == "DOTDOT":
+        if isinstance(ch[0], Tok) and ch[0].type == "DOTDOT":
             return _Rest(ch[1] if len(ch) > 1 else None, span)
         return ch[0]
 
@@ -475,7 +476,7 @@ class Builder:
 
     # -- literals -------------------------------------------------------------------------------
 
-    def _literal(self, tok: Token, span: ast.Span) -> ast.Literal:
+    def _literal(self, tok: Tok, span: ast.Span) -> ast.Literal:
         t = tok.type
         s = str(tok)
         if t == "INT":
@@ -497,12 +498,12 @@ class Builder:
             return ast.Literal("bytes", self._bytes(tok), span=span)
         return ast.Literal("bool", t == "TRUE", span=span)
 
-    def _escape_error(self, tok: Token, at: int, length: int, message: str) -> None:
+    def _escape_error(self, tok: Tok, at: int, length: int, message: str) -> None:
         start = tok.start_pos + at
         col = tok.column + at
         self._error("E003", message, ast.Span(self.path, tok.line, col, tok.line, col + length, start, start + length))
 
-    def _text(self, tok: Token) -> str:
+    def _text(self, tok: Tok) -> str:
         s = str(tok)
         body_at = 1
         body = s[1:-1]
@@ -537,7 +538,7 @@ class Builder:
                 i += 2
         return "".join(out)
 
-    def _bytes(self, tok: Token) -> bytes:
+    def _bytes(self, tok: Tok) -> bytes:
         s = str(tok)
         body_at = 2
         body = s[2:-1]
@@ -562,82 +563,3 @@ class Builder:
                                    f"unknown escape `\\{e}` in bytes: use \\xNN or one of \\n \\t \\r \\\\ \\\" \\0")
                 i += 2
         return bytes(out)
-
-
-class _Inline(list):
-    """Children of an inlined rule (`_rule` or an EBNF helper), spliced into the parent."""
-
-    __slots__ = ("span",)
-
-
-def _first_span(values):
-    for v in values:
-        if type(v) is Token:
-            return v.line, v.column, v.start_pos
-        sp = v.span
-        if sp is not None:
-            return sp.line, sp.column, sp.start
-    return None
-
-
-def _last_span(values):
-    for v in reversed(values):
-        if type(v) is Token:
-            return v.end_line, v.end_column, v.end_pos
-        sp = v.span
-        if sp is not None:
-            return sp.end_line, sp.end_column, sp.end
-    return None
-
-
-def _pass_up(s):
-    v = s[0]
-    if type(v) is _Inline and len(v) == 1:
-        return v[0]
-    return v
-
-
-def make_callbacks(rules, builder: Builder) -> dict:
-    """LALR reduce callbacks that build AST nodes directly (no parse tree, no second pass).
-
-    Each callback sees every value of its rule's expansion, tokens included, which gives the
-    exact span; then it drops anonymous tokens, splices inlined rules and calls the builder.
-    """
-    path = builder.path
-    Span = ast.Span
-    callbacks = {}
-    for rule in rules:
-        name = rule.alias or rule.origin.name
-        keep_all = rule.options.keep_all_tokens
-        keep = tuple(keep_all or not (sym.is_term and sym.filter_out) for sym in rule.expansion)
-        inline = name.startswith("_")
-        expand1 = rule.options.expand1 and not rule.alias
-        method = None if inline else getattr(builder, name, None)  # None: a `?rule` that always passes its child up
-        if expand1 and keep == (True,):
-            callbacks[rule] = _pass_up  # a unit rule of the precedence ladder: most reductions
-            continue
-
-        def cb(s, keep=keep, inline=inline, expand1=expand1, method=method):
-            ch = []
-            for k, v in zip(keep, s):
-                if k:
-                    if type(v) is _Inline:
-                        ch.extend(v)
-                    else:
-                        ch.append(v)
-            if expand1 and len(ch) == 1:
-                return ch[0]
-            lo = _first_span(s)
-            if lo is None:
-                span = None
-            else:
-                hi = _last_span(s)
-                span = Span(path, lo[0], lo[1], hi[0], hi[1], lo[2], hi[2])
-            if inline:
-                out = _Inline(ch)
-                out.span = span
-                return out
-            return method(span, ch)
-
-        callbacks[rule] = cb
-    return callbacks

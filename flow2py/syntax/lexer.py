@@ -1,4 +1,4 @@
-"""Tokens for the parser: lark's lexer, then automatic separators.
+"""Tokens for the parser: one regex pass over the source, then automatic separators.
 
 Flow has no written semicolons. Like Go, a newline ends a statement when the token before it
 can end one and the innermost open bracket is a `{` (or there is none). Inside `(` and `[` a
@@ -12,13 +12,21 @@ before `}`, `)` or `]`, and none at the very start, so the grammar needs no opti
 A declaration keyword in column 1 (`@`, `use`, `type`, `opaque`, `pub flow`, `pub type`,
 `pub opaque`, `flow name`) always starts a new declaration: the bracket stack is reset there,
 so one unclosed bracket cannot swallow the rest of the file.
+
+The terminals come from grammar.lark (through lark, which also builds the parse table), but
+the scanning is ours: lark's lexer spends most of its time in per-token Python bookkeeping,
+and it reports a bad character by raising, which we would have to catch for every one.
 """
 from __future__ import annotations
 
+import re
 from typing import Iterable, Iterator
 
-from lark import Token
 from lark.lark import PostLex
+from lark.lexer import PatternRE, PatternStr
+
+from flow2py.diagnostics import Diagnostic
+from flow2py.syntax import ast
 
 # Tokens after which a newline ends a statement. `>` ends a type (`-> List<Text>` at the end
 # of a bodyless declaration).
@@ -37,14 +45,39 @@ CLOSERS = {"RPAR": "LPAR", "RSQB": "LSQB", "RBRACE": "LBRACE"}
 NO_SEP_AFTER = frozenset({"LBRACE", "COMMA", "_SEP"})
 NO_SEP_BEFORE = frozenset({"RBRACE", "RPAR", "RSQB"})
 DECL_KEYWORDS = frozenset({"AT", "USE", "TYPE", "OPAQUE"})
+# No separator goes before these, whatever precedes them (see `insert_separators`).
+_NO_NL_SEP = CONTINUERS | NO_SEP_BEFORE
 
 
-def separator_after(tok: Token, text: str = "") -> Token:
+class Tok:
+    """A token: what lark's Token holds, without its cost (it is a str subclass built by a
+    Python-level `__new__`, and the parser makes one per token)."""
+
+    __slots__ = ("type", "value", "start_pos", "line", "column", "end_line", "end_column", "end_pos")
+
+    def __init__(self, type, value, start_pos, line, column, end_line, end_column, end_pos):
+        self.type = type
+        self.value = value
+        self.start_pos = start_pos
+        self.line = line
+        self.column = column
+        self.end_line = end_line
+        self.end_column = end_column
+        self.end_pos = end_pos
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __repr__(self) -> str:
+        return f"Tok({self.type!r}, {self.value!r}, {self.line}:{self.column})"
+
+
+def separator_after(tok: Tok, text: str = "") -> Tok:
     """A `_SEP` token of zero width placed at the end of `tok`."""
-    return Token("_SEP", text, tok.end_pos, tok.end_line, tok.end_column, tok.end_line, tok.end_column, tok.end_pos)
+    return Tok("_SEP", text, tok.end_pos, tok.end_line, tok.end_column, tok.end_line, tok.end_column, tok.end_pos)
 
 
-def starts_declaration(tok: Token, nxt: Token | None) -> bool:
+def starts_declaration(tok: Tok, nxt: Tok | None) -> bool:
     """Whether `tok` is a declaration start in column 1 (see the module docstring)."""
     if tok.column != 1:
         return False
@@ -61,18 +94,118 @@ def starts_declaration(tok: Token, nxt: Token | None) -> bool:
 
 
 class SeparatorPostLex(PostLex):
-    """The lark postlexer: drops `NL` tokens and inserts `_SEP` where a statement ends."""
+    """Declares the terminals the grammar never mentions but the lexer must produce (`NL`,
+    `SEMICOLON`); without a postlexer lark would drop them from its terminal list. It also
+    works as a lark postlexer, should anyone parse through lark itself."""
 
     always_accept = ("NL", "SEMICOLON")
 
-    def process(self, stream: Iterable[Token]) -> Iterator[Token]:
+    def process(self, stream: Iterable) -> Iterator:
         return iter(insert_separators(stream))
 
 
-def insert_separators(stream: Iterable[Token]) -> list[Token]:
+# ---------------------------------------------------------------------------------------------
+# Scanning
+
+
+class Scanner:
+    """One compiled alternation of every terminal, in lark's order and with lark's keyword rule,
+    so it splits text exactly as lark's basic lexer would."""
+
+    def __init__(self, terminals, ignore):
+        terms = list(terminals)
+        # lark's order: higher priority, then longer possible match, then longer pattern text.
+        terms.sort(key=lambda t: (-t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name))
+        regexes = [t for t in terms if isinstance(t.pattern, PatternRE)]
+        # A string terminal that some same-priority regex terminal matches whole (`flow` for
+        # LOWER) is a keyword: the regex matches it and the value then picks the type.
+        self.keywords: dict[str, dict[str, str]] = {}
+        embedded = set()
+        for rt in regexes:
+            for st in terms:
+                if isinstance(st.pattern, PatternStr) and st.priority == rt.priority:
+                    s = st.pattern.value
+                    m = re.match(rt.pattern.to_regexp(), s)
+                    if m and m.group(0) == s:
+                        self.keywords.setdefault(rt.name, {})[s] = st.name
+                        if st.pattern.flags <= rt.pattern.flags:
+                            embedded.add(st.name)
+        # tokenize() looks keywords up for LOWER only, which is all this grammar has.
+        assert set(self.keywords) <= {"LOWER"}, self.keywords
+        kept = [t for t in terms if t.name not in embedded and t.name not in ignore]
+        for t in ignore:
+            # Skipping ignored text as a prefix of every match (rather than as tokens of its
+            # own) halves the number of matches. It relies on no terminal that lark tries
+            # first matching where an ignored one does: none starts with a space, and at `//`
+            # COMMENT comes before SLASH in lark's order.
+            assert t in ("WS", "COMMENT"), t
+        by_name = {t.name: t for t in terms}
+        skip = "|".join(by_name[t].pattern.to_regexp() for t in sorted(ignore))
+        # Each alternative is the terminal's regex followed by an empty group named after it:
+        # `lastgroup` still names the terminal, and as the alternative now starts with the
+        # terminal's own first character (class), the regex engine rejects it from that one
+        # character instead of entering a group first (twice as fast on this alternation).
+        # Group 1 is the ignored text, so a token starts where group 1 ends.
+        alts = "|".join(f"(?:{t.pattern.to_regexp()})(?P<{t.name}>)" for t in kept)
+        # `open_text`: a `"` where TEXT did not match is a literal left open up to the end of
+        # the line. `bad`: anything else no terminal starts with. `eof`: the trailing ignored
+        # text, so that matches are contiguous and nothing is skipped silently.
+        self.regex = re.compile(
+            f"((?:{skip})*+)(?:{alts}|\"[^\\n]*(?P<open_text>)|.(?P<bad>)|(?P<eof>\\Z))"
+        )
+
+
+def tokenize(scanner: Scanner, source: str, path: str, diags: list[Diagnostic]) -> list[Tok]:
+    """The parser's tokens: no newlines, `_SEP` where a statement ends. A character no token
+    can start is reported and skipped; an unclosed text literal is reported and closed."""
+    toks: list[Tok] = []
+    nls: list[bool] = []  # whether a newline came before toks[i]
+    append = toks.append
+    nl_append = nls.append
+    lower_kw = scanner.keywords.get("LOWER", {}).get
+    line = 1
+    col0 = -1  # offset of the current line's first character, minus one
+    nl = False
+    for m in scanner.regex.finditer(source):
+        kind = m.lastgroup
+        if kind == "NL":
+            line += 1
+            col0 = m.end() - 1
+            nl = True
+            continue
+        start = m.end(1)
+        end = m.end()
+        if kind == "LOWER":
+            value = source[start:end]
+            kind = lower_kw(value, "LOWER")
+        elif kind == "eof":
+            break
+        elif kind == "bad":
+            ch = source[start]
+            span = ast.Span(path, line, start - col0, line, start - col0 + 1, start, start + 1)
+            shown = ch if ch.isprintable() else repr(ch)[1:-1]
+            diags.append(Diagnostic("E001", f"unexpected character `{shown}`: no Flow token starts with it", span))
+            continue
+        elif kind == "open_text":
+            span = ast.Span(path, line, start - col0, line, end - col0, start, end)
+            diags.append(Diagnostic(
+                "E002", "this text literal is not closed: add `\"` before the end of the line", span))
+            # Stand in a closed literal so that the parser can go on with the line.
+            value = source[start:end] + '"'
+            if value.endswith('\\"') and not value.endswith('\\\\"'):
+                value = value[:-2] + '"'
+            kind = "TEXT"
+        else:
+            value = source[start:end]
+        append(Tok(kind, value, start, line, start - col0, line, end - col0, end))
+        nl_append(nl)
+        nl = False
+    return _separate(toks, nls)
+
+
+def insert_separators(stream: Iterable) -> list[Tok]:
     """Go-style separator insertion over a token stream that still contains `NL` tokens."""
-    # Pair each real token with whether a newline came before it.
-    toks: list[Token] = []
+    toks = []
     nls: list[bool] = []
     nl = False
     for t in stream:
@@ -82,33 +215,34 @@ def insert_separators(stream: Iterable[Token]) -> list[Token]:
             toks.append(t)
             nls.append(nl)
             nl = False
+    return _separate(toks, nls)
 
-    out: list[Token] = []
+
+def _separate(toks: list, nls: list[bool]) -> list:
+    out: list = []
     append = out.append
     stack: list[str] = []
     n = len(toks)
+    last_type = None  # type of out[-1]
     for i in range(n):
         tok = toks[i]
         typ = tok.type
-        nxt = toks[i + 1] if i + 1 < n else None
-        last = out[-1] if out else None
         if typ == "SEMICOLON":
-            if last is not None and last.type not in NO_SEP_AFTER and (nxt is None or nxt.type not in NO_SEP_BEFORE):
-                append(Token("_SEP", ";", tok.start_pos, tok.line, tok.column, tok.end_line, tok.end_column, tok.end_pos))
+            if last_type is not None and last_type not in NO_SEP_AFTER and (i + 1 == n or toks[i + 1].type not in NO_SEP_BEFORE):
+                append(Tok("_SEP", ";", tok.start_pos, tok.line, tok.column, tok.end_line, tok.end_column, tok.end_pos))
+                last_type = "_SEP"
             continue
-        if tok.column == 1 and starts_declaration(tok, nxt):
+        if tok.column == 1 and starts_declaration(tok, toks[i + 1] if i + 1 < n else None):
             stack.clear()
-            if last is not None and last.type != "_SEP":
-                append(separator_after(last))
+            if last_type is not None and last_type != "_SEP":
+                append(separator_after(out[-1]))
         elif (
             nls[i]
-            and last is not None
-            and last.type in ENDERS
+            and last_type in ENDERS
             and (not stack or stack[-1] == "LBRACE")
-            and typ not in CONTINUERS
-            and typ not in NO_SEP_BEFORE
+            and typ not in _NO_NL_SEP
         ):
-            append(separator_after(last))
+            append(separator_after(out[-1]))
         if typ in OPENERS:
             stack.append(typ)
         elif typ in CLOSERS:
@@ -120,4 +254,5 @@ def insert_separators(stream: Iterable[Token]) -> list[Token]:
             if out and out[-1].type == "_SEP" and out[-1].value == ";":
                 out.pop()  # `; }`: a written separator before a closer is dropped
         append(tok)
+        last_type = typ
     return out

@@ -1,8 +1,9 @@
 """Flow source text to an AST, with every syntax error reported as a diagnostic.
 
-The pipeline: lark's lexer (grammar.lark) -> separator insertion (lexer.py) -> the token stream
-is cut into top-level declarations -> each declaration is fed to lark's LALR parser through
-its interactive interface -> a Transformer (build.py) turns each parse tree into AST nodes.
+The pipeline: our scanner over grammar.lark's terminals, with separator insertion (lexer.py)
+-> the token stream is cut into top-level declarations -> each declaration is fed to an LALR
+loop over the parse table lark builds from grammar.lark -> reduce callbacks (build.py) turn
+each rule into AST nodes as it is reduced.
 
 Feeding tokens ourselves instead of calling `Lark.parse` is what makes error recovery simple:
 on an unexpected token we report it in words, drop parser states until the parser can go on
@@ -10,6 +11,10 @@ from the next separator (or the offending closing bracket), and continue. Cuttin
 into declarations first means an error costs at most the declaration it is in, and the other
 declarations still reach the Module. An unclosed bracket at the end of a declaration is
 closed for the parser (and offered as a fix when that makes the file parse cleanly).
+
+The LALR loop is ours too (lark's `ParserState.feed_token` step by step, same order of
+reductions and so the same callbacks): lark keys its table by Rule objects, whose hash is
+computed in Python on every reduce, and it goes through a method call per token.
 """
 from __future__ import annotations
 
@@ -18,16 +23,14 @@ import os
 from functools import lru_cache
 
 import lark
-from lark import Token
-from lark.exceptions import UnexpectedCharacters, UnexpectedToken
 from lark.parsers.lalr_analysis import Reduce, Shift
-from lark.parsers.lalr_parser_state import ParseConf, ParserState
 
 from flow2py.diagnostics import Diagnostic, Edit, Fix
 from flow2py.syntax import ast
 from flow2py.syntax import codes  # noqa: F401  (registers E001-E099)
-from flow2py.syntax.build import Builder, make_callbacks, span_of_token
-from flow2py.syntax.lexer import CLOSERS, OPENERS, SeparatorPostLex, insert_separators, starts_declaration
+from flow2py.syntax.build import Builder, span_of_token
+from flow2py.syntax.reduce import Inline, make_callbacks, pass_up
+from flow2py.syntax.lexer import CLOSERS, OPENERS, Scanner, SeparatorPostLex, Tok, starts_declaration, tokenize
 from flow2py.syntax.messages import describe_expected, describe_token
 
 _GRAMMAR = os.path.join(os.path.dirname(__file__), "grammar.lark")
@@ -52,18 +55,66 @@ def _lark() -> lark.Lark:
     )
 
 
-@lru_cache(maxsize=1)
-def _table():
-    """The LALR table and every rule it reduces by."""
-    table = _lark().parse_interactive(start="item").parser_state.parse_conf.parse_table
-    rules = {arg for actions in table.states.values() for action, arg in actions.values() if action is Reduce}
-    return table, rules
+class _Table:
+    """lark's LALR table in a form the loop reads fast: `states[s][symbol]` is the next state
+    for a shift (or a goto), `~r` for a reduce by `rules[r]`."""
+
+    def __init__(self, table):
+        self.rules: list = []
+        index: dict = {}
+        self.states: list[dict[str, int]] = [{} for _ in range(max(table.states) + 1)]
+        for s, actions in table.states.items():
+            row = self.states[s]
+            for sym, (action, arg) in actions.items():
+                if action is Shift:
+                    row[sym] = arg
+                else:
+                    assert action is Reduce
+                    if arg not in index:
+                        index[arg] = len(self.rules)
+                        self.rules.append(arg)
+                    row[sym] = ~index[arg]
+        self.sizes = [len(r.expansion) for r in self.rules]
+        self.origins = [r.origin.name for r in self.rules]
+        self.start = table.start_states["item"]
+        self.end = table.end_states["item"]
 
 
 @lru_cache(maxsize=1)
-def _lexer():
-    # The plain lexer (no postlexer): we recover from bad characters ourselves.
-    return _lark()._build_lexer()
+def _table() -> _Table:
+    return _Table(_lark().parse_interactive(start="item").parser_state.parse_conf.parse_table)
+
+
+@lru_cache(maxsize=1)
+def _scanner() -> Scanner:
+    lk = _lark()
+    return Scanner(lk.lexer_conf.terminals, frozenset(lk.lexer_conf.ignore))
+
+
+class _Conf:
+    """The table with this parse's callbacks: `(size, origin, callback)` per rule."""
+
+    __slots__ = ("states", "rules", "start", "end")
+
+    def __init__(self, table: _Table, builder: Builder):
+        self.states = table.states
+        cbs = make_callbacks(table.rules, builder)
+        self.rules = list(zip(table.sizes, table.origins, cbs))
+        self.start = table.start
+        self.end = table.end
+
+
+class _State:
+    """A parser state: the LALR state stack and the value built for each entry."""
+
+    __slots__ = ("stack", "values")
+
+    def __init__(self, stack: list[int], values: list):
+        self.stack = stack
+        self.values = values
+
+    def copy(self) -> "_State":
+        return _State(list(self.stack), list(self.values))
 
 
 def parse_module(source: str, path: str) -> tuple[ast.Module, list[Diagnostic]]:
@@ -84,15 +135,13 @@ def _parse(source: str, path: str, verify_fixes: bool) -> tuple[ast.Module, list
     if not isinstance(source, str):
         source = str(source)
     diags: list[Diagnostic] = []
-    tokens = insert_separators(_tokenize(source, path, diags))
-    builder = Builder(path, diags)
-    table, rules = _table()
-    conf = ParseConf(table, make_callbacks(rules, builder), "item")
+    tokens = tokenize(_scanner(), source, path, diags)
+    conf = _Conf(_table(), Builder(path, diags))
     uses: list[ast.Use] = []
     decls: list[ast.Decl] = []
-    for segment in _split_declarations(tokens):
+    for segment, deepest in _split_declarations(tokens):
         try:
-            node = _parse_declaration(conf, segment, source, path, diags, verify_fixes)
+            node = _parse_declaration(conf, segment, deepest, source, path, diags, verify_fixes)
         except RecursionError:
             diags.append(Diagnostic(
                 "E009",
@@ -114,58 +163,13 @@ def _parse(source: str, path: str, verify_fixes: bool) -> tuple[ast.Module, list
 
 
 # ---------------------------------------------------------------------------------------------
-# Lexing
-
-
-def _tokenize(source: str, path: str, diags: list[Diagnostic]) -> list[Token]:
-    """All tokens (NL included); a character no token can start is reported and skipped."""
-    lexer = _lexer()
-    state = lark.lexer.LexerThread.from_text(lexer, source).state
-    line_ctr = state.line_ctr
-    out: list[Token] = []
-    append = out.append
-    next_token = lexer.next_token
-    while True:
-        try:
-            append(next_token(state))
-        except EOFError:
-            break
-        except UnexpectedCharacters as e:
-            pos = e.pos_in_stream
-            ch = source[pos]
-            if ch == '"' or source.startswith('b"', pos):
-                eol = source.find("\n", pos)
-                eol = len(source) if eol < 0 else eol
-                span = ast.Span(path, e.line, e.column, e.line, e.column + (eol - pos), pos, eol)
-                kind = "bytes" if ch == "b" else "text"
-                diags.append(Diagnostic(
-                    "E002",
-                    f"this {kind} literal is not closed: add `\"` before the end of the line",
-                    span,
-                ))
-                line_ctr.feed(source[pos:eol])
-                # Stand in a closed literal so that the parser can go on with the line.
-                closed = source[pos:eol] + '"'
-                if closed.endswith('\\"') and not closed.endswith('\\\\"'):
-                    closed = closed[:-2] + '"'
-                append(Token("BYTES" if kind == "bytes" else "TEXT", closed, pos, e.line, e.column,
-                             e.line, e.column + (eol - pos), eol))
-            else:
-                span = ast.Span(path, e.line, e.column, e.line, e.column + 1, pos, pos + 1)
-                shown = ch if ch.isprintable() else repr(ch)[1:-1]
-                diags.append(Diagnostic("E001", f"unexpected character `{shown}`: no Flow token starts with it", span))
-                line_ctr.feed(ch)
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
 # Cutting the stream into declarations
 
 _PREFIX = frozenset({"AT", "PUB", "OPAQUE", "_SEP"})
 _HEAD_STARTS = frozenset({"AT", "USE", "TYPE", "OPAQUE", "PUB", "FLOW"})
 
 
-def _is_decl_start(tok: Token, nxt: Token | None) -> bool:
+def _is_decl_start(tok: Tok, nxt: Tok | None) -> bool:
     t = tok.type
     if t in ("AT", "USE", "TYPE", "OPAQUE"):
         return True
@@ -176,42 +180,50 @@ def _is_decl_start(tok: Token, nxt: Token | None) -> bool:
     return False
 
 
-def _split_declarations(tokens: list[Token]) -> list[list[Token]]:
+def _split_declarations(tokens: list[Tok]) -> list[tuple[list[Tok], int]]:
     """Cut at each declaration start that is at bracket depth 0 (or in column 1: see lexer.py),
-    once the current piece is more than annotations and modifiers."""
-    segments: list[list[Token]] = []
-    cur: list[Token] = []
+    once the current piece is more than annotations and modifiers. Each piece comes with the
+    deepest bracket depth before any of its tokens (a `_SEP` never changes the depth, so the
+    maximum over the other tokens is the maximum over the piece once its trailing `_SEP`s go)."""
+    segments: list[list] = []
+    cur: list[Tok] = []
     depth = 0
+    deepest = 0
     in_prefix = True  # the current piece holds only annotations / `pub` / `opaque` so far
-    prev: Token | None = None
+    prev_type = None
     n = len(tokens)
     for i, tok in enumerate(tokens):
         typ = tok.type
-        nxt = tokens[i + 1] if i + 1 < n else None
-        if typ in _HEAD_STARTS and not in_prefix and (depth == 0 or starts_declaration(tok, nxt)) and _is_decl_start(tok, nxt):
-            segments.append(cur)
-            cur, depth, in_prefix = [], 0, True
-        if typ == "_SEP" and depth == 0 and (not cur or in_prefix and prev is not None and prev.type == "_SEP"):
-            prev = tok
-            continue
+        if typ in _HEAD_STARTS and not in_prefix:
+            nxt = tokens[i + 1] if i + 1 < n else None
+            if (depth == 0 or starts_declaration(tok, nxt)) and _is_decl_start(tok, nxt):
+                segments.append([cur, deepest])
+                cur, depth, deepest, in_prefix = [], 0, 0, True
+        if typ == "_SEP":
+            if depth == 0 and (not cur or in_prefix and prev_type == "_SEP"):
+                prev_type = typ
+                continue
+        elif depth > deepest:
+            deepest = depth
         if typ in OPENERS:
             depth += 1
         elif typ in CLOSERS:
-            depth = max(depth - 1, 0)
-        if in_prefix and depth == 0 and typ not in _PREFIX and typ not in CLOSERS:
+            if depth:
+                depth -= 1
+        elif in_prefix and depth == 0 and typ not in _PREFIX:
             # `@name` keeps the prefix going; anything else is the head of the declaration
-            if not (typ == "LOWER" and prev is not None and prev.type == "AT"):
+            if not (typ == "LOWER" and prev_type == "AT"):
                 in_prefix = False
         cur.append(tok)
-        prev = tok
+        prev_type = typ
     if cur:
-        segments.append(cur)
+        segments.append([cur, deepest])
     out = []
-    for seg in segments:
+    for seg, d in segments:
         while seg and seg[-1].type == "_SEP":
             seg.pop()
         if seg:
-            out.append(seg)
+            out.append((seg, d))
     return out
 
 
@@ -219,12 +231,12 @@ def _split_declarations(tokens: list[Token]) -> list[list[Token]]:
 # Parsing one declaration, with recovery
 
 
-def _end_token(seg: list[Token]) -> Token:
+def _end_token(seg: list[Tok]) -> Tok:
     last = seg[-1]
-    return Token("$END", "", last.end_pos, last.end_line, last.end_column, last.end_line, last.end_column, last.end_pos)
+    return Tok("$END", "", last.end_pos, last.end_line, last.end_column, last.end_line, last.end_column, last.end_pos)
 
 
-def _depths(seg: list[Token]) -> list[int]:
+def _depths(seg: list[Tok]) -> list[int]:
     """Bracket depth before each token of the declaration."""
     out = []
     d = 0
@@ -237,8 +249,8 @@ def _depths(seg: list[Token]) -> list[int]:
     return out
 
 
-def _unclosed(seg: list[Token]) -> list[Token]:
-    stack: list[Token] = []
+def _unclosed(seg: list[Tok]) -> list[Tok]:
+    stack: list[Tok] = []
     for tok in seg:
         if tok.type in OPENERS:
             stack.append(tok)
@@ -251,100 +263,149 @@ def _unclosed(seg: list[Token]) -> list[Token]:
     return stack
 
 
-_RULE_INFO: dict = {}
-
-
-def _feed_run(ps, seg: list[Token], i: int) -> int:
+def _feed_run(conf: _Conf, ps: _State, seg: list[Tok], i: int) -> int:
     """Feed tokens from index i until one is not accepted; its index (len(seg) when all were).
 
-    The same steps as lark's `ParserState.feed_token`, inlined: this loop is the parser's hot
-    path (one iteration per shift or reduce)."""
-    states = ps.parse_conf.states
-    callbacks = ps.parse_conf.callbacks
-    state_stack = ps.state_stack
-    value_stack = ps.value_stack
-    info = _RULE_INFO
+    This loop is the parser's hot path (one iteration per shift or reduce), hence the locals
+    and the special case for rules that hand their one value on (`?or_expr: and_expr`,
+    `_stmt: let_stmt`; most reductions): they keep the value and only swap the top state."""
+    states = conf.states
+    rules = conf.rules
+    stack = ps.stack
+    values = ps.values
+    push = stack.append
+    vpush = values.append
+    passup = pass_up
+    inline = Inline
     n = len(seg)
+    state = stack[-1]
     while i < n:
         tok = seg[i]
         typ = tok.type
         while True:
-            actions = states[state_stack[-1]]
-            if typ not in actions:
+            try:
+                a = states[state][typ]
+            except KeyError:
                 return i
-            action, arg = actions[typ]
-            if action is Shift:
-                state_stack.append(arg)
-                value_stack.append(tok)
+            if a >= 0:
+                push(a)
+                vpush(tok)
+                state = a
                 break
-            ri = info.get(arg)
-            if ri is None:
-                ri = info[arg] = (len(arg.expansion), arg.origin.name)
-            size, origin = ri
+            size, origin, cb = rules[~a]
+            if cb is passup:
+                v = values[-1]
+                if type(v) is inline and len(v) == 1:
+                    values[-1] = v[0]
+                state = states[stack[-2]][origin]
+                stack[-1] = state
+                continue
             if size:
-                s = value_stack[-size:]
-                del state_stack[-size:]
-                del value_stack[-size:]
+                s = values[-size:]
+                del stack[-size:]
+                del values[-size:]
             else:
                 s = []
-            value_stack.append(callbacks[arg](s))
-            state_stack.append(states[state_stack[-1]][origin][1])
+            vpush(cb(s))
+            state = states[stack[-1]][origin]
+            push(state)
         i += 1
     return i
 
 
-def _try_feed(ps, token: Token):
+def _feed(conf: _Conf, ps: _State, token: Tok, is_end: bool):
+    """One token, as lark's `ParserState.feed_token`: (True, the parse result when `is_end`)
+    once accepted, (False, the state that rejected it) when not. Every declaration ends with
+    `$END` going through here, which reduces everything still open: hence the same unit-rule
+    shortcut as in `_feed_run`."""
+    states = conf.states
+    rules = conf.rules
+    stack = ps.stack
+    values = ps.values
+    typ = token.type
+    end_state = conf.end
+    while True:
+        actions = states[stack[-1]]
+        if typ not in actions:
+            return False, stack[-1]
+        a = actions[typ]
+        if a >= 0:
+            assert not is_end
+            stack.append(a)
+            values.append(token)
+            return True, None
+        size, origin, cb = rules[~a]
+        if cb is pass_up:
+            v = values[-1]
+            if type(v) is Inline and len(v) == 1:
+                values[-1] = v[0]
+            stack[-1] = states[stack[-2]][origin]
+        else:
+            if size:
+                s = values[-size:]
+                del stack[-size:]
+                del values[-size:]
+            else:
+                s = []
+            value = cb(s)
+            stack.append(states[stack[-1]][origin])
+            values.append(value)
+        if is_end and stack[-1] == end_state:
+            return True, values[-1]
+
+
+def _try_feed(conf: _Conf, ps: _State, token: Tok) -> _State | None:
     """Feed `token` to a copy of the parser state; the copy when it was accepted, else None."""
-    trial = ps.copy(deepcopy_values=False)
-    try:
-        trial.feed_token(token, token.type == "$END")
-    except UnexpectedToken:
-        return None
-    return trial
+    trial = ps.copy()
+    ok, _ = _feed(conf, trial, token, token.type == "$END")
+    return trial if ok else None
 
 
-def _pop_until_accepts(ps, token: Token):
+def _pop_until_accepts(conf: _Conf, ps: _State, token: Tok) -> _State | None:
     """Drop parser states from the top until one accepts `token`; the new state, or None."""
-    states = ps.parse_conf.states
-    work = ps.copy(deepcopy_values=False)
-    while len(work.state_stack) > 1:
-        if token.type in states[work.state_stack[-1]]:
-            trial = _try_feed(work, token)
+    states = conf.states
+    work = ps.copy()
+    while len(work.stack) > 1:
+        if token.type in states[work.stack[-1]]:
+            trial = _try_feed(conf, work, token)
             if trial is not None:
                 return trial
-        work.state_stack.pop()
-        work.value_stack.pop()
+        work.stack.pop()
+        work.values.pop()
     return None
 
 
-def _synthetic(kind: str, value: str, at: Token) -> Token:
-    return Token(kind, value, at.end_pos, at.end_line, at.end_column, at.end_line, at.end_column, at.end_pos)
+def _synthetic(kind: str, value: str, at: Tok) -> Tok:
+    return Tok(kind, value, at.end_pos, at.end_line, at.end_column, at.end_line, at.end_column, at.end_pos)
 
 
-def _parse_declaration(conf, seg, source, path, diags, verify_fixes):
+def _expected(conf: _Conf, state: int) -> set[str]:
+    return {t for t in conf.states[state] if t.isupper() or t == "_SEP"}
+
+
+def _parse_declaration(conf, seg, deepest, source, path, diags, verify_fixes):
     """The AST node for one declaration (None when it could not be recovered); the callbacks
     in `conf` build nodes as the parser reduces."""
-    ps = ParserState(conf, None)
-    depths = _depths(seg)
-    deepest = max(depths)
+    ps = _State([conf.start], [])
     if deepest > MAX_DEPTH:
-        at = seg[depths.index(MAX_DEPTH + 1)]
+        at = seg[_depths(seg).index(MAX_DEPTH + 1)]
         diags.append(Diagnostic(
             "E009",
             f"this declaration nests brackets more than {MAX_DEPTH} deep; split it into smaller functions",
             span_of_token(path, at),
         ))
         return None
+    depths = None  # computed on the first error: only recovery needs them
     errors = 0
     i = 0
     n = len(seg)
     resumed_at = -1
     while i < n:
-        i = _feed_run(ps, seg, i)
+        i = _feed_run(conf, ps, seg, i)
         if i >= n:
             break
         tok = seg[i]
-        expected = {t for t in ps.parse_conf.states[ps.state_stack[-1]] if t.isupper() or t == "_SEP"}
+        expected = _expected(conf, ps.stack[-1])
         prev = seg[i - 1] if i > 0 else None
         if i == resumed_at:
             return None  # recovery did not get past this token: give the declaration up
@@ -360,6 +421,8 @@ def _parse_declaration(conf, seg, source, path, diags, verify_fixes):
         if errors >= MAX_ERRORS_PER_DECL:
             return None
         # Recover: skip to the next separator at this depth, or to the closer that ends it.
+        if depths is None:
+            depths = _depths(seg)
         d = depths[i]
         target = None
         for j in range(i, n):
@@ -368,7 +431,7 @@ def _parse_declaration(conf, seg, source, path, diags, verify_fixes):
                 break
         if target is None:
             return None
-        new = _pop_until_accepts(ps, seg[target])
+        new = _pop_until_accepts(conf, ps, seg[target])
         if new is None:
             return None
         ps = new
@@ -376,7 +439,7 @@ def _parse_declaration(conf, seg, source, path, diags, verify_fixes):
         resumed_at = i
     # End of the declaration: close what is still open, then finish.
     end = _end_token(seg)
-    result = _feed_end(ps, end)
+    result = _feed_end(conf, ps, end)
     if result is not None:
         return result
     unclosed = _unclosed(seg)
@@ -399,21 +462,21 @@ def _parse_declaration(conf, seg, source, path, diags, verify_fixes):
         ))
         for opener in reversed(unclosed):
             closer = _synthetic(OPENERS[opener.type], _CLOSE_TEXT[opener.type], seg[-1])
-            trial = _try_feed(ps, closer)
+            trial = _try_feed(conf, ps, closer)
             if trial is None:
-                trial = _try_feed(ps, _synthetic("_SEP", "", seg[-1]))
-                trial = trial and _try_feed(trial, closer)
+                trial = _try_feed(conf, ps, _synthetic("_SEP", "", seg[-1]))
+                trial = trial and _try_feed(conf, trial, closer)
             if trial is None:
-                trial = _pop_until_accepts(ps, closer)
+                trial = _pop_until_accepts(conf, ps, closer)
             if trial is None:
                 return None
             ps = trial
-        return _feed_end(ps, end)
+        return _feed_end(conf, ps, end)
     if errors == 0:
-        try:
-            ps.copy(deepcopy_values=False).feed_token(end, True)
-        except UnexpectedToken as e:
-            diags.append(_unexpected(path, end, seg[-1], e.expected, None))
+        ok, state = _feed(conf, ps.copy(), end, True)
+        if not ok:
+            expected = {t for t in conf.states[state] if t.isupper()}
+            diags.append(_unexpected(path, end, seg[-1], expected, None))
     return None
 
 
@@ -421,25 +484,23 @@ _CLOSE_TEXT = {"LPAR": ")", "LSQB": "]", "LBRACE": "}"}
 _OPEN_TEXT = {"RPAR": "(", "RSQB": "[", "RBRACE": "{"}
 
 
-def _innermost(seg: list[Token], i: int) -> str | None:
+def _innermost(seg: list[Tok], i: int) -> str | None:
     """The type of the innermost bracket open before token i (None at depth 0)."""
     stack = _unclosed(seg[:i])
     return stack[-1].type if stack else None
 
 
-def _has_opener(seg: list[Token], i: int) -> bool:
+def _has_opener(seg: list[Tok], i: int) -> bool:
     want = CLOSERS[seg[i].type]
     return any(t.type == want for t in _unclosed(seg[:i]))
 
 
-def _feed_end(ps, end: Token):
-    try:
-        return ps.copy(deepcopy_values=False).feed_token(end, True)
-    except UnexpectedToken:
-        return None
+def _feed_end(conf: _Conf, ps: _State, end: Tok):
+    ok, value = _feed(conf, ps.copy(), end, True)
+    return value if ok else None
 
 
-def _unexpected(path: str, tok: Token, prev: Token | None, expected: set[str], opener: str | None) -> Diagnostic:
+def _unexpected(path: str, tok: Tok, prev: Tok | None, expected: set[str], opener: str | None) -> Diagnostic:
     # Only the closer of the innermost open bracket is worth naming.
     expected = {e for e in expected if e not in CLOSERS or (opener is not None and OPENERS[opener] == e)}
     if opener is not None and opener != "LBRACE":
