@@ -8,6 +8,7 @@ Every refusal is a message on stderr that says what and where; nothing recorded 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -51,6 +52,10 @@ def _guard(fn):
             return fn(*args, **kwargs)
         except host.Refused as e:
             _fail(str(e), e.exit_code)
+        except Exception as e:  # a bug or an unforeseen state: one line, never a traceback
+            if os.environ.get("FLOW2PY_DEBUG"):
+                raise
+            _fail(f"internal error: {type(e).__name__}: {e} (set FLOW2PY_DEBUG=1 for the traceback)")
         except (SystemExit, KeyboardInterrupt):
             raise
         except Exception as e:

@@ -5,16 +5,17 @@ and compiles a program, binds Tools, keeps runs in the store, and drives them wi
 of flowrt. Resume, replay, history and fork compile the program from the sources the store holds,
 never from disk, so a run always continues on the exact program it started with.
 
-Every refusal is a `Refused` carrying the message and the CLI exit code; nothing recorded is
-rewritten by a refusal.
+Every refusal is a `Refused` carrying a one-line message and the CLI exit code; a refusal records
+nothing, and nothing recorded is ever rewritten. docs/spec/execution.md ("Host operations") is the
+description of what each operation does.
 """
 from __future__ import annotations
 
 import importlib
 import importlib.util
-import json
 import os
 import secrets
+import sqlite3
 import sys
 from dataclasses import dataclass
 from typing import Callable, Iterable, Optional
@@ -25,7 +26,8 @@ from flow2py.check.program import CheckedProgram
 from flow2py.diagnostics import render_text
 from flowrt import driver as drv
 from flowrt.facts import Call, Checkpoint, Reply, Start
-from flowrt.store import CallNotOpen, RunBusy, Store, StoreError, UnknownRun
+from flowrt.store import RunBusy, Store, StoreError, UnknownRun
+from flowrt.tasks import has_hole
 from flowrt.trace import DATA_VERSION, TraceError
 
 EXIT_OK, EXIT_REFUSED, EXIT_PAUSED, EXIT_FAULTED, EXIT_DIVERGED, EXIT_BROKEN = 0, 1, 3, 4, 5, 6
@@ -61,27 +63,19 @@ def check(path: str, *, sources: Optional[dict[str, str]] = None,
     return check_program(path, sources=sources, commits=commits)
 
 
-def _refuse_diagnostics(result: CheckResult) -> None:
-    raise Refused(render_text(result.diagnostics, result.sources).rstrip("\n"))
-
-
 class Loaded:
-    """A checked program compiled to Python and loaded: its runtime descriptor and functions."""
+    """A checked program compiled to Python and loaded: its runtime descriptor and functions.
+
+    The generated package is named by the program's identity, so a program loaded once in this
+    process (the same identity) is not generated again.
+    """
 
     def __init__(self, checked: CheckedProgram):
-        from flow2py.codegen import package_files
-
         self.checked = checked
-        name = f"_flow_{checked.identity[:16]}"
-        files = package_files(checked)
-        pkg = sys.modules.get(name)
-        if pkg is None or not hasattr(pkg, "PROGRAM"):
-            pkg = rt.load_package(name, files)
-        self.program: rt.Program = pkg.PROGRAM
+        self.program: rt.Program = _load_package(checked)
         self.functions: dict[str, Callable] = {}
         for key in self.program.modules:
-            mod = self.program.module(key)
-            for value in vars(mod).values():
+            for value in vars(self.program.module(key)).values():
                 meta = getattr(value, "__flow__", None)
                 if meta is not None and getattr(meta, "decl", None):
                     self.functions.setdefault(meta.decl, value)
@@ -90,6 +84,7 @@ class Loaded:
         return self.functions.get(decl)
 
     def entry(self, name: str):
+        """(function, ((param, descriptor), ...)) of the entry function `name`."""
         try:
             return self.program.entry(name)
         except (KeyError, LookupError, AttributeError):
@@ -103,33 +98,50 @@ class Loaded:
         wanted = set(reachable_tools(self.checked, entry_roots(self.checked, entry)))
         return tuple(t for t in self.program.tools if t[0] in wanted)
 
-    def tool_spec(self, tool_id: str):
+    def tool_spec(self, tool_id: str) -> Optional[rt.ToolSpec]:
         for key in self.program.modules:
-            mod = self.program.module(key)
-            for value in vars(mod).values():
+            for value in vars(self.program.module(key)).values():
                 if isinstance(value, rt.ToolSpec) and value.tool_id == tool_id:
                     return value
         return None
+
+    def meta(self, path: Optional[str] = None, **extra) -> dict:
+        """The host's JSON kept with a run: what compiling its stored sources needs."""
+        out = {"entry_module": self.checked.entry_module, "commits": self.checked.commits}
+        if path:
+            out["path"] = os.path.abspath(path)
+        out.update(extra)
+        return out
+
+
+def _load_package(checked: CheckedProgram) -> rt.Program:
+    name = f"_flow_{checked.identity[:16]}"
+    pkg = sys.modules.get(name)
+    if pkg is None or not hasattr(pkg, "PROGRAM"):
+        from flow2py.codegen import package_files
+
+        pkg = rt.load_package(name, package_files(checked))
+    return pkg.PROGRAM
 
 
 def compile_path(path: str) -> Loaded:
     result = check(path)
     if result.diagnostics:
-        _refuse_diagnostics(result)
+        raise Refused(render_text(result.diagnostics, result.sources).rstrip("\n"))
     return Loaded(result.program)
 
 
 def compile_stored(store: Store, run_id: str) -> Loaded:
     """Compile the exact program a run started with, from the sources its history stores."""
-    sources = store.sources(run_id)
+    info = _run_info(store, run_id)
+    sources = _read(store.sources, run_id)
     if not sources:
         raise Refused(f"run {run_id}: the store holds no program sources for it")
-    info = store.load_run(run_id)
-    entry_key = (info.meta or {}).get("entry_module") or "main"
-    result = check(f"{entry_key}.flow", sources=sources, commits=(info.meta or {}).get("commits"))
+    meta = info.meta or {}
+    result = check(f"{meta.get('entry_module') or 'main'}.flow", sources=sources, commits=meta.get("commits"))
     if result.diagnostics:
-        raise Refused(f"run {run_id}: its stored program no longer checks:\n"
-                      + render_text(result.diagnostics, result.sources).rstrip("\n"))
+        first = render_text(result.diagnostics, result.sources).splitlines()[0]
+        raise Refused(f"run {run_id}: its stored program no longer checks: {first}")
     if result.program.identity != info.program:
         raise Refused(f"run {run_id}: the stored sources give program {result.program.identity[:12]}, "
                       f"but the run started on {info.program[:12]}; refusing to continue on another program")
@@ -143,24 +155,23 @@ def build(program: CheckedProgram, out_dir: str, package_name: Optional[str] = N
 
 
 def checkpoint_sites(program: CheckedProgram) -> list[dict]:
-    out = []
-    for s in program.checkpoints:
-        out.append({
-            "file": s.span.file, "line": s.span.line, "column": s.span.column,
-            "caller": s.caller, "callee": s.callee,
-            "call": (s.callee or "a function value").split("::")[-1] + "(...)",
-            "eligible": s.eligible, "reason": s.reason,
-        })
-    return out
+    return [{
+        "file": s.span.file, "line": s.span.line, "column": s.span.column,
+        "caller": s.caller, "callee": s.callee,
+        "call": (s.callee or "a function value").split("::")[-1] + "(...)",
+        "eligible": s.eligible, "reason": s.reason,
+    } for s in program.checkpoints]
 
 
 def tool_signatures(program: CheckedProgram) -> list[str]:
     """`web.search(query: Text) -> Result<Text, Text>  [web::search]` for every reachable Tool."""
+    from flow2py.check.reach import entry_roots, reachable_tools
     from flow2py.check.types import type_text
 
+    reachable = set(reachable_tools(program, entry_roots(program)))
     lines = []
     for decl, info in sorted(program.fn_decls.items()):
-        if not info.is_tool or not _reachable(program, decl):
+        if not info.is_tool or decl not in reachable:
             continue
         alias = info.module.rsplit("/", 1)[-1]
         params = ", ".join(f"{n}: {type_text(t)}" for n, t in info.params)
@@ -169,23 +180,19 @@ def tool_signatures(program: CheckedProgram) -> list[str]:
     return lines
 
 
-def _reachable(program: CheckedProgram, decl: str) -> bool:
-    from flow2py.check.reach import entry_roots, reachable_tools
-
-    return decl in reachable_tools(program, entry_roots(program))
-
-
 # ---- input, tools, store -------------------------------------------------------------------------
 
 
-def _decode_input(input_json: Optional[str], params, what: str = "--input") -> tuple:
-    if input_json is None:
-        obj = {}
-    else:
-        try:
-            obj = rt.loads_exact(input_json)
-        except ValueError as e:
-            raise Refused(f"{what}: not valid JSON: {e}") from None
+def _json(text: str, what: str):
+    try:
+        return rt.loads_exact(text)
+    except ValueError as e:
+        raise Refused(f"{what}: not valid JSON: {e}") from None
+
+
+def decode_input(input_json: Optional[str], params, what: str = "--input") -> tuple:
+    """Decode `--input` (a JSON object keyed by parameter names) against the parameter types."""
+    obj = {} if input_json is None else _json(input_json, what)
     if not isinstance(obj, dict):
         raise Refused(f"{what}: expected a JSON object keyed by parameter names, got {type(obj).__name__}")
     names = [n for n, _ in params]
@@ -207,46 +214,73 @@ def load_tools(specs: Iterable[str]) -> rt.Bindings:
     """Import each `--tools` file or module; their `@bind` registrations fill the bindings."""
     for spec in specs:
         try:
-            if spec.endswith(".py") or os.path.sep in spec or os.path.isfile(spec):
-                if not os.path.isfile(spec):
-                    raise Refused(f"--tools {spec}: no such file")
-                name = "_flow_tools_" + secrets.token_hex(4)
-                mod_spec = importlib.util.spec_from_file_location(name, spec)
-                module = importlib.util.module_from_spec(mod_spec)
-                sys.modules[name] = module
-                mod_spec.loader.exec_module(module)
-            else:
-                importlib.import_module(spec)
+            _import_tools(spec)
         except Refused:
             raise
-        except Exception as e:  # the host's file: report it, never a traceback
+        except BaseException as e:  # the host's file: report it, never a traceback
             raise Refused(f"--tools {spec}: importing it failed: {type(e).__name__}: {e}") from None
     return rt.BINDINGS
 
 
-def _store(store_path: Optional[str]) -> Store:
+def _import_tools(spec: str) -> None:
+    if not (spec.endswith(".py") or os.path.sep in spec or os.path.isfile(spec)):
+        importlib.import_module(spec)
+        return
+    if not os.path.isfile(spec):
+        raise Refused(f"--tools {spec}: no such file")
+    name = "_flow_tools_" + secrets.token_hex(4)
+    mod_spec = importlib.util.spec_from_file_location(name, spec)
+    module = importlib.util.module_from_spec(mod_spec)
+    sys.modules[name] = module
+    mod_spec.loader.exec_module(module)
+
+
+def _bindings_for(loaded: Loaded, tools, entry: Optional[str], what: str) -> rt.Bindings:
+    """Load `--tools` and refuse (before anything is recorded) if a reachable Tool is unbound."""
+    bindings = load_tools(tools)
+    missing = bindings.missing(loaded.reachable(entry))
+    if missing:
+        raise Refused("no implementation bound for " + ", ".join(missing)
+                      + f" (bind each with @flowrt.bind in a --tools file); {what}")
+    return bindings
+
+
+def open_store(store_path: Optional[str]) -> Store:
+    """Open the store, or refuse with what is wrong with it (not SQLite, another data version)."""
+    where = f"store {store_path or '.flow/runs.db'}"
     try:
         return Store(store_path)
-    except (StoreError, TraceError, OSError) as e:
-        raise Refused(f"store {store_path or '.flow/runs.db'}: {e}") from None
-    except Exception as e:  # sqlite3.DatabaseError: not a database, locked, ...
-        raise Refused(f"store {store_path or '.flow/runs.db'}: {type(e).__name__}: {e}") from None
+    except sqlite3.DatabaseError as e:
+        raise Refused(f"{where}: not a Flow store (SQLite says: {e})") from None
+    except (StoreError, TraceError, OSError, sqlite3.Error) as e:
+        raise Refused(f"{where}: {e}") from None
+
+
+def _read(op, *args):
+    """A store read, its refusals turned into `Refused` (unknown run, unreadable history)."""
+    try:
+        return op(*args)
+    except UnknownRun as e:
+        raise Refused(str(e)) from None
+    except (StoreError, TraceError, sqlite3.Error) as e:
+        raise Refused(str(e)) from None
 
 
 def _run_info(store: Store, run_id: str):
-    try:
-        return store.load_run(run_id)
-    except UnknownRun:
-        raise Refused(f"unknown run {run_id!r} in store {store.path}") from None
-    except (StoreError, TraceError) as e:
-        raise Refused(f"run {run_id}: {e}") from None
+    return _read(store.load_run, run_id)
 
 
-def _recorder(store: Store, run_id: str):
+def _recorder(store: Store, run_id: str) -> rt.SqliteRecorder:
+    """Take the run's lease: one process runs a run at a time."""
     try:
         return rt.SqliteRecorder(store, run_id)
     except RunBusy as e:
-        raise Refused(f"run {run_id}: {e}") from None
+        raise Refused(f"{e}; refusing a second resume") from None
+    except StoreError as e:
+        raise Refused(str(e)) from None
+
+
+# ---- driving -------------------------------------------------------------------------------------
 
 
 def _report(outcome, run_id: str) -> Report:
@@ -261,17 +295,18 @@ def _report(outcome, run_id: str) -> Report:
     return Report(outcome.line(), outcome.exit_code, outcome, run_id)
 
 
-def _drive_live(store: Store, run_id: str, loaded: Loaded, entry_fn, history, first: int,
-                bindings, checkpoint_every: Optional[int]) -> Report:
-    rec = _recorder(store, run_id)
+def _drive_live(store: Store, rec: rt.SqliteRecorder, loaded: Loaded, fn, history, first: int,
+                bindings, checkpoint_every: Optional[int], resend=()) -> Report:
+    """Drive a run live under the lease `rec` holds, release it, and report."""
+    run_id = rec.run_id
     try:
-        outcome = drv.drive(entry_fn, history=history, first=first, mode="live", recorder=rec,
-                            bindings=bindings, reachable=loaded.reachable(),
-                            checkpoint_every=checkpoint_every, resolve=loaded.resolve)
+        outcome = drv.drive(fn, history=history, first=first, mode="live", recorder=rec,
+                            bindings=bindings, checkpoint_every=checkpoint_every,
+                            resolve=loaded.resolve, resend=resend)
     except drv.ResumeRefused as e:
         raise Refused(f"run {run_id}: the stored history does not fit the program: {e.verdict.line()}") from None
-    except rt.MissingBindings as e:
-        raise Refused(f"run {run_id}: {e}") from None
+    except drv.ResendRefused as e:
+        raise Refused(f"--resend: {e}") from None
     finally:
         rec.close()
     for tool_id, impl in _bound(bindings, loaded):
@@ -287,6 +322,16 @@ def _bound(bindings, loaded: Loaded):
             yield tool_id, f"{getattr(impl, '__module__', '?')}.{getattr(impl, '__qualname__', repr(impl))}"
 
 
+def _new_run(store: Store, run_id: Optional[str], start_fact: Start, loaded: Loaded, meta: dict):
+    """Record a new run's Start and take its lease: (run id, recorder)."""
+    run_id = run_id or "run-" + secrets.token_hex(6)
+    try:
+        store.create_run(run_id, start_fact, loaded.program.sources, meta)
+    except StoreError as e:
+        raise Refused(str(e)) from None
+    return run_id, _recorder(store, run_id)
+
+
 # ---- run operations ------------------------------------------------------------------------------
 
 
@@ -296,235 +341,247 @@ def start(path: str, *, entry: str = "main", input_json: Optional[str] = None, t
     """`flow2py run`: check, bind, record Start, drive live."""
     loaded = compile_path(path)
     fn, params = loaded.entry(entry)
-    args = _decode_input(input_json, params)
-    bindings = load_tools(tools)
-    missing = bindings.missing(loaded.reachable(entry))
-    if missing:
-        raise Refused("no implementation bound for " + ", ".join(missing)
-                      + " (bind each with @flowrt.bind in a --tools file); the run was not started")
-    store = _store(store_path)
-    run_id = run_id or "run-" + secrets.token_hex(6)
+    args = decode_input(input_json, params)
+    bindings = _bindings_for(loaded, tools, entry, "the run was not started")
+    store = open_store(store_path)
     start_fact = Start(loaded.program.identity, loaded.program.std, DATA_VERSION, entry, args,
                        tuple(n for n, _ in params))
-    try:
-        store.create_run(run_id, start_fact, loaded.program.sources,
-                         {"entry_module": loaded.checked.entry_module, "path": os.path.abspath(path),
-                          "commits": loaded.checked.commits})
-    except StoreError as e:
-        raise Refused(f"run {run_id}: {e}") from None
-    return _drive_live(store, run_id, loaded, fn, [start_fact], 1, bindings, checkpoint_every)
+    run_id, rec = _new_run(store, run_id, start_fact, loaded, loaded.meta(path))
+    return _drive_live(store, rec, loaded, fn, [start_fact], 1, bindings, checkpoint_every)
 
 
 def _history_from(store: Store, run_id: str, info) -> tuple[list, int]:
+    """The facts resume and replay serve: from the latest checkpoint on (else all), and the
+    number of the first. Facts before the latest checkpoint are never read (they may be archived)."""
     first = info.latest_checkpoint or 1
-    facts = store.facts(run_id, from_n=first)
-    if first != 1 and not isinstance(facts[0], Checkpoint):
-        first = 1
-        facts = store.facts(run_id)
-    return facts, first
+    return _read(store.facts, run_id, first), first
 
 
-def _entry_of(loaded: Loaded, store: Store, run_id: str):
-    start_fact = store.facts(run_id, from_n=1)[0] if True else None
-    fn, _ = loaded.entry(start_fact.entry) if start_fact.parent is None else (None, None)
-    if fn is None:
-        fn = loaded.resolve(f"{loaded.checked.entry_module}::{start_fact.entry}") or _fork_entry(loaded, start_fact)
-    return fn
+def _entry_of(loaded: Loaded, info) -> Callable:
+    """The function a run's Start applies to its input: the entry, or a fork's checkpoint function."""
+    decl = (info.meta or {}).get("entry_decl")
+    if decl:
+        fn = loaded.resolve(decl)
+        if fn is None:
+            raise Refused(f"run {info.id}: its program has no function {decl}")
+        return fn
+    return loaded.entry(info.entry)[0]
 
 
-def _fork_entry(loaded: Loaded, start_fact: Start):
-    for decl, f in loaded.functions.items():
-        if decl.split("::")[-1] == start_fact.entry:
-            return f
-    raise Refused(f"the program has no function `{start_fact.entry}`")
-
-
-def resume(run_id: str, *, replies=(), resend=(), tools=(), store_path: Optional[str] = None,
-           checkpoint_every: Optional[int] = None) -> Report:
-    """`flow2py resume`: record delivered replies, close calls a crash left out, continue live."""
-    store = _store(store_path)
-    info = _run_info(store, run_id)
-    if info.state in ("completed", "faulted"):
-        raise Refused(f"run {run_id} has ended ({info.state}); nothing to resume")
-    if info.state == "running":
-        raise Refused(f"run {run_id} is running in another process ({info.owner}); refusing a second resume")
-    loaded = compile_stored(store, run_id)
-    open_calls = dict(store.open_calls(run_id))
+def _parse_replies(replies, open_calls: dict, loaded: Loaded, run_id: str) -> dict:
+    """`--reply CALL_ID=JSON` items, each admitted against its Tool's result type."""
     delivered = {}
     for item in replies:
         call_id, sep, text = item.partition("=")
         if not sep:
             raise Refused(f"--reply {item!r}: expected CALL_ID=JSON")
         if call_id not in open_calls:
-            raise Refused(f"--reply {call_id}: no open call with that id in run {run_id}"
-                          + (f" (open: {', '.join(open_calls)})" if open_calls else " (no call is open)"))
+            listing = ", ".join(open_calls) or "none"
+            raise Refused(f"--reply {call_id}: run {run_id} has no open call {call_id} (open calls: {listing})")
         spec = loaded.tool_spec(open_calls[call_id])
-        try:
-            raw = rt.loads_exact(text)
-        except ValueError as e:
-            raise Refused(f"--reply {call_id}: not valid JSON: {e}") from None
-        reply = rt.admit(spec, raw)
+        reply = rt.admit(spec, _json(text, f"--reply {call_id}"))
         if isinstance(reply, rt.Err) and isinstance(reply._0, rt.Malformed):
             raise Refused(f"--reply {call_id}: the reply does not fit {spec.name}'s result: {reply._0._0}")
         delivered[call_id] = reply
+    return delivered
+
+
+def _check_resend(resend, open_calls: dict, history: list, run_id: str) -> None:
+    served = {f.id for f in history if type(f) is Call}
     for call_id in resend:
         if call_id not in open_calls:
-            raise Refused(f"--resend {call_id}: no open call with that id in run {run_id}")
-    bindings = load_tools(tools)
-    parked = set(getattr(info, "meta", {}).get("parked", ()) if info.meta else ())
+            raise Refused(f"--resend {call_id}: run {run_id} has no open call {call_id}")
+        if call_id not in served:
+            raise Refused(f"--resend {call_id}: the call was made before the run's latest checkpoint; "
+                          f"only a call made after it can be sent again")
+
+
+def crash_closes(open_calls: Iterable[str], parked: set, delivered, resend) -> list[str]:
+    """Open calls a crash cut: not left open on purpose (`pending`), not answered, not resent."""
+    return [c for c in open_calls if c not in parked and c not in delivered and c not in resend]
+
+
+def resume(run_id: str, *, replies=(), resend=(), tools=(), store_path: Optional[str] = None,
+           checkpoint_every: Optional[int] = None) -> Report:
+    """`flow2py resume`: take the run's lease, record delivered replies and close the calls a
+    crash cut (Unknown, unless `resend`), then continue live from the latest checkpoint."""
+    store = open_store(store_path)
+    info = _run_info(store, run_id)
+    if info.state in ("completed", "faulted"):
+        raise Refused(f"run {run_id} has ended ({info.state}); nothing to resume (fork it to continue)")
+    if info.state == "running":
+        raise Refused(f"run {run_id} is {run_state(info)} in another process; refusing a second resume")
+    loaded = compile_stored(store, run_id)
+    open_calls = dict(info.open_calls)
+    delivered = _parse_replies(replies, open_calls, loaded, run_id)
+    _check_resend(resend, open_calls, _history_from(store, run_id, info)[0], run_id)
+    bindings = _bindings_for(loaded, tools, None, "the run was not resumed")
+    rec = _recorder(store, run_id)
     try:
-        for call_id, reply in delivered.items():
-            store.record_reply(run_id, call_id, reply)
-        if info.state == "halted":
-            # The process died while these calls were out: the host decides, by default Unknown.
-            for call_id in open_calls:
-                if call_id in delivered or call_id in resend or call_id in parked:
-                    continue
-                store.record_reply(run_id, call_id, rt.Err(rt.Unknown(CRASH_REASON)))
-    except CallNotOpen as e:
-        raise Refused(f"run {run_id}: {e}") from None
-    except RunBusy as e:
-        raise Refused(f"run {run_id}: {e}") from None
-    info = store.load_run(run_id)
-    history, first = _history_from(store, run_id, info)
-    fn = _entry_of(loaded, store, run_id)
-    if resend:
-        bindings = _Resend(bindings, set(resend))
-    return _drive_live(store, run_id, loaded, fn, history, first, bindings, checkpoint_every)
-
-
-class _Resend:
-    """Bindings plus the host's request to send some open calls again under their own ids."""
-
-    def __init__(self, bindings, ids):
-        self._b, self.resend = bindings, ids
-
-    def __getattr__(self, name):
-        return getattr(self._b, name)
+        if rec.n != info.facts:
+            raise Refused(f"run {run_id} changed while this resume was preparing (another process "
+                          f"resumed it); nothing was recorded")
+        unknown = rt.Err(rt.Unknown(CRASH_REASON))
+        closes = crash_closes(open_calls, store.parked(run_id), delivered, set(resend))
+        for call_id, reply in [*delivered.items(), *((c, unknown) for c in closes)]:
+            rec.record(Reply(call_id, reply))
+        rec.sync(durable=True)
+        history, first = _history_from(store, run_id, store.load_run(run_id))
+    except BaseException:
+        rec.close()
+        raise
+    return _drive_live(store, rec, loaded, _entry_of(loaded, info), history, first, bindings,
+                       checkpoint_every, resend)
 
 
 def replay(run_id: str, *, store_path: Optional[str] = None) -> Report:
-    """`flow2py replay`: re-run over the stored history with nothing bound; one verdict line."""
-    store = _store(store_path)
+    """`flow2py replay`: re-run over the stored history with nothing bound; one verdict line.
+    It starts at the latest checkpoint (Start if none), like resume."""
+    store = open_store(store_path)
     info = _run_info(store, run_id)
     loaded = compile_stored(store, run_id)
-    archived = bool(info.archived_through)
-    if archived:
-        history, first = _history_from(store, run_id, info)
-    else:
-        history, first = store.facts(run_id), 1
-    fn = _entry_of(loaded, store, run_id)
-    outcome = drv.drive(fn, history=history, first=first, begin=first, mode="replay",
-                        resolve=loaded.resolve)
+    history, first = _history_from(store, run_id, info)
+    if not history:
+        return Report("Incomplete: the history holds no facts from its latest checkpoint on", EXIT_PAUSED)
+    fn = _entry_of(loaded, info) if first == 1 else None
+    outcome = drv.drive(fn, history=history, first=first, begin=first, mode="replay", resolve=loaded.resolve)
     return Report(outcome.line(), outcome.exit_code, outcome, run_id)
 
 
 def history(run_id: str, *, store_path: Optional[str] = None, fmt: str = "text") -> str:
-    store = _store(store_path)
-    _run_info(store, run_id)
+    store = open_store(store_path)
     compile_stored(store, run_id)  # the program's classes decode the stored values
-    records = store.records(run_id)
+    records = _read(store.records, run_id)
     if fmt == "json":
         return rt.to_jsonl(records)
     if fmt == "html":
         return rt.to_html(records, title=f"Flow run {run_id}")
-    return rt.to_text(records) + ("" if rt.to_text(records).endswith("\n") else "\n")
+    text = rt.to_text(records)
+    return text if text.endswith("\n") else text + "\n"
 
 
 def fork(run_id: str, checkpoint: int, *, program_path: Optional[str] = None,
          input_json: Optional[str] = None, tools=(), store_path: Optional[str] = None,
          new_run_id: Optional[str] = None, checkpoint_every: Optional[int] = None) -> Report:
     """`flow2py fork`: a new run from checkpoint N of another; the parent stays as it is."""
-    store = _store(store_path)
-    _run_info(store, run_id)
-    parent_loaded = compile_stored(store, run_id)
+    store = open_store(store_path)
+    parent = compile_stored(store, run_id)
     try:
-        cp_record = store.checkpoint(run_id, checkpoint)
-    except (StoreError, LookupError, KeyError) as e:
-        raise Refused(f"run {run_id}: no checkpoint {checkpoint} ({e})") from None
-    cp: Checkpoint = cp_record.fact
-    loaded = compile_path(program_path) if program_path else parent_loaded
+        cp: Checkpoint = store.checkpoint(run_id, checkpoint).fact
+    except (StoreError, TraceError) as e:
+        raise Refused(str(e)) from None
+    loaded = compile_path(program_path) if program_path else parent
     fn = loaded.resolve(cp.function)
     if fn is None:
         raise Refused(f"the fork's program has no top-level function {cp.function} to continue checkpoint {checkpoint}")
-    params = [(n, d) for n, d in _params_of(loaded, cp.function)]
+    params = _params_of(loaded, cp.function)
     if input_json is not None:
-        args = _decode_input(input_json, params)
+        args = decode_input(input_json, params)
     else:
-        if len(params) != len(cp.args):
-            raise Refused(f"checkpoint {checkpoint} holds {len(cp.args)} arguments but {cp.function} takes {len(params)}")
-        args = []
-        for (name, desc), value in zip(params, cp.args):
-            if isinstance(value, rt.ParkedTask):
-                raise Refused(f"checkpoint {checkpoint}: argument {name} holds a parked task; forking one is not supported yet")
-            try:
-                args.append(rt.decode(desc, rt.to_json(value), f"$.{name}"))
-            except rt.DecodeError as e:
-                raise Refused(f"checkpoint {checkpoint} does not fit the fork's parameters: {e}") from None
-        args = tuple(args)
-    bindings = load_tools(tools)
-    missing = bindings.missing(loaded.reachable())
-    if missing:
-        raise Refused("no implementation bound for " + ", ".join(missing) + "; the fork was not started")
-    new_run_id = new_run_id or "run-" + secrets.token_hex(6)
+        args = _checkpoint_args(cp, params)
+    bindings = _bindings_for(loaded, tools, None, "the fork was not started")
     start_fact = Start(loaded.program.identity, loaded.program.std, DATA_VERSION, cp.function.split("::")[-1],
-                       tuple(args), tuple(n for n, _ in params), parent=run_id, from_checkpoint=checkpoint)
+                       args, tuple(n for n, _ in params), parent=run_id, from_checkpoint=checkpoint)
+    meta = loaded.meta(program_path, parent=run_id, entry_decl=cp.function)
+    new_run_id, rec = _new_run(store, new_run_id, start_fact, loaded, meta)
+    return _drive_live(store, rec, loaded, fn, [start_fact], 1, bindings, checkpoint_every)
+
+
+def _checkpoint_args(cp: Checkpoint, params) -> tuple:
+    """The checkpoint's arguments, rebuilt and checked against the fork's parameter types."""
+    n = cp.checkpoint
+    if len(params) != len(cp.args):
+        raise Refused(f"checkpoint {n} holds {len(cp.args)} arguments but {cp.function} takes {len(params)}")
+    args = []
+    for (name, desc), value in zip(params, cp.args):
+        if has_hole(value):
+            raise Refused(f"checkpoint {n}: argument {name} holds a hole; give the fork --input instead")
+        if isinstance(value, rt.ParkedTask) or _holds_parked(value):
+            raise Refused(f"checkpoint {n}: argument {name} holds a parked task; forking one is not supported")
+        try:
+            args.append(rt.decode(desc, rt.to_json(value), f"$.{name}"))
+        except (rt.DecodeError, TypeError) as e:
+            raise Refused(f"checkpoint {n} does not fit the fork's parameters: {e}") from None
+    return tuple(args)
+
+
+def _holds_parked(value) -> bool:
     try:
-        store.create_run(new_run_id, start_fact, loaded.program.sources,
-                         {"entry_module": loaded.checked.entry_module, "parent": run_id,
-                          "commits": loaded.checked.commits})
-    except StoreError as e:
-        raise Refused(f"run {new_run_id}: {e}") from None
-    return _drive_live(store, new_run_id, loaded, fn, [start_fact], 1, bindings, checkpoint_every)
+        rt.to_json(value)
+        return False
+    except TypeError:
+        return True
 
 
 def _params_of(loaded: Loaded, decl: str):
-    fn = loaded.resolve(decl)
-    descs = getattr(getattr(fn, "__flow__", None), "param_types", None)
-    info = loaded.checked.fn_decls[decl]
-    if descs is None:
-        from flow2py.codegen import descriptor_of
-
-        descs = tuple(descriptor_of(loaded.program, t) for _, t in info.params)
-    return list(zip([n for n, _ in info.params], descs))
+    """((name, descriptor), ...) of a checkpoint's function: every non-generic function of the
+    entry module is among the program's entries."""
+    for fn, params in loaded.program.entries.values():
+        if getattr(getattr(fn, "__flow__", None), "decl", None) == decl:
+            return list(params)
+    raise Refused(f"cannot fork at {decl}: the fork's program gives no parameter types for it "
+                  f"(only functions of its entry module, not generic, can be forked at)")
 
 
 def verify(run_id: str, *, head: Optional[str] = None, store_path: Optional[str] = None) -> tuple[bool, str]:
-    store = _store(store_path)
-    _run_info(store, run_id)
-    ok, message, head_hex = store.verify(run_id, head)
-    return ok, (f"intact: head {head_hex}" if ok else f"broken: {message}")
+    store = open_store(store_path)
+    ok, message, head_hex = _read(store.verify, run_id, head)
+    if not ok:
+        return False, f"broken: {message}"
+    return True, message if head is not None else f"intact: head {head_hex}"
 
 
 def redact(run_id: str, value_hash: str, *, store_path: Optional[str] = None) -> str:
-    store = _store(store_path)
-    _run_info(store, run_id)
-    try:
-        n = store.redact(run_id, value_hash)
-    except (StoreError, ValueError) as e:
-        raise Refused(f"run {run_id}: {e}") from None
-    if n == 0:
-        raise Refused(f"run {run_id}: no stored value has hash {value_hash}")
-    return f"redacted {n} value slot(s) of run {run_id}; each is now <hole blake3:{value_hash}>"
+    store = open_store(store_path)
+    n = _read(store.redact, run_id, value_hash)
+    return f"redacted {n} value slot(s) of run {run_id}; each is now <hole blake3:{value_hash.removeprefix('blake3:')}>"
 
 
 def archive(run_id: str, *, store_path: Optional[str] = None) -> str:
-    store = _store(store_path)
-    _run_info(store, run_id)
-    n = store.archive(run_id)
+    store = open_store(store_path)
+    n = _read(store.archive, run_id)
     return f"archived {n} fact(s) of run {run_id} before its latest checkpoint"
 
 
+def run_state(info) -> str:
+    """`paused on c1:root#2`, `halted with root#1 out`, `running (process 123 on host)`, ..."""
+    calls = ", ".join(c for c, _ in info.open_calls)
+    if info.state == "paused" and calls:
+        return f"paused on {calls}"
+    if info.state == "halted" and calls:
+        return f"halted with {calls} open (the process ended)"
+    if info.state == "running" and info.owner:
+        host_name, _, rest = info.owner.partition(":")
+        return f"running (process {rest.partition(':')[0]} on {host_name})"
+    return info.state
+
+
 def list_runs(*, store_path: Optional[str] = None) -> list[str]:
-    store = _store(store_path)
+    store = open_store(store_path)
     lines = []
-    for r in store.runs():
-        extra = ""
-        if r.state == "paused" and r.open_calls:
-            extra = " on " + ", ".join(c if isinstance(c, str) else c[0] for c in r.open_calls)
-        parent = f" fork of {r.parent}@{r.from_checkpoint}" if r.parent else ""
-        lines.append(f"{r.id}  {r.state}{extra}  {r.entry}  {r.facts} facts{parent}")
+    for r in _read(store.runs):
+        extra = f"  fork of {r.parent} at checkpoint {r.from_checkpoint}" if r.parent else ""
+        outer = store.outer_of(r.id)
+        if outer:
+            extra += f"  nested in {outer[0]} at {outer[1]}"
+        lines.append(f"{r.id}  {run_state(r)}  {r.entry}  {r.facts} facts{extra}")
     return lines
+
+
+# ---- nested runs ---------------------------------------------------------------------------------
+
+
+def flow_tool(path: str, *, entry: str = "main", store=None, bindings: Optional[rt.Bindings] = None,
+              checkpoint_every: Optional[int] = None) -> Callable:
+    """A Tool implementation that runs the Flow program at `path` as a nested run (see
+    flowrt.nested.flow_tool); the inner run can then be inspected and replayed like any other."""
+    from flowrt.nested import flow_tool as runtime_flow_tool
+
+    loaded = compile_path(path)
+    loaded.entry(entry)
+    return runtime_flow_tool(loaded.program, entry=entry, store=store, bindings=bindings,
+                             reachable=loaded.reachable(entry), resolve=loaded.resolve,
+                             checkpoint_every=checkpoint_every, meta=loaded.meta(path))
 
 
 def run_tests(paths, echo=print) -> bool:

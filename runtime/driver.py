@@ -30,7 +30,7 @@ from flowrt.facts import (
 )
 from flowrt.ops import Fault
 from flowrt.requests import (
-    FUNCTIONS, MAX_DEPTH, Await, First, Spawn, StopTask, TailCall, ToolCall, ToolSpec,
+    MAX_DEPTH, Await, module_resolver, First, Spawn, StopTask, TailCall, ToolCall, ToolSpec,
 )
 from flowrt.tasks import (
     AWAIT, CALL, FAULTED, FINISHED, FIRST, READY, STOPPED, Task, build_parked, ctor_class,
@@ -43,7 +43,7 @@ from flowrt.values import Err, NotRun, show
 __all__ = [
     "drive", "start_run", "latest_checkpoint", "MemoryRecorder", "Outcome", "OpenCall",
     "RunCompleted", "RunFaulted", "RunPaused", "Matched", "Incomplete", "Diverged",
-    "ResumeRefused", "MissingBindings",
+    "ResumeRefused", "ResendRefused", "MissingBindings",
 ]
 
 _RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -122,6 +122,11 @@ class Diverged(Outcome):
 
     def line(self):
         return f"Diverged at fact {self.fact}: {self.reason}"
+
+
+class ResendRefused(Exception):
+    """`drive(..., resend=...)` named a call that cannot be sent again (not open when the history
+    ends, or restored from a checkpoint without its arguments); nothing new was recorded."""
 
 
 class ResumeRefused(Exception):
@@ -268,14 +273,16 @@ def _exception_message(e: BaseException) -> str:
 class _Call:
     """An open Tool call."""
 
-    __slots__ = ("id", "spec", "task", "park", "tool")
+    __slots__ = ("id", "spec", "task", "park", "tool", "args", "type_args")
 
-    def __init__(self, id, spec, task, park, tool):
+    def __init__(self, id, spec, task, park, tool, args=None, type_args=()):
         self.id = id
         self.spec = spec
         self.task = task
         self.park = park
         self.tool = tool
+        self.args = args  # None for a parked call restored from a checkpoint (not re-sendable)
+        self.type_args = type_args
 
 
 _RETURN = object()
@@ -292,7 +299,8 @@ def _returning(value):
 # ---- the run ---------------------------------------------------------------------------------------
 
 class _Run:
-    def __init__(self, history, first, mode, recorder, bindings, checkpoint_every, resolve, inline):
+    def __init__(self, history, first, mode, recorder, bindings, checkpoint_every, resolve, inline,
+                 resend=()):
         if mode not in ("live", "replay"):
             raise ValueError(f"mode must be 'live' or 'replay', not {mode!r}")
         self.replay = mode == "replay"
@@ -301,7 +309,9 @@ class _Run:
         self.hpos = 0
         self.hlen = len(history)
         self.recorder = recorder
-        self.dispatcher = Dispatcher(bindings) if not self.replay else None
+        self.dispatcher = None if self.replay else Dispatcher(
+            bindings, run_id=getattr(recorder, "run_id", None), store=getattr(recorder, "store", None))
+        self.resend = set(resend or ())  # open calls to send again once history is exhausted
         self.completions = self.dispatcher.completions if self.dispatcher else None
         self.every = checkpoint_every
         self.resolve = resolve
@@ -349,6 +359,8 @@ class _Run:
         """Record `fact`, or check it against the next recorded fact and return that one."""
         rec = self._next_recorded(doing)
         if rec is None:
+            if self.resend:
+                self._resend_open()
             self.recorder.record(fact)
             self.recorder.sync()
             rec = fact
@@ -461,6 +473,8 @@ class _Run:
             return True
         if self.replay:
             return False
+        if self.resend:
+            self._resend_open()
         arrived = self.arrived
         while True:
             if arrived:
@@ -471,7 +485,12 @@ class _Run:
             else:
                 return False
             call = self.open.get(cid)
-            if call is None or outcome is PENDING:  # closed by a Stop meanwhile / left open
+            if call is None:  # closed by a Stop meanwhile
+                continue
+            if outcome is PENDING:  # left open on purpose: tell the host (its record, not history)
+                parked = getattr(self.recorder, "parked", None)
+                if parked is not None:
+                    parked(cid)
                 continue
             self.recorder.record(Reply(cid, outcome))
             self.recorder.sync()
@@ -577,8 +596,10 @@ class _Run:
                 self._stop_request(task, req.task)
                 value = None
             else:
-                self._fault(task, f"flowrt: generated code yielded {type(req).__name__}, which is "
-                                  "not a request", *_locate_task(task))
+                # `x = yield f(a)` where the effectful-typed value `f` is a pure function (a pure
+                # value may reach any effectful slot: a list, a record, a result): `f(a)` already
+                # is the call's result (no Flow value is a request or a generator)
+                value = req
 
     # -- Tool calls ------------------------------------------------------------------------------------
 
@@ -588,7 +609,7 @@ class _Run:
         cid = f"{task.id}#{task.ncalls}"
         args = req.args
         type_args = tuple(type_text(d) for d in req.type_args) if req.type_args else ()
-        call = _Call(cid, spec, task, req.park, spec.name)
+        call = _Call(cid, spec, task, req.park, spec.name, args, req.type_args)
         if self.hpos < self.hlen:
             rec = self.history[self.hpos]
             if (type(rec) is not Call or rec.id != cid or rec.tool_id != spec.tool_id
@@ -605,6 +626,8 @@ class _Run:
         if self.replay:
             raise _Finish(Incomplete(f"history ends before the program does (it calls "
                                      f"{spec.name} as {cid})"))
+        if self.resend:
+            self._resend_open()
         self.recorder.record(Call(cid, spec.name, spec.tool_id, args, type_args))
         self.recorder.sync()  # a Call is written before the call is sent
         self.since_cp += 1
@@ -612,18 +635,37 @@ class _Run:
         self.open[cid] = call
         task.call = call
         task.state = CALL
+        self._dispatch(call)
+
+    def _dispatch(self, call: _Call):
+        """Send a recorded call to its implementation (its Call fact is already durable)."""
         d = self.dispatcher
+        spec = call.spec
         impl = d.bindings.lookup(spec)
         if impl is None:
-            self.arrived.append((cid, Err(NotRun(f"no implementation is bound for {spec.name}"))))
+            self.arrived.append((call.id, Err(NotRun(f"no implementation is bound for {spec.name}"))))
         elif (self.inline and not self.ready and not self.outstanding and not self.arrived
               and not d.is_async(impl)):
             # Nothing else can happen until this call completes: the idle driver runs it itself
             # instead of handing it to a worker and waiting (docs/spec/execution.md).
-            self.arrived.append((cid, d.run_inline(impl, spec, args, req.type_args)))
+            self.arrived.append((call.id, d.run_inline(impl, spec, call.args, call.type_args, call.id)))
         else:
-            d.submit(cid, impl, spec, args, req.type_args)
+            d.submit(call.id, impl, spec, call.args, call.type_args)
             self.outstanding += 1
+
+    def _resend_open(self):
+        """History is exhausted: send the calls the host asked to resend again, under their own
+        ids (no new Call fact; the one Reply comes when they answer). Flow never does this itself."""
+        ids, self.resend = self.resend, set()
+        for cid in [c for c in self.open if c in ids] + sorted(ids - set(self.open)):
+            call = self.open.get(cid)
+            if call is None:
+                raise ResendRefused(f"call {cid} is not open when the history ends; only an open call "
+                                    f"can be sent again")
+            if call.args is None:
+                raise ResendRefused(f"call {cid} was carried across a checkpoint by a parked task; "
+                                    f"its arguments are not at hand to send it again")
+            self._dispatch(call)
 
     # -- tasks -------------------------------------------------------------------------------------------
 
@@ -952,6 +994,7 @@ def drive(
     checkpoint_every: Optional[int] = None,
     resolve: Optional[Callable[[str], Optional[Callable]]] = None,
     inline: bool = True,
+    resend: Iterable[str] = (),
 ) -> Outcome:
     """Run a program over its history: live (a new run or a resume) or replay.
 
@@ -965,7 +1008,9 @@ def drive(
     them unbound is refused (MissingBindings) before anything happens. `checkpoint_every=N`:
     take a checkpoint at the first eligible tail call once N facts were recorded since the last
     one. `resolve(decl_id)` finds a checkpoint's function (default: functions registered by
-    `rt.fn`). `inline=False` always hands sync calls to worker threads.
+    `rt.fn` in the entry function's module). `inline=False` always hands sync calls to worker threads. `resend` (live): ids of
+    calls open when the history ends that the host wants sent again to their bindings under the
+    same id (after a crash); ResendRefused if one is not open then.
 
     Returns RunCompleted / RunFaulted / RunPaused (live) or Matched / Incomplete / Diverged
     (replay). Raises ResumeRefused when a live run's history does not fit the program.
@@ -983,7 +1028,7 @@ def drive(
             if missing:
                 raise MissingBindings(missing)
     run = _Run(history, first, mode, recorder, bindings, checkpoint_every,
-               resolve or FUNCTIONS.get, inline)
+               resolve or module_resolver(entry), inline, () if mode == "replay" else resend)
     if begin == "latest":
         begin = latest_checkpoint(history, first) or first
     index = begin - first

@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 
 __all__ = [
     "ToolSpec", "ToolCall", "ParkCall", "Spawn", "Await", "StopTask", "First", "TailCall",
-    "FlowFn", "fn", "lift", "FUNCTIONS", "MAX_DEPTH",
+    "FlowFn", "fn", "lift", "module_resolver", "MAX_DEPTH",
 ]
 
 #: Frames one task's explicit stack may hold; one more is the fault "stack exhausted".
@@ -144,11 +144,6 @@ class FlowFn:
         return f"FlowFn({self.decl!r})"
 
 
-#: Every function decorated with `fn`, by declaration id: how a checkpoint's `function` is found
-#: again when no other resolver is given to `drive`. A later registration of the same id wins.
-FUNCTIONS: dict[str, Callable] = {}
-
-
 def fn(decl: str, params: tuple = (), top_level: bool = True):
     """`@rt.fn("main::work", params=("ticket", "notes", "round"))`: attach `__flow__` metadata.
 
@@ -158,11 +153,22 @@ def fn(decl: str, params: tuple = (), top_level: bool = True):
 
     def deco(f):
         f.__flow__ = FlowFn(decl, tuple(params), top_level)
-        if top_level:
-            FUNCTIONS[decl] = f
         return f
 
     return deco
+
+
+def module_resolver(entry: Callable) -> Callable[[str], Optional[Callable]]:
+    """Find a checkpoint's function by declaration id among the top-level functions of the
+    entry function's own module. There is deliberately no process-wide registry: two programs
+    (say a run and its fork on a newer version) can share one process and a declaration id.
+    Hosts whose programs span modules pass their own resolver to `drive`."""
+    table = {}
+    for v in list(getattr(entry, "__globals__", {}).values()):
+        meta = getattr(v, "__flow__", None)
+        if isinstance(meta, FlowFn) and meta.top_level:
+            table.setdefault(meta.decl, v)
+    return table.get
 
 
 def lift(f: Callable) -> Callable:

@@ -6,8 +6,10 @@ docs/spec/trace.md ("Store") is the description; the short version:
 * `facts` holds the hot history (run, n, kind, stored bytes, chain hash); `archived_facts` the
   facts moved out by `archive`; `blobs` large values by content hash; `sources` module texts by
   content hash, `run_sources` which module key of a run maps to which text.
-* Host records beside history: `bindings` (which implementation served which Tool in a run) and
-  `open_calls` (calls with no reply yet, kept up to date as facts are appended).
+* Host records beside history: `bindings` (which implementation served which Tool in a run),
+  `open_calls` (calls with no reply yet, kept up to date as facts are appended), `parked_calls`
+  (open calls whose implementation answered `pending`: left open on purpose, not cut by a crash)
+  and `nested_runs` (outer run + call id -> the inner run a Tool started).
 * A run is written by one process at a time: `SqliteRecorder` takes a lease (`runs.owner`) and
   checks on every commit that the lease and the chain head are still its own.
 
@@ -87,6 +89,12 @@ CREATE TABLE IF NOT EXISTS bindings (
 CREATE TABLE IF NOT EXISTS open_calls (
     run TEXT NOT NULL, call TEXT NOT NULL, tool_id TEXT NOT NULL, n INTEGER NOT NULL,
     PRIMARY KEY (run, call)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS parked_calls (
+    run TEXT NOT NULL, call TEXT NOT NULL, parked REAL NOT NULL,
+    PRIMARY KEY (run, call)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS nested_runs (
+    outer_run TEXT NOT NULL, call TEXT NOT NULL, inner_run TEXT NOT NULL,
+    PRIMARY KEY (outer_run, call)) WITHOUT ROWID;
 """
 
 
@@ -498,6 +506,41 @@ class Store:
         with self._lock:
             return dict(self._db.execute("SELECT tool_id, implementation FROM bindings WHERE run=?", (run_id,)).fetchall())
 
+    def record_parked(self, run_id: str, call_id: str) -> None:
+        """Host record: the implementation of open call `call_id` answered `pending` (a deliberate
+        pause). Cleared when a Reply or Stop closes the call. A call open and not parked when no
+        process holds the run was cut by a crash."""
+        with self.transaction(durable=False) as db:
+            if db.execute("SELECT 1 FROM open_calls WHERE run=? AND call=?", (run_id, call_id)).fetchone():
+                db.execute("INSERT OR IGNORE INTO parked_calls VALUES (?, ?, ?)", (run_id, call_id, time.time()))
+
+    def parked(self, run_id: str) -> set[str]:
+        """Ids of the run's open calls left open on purpose (`pending`)."""
+        with self._lock:
+            return {r[0] for r in self._db.execute("SELECT call FROM parked_calls WHERE run=?", (run_id,))}
+
+    def record_nested(self, outer_run: str, call_id: str, inner_run: str) -> None:
+        """Host record linking a nested run to the outer call that started it (not history)."""
+        with self.transaction(durable=False) as db:
+            db.execute("INSERT OR REPLACE INTO nested_runs VALUES (?, ?, ?)", (outer_run, call_id, inner_run))
+
+    def nested_runs(self, outer_run: str) -> dict[str, str]:
+        """call id -> inner run id, for every nested run a call of `outer_run` started."""
+        with self._lock:
+            return dict(self._db.execute(
+                "SELECT call, inner_run FROM nested_runs WHERE outer_run=? ORDER BY call", (outer_run,)).fetchall())
+
+    def outer_of(self, inner_run: str) -> Optional[tuple[str, str]]:
+        """(outer run id, call id) that started `inner_run`, or None for a top-level run."""
+        with self._lock:
+            row = self._db.execute("SELECT outer_run, call FROM nested_runs WHERE inner_run=?", (inner_run,)).fetchone()
+            return None if row is None else (row[0], row[1])
+
+
+def _close_call(db, run_id: str, call_id: str) -> None:
+    db.execute("DELETE FROM open_calls WHERE run=? AND call=?", (run_id, call_id))
+    db.execute("DELETE FROM parked_calls WHERE run=? AND call=?", (run_id, call_id))
+
 
 def _put_blobs(db, run_id: str, n: int, blobs) -> None:
     for h, b in blobs:
@@ -535,6 +578,12 @@ class SqliteRecorder:
     @property
     def head_hex(self) -> str:
         return self.head.hex()
+
+    def parked(self, call_id: str) -> None:
+        """The driver's note that `call_id`'s implementation answered `pending` (host record).
+        Pending facts are synced first, so the call's open_calls row exists."""
+        self.sync()
+        self.store.record_parked(self.run_id, call_id)
 
     def record(self, fact: Fact) -> None:
         if self._closed or self._broken is not None:
@@ -592,10 +641,10 @@ class SqliteRecorder:
                 if t is Call:
                     db.execute("INSERT OR REPLACE INTO open_calls VALUES (?, ?, ?, ?)", (run, fact.id, fact.tool_id, n))
                 elif t is Reply:
-                    db.execute("DELETE FROM open_calls WHERE run=? AND call=?", (run, fact.id))
+                    _close_call(db, run, fact.id)
                 elif t is Stop:
                     for c in fact.closed:
-                        db.execute("DELETE FROM open_calls WHERE run=? AND call=?", (run, c.call))
+                        _close_call(db, run, c.call)
                 elif t is Checkpoint:
                     latest_cp = n
                 elif t is End:

@@ -19,8 +19,10 @@ after the run has ended, and `ThreadPoolExecutor` joins its workers at interpret
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import threading
+from dataclasses import dataclass
 from queue import SimpleQueue
 from typing import Any, Callable, Iterable, Optional
 
@@ -30,8 +32,29 @@ from flowrt.values import Err, Failed, Malformed, NotRun, Ok, Result, Unknown
 
 __all__ = [
     "pending", "Pending", "Bindings", "BINDINGS", "bind", "MissingBindings", "admit",
-    "call_implementation", "Dispatcher", "PENDING",
+    "call_implementation", "Dispatcher", "PENDING", "CallContext", "current_call",
 ]
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """Which call an implementation is serving: the host's knowledge, never the program's.
+
+    `run_id` and `store` are those of the run's recorder (None for a recorder without them, e.g.
+    MemoryRecorder). A nested-run helper uses it to link the inner run to the outer call.
+    """
+
+    run_id: Optional[str]
+    call_id: str
+    store: Any = None
+
+
+_CURRENT: contextvars.ContextVar = contextvars.ContextVar("flowrt_current_call", default=None)
+
+
+def current_call() -> Optional[CallContext]:
+    """Inside a Tool implementation called by the driver: the call it serves; else None."""
+    return _CURRENT.get()
 
 
 class Pending:
@@ -146,28 +169,33 @@ def _problem_text(e: BaseException) -> str:
     return f"{type(e).__name__}: {msg}" if msg else type(e).__name__
 
 
-def call_implementation(impl: Callable, spec: ToolSpec, args: tuple, type_args: tuple = ()):
+def call_implementation(impl: Callable, spec: ToolSpec, args: tuple, type_args: tuple = (),
+                        context: Optional[CallContext] = None):
     """Run a sync implementation and admit what it did (the outcome or PENDING)."""
     try:
         jargs = [to_json(a) for a in args]
     except TypeError as e:
         return Err(NotRun(f"flowrt could not send the arguments: {e}"))
+    token = _CURRENT.set(context)
     try:
         raw = impl(*jargs)
     except NotRun as e:
         return Err(NotRun(e._0))
     except Exception as e:  # the implementation failed: the call may or may not have happened
         return Err(Unknown(_problem_text(e)))
+    finally:
+        _CURRENT.reset(token)
     if raw is pending:
         return PENDING
     return admit(spec, raw, type_args)
 
 
-async def _call_async(impl, spec, args, type_args):
+async def _call_async(impl, spec, args, type_args, context=None):
     try:
         jargs = [to_json(a) for a in args]
     except TypeError as e:
         return Err(NotRun(f"flowrt could not send the arguments: {e}"))
+    _CURRENT.set(context)  # this job's own context (each asyncio task has a copy)
     try:
         raw = await impl(*jargs)
     except NotRun as e:
@@ -208,9 +236,9 @@ class _Pool:
     def _work(self):
         jobs = self.jobs
         while True:
-            completions, call_id, impl, spec, args, type_args = jobs.get()
+            completions, call_id, impl, spec, args, type_args, context = jobs.get()
             try:
-                outcome = call_implementation(impl, spec, args, type_args)
+                outcome = call_implementation(impl, spec, args, type_args, context)
             except BaseException as e:  # never lose a completion, whatever the implementation did
                 outcome = Err(Unknown(_problem_text(e)))
             with self.lock:
@@ -233,10 +261,10 @@ class _Loop:
         threading.Thread(target=run, name="flowrt-async-tools", daemon=True).start()
         ready.wait()
 
-    def submit(self, completions, call_id, impl, spec, args, type_args):
+    def submit(self, completions, call_id, impl, spec, args, type_args, context=None):
         async def job():
             try:
-                outcome = await _call_async(impl, spec, args, type_args)
+                outcome = await _call_async(impl, spec, args, type_args, context)
             except BaseException as e:
                 outcome = Err(Unknown(_problem_text(e)))
             completions.put((call_id, outcome))
@@ -274,8 +302,9 @@ class Dispatcher:
     first use); each run has its own completion queue.
     """
 
-    def __init__(self, bindings: Bindings):
+    def __init__(self, bindings: Bindings, run_id: Optional[str] = None, store: Any = None):
         self.bindings = bindings
+        self.run_id, self.store = run_id, store
         self.completions: SimpleQueue = SimpleQueue()
         self._async: dict[Callable, bool] = {}
 
@@ -288,12 +317,17 @@ class Dispatcher:
             r = self._async[impl] = is_async(impl)
         return r
 
-    def submit(self, call_id: str, impl: Callable, spec: ToolSpec, args: tuple, type_args: tuple):
-        if self.is_async(impl):
-            _loop().submit(self.completions, call_id, impl, spec, args, type_args)
-        else:
-            _pool().submit((self.completions, call_id, impl, spec, args, type_args))
+    def context(self, call_id: str) -> CallContext:
+        return CallContext(self.run_id, call_id, self.store)
 
-    @staticmethod
-    def run_inline(impl: Callable, spec: ToolSpec, args: tuple, type_args: tuple):
-        return call_implementation(impl, spec, args, type_args)
+    def submit(self, call_id: str, impl: Callable, spec: ToolSpec, args: tuple, type_args: tuple):
+        ctx = self.context(call_id)
+        if self.is_async(impl):
+            _loop().submit(self.completions, call_id, impl, spec, args, type_args, ctx)
+        else:
+            _pool().submit((self.completions, call_id, impl, spec, args, type_args, ctx))
+
+    def run_inline(self, impl: Callable, spec: ToolSpec, args: tuple, type_args: tuple,
+                   call_id: Optional[str] = None):
+        ctx = self.context(call_id) if call_id is not None else None
+        return call_implementation(impl, spec, args, type_args, ctx)

@@ -106,7 +106,7 @@ def test_checkpoint_every_takes_a_checkpoint_and_resume_starts_from_it():
     calls = [f.id for f in rec.facts if type(f) is rt.Call]
     assert calls == ["root#1", "root#2", "c1:root#1", "c1:root#2", "c2:root#1", "c2:root#2"]
     # resuming from the latest checkpoint serves the facts after it and needs nothing else
-    assert rt.drive(None, history=rec.facts, mode="replay") == rt.Matched(rec.facts[-1])
+    assert rt.drive(echo_loop, history=rec.facts, mode="replay") == rt.Matched(rec.facts[-1])
 
 
 def test_parked_task_is_recorded_in_a_checkpoint_and_restored_on_resume():

@@ -1,0 +1,101 @@
+"""A crash while a call is out, resending, and two resumes at once: real processes, killed."""
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+
+from history_e2e_helpers import CRASH, Cli, calls, flow2py_process, project, wait_for
+
+REASON = "process ended while the call was out"
+
+
+def _parked(d, run_id):
+    try:
+        with sqlite3.connect(d / "runs.db") as db:
+            return {r[0] for r in db.execute("SELECT call FROM parked_calls WHERE run=?", (run_id,))}
+    except sqlite3.Error:
+        return set()
+
+
+def _crash(tmp_path, run_id):
+    """Start a run whose slow call blocks while its question is pending; SIGKILL it mid-call."""
+    d = project(tmp_path, CRASH)
+    (d / "block.flag").write_text("60")
+    p = flow2py_process(d, "run", "main.flow", "--input", '{"q": "why"}', "--tools", "tools.py",
+                        "--store", "runs.db", "--run-id", run_id)
+    wait_for(lambda: (d / "slow.marker").exists() and "root/1#1" in _parked(d, run_id),
+             what="the slow call to be out and the question parked")
+    cli = Cli(d)
+    running = cli("runs").stdout
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    (d / "block.flag").unlink()
+    return d, cli, running
+
+
+def test_crash_closes_the_cut_call_as_unknown_and_keeps_the_pending_one_open(tmp_path):
+    d, cli, running = _crash(tmp_path, "c1")
+    assert "c1  running (process" in running
+    assert "c1  halted with root#1, root/1#1 open" in cli("runs").stdout
+    before = cli.facts("c1")
+    assert [f["kind"] for f in before] == ["Start", "Call", "Call"]
+
+    r = cli.resume("c1")
+    assert r.exit_code == 3, r.output + r.stderr  # continues, then waits on the question
+    assert "root/1#1  svc.ask" in r.stdout
+    after = cli.facts("c1")
+    assert after[:len(before)] == before  # nothing recorded before the crash is lost or changed
+    assert after[3] == {**after[3], "kind": "Reply", "id": "root#1", "reply": f'Err(Unknown("{REASON}"))'}
+    assert calls(d, "slow") == 1  # never sent again by default
+
+    r = cli.resume("c1", "--reply", 'root/1#1={"Ok": "yes"}')
+    assert r.exit_code == 0, r.output
+    assert r.stdout.strip() == f'"unknown: {REASON} + yes"'
+    assert cli("replay", "c1").stdout.splitlines()[0] == "Matched"
+    assert calls(d, "slow") == 1 and calls(d, "ask") == 1
+
+
+def test_resend_sends_the_cut_call_again_under_the_same_id(tmp_path):
+    d, cli, _ = _crash(tmp_path, "c2")
+    before = cli.facts("c2")
+    r = cli.resume("c2", "--resend", "root#9")  # not an open call: refused, nothing recorded
+    assert r.exit_code == 1 and "no open call root#9" in r.stderr
+    assert cli.facts("c2") == before
+
+    r = cli.resume("c2", "--resend", "root#1")
+    assert r.exit_code == 3, r.output + r.stderr
+    assert calls(d, "slow") == 2
+    facts = cli.facts("c2")
+    slow = [f for f in facts if f.get("id") == "root#1"]
+    assert [(f["kind"], f.get("reply")) for f in slow] == [("Call", None), ("Reply", 'Ok("fast")')]
+    r = cli.resume("c2", "--reply", 'root/1#1={"Ok": "yes"}')
+    assert r.stdout.strip() == '"fast + yes"'
+
+
+ASK_THEN_SLOW = """\
+use "./svc"
+
+pub flow main(q: Text) -> Text !tool = match svc.ask(q) {
+    Ok(a) => match svc.slow(a) { Ok(s) => a ++ s, Err(_) => "error" },
+    Err(_) => "no answer",
+}
+"""
+
+
+def test_two_resumes_at_once_one_wins_the_other_is_refused(tmp_path):
+    d = project(tmp_path, ASK_THEN_SLOW)
+    cli = Cli(d)
+    assert cli.run("r", '{"q": "why"}').exit_code == 3  # paused on root#1
+    (d / "block.flag").write_text("1.0")  # the winner's slow call holds the run a while
+    args = ("resume", "r", "--reply", 'root#1={"Ok": "a"}', "--tools", "tools.py", "--store", "runs.db")
+    ps = [flow2py_process(d, *args) for _ in range(2)]
+    results = sorted((p.wait(), *p.communicate()) for p in ps)
+    (ok, out, _), (refused, _, err) = results
+    assert (ok, refused) == (0, 1), results
+    assert out.strip() == '"afast"'
+    assert err.startswith("flow2py: ") and len(err.strip().splitlines()) == 1
+    assert any(w in err for w in ("another process", "only one process", "changed while")), err
+    assert "Traceback" not in err
+    replies = [f for f in cli.facts("r") if f["kind"] == "Reply" and f["id"] == "root#1"]
+    assert len(replies) == 1 and calls(d, "slow") == 1
