@@ -87,6 +87,7 @@ class Declarations:
         self.data_params: dict[str, set[str]] = {}  # fn decl -> type params that must be data
         self.used: set[str] = set()  # declaration ids referenced from another declaration
         self._alias_state: dict[str, int] = {}
+        self._con0: dict[str, TCon] = {}
         for lm in modules:
             cm = CheckedModule(lm.key, lm.ast, {a: k for a, k in lm.aliases.items() if k is not None})
             self.envs[lm.key] = ModEnv(lm.key, lm, cm)
@@ -98,12 +99,21 @@ class Declarations:
 
     def unit(self) -> Type:
         info = self.lang_types.get("Unit")
-        return TCon(info.decl) if info else TError()
+        return self.con0(info.decl) if info else TError()
+
+    def con0(self, decl: str) -> TCon:
+        """`TCon(decl)`, one shared object per declaration (types are immutable values)."""
+        t = self._con0.get(decl)
+        if t is None:
+            t = self._con0[decl] = TCon(decl)
+        return t
 
     def lang_con(self, lang: str, *args: Type) -> Type:
         info = self.lang_types.get(lang)
         if info is None or len(info.type_params) != len(args):
             return TError()
+        if not args:
+            return self.con0(info.decl)
         return TCon(info.decl, tuple(args))
 
     def is_lang(self, t, lang: str) -> bool:

@@ -92,8 +92,13 @@ def _check(entry_path, cache_dir, source, problems: Problems, stored=None, commi
     if problems:
         return CheckResult(None, problems.sorted(), loader.sources)
     unit = decls.unit()
-    for k, t in prog.types.items():
-        prog.types[k] = zonk(t, unit)
+    types = prog.types
+    for k, t in types.items():
+        if type(t) is TCon and not t.args:
+            continue  # most nodes: nothing to solve in `Int` or `Text`
+        z = zonk(t, unit)
+        if z is not t:
+            types[k] = z
     for k, ts in prog.type_args.items():
         prog.type_args[k] = tuple(zonk(t, unit) for t in ts)
     prog.identity = program_identity(STD_VERSION, {m.key: m.ast for m in modules}, loader.commits)

@@ -41,6 +41,7 @@ class Exhaust:
         self.bool_decl = b.decl if b else None
         self.unit_decl = u.decl if u else None
         self.list_decl = lst.decl if lst else None
+        self._columns: dict = {}
 
     # -- normalizing ----------------------------------------------------------------------
 
@@ -104,6 +105,19 @@ class Exhaust:
     # -- signatures -----------------------------------------------------------------------
 
     def column(self, t, rows_col: list) -> Column:
+        """The column for type `t`. Only a List's depends on the rows (the longest list
+        pattern); every other type's is the same each time and computed once."""
+        if type(t) is TCon and t.decl == self.list_decl:
+            return self._column(t, rows_col)
+        try:
+            col = self._columns.get(t)
+        except TypeError:  # an unhashable part: compute it every time
+            return self._column(t, rows_col)
+        if col is None:
+            col = self._columns[t] = self._column(t, rows_col)
+        return col
+
+    def _column(self, t, rows_col: list) -> Column:
         if type(t) is TTuple:
             n = len(t.items)
             return Column([(("tuple", n), n, list(t.items), lambda a: "(" + ", ".join(a) + ")")], single=True)

@@ -57,6 +57,48 @@ class Why:
     span: Optional[ast.Span] = None
 
 
+class LazyWhy:
+    """A `Why` whose text is only put together when a mismatch reports it (most never are):
+    `make(*args)` gives the text. Only for texts built from values that cannot change meanwhile."""
+
+    __slots__ = ("make", "args", "span")
+
+    def __init__(self, make, args: tuple, span: Optional[ast.Span] = None) -> None:
+        self.make = make
+        self.args = args
+        self.span = span
+
+    @property
+    def text(self) -> str:
+        return self.make(*self.args)
+
+
+def _arg_why(i: int, label: str) -> str:
+    return f"the {ordinal(i)} argument of `{label}`"
+
+
+def _right_why(op: str, left: str) -> str:
+    return f"the right operand of `{op}` (its left operand is `{left}`)"
+
+
+def _ground(t) -> bool:
+    """Whether `t` holds no type variable, solved or not (so showing it later shows the same)."""
+    stack = [t]
+    while stack:
+        x = stack.pop()
+        k = type(x)
+        if k is TCon:
+            stack.extend(x.args)
+        elif k is TVar:
+            return False
+        elif k is TTuple:
+            stack.extend(x.items)
+        elif k is TFun:
+            stack.extend(x.params)
+            stack.append(x.result)
+    return True
+
+
 class BodyChecker:
     def __init__(self, decls: Declarations, prog: CheckedProgram, problems) -> None:
         self.d = decls
@@ -184,7 +226,7 @@ class BodyChecker:
 
     def _literal(self, e: ast.Literal, expected):
         info = self.d.literal_types.get(e.kind)
-        return TCon(info.decl) if info else TError()
+        return self.d.con0(info.decl) if info else TError()
 
     def _name(self, e: ast.Name, expected):
         b = self._lookup(e.name)
@@ -455,7 +497,7 @@ class BodyChecker:
         for i, a in enumerate(args):
             pi = i + offset
             pt = params[pi]
-            why = Why(f"the {ordinal(i)} argument of `{label}`", fn.node.params[pi].span)
+            why = LazyWhy(_arg_why, (i, label), fn.node.params[pi].span)
             self.expr(a, pt, why)
             ae = self.value_effect(a)
             if has_effect(pt, "pure") and ae != "pure":
@@ -753,12 +795,18 @@ class BodyChecker:
             self.insts[-1] = (callee, vs, span, owner, e.op)
         why0 = Why(f"the left operand of `{e.op}`")
         self.expect(lt, params[0], e.left, why0)
-        why1 = Why(f"the right operand of `{e.op}` (its left operand is `{self.show(lt)}`)")
+        if _ground(lt):  # its text cannot change before a mismatch shows it
+            why1 = LazyWhy(self._right_why, (e.op, lt))
+        else:
+            why1 = Why(_right_why(e.op, self.show(lt)))
         if rt is None:
             self.expr(e.right, params[1], why1)
         else:
             self.expect(rt, params[1], e.right, why1)
         return result
+
+    def _right_why(self, op: str, lt) -> str:
+        return _right_why(op, self.show(lt))
 
     def _unary(self, e: ast.Unary, expected):
         t = self.expr(e.operand)

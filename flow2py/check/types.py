@@ -109,19 +109,41 @@ def unify(a, b) -> bool:
 
 
 def zonk(t, default):
-    """The type with every variable replaced by its solution (unsolved: `default`)."""
-    t = resolve(t)
+    """The type with every variable replaced by its solution (unsolved: `default`). A type
+    that holds no variable comes back as it is (the same object, rather than an equal copy)."""
     k = type(t)
     if k is TVar:
-        return default
+        t = resolve(t)
+        k = type(t)
+        if k is TVar:
+            return default
     if k is TCon:
-        if not t.args:
+        args = t.args
+        if not args:
             return t
-        return TCon(t.decl, tuple(zonk(a, default) for a in t.args))
+        new = [zonk(a, default) for a in args]
+        for a, b in zip(args, new):
+            if a is not b:
+                return TCon(t.decl, tuple(new))
+        return t
     if k is TTuple:
-        return TTuple(tuple(zonk(a, default) for a in t.items))
+        items = t.items
+        new = [zonk(a, default) for a in items]
+        for a, b in zip(items, new):
+            if a is not b:
+                return TTuple(tuple(new))
+        return t
     if k is TFun:
-        return TFun(tuple(zonk(a, default) for a in t.params), zonk(t.result, default), t.effect)
+        params = t.params
+        new = [zonk(a, default) for a in params]
+        result = zonk(t.result, default)
+        if result is t.result:
+            for a, b in zip(params, new):
+                if a is not b:
+                    break
+            else:
+                return t
+        return TFun(tuple(new), result, t.effect)
     return t
 
 

@@ -117,7 +117,8 @@ _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "0": "
 
 
 class Builder:
-    """Rule methods take the span of everything the rule matched and its kept children."""
+    """Rule methods take the span of everything the rule matched and its kept children.
+    A child that the grammar makes a token is a `Tok`: its text is `tok.value` (= `str(tok)`)."""
 
     def __init__(self, path: str, diags: list[Diagnostic]):
         self.path = path
@@ -242,7 +243,7 @@ class Builder:
                           span=span, name_span=self._tspan(name_tok))
 
     def param(self, span, ch):
-        return ast.Param(str(ch[0]), _ty(ch[1]), span=span, name_span=self._tspan(ch[0]))
+        return ast.Param(ch[0].value, _ty(ch[1]), span=span, name_span=self._tspan(ch[0]))
 
     def effect(self, span, ch):
         name = str(ch[0])
@@ -311,23 +312,25 @@ class Builder:
         return ast.Lambda(params, result, effect, ch[-1], span=span)
 
     def lparam(self, span, ch):
-        return ast.Param(str(ch[0]), _ty(ch[1]) if len(ch) > 1 else None, span=span,
+        return ast.Param(ch[0].value, _ty(ch[1]) if len(ch) > 1 else None, span=span,
                          name_span=self._tspan(ch[0]))
 
     def conv(self, span, ch):
         return ast.Try(ch[0], ch[1], span=span)
 
     def name(self, span, ch):
-        return ast.Name(str(ch[0]), span=span)
+        return ast.Name(ch[0].value, span=span)
 
     def field(self, span, ch):
-        return ast.FieldAccess(ch[0], str(ch[1]), span=span, name_span=self._tspan(ch[1]))
+        tok = ch[1]
+        return ast.FieldAccess(ch[0], tok.value, span=span, name_span=make_span(
+            self.path, tok.line, tok.column, tok.end_line, tok.end_column, tok.start_pos, tok.end_pos))
 
     def binary(self, span, ch):
-        return ast.Binary(str(ch[1]), ch[0], ch[2], span=span)
+        return ast.Binary(ch[1].value, ch[0], ch[2], span=span)
 
     def unary(self, span, ch):
-        return ast.Unary(str(ch[0]), ch[1], span=span)
+        return ast.Unary(ch[0].value, ch[1], span=span)
 
     def call(self, span, ch):
         return ast.Call(ch[0], list(ch[1:]), span=span)
@@ -358,10 +361,10 @@ class Builder:
         return ast.RecordLiteral(ctor, fields, base, span=span)
 
     def field_init(self, span, ch):
-        return ast.FieldInit(str(ch[0]), ch[1], span=span)
+        return ast.FieldInit(ch[0].value, ch[1], span=span)
 
     def field_short(self, span, ch):
-        return ast.FieldInit(str(ch[0]), None, span=span)
+        return ast.FieldInit(ch[0].value, None, span=span)
 
     def rec_base(self, span, ch):
         return _Base(ch[0], span)
@@ -401,7 +404,7 @@ class Builder:
         return ast.WildcardPattern(span=span)
 
     def bind_pat(self, span, ch):
-        return ast.BindPattern(str(ch[0]), span=span)
+        return ast.BindPattern(ch[0].value, span=span)
 
     def lit_pat(self, span, ch):
         span = span
