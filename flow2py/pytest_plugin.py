@@ -1,7 +1,8 @@
 """pytest plugin: collects Flow `@test` functions from `test_*.flow` files.
 
-Each `@test` function is one pytest item, run by flow2py.testing with the program's `@fake`
-bindings. A file that does not check is one failing item showing its diagnostics.
+Collecting checks and compiles the file; each `@test` function is one item, run (in memory, with
+the program's `@fake` bindings) when pytest runs it. A file that does not check is one failing
+item showing its diagnostics.
 """
 from __future__ import annotations
 
@@ -16,14 +17,14 @@ def pytest_collect_file(parent, file_path):
 
 class FlowFile(pytest.File):
     def collect(self):
-        from flow2py.testing import run_file
+        from flow2py.testing import load_suite
 
-        results, diagnostics = run_file(str(self.path))
-        if results is None:
-            yield FlowItem.from_parent(self, name="check", result=None, diagnostics=diagnostics)
+        suite, diagnostics = load_suite(str(self.path))
+        if suite is None:
+            yield FlowItem.from_parent(self, name="check", suite=None, info=None, diagnostics=diagnostics)
             return
-        for r in results:
-            yield FlowItem.from_parent(self, name=r.name.split("::")[-1], result=r, diagnostics="")
+        for info in suite.tests:
+            yield FlowItem.from_parent(self, name=info.name, suite=suite, info=info, diagnostics="")
 
 
 class FlowTestFailed(Exception):
@@ -31,16 +32,16 @@ class FlowTestFailed(Exception):
 
 
 class FlowItem(pytest.Item):
-    def __init__(self, *, result, diagnostics, **kw):
+    def __init__(self, *, suite, info, diagnostics, **kw):
         super().__init__(**kw)
-        self.result = result
-        self.diagnostics = diagnostics
+        self.suite, self.info, self.diagnostics = suite, info, diagnostics
 
     def runtest(self):
-        if self.result is None:
+        if self.suite is None:
             raise FlowTestFailed(self.diagnostics)
-        if not self.result.passed:
-            raise FlowTestFailed(self.result.message)
+        result = self.suite.run(self.info)
+        if not result.passed:
+            raise FlowTestFailed(f"{result.file}:{result.line}: {result.message}")
 
     def repr_failure(self, excinfo):
         if isinstance(excinfo.value, FlowTestFailed):
@@ -48,5 +49,5 @@ class FlowItem(pytest.Item):
         return super().repr_failure(excinfo)
 
     def reportinfo(self):
-        line = self.result.line if self.result else 0
-        return self.path, max(line - 1, 0), f"flow test {self.name}"
+        line = self.info.node.span.line if self.info is not None and self.info.node else 1
+        return self.path, line - 1, f"flow test {self.name}"

@@ -41,20 +41,15 @@ def fake_bindings(program: CheckedProgram, loaded) -> rt.Bindings:
     for decl, info in program.fn_decls.items():
         if not info.fake_of:
             continue
-        fake = loaded.resolve(decl)
-        spec = loaded.tool_spec(info.fake_of)
-        if fake is None or spec is None:
-            continue
-        bindings.bind(info.fake_of, _fake_impl(fake, spec))
+        fake, params = loaded.program.entry(info.name)
+        bindings.bind(info.fake_of, _fake_impl(fake, tuple(d for _, d in params)))
     return bindings
 
 
-def _fake_impl(fake, spec):
+def _fake_impl(fake, descs):
     """Tool implementations receive arguments in JSON form; a fake is Flow code, so decode them
-    back to values with the Tool's parameter types, and hand its Result (runtime values) to the
-    same admission every reply goes through."""
-
-    descs = tuple(d for _, d in spec.params)
+    back to values with its parameter types (the Tool's, E505 checks), and hand its Result
+    (runtime values) to the same admission every reply goes through."""
 
     def impl(*json_args):
         args = tuple(rt.decode(d, a, f"$[{i}]") for i, (d, a) in enumerate(zip(descs, json_args)))
@@ -95,8 +90,20 @@ def _verdict(name, file, line, outcome, missing) -> TestResult:
     return TestResult(name, file, line, False, outcome.line())
 
 
-def run_file(path: str) -> tuple[Optional[list[TestResult]], str]:
-    """Check and run every @test of one program. Returns (results, "") or (None, diagnostics text)."""
+@dataclass
+class Suite:
+    """A checked program ready to run its tests: one per `@test` function."""
+
+    loaded: object
+    bindings: rt.Bindings
+    tests: list
+
+    def run(self, info) -> TestResult:
+        return run_test(self.loaded, info, self.bindings)
+
+
+def load_suite(path: str) -> tuple[Optional[Suite], str]:
+    """Check and compile one program. Returns (suite, "") or (None, the rendered diagnostics)."""
     from flow2py import host
     from flow2py.diagnostics import render_text
 
@@ -104,5 +111,12 @@ def run_file(path: str) -> tuple[Optional[list[TestResult]], str]:
     if result.diagnostics:
         return None, render_text(result.diagnostics, result.sources)
     loaded = host.Loaded(result.program)
-    bindings = fake_bindings(result.program, loaded)
-    return [run_test(loaded, info, bindings) for info in test_functions(result.program)], ""
+    return Suite(loaded, fake_bindings(result.program, loaded), test_functions(result.program)), ""
+
+
+def run_file(path: str) -> tuple[Optional[list[TestResult]], str]:
+    """Check and run every @test of one program. Returns (results, "") or (None, diagnostics text)."""
+    suite, diagnostics = load_suite(path)
+    if suite is None:
+        return None, diagnostics
+    return [suite.run(info) for info in suite.tests], ""

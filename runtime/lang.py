@@ -104,8 +104,7 @@ def int_neg(a):
     return -a
 
 
-def int_to_text(a):
-    return str(a)
+int_to_text = str  # the type itself: one C call, and `list.map(xs, int.to_text)` passes it on
 
 
 _INT_RE = re.compile(r"-?[0-9]+\Z")
@@ -372,6 +371,15 @@ def list_contains(xs, x):
 
 def list_zip(xs, ys):
     return _pv(zip(xs, ys))
+
+
+# Generated code passes these instead of a List that would only be iterated once, at once, by
+# list.map/filter/fold/each/flat_map/find or text.join (codegen.md, "Lists not built").
+iter_range = range
+
+
+def iter_map(xs, f):
+    return map(f, xs)
 
 
 def list_map(xs, f):

@@ -123,6 +123,17 @@ def _flow_name(f: str) -> str:
     return f[:-1] if f.endswith("_") and f[:-1] in _RENAMED else f
 
 
+def _slot_setter(cls, f: str):
+    """The bound `__set__` of the slot descriptor for field `f` (the nearest in the MRO)."""
+    for k in cls.__mro__:
+        d = k.__dict__.get(f)
+        if d is not None:
+            if type(d).__name__ != "member_descriptor":
+                raise TypeError(f"{cls.__name__}.{f} is not a slot")
+            return d.__set__
+    raise TypeError(f"{cls.__name__} has no slot {f!r}")
+
+
 def _install(cls, decl: str, ctor: str, tag: int, fields: tuple[str, ...], named: bool, names=None):
     fields = tuple(fields)
     flow_names = tuple(names) if names is not None else tuple(_flow_name(f) for f in fields)
@@ -153,7 +164,11 @@ def _install(cls, decl: str, ctor: str, tag: int, fields: tuple[str, ...], named
 
     values = "(" + "".join(f"{read('self', f)}, " for f in fields) + ")"
     other_values = "(" + "".join(f"{read('other', f)}, " for f in fields) + ")"
-    body = "".join(f"    _set(self, {f!r}, {p})\n" for f, p in zip(fields, params)) or "    pass\n"
+    # Each field is stored through its slot descriptor's bound `__set__`, looked up once here:
+    # `_Data.__setattr__` refuses every assignment, and this skips `object.__setattr__`'s
+    # attribute lookup by name (about 1.7x faster a construction; bench/bench_pure.py).
+    setters = {f"_set_{i}": _slot_setter(cls, f) for i, f in enumerate(fields)}
+    body = "".join(f"    _set_{i}(self, {p})\n" for i, p in enumerate(params)) or "    pass\n"
     key = (decl, ctor)
     src = (
         f"def __init__(self{', ' if fields else ''}{args}):\n{body}"
@@ -162,7 +177,7 @@ def _install(cls, decl: str, ctor: str, tag: int, fields: tuple[str, ...], named
         f"    return other.__class__ is self.__class__ and {values} == {other_values}\n"
         f"def __hash__(self):\n    return hash((_KEY, {values}))\n"
     )
-    ns: dict[str, Any] = {"_set": _set, "_KEY": key}
+    ns: dict[str, Any] = {"_KEY": key, **setters}
     exec(compile(src, f"<flowrt {decl}.{ctor}>", "exec"), ns)
     for name in ("__init__", "_flow_values", "__eq__", "__hash__"):
         fn = ns[name]

@@ -36,6 +36,13 @@ PY_BINOPS = {
 }
 PY_UNOPS = {"int.neg": "-", "bool.not": "not"}
 SHORT_CIRCUIT = {"&&": "and", "||": "or"}
+#: Int division and remainder: Python's operator when the divisor is a non-zero literal
+INLINE_DIVISION = {"int.div": "//", "int.rem": "%"}
+#: @lang functions that only iterate their first argument, once, from the start (their `__tool`
+#: variants too): a List built right there for them is never seen again, so it is not built:
+#: `list.range(a, b)` passes `rt.lang.iter_range(a, b)` (Python's `range`), and `text.join` of a
+#: pure `list.map` passes `rt.lang.iter_map(xs, f)` (`join` runs every `f` before it joins).
+ITERATE_FIRST = {"list.map", "list.filter", "list.fold", "list.each", "list.flat_map", "list.find", "text.join"}
 #: @lang task operations are requests the generator yields to the driver (abi.md, "Requests")
 LANG_REQUESTS = {"task.spawn": "rt.Spawn", "task.await": "rt.Await", "task.stop": "rt.StopTask", "task.first": "rt.First"}
 
@@ -160,7 +167,9 @@ class Body:
         return self._seq(parts, exprs)
 
     def _seq(self, parts, nodes) -> tuple[list, list[py.Expr]]:
-        last = max((i for i, (s, _) in enumerate(parts) if s), default=-1)
+        # a lambda's `def` evaluates nothing: operands before it need not move into temporaries
+        last = max((i for i, (s, _) in enumerate(parts) if s and not all(isinstance(x, cst.FunctionDef) for x in s)),
+                   default=-1)
         stmts: list = []
         out: list[py.Expr] = []
         for i, (s, x) in enumerate(parts):
@@ -270,9 +279,75 @@ class Body:
 
     def match(self, m: A.Match, sink: Sink) -> list:
         s, x = self.expr(m.scrutinee)
-        if not isinstance(x, cst.Name) and (any(a.guard is not None for a in m.arms) or _has_list(m)):
+        dispatch = self.dispatchable(m.arms)
+        if not isinstance(x, cst.Name) and (dispatch or any(a.guard is not None for a in m.arms) or _has_list(m)):
             x = self.hoist(x, self.mark(m.scrutinee), s)  # it may be matched again in a case
+        if dispatch:
+            return s + self.dispatch(x, m.arms, sink)
         return s + self.arms(x, m.arms, sink, self.mark(m))
+
+    # A `match` whose arms are constructor patterns with only names or `_` inside (and perhaps a
+    # final catch-all) becomes an `if type(s) is Circle: p, r = s._0, s._1 ... elif ...` chain:
+    # CPython's class patterns (`case Circle(p, r)`: `__match_args__`, isinstance, getattr by
+    # name) cost ~4x as much (bench/bench_pure.py).
+
+    def dispatchable(self, arms: list[A.MatchArm]) -> bool:
+        flat = 0
+        for arm in arms:
+            p = arm.pattern
+            if arm.guard is not None:
+                return False
+            if isinstance(p, (A.WildcardPattern, A.BindPattern)):
+                break  # a catch-all: later arms are unreachable
+            if not isinstance(p, A.CtorPattern) or not isinstance(self.prog.refs.get(p.id), P.CtorRef):
+                return False
+            subs = list(p.args or []) + [fp for _, fp in (p.fields or [])]
+            if not all(isinstance(q, (A.WildcardPattern, A.BindPattern)) for q in subs):
+                return False
+            flat += 1
+        return flat > 0
+
+    def dispatch(self, subject: cst.Name, arms: list[A.MatchArm], sink: Sink) -> list:
+        branches = []  # (test or None for the catch-all, body, mark), in source order
+        for arm in arms:
+            p = arm.pattern
+            amark = self.mark(arm)
+            self.scopes.append({})
+            try:
+                if isinstance(p, (A.WildcardPattern, A.BindPattern)):
+                    body = []
+                    if isinstance(p, A.BindPattern):
+                        body.append(py.assign(py.name(self.bind(p.id, p.name)), subject, amark))
+                    branches.append((None, body + self.to_sink(arm.body, sink), amark))
+                    break
+                ref = self.prog.refs[p.id]
+                cls = self.mg.ctor_class(ref.type_decl, ref.ctor)
+                attrs = self.mg.ctor_attrs(ref.type_decl, ref.ctor)
+                pairs = [(attrs[i], q) for i, q in enumerate(p.args or [])]
+                pairs += [(self.mg.field_name(f), q) for f, q in (p.fields or [])]
+                targets, values = [], []
+                for a, q in pairs:
+                    if isinstance(q, A.BindPattern):
+                        targets.append(py.name(self.bind(q.id, q.name)))
+                        values.append(py.attr(subject, a))
+                body = []
+                if len(targets) == 1:
+                    body.append(py.assign(targets[0], values[0], amark))
+                elif targets:
+                    body.append(py.assign(py.tuple_(targets).with_changes(lpar=[], rpar=[]),
+                                          py.tuple_(values).with_changes(lpar=[], rpar=[]), amark))
+                if self.mg.type_info(ref.type_decl).lang:
+                    test = py.isinstance_(subject, cls)  # a runtime class (rt.NotRun may be subclassed)
+                else:
+                    test = cst.Comparison(left=py.call(py.name("type"), [subject]), comparisons=[
+                        cst.ComparisonTarget(operator=cst.Is(), comparator=cls)])
+                branches.append((test, body + self.to_sink(arm.body, sink), amark))
+            finally:
+                self.scopes.pop()
+        out = None
+        for test, body, amark in reversed(branches):
+            out = body if test is None else [py.if_(test, body, out, amark)]
+        return out
 
     def arms(self, subject, arms: list[A.MatchArm], sink: Sink, mark: str) -> list:
         alts = [(arm.pattern, arm.guard, (lambda arm=arm: self.to_sink(arm.body, sink)), self.mark(arm)) for arm in arms]
@@ -586,6 +661,10 @@ class Body:
 
     def lambda_(self, e: A.Lambda, hint: Optional[str] = None, binder: Optional[int] = None):
         generator = self.eff(e.id) == "tool"
+        if binder is None and not generator:
+            forwarded = self.forwarded(e)
+            if forwarded is not None:
+                return [], forwarded
         fname = self.namer.fresh(hint or f"_flow{e.span.line}")
         if binder is not None:
             self.locals[binder] = fname
@@ -612,6 +691,29 @@ class Body:
             self.ctx, self.scopes = saved_ctx, saved_scopes
         d = py.def_(fname, params, body, self.mark(e), kwonly=kwonly)
         return [d], py.name(fname)
+
+    def forwarded(self, e: A.Lambda) -> Optional[py.Expr]:
+        """The function itself for a pure lambda that only passes its parameters on, in order,
+        to a pure top-level or @lang function: `flow(i) = int.to_text(i)` is `rt.lang.int_to_text`
+        (one Python call an element instead of two). None for any other lambda."""
+        body = e.body
+        while isinstance(body, A.Block) and len(body.stmts) == 1 and isinstance(body.stmts[0], A.ExprStmt):
+            body = body.stmts[0].expr
+        if not isinstance(body, A.Call) or self.eff(body.id) != "pure":
+            return None
+        info, receiver = self.callee_fn(body)
+        if info is None or info.is_tool or info.effect == "tool" or info.lang in LANG_REQUESTS:
+            return None
+        args = ([receiver] if receiver is not None else []) + list(body.args)
+        if len(args) != len(e.params) or len(info.params) != len(args):
+            return None
+        for a, p in zip(args, e.params):
+            ref = self.prog.refs.get(a.id)
+            if not (isinstance(a, A.Name) and isinstance(ref, P.LocalRef) and ref.binder == p.id):
+                return None
+        if any(isinstance(t, P.TFun) for _, t in info.params):
+            return None  # a function argument may need `rt.lift`: keep the lambda
+        return self.mg.fn_value(info.decl, "pure")
 
     # ---- parkable task bodies (abi.md, "Parkable tasks") -----------------------------------------
 
@@ -814,6 +916,12 @@ class Body:
             if tail:
                 return s + [py.return_(self.yield_(request), mark)], py.const(None)
             return self.yielded(request, e, s)
+        if bodyless and info.lang in INLINE_DIVISION and _nonzero_literal(xs[1]):
+            # Python's `//` and `%` are Flow's (floor) division; only a zero divisor must fault
+            value = py.binop(INLINE_DIVISION[info.lang], xs[0], xs[1])
+            return (s + [py.return_(value, mark)], py.const(None)) if tail else (s, value)
+        if bodyless and info.lang in ITERATE_FIRST and xs:
+            xs = [_lazy(xs[0], info.lang)] + list(xs[1:])
         if bodyless and info.lang:
             fname = "rt.lang." + info.lang.replace(".", "_")
             if info.effect == "poly" and effectful:
@@ -852,6 +960,27 @@ class Body:
                 out.append(py.assign(tgt, val, mark))
         out.append(py.continue_(mark))
         return out
+
+
+def _lang_call(x: py.Expr, fname: str) -> bool:
+    f = x.func if isinstance(x, cst.Call) else None
+    return (isinstance(f, cst.Attribute) and f.attr.value == fname and isinstance(f.value, cst.Attribute)
+            and f.value.attr.value == "lang" and isinstance(f.value.value, cst.Name) and f.value.value.value == "rt")
+
+
+def _lazy(x: py.Expr, consumer: str) -> py.Expr:
+    """The first argument of an ITERATE_FIRST function, without the List it would build."""
+    if _lang_call(x, "list_range"):
+        return x.with_changes(func=py.dotted("rt.lang.iter_range"))
+    if consumer == "text.join" and _lang_call(x, "list_map"):
+        return x.with_changes(func=py.dotted("rt.lang.iter_map"))
+    return x
+
+
+def _nonzero_literal(x: py.Expr) -> bool:
+    if isinstance(x, cst.UnaryOperation) and isinstance(x.operator, cst.Minus):
+        x = x.expression
+    return isinstance(x, cst.Integer) and int(x.value.replace("_", ""), 0) != 0
 
 
 def _has_list(m: A.Match) -> bool:

@@ -212,6 +212,17 @@ class ModuleGen:
         c = next(c for c in info.ctors if c.name == ctor)
         return list(c.field_names or [])
 
+    def ctor_attrs(self, type_decl: str, ctor: str) -> list[str]:
+        """The Python attribute names of a constructor's fields, in declared order (`_0, _1, ...`
+        for a positional payload)."""
+        info = self.type_info(type_decl)
+        if info.kind == "record":
+            return [self.field_name(f.name) for f in info.fields]
+        c = next(c for c in info.ctors if c.name == ctor)
+        if c.field_names:
+            return [self.field_name(n) for n in c.field_names]
+        return [f"_{i}" for i in range(len(c.params))]
+
     def field_name(self, n: str) -> str:
         return safe(n)
 

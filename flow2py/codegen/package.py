@@ -44,7 +44,7 @@ def init_source(program: P.CheckedProgram, modules) -> str:
     ])
     entries = []
     for f in sorted(entry.mod.fns.values(), key=lambda i: i.node.span.start if i.node is not None else -1):
-        if f.is_tool or f.node is None or f.node.body is None or f.type_params or f.is_test or f.fake_of:
+        if f.is_tool or f.node is None or f.node.body is None or f.type_params or f.is_test:
             continue
         if f.effect == "poly":
             continue

@@ -104,7 +104,7 @@ def paren(e: Expr) -> Expr:
 
 
 _BINOPS = {
-    "+": cst.Add, "-": cst.Subtract, "*": cst.Multiply,
+    "+": cst.Add, "-": cst.Subtract, "*": cst.Multiply, "//": cst.FloorDivide, "%": cst.Modulo,
 }
 _CMPOPS = {
     "==": cst.Equal, "!=": cst.NotEqual, "<": cst.LessThan, "<=": cst.LessThanEqual,
@@ -126,12 +126,12 @@ def binop(op: str, left: Expr, right: Expr) -> Expr:
     )
 
 
-_PREC = {"+": 2, "-": 2, "*": 3}
+_PREC = {"+": 2, "-": 2, "*": 3, "//": 3, "%": 3}
 
 
 def _prec(e: Expr) -> int:
     if isinstance(e, cst.BinaryOperation) and not e.lpar:
-        return 3 if isinstance(e.operator, cst.Multiply) else 2
+        return 3 if isinstance(e.operator, (cst.Multiply, cst.FloorDivide, cst.Modulo)) else 2
     if isinstance(e, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation, cst.Yield, cst.IfExp, cst.Lambda)):
         return 0
     return 9

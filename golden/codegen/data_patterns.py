@@ -37,13 +37,14 @@ Rect.__flow_field_types__ = (rt.T.Named(Point), rt.T.INT, rt.T.INT)
 
 @rt.fn("data_patterns::area", params=("s",))
 def area(s):  # flow: data_patterns.flow:6
-    match s:  # flow: data_patterns.flow:6
-        case Circle(_, r):  # flow: data_patterns.flow:7
-            return 3 * r * r  # flow: data_patterns.flow:7
-        case Rect(w=w, h=h):  # flow: data_patterns.flow:8
-            return w * h  # flow: data_patterns.flow:8
-        case Empty():  # flow: data_patterns.flow:9
-            return 0  # flow: data_patterns.flow:9
+    if type(s) is Circle:  # flow: data_patterns.flow:7
+        r = s._1  # flow: data_patterns.flow:7
+        return 3 * r * r  # flow: data_patterns.flow:7
+    elif type(s) is Rect:  # flow: data_patterns.flow:8
+        w, h = s.w, s.h  # flow: data_patterns.flow:8
+        return w * h  # flow: data_patterns.flow:8
+    elif type(s) is Empty:  # flow: data_patterns.flow:9
+        return 0  # flow: data_patterns.flow:9
 
 
 @rt.fn("data_patterns::length", params=("xs",))

@@ -24,11 +24,11 @@ def shout(t):  # flow: poly_map.flow:6
 @rt.fn("poly_map::fetch", params=("t",))
 def fetch(t):  # flow: poly_map.flow:8
     _t1 = yield rt.ToolCall(web.SEARCH, (t,))  # flow: poly_map.flow:8
-    match _t1:  # flow: poly_map.flow:8
-        case rt.Ok(hit):  # flow: poly_map.flow:9
-            return hit  # flow: poly_map.flow:9
-        case rt.Err(_):  # flow: poly_map.flow:10
-            return t  # flow: poly_map.flow:10
+    if isinstance(_t1, rt.Ok):  # flow: poly_map.flow:9
+        hit = _t1._0  # flow: poly_map.flow:9
+        return hit  # flow: poly_map.flow:9
+    elif isinstance(_t1, rt.Err):  # flow: poly_map.flow:10
+        return t  # flow: poly_map.flow:10
 
 
 @rt.fn("poly_map::main", params=("words",))

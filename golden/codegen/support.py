@@ -56,34 +56,30 @@ def work(ticket, notes, round):  # flow: main.flow:11
                 return (yield rt.ParkCall(docs.SEARCH, (query,)))  # flow: main.flow:16
 
             _t2 = yield task.race(rt.list_of((_flow15, _flow16)))  # flow: main.flow:14
-            match _t2:  # flow: main.flow:14
-                case rt.Ok(hit):  # flow: main.flow:18
-                    return rt.TailCall(
-                        work,
-                        (
-                            ticket,
-                            rt.lang.list_concat(notes, rt.list_of((hit,))),
-                            round + 1,
-                        ),
-                    )  # flow: main.flow:18
-                case rt.Err(_):  # flow: main.flow:19
-                    return rt.TailCall(
-                        work, (ticket, notes, round + 1)
-                    )  # flow: main.flow:19
+            if isinstance(_t2, rt.Ok):  # flow: main.flow:18
+                hit = _t2._0  # flow: main.flow:18
+                return rt.TailCall(
+                    work,
+                    (ticket, rt.lang.list_concat(notes, rt.list_of((hit,))), round + 1),
+                )  # flow: main.flow:18
+            elif isinstance(_t2, rt.Err):  # flow: main.flow:19
+                return rt.TailCall(
+                    work, (ticket, notes, round + 1)
+                )  # flow: main.flow:19
         case rt.Ok(planner.Ask(question)):  # flow: main.flow:21
             _t3 = yield rt.ToolCall(human.ASK, (question,))  # flow: main.flow:21
-            match _t3:  # flow: main.flow:21
-                case rt.Ok(answer):  # flow: main.flow:22
-                    return rt.TailCall(
-                        work,
-                        (
-                            ticket,
-                            rt.lang.list_concat(notes, rt.list_of((answer,))),
-                            round + 1,
-                        ),
-                    )  # flow: main.flow:22
-                case rt.Err(_):  # flow: main.flow:23
-                    return Unanswered(question)  # flow: main.flow:23
+            if isinstance(_t3, rt.Ok):  # flow: main.flow:22
+                answer = _t3._0  # flow: main.flow:22
+                return rt.TailCall(
+                    work,
+                    (
+                        ticket,
+                        rt.lang.list_concat(notes, rt.list_of((answer,))),
+                        round + 1,
+                    ),
+                )  # flow: main.flow:22
+            elif isinstance(_t3, rt.Err):  # flow: main.flow:23
+                return Unanswered(question)  # flow: main.flow:23
         case rt.Ok(planner.Done(summary)):  # flow: main.flow:25
             return Resolved(summary)  # flow: main.flow:25
         case rt.Err(_):  # flow: main.flow:26

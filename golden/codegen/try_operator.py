@@ -26,11 +26,12 @@ Bad.__flow_field_types__ = (rt.T.INT,)
 
 @rt.fn("try_operator::parse", params=("t",))
 def parse(t):  # flow: try_operator.flow:5
-    match rt.lang.int_parse(t):  # flow: try_operator.flow:5
-        case rt.Some(n):  # flow: try_operator.flow:6
-            return rt.Ok(n)  # flow: try_operator.flow:6
-        case rt.None_():  # flow: try_operator.flow:7
-            return rt.Err(t)  # flow: try_operator.flow:7
+    _t1 = rt.lang.int_parse(t)  # flow: try_operator.flow:5
+    if isinstance(_t1, rt.Some):  # flow: try_operator.flow:6
+        n = _t1._0  # flow: try_operator.flow:6
+        return rt.Ok(n)  # flow: try_operator.flow:6
+    elif isinstance(_t1, rt.None_):  # flow: try_operator.flow:7
+        return rt.Err(t)  # flow: try_operator.flow:7
 
 
 @rt.fn("try_operator::to_problem", params=("t",))
@@ -59,4 +60,4 @@ def main(a, b):  # flow: try_operator.flow:18
     total = _t1._0  # flow: try_operator.flow:19
     if not (total < 100):  # flow: try_operator.flow:20
         return rt.Err(Bad(total))  # flow: try_operator.flow:20
-    return rt.Ok(rt.lang.int_div(total, 2))  # flow: try_operator.flow:21
+    return rt.Ok(total // 2)  # flow: try_operator.flow:21
