@@ -1,6 +1,6 @@
 """Effectful Flow code on the driver (not a test).
 
-    .venv/bin/python bench/bench_effectful.py [--runs 5] [--rounds 1000000] [--durable-calls 300] [--dir DIR]
+    .venv/bin/python bench/bench_effectful.py [--runs 5] [--rounds 1000000] [--durable-calls 300] [--dir DIR] [--only durable]
 
 The program is bench/flow/effectful.flow compiled by the real pipeline; its Tool `echo.echo` is
 bound to a sync Python function that answers at once (`{"Ok": x}`).
@@ -117,6 +117,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--durable-runs", type=int, default=7, help="alternating floor/host rounds (fsync is noisy)")
     ap.add_argument("--fan", type=int, default=1000)
     ap.add_argument("--dir", default=None)
+    ap.add_argument("--only", choices=("durable",), default=None, help="run only the durable part")
     args = ap.parse_args(argv)
     tracemalloc.stop()
     loaded = load("effectful")
@@ -124,6 +125,13 @@ def main(argv=None) -> dict:
     fan = loaded.resolve("effectful::fan")
     res = {}
 
+    if args.only != "durable":
+        _in_memory(args, loaded, loop, fan, res)
+    _durable(args, loaded, loop, res)
+    return res
+
+
+def _in_memory(args, loaded, loop, fan, res) -> None:
     # 1. overhead a Tool call
     n = args.calls
     out, _ = drive_memory(loaded, loop, "echo_loop", (n, 0), ("n", "acc"))
@@ -159,7 +167,12 @@ def main(argv=None) -> dict:
           f"({dt / r * 1e6:.2f} µs a round); RSS {c0:.1f} -> {c1:.1f} MB, peak {p0:.1f} -> {p1:.1f} MB  "
           f"{verdict(res['million_rss_grew_mb'] < 5)} (constant memory)")
 
+
+
+def _durable(args, loaded, loop, res) -> None:
     # 4, 5. durable
+    from flow2py import host  # noqa: F401  (imported before timing)
+
     base = Path(tempfile.mkdtemp(prefix="bench_effectful_", dir=args.dir or "."))
     try:
         from bench_store import floor
@@ -191,7 +204,6 @@ def main(argv=None) -> dict:
               f"growth (pages, index, open_calls included)")
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    return res
 
 
 if __name__ == "__main__":

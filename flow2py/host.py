@@ -25,9 +25,9 @@ from flow2py.check import CheckResult, check_program
 from flow2py.check.program import CheckedProgram
 from flow2py.diagnostics import render_text
 from flowrt import driver as drv
-from flowrt.facts import Call, Checkpoint, Reply, Start
-from flowrt.store import RunBusy, Store, StoreError, UnknownRun
-from flowrt.tasks import has_hole
+from flowrt.facts import Call, Checkpoint, ParkedTask, Reply, Start
+from flowrt.store import RunBusy, Store, StoreError, UnknownRun, carried_replies
+from flowrt.tasks import has_hole, rebuild
 from flowrt.trace import DATA_VERSION, TraceError
 
 EXIT_OK, EXIT_REFUSED, EXIT_PAUSED, EXIT_FAULTED, EXIT_DIVERGED, EXIT_BROKEN = 0, 1, 3, 4, 5, 6
@@ -302,7 +302,8 @@ def _drive_live(store: Store, rec: rt.SqliteRecorder, loaded: Loaded, fn, histor
     try:
         outcome = drv.drive(fn, history=history, first=first, mode="live", recorder=rec,
                             bindings=bindings, checkpoint_every=checkpoint_every,
-                            resolve=loaded.resolve, resend=resend)
+                            resolve=loaded.resolve, resend=resend,
+                            carried_replies=_carried_replies(store, run_id, history, first))
     except drv.ResumeRefused as e:
         raise Refused(f"run {run_id}: the stored history does not fit the program: {e.verdict.line()}") from None
     except drv.ResendRefused as e:
@@ -350,11 +351,31 @@ def start(path: str, *, entry: str = "main", input_json: Optional[str] = None, t
     return _drive_live(store, rec, loaded, fn, [start_fact], 1, bindings, checkpoint_every)
 
 
-def _history_from(store: Store, run_id: str, info) -> tuple[list, int]:
+def _history_from(store: Store, run_id: str, info, whole: bool = True) -> tuple[list, int]:
     """The facts resume and replay serve: from the latest checkpoint on (else all), and the
-    number of the first. Facts before the latest checkpoint are never read (they may be archived)."""
+    number of the first. Facts before the latest checkpoint are never read (they may be archived).
+    Each fact is checked against the hash chain as it is read (from the kept hash of the fact
+    before); a break refuses the command (exit 1) naming the fact. `whole`: the facts must also
+    reach the run's stored head (resume appends there); replay takes a history cut short at its
+    end as it is (its verdict is then Incomplete)."""
     first = info.latest_checkpoint or 1
-    return _read(store.facts, run_id, first), first
+    return _read(lambda: store.facts(run_id, first, verify=True, whole=whole)), first
+
+
+def _carried_replies(store: Store, run_id: str, history: list, first: int) -> dict:
+    """The replies, recorded before the checkpoint `history` begins at, to calls its parked tasks
+    carry (a task finished from its parked call counts as parked: seed 000, "Checkpoints");
+    they may be archived, so they are read from the store rather than from `history`."""
+    if not history or type(history[0]) is not Checkpoint:
+        return {}
+    calls: list = []
+    rebuild(tuple(history[0].args), lambda p: calls.append(p.call) or p, (ParkedTask,))
+    if not calls:
+        return {}
+    later = {f.id for f in history if type(f) is Reply}
+    still_open = {c for c, _ in store.open_calls(run_id)}
+    wanted = [c for c in calls if c not in later and c not in still_open]
+    return carried_replies(store, run_id, wanted, first) if wanted else {}
 
 
 def _entry_of(loaded: Loaded, info) -> Callable:
@@ -440,17 +461,22 @@ def replay(run_id: str, *, store_path: Optional[str] = None) -> Report:
     store = open_store(store_path)
     info = _run_info(store, run_id)
     loaded = compile_stored(store, run_id)
-    history, first = _history_from(store, run_id, info)
+    history, first = _history_from(store, run_id, info, whole=False)
     if not history:
         return Report("Incomplete: the history holds no facts from its latest checkpoint on", EXIT_PAUSED)
     fn = _entry_of(loaded, info) if first == 1 else None
-    outcome = drv.drive(fn, history=history, first=first, begin=first, mode="replay", resolve=loaded.resolve)
+    outcome = drv.drive(fn, history=history, first=first, begin=first, mode="replay", resolve=loaded.resolve,
+                        carried_replies=_carried_replies(store, run_id, history, first))
     return Report(outcome.line(), outcome.exit_code, outcome, run_id)
 
 
 def history(run_id: str, *, store_path: Optional[str] = None, fmt: str = "text") -> str:
     store = open_store(store_path)
     compile_stored(store, run_id)  # the program's classes decode the stored values
+    ok, why, _ = _read(store.verify, run_id)
+    if not ok:
+        raise Refused(f"run {run_id!r} fails its hash chain: {why}; refusing to show it as its history "
+                      f"(`flow2py verify {run_id}` reports the same)")
     records = _read(store.records, run_id)
     if fmt == "json":
         return rt.to_jsonl(records)

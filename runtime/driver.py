@@ -300,7 +300,7 @@ def _returning(value):
 
 class _Run:
     def __init__(self, history, first, mode, recorder, bindings, checkpoint_every, resolve, inline,
-                 resend=()):
+                 resend=(), carried=None):
         if mode not in ("live", "replay"):
             raise ValueError(f"mode must be 'live' or 'replay', not {mode!r}")
         self.replay = mode == "replay"
@@ -312,6 +312,7 @@ class _Run:
         self.dispatcher = None if self.replay else Dispatcher(
             bindings, run_id=getattr(recorder, "run_id", None), store=getattr(recorder, "store", None))
         self.resend = set(resend or ())  # open calls to send again once history is exhausted
+        self.carried = dict(carried or {})  # replies of parked calls recorded before the checkpoint
         self.completions = self.dispatcher.completions if self.dispatcher else None
         self.every = checkpoint_every
         self.resolve = resolve
@@ -391,6 +392,8 @@ class _Run:
         if has_hole(cp.args):
             self._incomplete(f"checkpoint {n} holds a hole in its arguments")
         root = Task(f"c{n}:root")
+        self.root = root
+        self.cp_count = n
         restored: dict[str, Task] = {}
         order: list[Task] = []
 
@@ -411,10 +414,39 @@ class _Run:
         for t in order:
             root.owned.setdefault(0, {})[t] = None
             self.live[t] = None
+        self._finish_answered(order)
         root.start = lambda: fn(*args)
-        self.root = root
-        self.cp_count = n
         self.ready.append(root)
+
+    def _finish_answered(self, restored: list):
+        """Restored parked tasks whose reply is recorded before the checkpoint are finished, in
+        the order their replies were recorded (seed 000: "or is finished if the reply is
+        recorded"). The replies come from `carried_replies` (the host reads them wherever they
+        are kept, archived or not), else from the facts before the checkpoint in `history`."""
+        if not restored:
+            return
+        by_call = {t.call.id: t for t in restored}
+        found: list = []
+        for cid, reply in self.carried.items():
+            if cid in by_call:
+                found.append((cid, reply))
+        have = {cid for cid, _ in found}
+        earlier = []
+        for f in self.history[:self.hpos - 1]:  # the facts given before the checkpoint
+            if type(f) is Reply and f.id in by_call and f.id not in have:
+                earlier.append((f.id, f.reply))
+                have.add(f.id)
+        for cid, reply in found + earlier:
+            t = by_call[cid]
+            if has_hole(reply):
+                self._incomplete(f"needs the reply to {cid}, carried by checkpoint {self.cp_count}, "
+                                 f"which is a hole")
+            call = t.call
+            del self.open[cid]
+            t.call = None
+            value = build_parked(call.park, reply)
+            t.parked = (cid, call.park, value)
+            self._finish(t, value)
 
     def _tool_of(self, call_id: str) -> str:
         for f in reversed(self.history):
@@ -476,6 +508,7 @@ class _Run:
         if self.resend:
             self._resend_open()
         arrived = self.arrived
+        recorder = self.recorder
         while True:
             if arrived:
                 cid, outcome = arrived.popleft()
@@ -492,8 +525,8 @@ class _Run:
                 if parked is not None:
                     parked(cid)
                 continue
-            self.recorder.record(Reply(cid, outcome))
-            self.recorder.sync()
+            recorder.record(Reply(cid, outcome))
+            recorder.sync()
             self.since_cp += 1
             self.fresh = True
             self._deliver(call, outcome)
@@ -503,7 +536,11 @@ class _Run:
         del self.open[call.id]
         task = call.task
         task.call = None
-        value = outcome if call.park is None else build_parked(call.park, outcome)
+        if call.park is None:
+            value = outcome
+        else:
+            value = build_parked(call.park, outcome)
+            task.parked = (call.id, call.park, value)
         if task.stack:
             task.resume = value
             task.state = READY
@@ -541,7 +578,8 @@ class _Run:
                 depth = len(stack) - 1
                 while type(value) is TailCall:
                     tc = value
-                    if depth == 0 and self.fresh and task is self.root:
+                    if depth == 0 and self.fresh and task is self.root and (
+                            self.every or self.hpos < self.hlen):
                         flow = getattr(tc.fn, "__flow__", None)
                         if flow is not None and flow.top_level:
                             self._candidate(tc, flow)
@@ -645,7 +683,7 @@ class _Run:
         if impl is None:
             self.arrived.append((call.id, Err(NotRun(f"no implementation is bound for {spec.name}"))))
         elif (self.inline and not self.ready and not self.outstanding and not self.arrived
-              and not d.is_async(impl)):
+              and d.is_sync(impl)):
             # Nothing else can happen until this call completes: the idle driver runs it itself
             # instead of handing it to a worker and waiting (docs/spec/execution.md).
             self.arrived.append((call.id, d.run_inline(impl, spec, call.args, call.type_args, call.id)))
@@ -916,9 +954,18 @@ class _Run:
         root = self.root
         others = [t for t in self.live if t is not root]
         for t in others:
-            call = t.call
-            if t.state != CALL or call is None or call.park is None or len(t.stack) > 1 or t.ncalls > 1:
-                return None, f"task {t.id} is not parked on its only Tool call"
+            if t.state == FINISHED:
+                # finished from its parked call (its reply arrived): still parked for a checkpoint
+                p = t.parked
+                if (p is not None and not t.settled and t.ncalls <= 1 and not t.nspawns
+                        and t.value is p[2]):
+                    continue
+            else:
+                call = t.call
+                if (t.state == CALL and call is not None and call.park is not None
+                        and len(t.stack) <= 1 and t.ncalls <= 1):
+                    continue
+            return None, f"task {t.id} is not parked on its only Tool call"
         found, fns, _ = scan(args)
         if fns:
             return None, "the arguments hold a function value"
@@ -931,8 +978,10 @@ class _Run:
             return None, f"task {lost.id} is live but not in the arguments"
         if not found:
             return tuple(args), ""
-        parked = {t: ParkedTask(t.id, t.call.id, ctor_text(t.call.park[0], t.call.park[2]),
-                                t.call.park[1]) for t in found}
+        parked = {}
+        for t in found:
+            call_id, park = (t.call.id, t.call.park) if t.state == CALL else t.parked[:2]
+            parked[t] = ParkedTask(t.id, call_id, ctor_text(park[0], park[2]), park[1])
         try:
             out = rebuild(tuple(args), parked.__getitem__, (Task,))
         except RecursionError:
@@ -995,6 +1044,7 @@ def drive(
     resolve: Optional[Callable[[str], Optional[Callable]]] = None,
     inline: bool = True,
     resend: Iterable[str] = (),
+    carried_replies: Optional[dict] = None,
 ) -> Outcome:
     """Run a program over its history: live (a new run or a resume) or replay.
 
@@ -1010,7 +1060,11 @@ def drive(
     one. `resolve(decl_id)` finds a checkpoint's function (default: functions registered by
     `rt.fn` in the entry function's module). `inline=False` always hands sync calls to worker threads. `resend` (live): ids of
     calls open when the history ends that the host wants sent again to their bindings under the
-    same id (after a crash); ResendRefused if one is not open then.
+    same id (after a crash); ResendRefused if one is not open then. `carried_replies`
+    ({call id: reply}, in the order they were recorded): beginning at a checkpoint, the replies
+    recorded *before* it to calls its parked tasks carry (history may start at the checkpoint,
+    the earlier facts archived); such a task is restored finished. Replies the facts before the
+    checkpoint in `history` hold are found there without it; other entries are ignored.
 
     Returns RunCompleted / RunFaulted / RunPaused (live) or Matched / Incomplete / Diverged
     (replay). Raises ResumeRefused when a live run's history does not fit the program.
@@ -1028,7 +1082,8 @@ def drive(
             if missing:
                 raise MissingBindings(missing)
     run = _Run(history, first, mode, recorder, bindings, checkpoint_every,
-               resolve or module_resolver(entry), inline, () if mode == "replay" else resend)
+               resolve or module_resolver(entry), inline, () if mode == "replay" else resend,
+               carried_replies)
     if begin == "latest":
         begin = latest_checkpoint(history, first) or first
     index = begin - first

@@ -31,7 +31,7 @@ class ToolSpec:
     number of type parameters of a generic Tool.
     """
 
-    __slots__ = ("tool_id", "name", "params", "result", "type_params")
+    __slots__ = ("tool_id", "name", "params", "result", "type_params", "admitters")
 
     def __init__(self, tool_id: str, name: str, params: tuple = (), result: Any = None,
                  type_params: int = 0):
@@ -40,6 +40,8 @@ class ToolSpec:
         self.params = tuple(params)
         self.result = result
         self.type_params = type_params
+        #: type args -> the compiled admission of a reply (flowrt.tools.admitter); filled on use
+        self.admitters: dict = {}
 
     def __repr__(self):
         return f"ToolSpec({self.tool_id!r}, {self.name!r})"

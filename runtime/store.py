@@ -13,15 +13,15 @@ docs/spec/trace.md ("Store") is the description; the short version:
 * A run is written by one process at a time: `SqliteRecorder` takes a lease (`runs.owner`) and
   checks on every commit that the lease and the chain head are still its own.
 
-Durability (the claim trace.md makes): `sync()` after a batch that holds a Call or an End commits
-with `synchronous=FULL`, so that batch and everything before it survive power loss before the call
-is sent or the run reports its end. A batch of only Reply/Choice/Stop/Checkpoint facts commits
-with `synchronous=NORMAL`: it survives a crash of the process at once, and a power loss once the
-next durable commit (which precedes any further Call leaving the process) lands. One fsync per
-dispatch, never one per fact.
+Durability (the claim trace.md makes): `sync()` commits, fsynced, when the buffer holds a Call or
+an End, so that fact and every fact before it survive power loss before the call is sent or the
+end reported. Reply/Choice/Stop/Checkpoint facts alone wait in the buffer: the next Call's (or
+End's) commit carries them, and `close()` (pause, halt) and `parked()` commit them. A crash loses
+only facts whose consequences never left the process. One commit and one fsync per dispatch.
 """
 from __future__ import annotations
 
+import gc
 import json
 import os
 import socket
@@ -41,7 +41,7 @@ from flowrt.facts import Call, Checkpoint, End, Fact, Completed, Reply, Start, S
 
 __all__ = [
     "DEFAULT_STORE", "Store", "SqliteRecorder", "RunInfo", "StoredFact",
-    "StoreError", "UnknownRun", "RunExists", "RunBusy", "HistoryConflict", "CallNotOpen",
+    "StoreError", "UnknownRun", "RunExists", "RunBusy", "HistoryConflict", "CallNotOpen", "BrokenHistory",
 ]
 
 DEFAULT_STORE = Path(".flow") / "runs.db"
@@ -120,6 +120,10 @@ class HistoryConflict(StoreError):
 
 class CallNotOpen(StoreError):
     pass
+
+
+class BrokenHistory(StoreError):
+    """A stored history that fails its hash chain: refused whole, nothing changed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -352,9 +356,71 @@ class Store:
                 prev = h
             return out
 
-    def facts(self, run_id: str, from_n: int = 1) -> list[Fact]:
-        """The decoded facts from `from_n` on; a redacted or lost value reads as `Hole(hash)`."""
-        return [s.fact for s in self.records(run_id, from_n)]
+    def facts(self, run_id: str, from_n: int = 1, *, verify: bool = False,
+              whole: bool = False) -> list[Fact]:
+        """The decoded facts from `from_n` on; a redacted or lost value reads as `Hole(hash)`.
+
+        With `verify`, each fact is checked against the chain as it is decoded (one parse a fact):
+        its stored hash must be blake3(hash of the fact before || its skeleton), numbers must run
+        on with no gap (archived facts are skipped over through the kept hash), starting from the
+        stored hash of fact `from_n - 1`. Any break raises `BrokenHistory` naming the fact. With
+        `whole` as well, the facts must also reach the run's stored head (a missing tail is a
+        break too: what resume appends to); without it a history cut short at its end reads as
+        the facts that are there (replay then reports it Incomplete).
+        """
+        with self._lock:
+            r = self._run_row(run_id)
+            rows = self._rows(run_id, from_n)
+            # Decoding builds many small objects that all stay alive: the cyclic collector would
+            # only rescan them (measured ~0.5 µs a fact); none of them can form a cycle.
+            collecting = gc.isenabled()
+            gc.disable()
+            try:
+                if not verify:
+                    dec, blob = T.decode_fact, self._blob
+                    return [dec(data, blob) for _n, _k, data, _h in rows]
+                return self._verified(run_id, r, rows, from_n, whole)
+            finally:
+                if collecting:
+                    gc.enable()
+
+    def _verified(self, run_id: str, r: dict, rows, from_n: int, whole: bool) -> list[Fact]:
+        def broken(why: str) -> BrokenHistory:
+            return BrokenHistory(f"run {run_id!r} fails its hash chain: {why}; refusing to use its "
+                                 f"history (`flow2py verify {run_id}` checks it whole)")
+
+        prev = self._hash_of(run_id, from_n - 1, r) if from_n > 1 else T.ZERO_HASH
+        if prev is None:
+            raise broken(f"the hash of fact {from_n - 1}, before fact {from_n}, is not kept")
+        expected = from_n
+        out = []
+        append, dec, blob, b3 = out.append, T.decode_chained, self._blob, blake3.blake3
+        gap_to = r["archived_through"] + 1 if r["archived_hash"] is not None else None
+        for n, _kind, data, h in rows:
+            if n != expected:
+                if n < expected:
+                    raise broken(f"fact {n} appears twice")
+                if expected >= 2 and n == gap_to:
+                    prev = r["archived_hash"]
+                else:
+                    raise broken(f"fact {expected} is missing")
+            try:
+                fact, skel = dec(data, blob)
+            except (T.MissingClass, T.UnsupportedDataVersion):
+                raise
+            except T.TraceError as e:
+                raise broken(f"fact {n} is corrupt: {e}") from None
+            prev = b3(prev + skel).digest()
+            if prev != h:
+                raise broken(f"fact {n} was changed, removed or moved: its content and position do "
+                             f"not match its hash")
+            append(fact)
+            expected = n + 1
+        if whole and (expected - 1 != r["n"] or prev != r["head"]):
+            if expected - 1 < r["n"]:
+                raise broken(f"facts {expected}-{r['n']} are missing (the run records {r['n']} facts)")
+            raise broken("the run's stored head does not match the chain")
+        return out
 
     def latest_checkpoint(self, run_id: str) -> Optional[StoredFact]:
         """The run's latest Checkpoint (where resume and replay start), or None."""
@@ -390,6 +456,7 @@ class Store:
             r = self._run_row(run_id)
             rows = self._rows(run_id)
         prev, expected, note, seen = T.ZERO_HASH, 1, "", {}
+        fact_hash = T.fact_hash
         for n, _kind, data, h in rows:
             if n != expected:
                 if n < expected:
@@ -400,14 +467,15 @@ class Store:
                 else:
                     return False, f"fact {expected} is missing", prev.hex()
             try:
-                calc = T.fact_hash(prev, data)
+                calc = fact_hash(prev, data)
             except T.TraceError as e:
                 return False, f"fact {n} is corrupt: {e}", prev.hex()
             if calc != h:
                 return False, (f"fact {n} was changed, removed or moved: its content and position do "
                                f"not match its hash"), prev.hex()
             prev, expected = h, n + 1
-            seen[h.hex()] = n
+            if head is not None:
+                seen[h] = n
         last = expected - 1
         if last != r["n"]:
             return False, f"facts {last + 1}-{r['n']} are missing (the run records {r['n']} facts)", prev.hex()
@@ -415,10 +483,13 @@ class Store:
             return False, "the run's stored head does not match the chain", prev.hex()
         if head is not None:
             head = head.strip().lower()
-            if head not in seen:
+            try:
+                k = seen.get(bytes.fromhex(head))
+            except ValueError:
+                k = None
+            if k is None:
                 return False, (f"the given head {head} is not in this history: facts were changed, "
                                f"removed or reordered"), prev.hex()
-            k = seen[head]
             if k != last:
                 return True, f"intact up to the given head (fact {k}); {last - k} facts recorded after it{note}", prev.hex()
         return True, f"intact: {last} facts, head {prev.hex()}{note}", prev.hex()
@@ -493,7 +564,7 @@ class Store:
                 open_ = ", ".join(c for c, _ in self.open_calls(run_id)) or "none"
                 raise CallNotOpen(f"call {call_id} is not open in run {run_id!r} (open calls: {open_})")
             rec.record(Reply(call_id, reply))
-            rec.sync()
+            rec.sync(durable=True)
             n = rec.n
         return self.records(run_id, n)[0]
 
@@ -553,15 +624,20 @@ class SqliteRecorder:
 
     Constructing it takes the run's lease (refused with RunBusy while another live process holds
     it; a dead process's lease on this host is taken over). `record` encodes and chains a fact in
-    memory; `sync` writes everything recorded since the last sync in one transaction (group
-    commit), after checking the lease and the chain head are unchanged. `close` syncs durably and
-    releases the lease, leaving the run paused (calls open), halted, completed or faulted.
+    memory. `sync()` commits everything recorded since the last commit in one fsynced transaction
+    when that holds a Call or an End; a batch of only Reply, Choice, Stop or Checkpoint facts stays
+    in the buffer and the next such commit carries it (docs/spec/trace.md "Durability": one fsync
+    per dispatch, covering the facts before it). `sync(durable=True/False)` commits whatever is
+    buffered now, fsynced or not. Every commit checks, in its one `UPDATE runs`, that the lease
+    and the chain head are still this recorder's. `close` commits durably and releases the lease,
+    leaving the run paused (calls open), halted, completed or faulted.
     """
 
     def __init__(self, store: Store, run_id: str):
         self.store, self.run_id = store, run_id
         self.owner = _owner_token()
         self._pending: list[tuple[int, T.EncodedFact, bytes, Fact]] = []
+        self._urgent = False  # the buffer holds a Call or an End: the next sync() commits
         self._closed = False
         self._broken: Optional[BaseException] = None
         with store.transaction() as db:
@@ -573,6 +649,8 @@ class SqliteRecorder:
                               f"only one process may run it at a time")
             db.execute("UPDATE runs SET owner=?, state='running' WHERE id=?", (self.owner, run_id))
             self.n, self.head = r["n"], r["head"]
+            # Calls parked by an earlier process: their parked_calls rows go when a Reply closes them.
+            self._parked = {row[0] for row in db.execute("SELECT call FROM parked_calls WHERE run=?", (run_id,))}
         self._synced = (self.n, self.head)
 
     @property
@@ -581,9 +659,10 @@ class SqliteRecorder:
 
     def parked(self, call_id: str) -> None:
         """The driver's note that `call_id`'s implementation answered `pending` (host record).
-        Pending facts are synced first, so the call's open_calls row exists."""
-        self.sync()
+        The run may now wait a long time: everything buffered is committed durably first."""
+        self.sync(durable=True)
         self.store.record_parked(self.run_id, call_id)
+        self._parked.add(call_id)
 
     def record(self, fact: Fact) -> None:
         if self._closed or self._broken is not None:
@@ -593,14 +672,23 @@ class SqliteRecorder:
         self.n += 1
         self.head = h
         self._pending.append((self.n, enc, h, fact))
+        t = type(fact)
+        if t is Call or t is End:
+            self._urgent = True
 
     def sync(self, durable: Optional[bool] = None) -> None:
-        """Commit what was recorded since the last sync: fsynced if it holds a Call or an End."""
+        """Commit the buffered facts if they hold a Call or an End (fsynced); with `durable` given,
+        commit whatever is buffered now (fsynced when True). A Reply, Choice, Stop or Checkpoint
+        alone waits for the commit that carries the next Call, End, pause or close."""
         if self._broken is not None:
             raise StoreError(f"the recorder of run {self.run_id!r} failed earlier: {self._broken}")
         pending = self._pending
         if not pending:
             return
+        if durable is None:
+            if not self._urgent:
+                return
+            durable = True
         try:
             self._write(pending, durable)
         except BaseException as e:
@@ -609,49 +697,86 @@ class SqliteRecorder:
             self._broken = e
             raise
         self._pending = []
+        self._urgent = False
         self._synced = (self.n, self.head)
 
-    def _write(self, pending, durable: Optional[bool]) -> None:
-        if durable is None:
-            durable = any(type(p[3]) is Call or type(p[3]) is End for p in pending)
+    def _refusal(self, db) -> StoreError:
+        """Why the guarded UPDATE matched no row: the lease or the head is no longer ours."""
+        run = self.run_id
+        row = db.execute("SELECT owner, n, head FROM runs WHERE id=?", (run,)).fetchone()
+        if row is None or row[0] != self.owner:
+            holder = _describe_owner(row[0]) if row and row[0] else "nobody"
+            return RunBusy(f"run {run!r} is no longer leased to this process (held by {holder}); "
+                           f"refusing to append")
+        return HistoryConflict(
+            f"the history of run {run!r} changed under this process (fact {row[1]}, head "
+            f"{row[2].hex()[:16]}, expected fact {self._synced[0]}); refusing to append")
+
+    def _write(self, pending, durable: bool) -> None:
         run = self.run_id
         store = self.store
-        with store.transaction(durable) as db:
-            row = db.execute("SELECT owner, n, head FROM runs WHERE id=?", (run,)).fetchone()
-            if row is None or row[0] != self.owner:
-                holder = _describe_owner(row[0]) if row and row[0] else "nobody"
-                raise RunBusy(f"run {run!r} is no longer leased to this process (held by {holder}); "
-                              f"refusing to append")
-            if (row[1], row[2]) != self._synced:
-                raise HistoryConflict(
-                    f"the history of run {run!r} changed under this process (fact {row[1]}, head "
-                    f"{row[2].hex()[:16]}, expected fact {self._synced[0]}); refusing to append")
+        latest_cp, state = None, None
+        opened, closed, unpark, rows = [], [], [], []
+        parked = self._parked
+        for n, enc, h, fact in pending:
+            rows.append((run, n, enc.kind, enc.data, h))
+            t = type(fact)
+            if t is Call:
+                opened.append((run, fact.id, fact.tool_id, n))
+            elif t is Reply:
+                closed.append((run, fact.id))
+                if fact.id in parked:
+                    unpark.append((run, fact.id))
+            elif t is Stop:
+                for c in fact.closed:
+                    closed.append((run, c.call))
+                    if c.call in parked:
+                        unpark.append((run, c.call))
+            elif t is Checkpoint:
+                latest_cp = n
+            elif t is End:
+                state = "completed" if type(fact.end) is Completed else "faulted"
+        with store._lock:
+            db = store._db
+            store._set_sync(durable)
+            db.execute("BEGIN IMMEDIATE")
             try:
-                db.executemany("INSERT INTO facts VALUES (?, ?, ?, ?, ?)",
-                               [(run, n, enc.kind, enc.data, h) for n, enc, h, _ in pending])
-            except sqlite3.IntegrityError:
-                raise HistoryConflict(
-                    f"run {run!r} already holds a fact numbered {pending[0][0]} or later; refusing "
-                    f"to rewrite recorded history") from None
-            latest_cp, state = None, None
-            for n, enc, h, fact in pending:
-                t = type(fact)
-                if enc.blobs:
-                    _put_blobs(db, run, n, enc.blobs)
-                if t is Call:
-                    db.execute("INSERT OR REPLACE INTO open_calls VALUES (?, ?, ?, ?)", (run, fact.id, fact.tool_id, n))
-                elif t is Reply:
-                    _close_call(db, run, fact.id)
-                elif t is Stop:
-                    for c in fact.closed:
-                        _close_call(db, run, c.call)
-                elif t is Checkpoint:
-                    latest_cp = n
-                elif t is End:
-                    state = "completed" if type(fact.end) is Completed else "faulted"
-            db.execute(
-                "UPDATE runs SET n=?, head=?, latest_checkpoint=coalesce(?, latest_checkpoint), "
-                "state=coalesce(?, state) WHERE id=?", (self.n, self.head, latest_cp, state, run))
+                # The lease and head check is the UPDATE's own condition (one statement, no SELECT);
+                # BEGIN IMMEDIATE holds the write lock from here to COMMIT.
+                cur = db.execute(
+                    "UPDATE runs SET n=?, head=?, latest_checkpoint=coalesce(?, latest_checkpoint), "
+                    "state=coalesce(?, state) WHERE id=? AND owner=? AND n=? AND head=?",
+                    (self.n, self.head, latest_cp, state, run, self.owner, self._synced[0], self._synced[1]))
+                if cur.rowcount != 1:
+                    raise self._refusal(db)
+                try:
+                    db.executemany("INSERT INTO facts VALUES (?, ?, ?, ?, ?)", rows)
+                except sqlite3.IntegrityError:
+                    raise HistoryConflict(
+                        f"run {run!r} already holds a fact numbered {pending[0][0]} or later; refusing "
+                        f"to rewrite recorded history") from None
+                for n, enc, _h, _f in pending:
+                    if enc.blobs:
+                        _put_blobs(db, run, n, enc.blobs)
+                if closed:
+                    # A Call and its Reply in one batch: the row is inserted below only if still open.
+                    db.executemany("DELETE FROM open_calls WHERE run=? AND call=?", closed)
+                if unpark:
+                    db.executemany("DELETE FROM parked_calls WHERE run=? AND call=?", unpark)
+                    parked.difference_update(c for _, c in unpark)
+                if opened:
+                    done = {c for _, c in closed}
+                    db.executemany("INSERT OR REPLACE INTO open_calls VALUES (?, ?, ?, ?)",
+                                   [o for o in opened if o[1] not in done] if done else opened)
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            try:
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
 
     def close(self) -> None:
         """Sync durably and release the lease (idempotent)."""
@@ -673,3 +798,35 @@ class SqliteRecorder:
 
     def __exit__(self, *exc):
         self.close()
+
+
+# ---- replies carried by a checkpoint (added by the driver helper; see docs/spec/execution.md) ----
+
+def carried_replies(store: "Store", run_id: str, call_ids, before_n: int) -> dict:
+    """{call id: reply}, in recorded order, of the Replies to `call_ids` recorded before fact
+    `before_n` (the latest checkpoint), archived or hot. A task of the checkpoint parked on one of
+    these calls is restored finished from its reply (driver `drive(carried_replies=...)`).
+    A reply deleted by `archive(delete=True)` is simply not found."""
+    import cbor2
+
+    wanted = set(call_ids)
+    found: dict = {}
+    if not wanted:
+        return found
+    with store._lock:
+        for cid in sorted(wanted):
+            needle = cbor2.dumps(cid)  # the id as the fact's CBOR holds it: a cheap pre-filter
+            for table in ("facts", "archived_facts"):
+                rows = store._db.execute(
+                    f"SELECT n, data FROM {table} WHERE run=? AND n<? AND kind=? AND instr(data, ?) > 0 "
+                    f"ORDER BY n DESC", (run_id, before_n, T.REPLY, needle)).fetchall()
+                hit = None
+                for n, data in rows:
+                    fact = T.decode_fact(data, store._blob)
+                    if type(fact) is Reply and fact.id == cid:
+                        hit = (n, fact.reply)
+                        break
+                if hit is not None:
+                    found[cid] = hit
+                    break
+    return {cid: reply for cid, (n, reply) in sorted(found.items(), key=lambda kv: kv[1][0])}

@@ -40,7 +40,8 @@ class Task:
 
     __slots__ = (
         "id", "stack", "start", "resume", "state", "value", "call", "ncalls", "nspawns",
-        "owned", "owner", "odepth", "waiters", "waiting", "finish_seq", "settled", "__weakref__",
+        "owned", "owner", "odepth", "waiters", "waiting", "finish_seq", "settled", "parked",
+        "__weakref__",
     )
 
     def __init__(self, id: str, start: Optional[Callable] = None, owner: Optional["Task"] = None,
@@ -61,6 +62,9 @@ class Task:
         self.waiting = None  # while AWAIT/FIRST: (token, tasks) this task waits on
         self.finish_seq = 0
         self.settled = False  # observed by await / picked by first / stopped: needs no Stop
+        # (call id, park, value) once a parkable task's only call was answered: a task finished
+        # from that call still counts as parked for a checkpoint (driver._checkpoint_args)
+        self.parked = None
 
     def __repr__(self):
         return f"<task {self.id}>"

@@ -27,12 +27,12 @@ from queue import SimpleQueue
 from typing import Any, Callable, Iterable, Optional
 
 from flowrt.requests import ToolSpec
-from flowrt.types import DecodeError, Named, _subst, decode, to_json
+from flowrt.types import DecodeError, Named, _subst, compile_decoder, to_json
 from flowrt.values import Err, Failed, Malformed, NotRun, Ok, Result, Unknown
 
 __all__ = [
     "pending", "Pending", "Bindings", "BINDINGS", "bind", "MissingBindings", "admit",
-    "call_implementation", "Dispatcher", "PENDING", "CallContext", "current_call",
+    "call_implementation", "Dispatcher", "PENDING", "CallContext", "current_call", "admitter",
 ]
 
 
@@ -54,7 +54,10 @@ _CURRENT: contextvars.ContextVar = contextvars.ContextVar("flowrt_current_call",
 
 def current_call() -> Optional[CallContext]:
     """Inside a Tool implementation called by the driver: the call it serves; else None."""
-    return _CURRENT.get()
+    c = _CURRENT.get()
+    if type(c) is tuple:  # (run_id, call_id, store): the driver's inline path builds no object
+        return CallContext(*c)
+    return c
 
 
 class Pending:
@@ -152,16 +155,38 @@ def _result_desc(spec: ToolSpec, type_args: tuple):
     return desc
 
 
-def admit(spec: ToolSpec, raw: Any, type_args: tuple = ()):
-    """Decode an implementation's return value against the declared `Result<T, E>`."""
-    desc = _result_desc(spec, type_args)
+def admitter(spec: ToolSpec, type_args: tuple = ()) -> Callable[[Any], Any]:
+    """`admit` for one Tool (and, for a generic Tool, one tuple of type arguments): a function
+    from an implementation's return value to the outcome, compiled once and kept on the spec."""
     try:
-        value = decode(desc, raw)
-    except DecodeError as e:
-        return Err(Malformed(f"{e.path}: {e.message}"))
-    if type(desc) is Named and desc.cls is Result and type(value) is Err:
-        return Err(Failed(value._0))
-    return value
+        return spec.admitters[type_args]
+    except KeyError:
+        pass
+    desc = _result_desc(spec, type_args)
+    dec = compile_decoder(desc)
+    is_result = type(desc) is Named and desc.cls is Result
+
+    def admit_raw(raw):
+        try:
+            value = dec(raw)
+        except DecodeError as e:
+            return Err(Malformed(f"{e.path}: {e.message}"))
+        if is_result and type(value) is Err:
+            return Err(Failed(value._0))
+        return value
+
+    spec.admitters[type_args] = admit_raw
+    return admit_raw
+
+
+def admit(spec: ToolSpec, raw: Any, type_args: tuple = ()):
+    """Decode an implementation's return value against the declared `Result<T, E>`: `Ok(v)`,
+    `Err(Failed(e))` for a declared error, `Err(Malformed("$.path: ..."))` for a misfit."""
+    try:
+        f = spec.admitters[type_args]
+    except KeyError:
+        f = admitter(spec, type_args)
+    return f(raw)
 
 
 def _problem_text(e: BaseException) -> str:
@@ -169,11 +194,15 @@ def _problem_text(e: BaseException) -> str:
     return f"{type(e).__name__}: {msg}" if msg else type(e).__name__
 
 
+_SCALARS = frozenset({str, int, bool, type(None)})  # their JSON form is themselves (to_json)
+
+
 def call_implementation(impl: Callable, spec: ToolSpec, args: tuple, type_args: tuple = (),
-                        context: Optional[CallContext] = None):
-    """Run a sync implementation and admit what it did (the outcome or PENDING)."""
+                        context=None):
+    """Run a sync implementation and admit what it did (the outcome or PENDING). `context` is
+    the CallContext `current_call()` returns inside it (or its fields as a tuple), or None."""
     try:
-        jargs = [to_json(a) for a in args]
+        jargs = [a if type(a) in _SCALARS else to_json(a) for a in args]
     except TypeError as e:
         return Err(NotRun(f"flowrt could not send the arguments: {e}"))
     token = _CURRENT.set(context)
@@ -187,7 +216,11 @@ def call_implementation(impl: Callable, spec: ToolSpec, args: tuple, type_args: 
         _CURRENT.reset(token)
     if raw is pending:
         return PENDING
-    return admit(spec, raw, type_args)
+    try:
+        f = spec.admitters[type_args]
+    except KeyError:
+        f = admitter(spec, type_args)
+    return f(raw)
 
 
 async def _call_async(impl, spec, args, type_args, context=None):
@@ -307,6 +340,7 @@ class Dispatcher:
         self.run_id, self.store = run_id, store
         self.completions: SimpleQueue = SimpleQueue()
         self._async: dict[Callable, bool] = {}
+        self._sync: dict[Callable, bool] = {}
 
     def implementation(self, spec: ToolSpec) -> Optional[Callable]:
         return self.bindings.lookup(spec)
@@ -315,6 +349,13 @@ class Dispatcher:
         r = self._async.get(impl)
         if r is None:
             r = self._async[impl] = is_async(impl)
+        return r
+
+    def is_sync(self, impl: Callable) -> bool:
+        """Not a coroutine function (checked once per implementation)."""
+        r = self._sync.get(impl)
+        if r is None:
+            r = self._sync[impl] = not self.is_async(impl)
         return r
 
     def context(self, call_id: str) -> CallContext:
@@ -329,5 +370,7 @@ class Dispatcher:
 
     def run_inline(self, impl: Callable, spec: ToolSpec, args: tuple, type_args: tuple,
                    call_id: Optional[str] = None):
-        ctx = self.context(call_id) if call_id is not None else None
+        """Run a sync implementation on this thread. `current_call()` inside it still answers;
+        the CallContext is built only if it asks (the context variable holds its fields)."""
+        ctx = (self.run_id, call_id, self.store) if call_id is not None else None
         return call_implementation(impl, spec, args, type_args, ctx)

@@ -460,9 +460,122 @@ def start_data_version(data: bytes) -> Any:
 BlobLookup = Callable[[bytes], Optional[bytes]]
 
 
-def decode_fact(data: bytes, blob: Optional[BlobLookup] = None) -> Fact:
-    """The fact of a stored form. `blob(digest)` returns a blob's bytes (None: lost, a hole)."""
+def _slot_value(slot, blob: Optional[BlobLookup]):
+    """(value, digest) of one stored value slot: its value and blake3 of its encoding."""
+    if type(slot) is bytes:
+        try:
+            item = cbor2.loads(slot, max_depth=_MAX_DEPTH)
+        except cbor2.CBORDecodeError as e:
+            raise TraceError(f"corrupt value encoding: {e}") from None
+        try:
+            return _value(item), blake3.blake3(slot).digest()
+        except RecursionError:
+            raise TraceError("cannot decode a value nested this deeply") from None
+    if type(slot) is list and len(slot) == 2 and type(slot[1]) is bytes:
+        if slot[0] == BLOB:
+            b = blob(slot[1]) if blob is not None else None
+            return (V.Hole(slot[1].hex()) if b is None else decode_value(b)), slot[1]
+        if slot[0] == HOLE:
+            return V.Hole(slot[1].hex()), slot[1]
+    raise TraceError(f"corrupt value slot {slot!r:.60}")
+
+
+def _bstr_head(n: int) -> bytes:
+    """The minimal CBOR byte-string header for `n` bytes (what cbor2 writes)."""
+    if n < 24:
+        return bytes((0x40 + n,))
+    if n < 256:
+        return bytes((0x58, n))
+    if n < 65536:
+        return b"\x59" + n.to_bytes(2, "big")
+    return b"\x5a" + n.to_bytes(4, "big")
+
+
+_DIGEST_HEAD = b"\x58\x20"  # a 32-byte digest as a CBOR byte string
+
+
+def _inline(slot: bytes) -> Any:
+    try:
+        item = cbor2.loads(slot, max_depth=_MAX_DEPTH)
+    except cbor2.CBORDecodeError as e:
+        raise TraceError(f"corrupt value encoding: {e}") from None
+    try:
+        return _value(item)
+    except RecursionError:
+        raise TraceError("cannot decode a value nested this deeply") from None
+
+
+def decode_chained(data: bytes, blob: Optional[BlobLookup] = None) -> tuple[Fact, bytes]:
+    """The fact of a stored form and its skeleton (what the chain covers), parsing `data` once.
+
+    Equal to `(decode_fact(data, blob), skeleton(data))`; replay and resume read history with it,
+    so checking each fact's chain hash costs no second parse. For a Reply or a Call whose value
+    slots are inline and laid out canonically (the slots end the stored bytes, or come just before
+    an empty type-argument list), the skeleton is cut from the stored bytes with each slot's bytes
+    replaced by its digest, which are the same bytes re-encoding gives; otherwise the parsed item
+    is re-encoded with the digests in place.
+    """
     item = _raw(data)
+    k = item[0]
+    try:
+        if k == REPLY:
+            slot = item[2]
+            if type(slot) is bytes and len(item) == 3:
+                fact = Reply(item[1], _inline(slot))
+                d = blake3.blake3(slot).digest()
+                n = len(slot)
+                head = _bstr_head(n)
+                cut = n + len(head)
+                if data.endswith(slot) and data.startswith(head, len(data) - cut):
+                    return fact, data[:-cut] + _DIGEST_HEAD + d
+                item[2] = d
+            else:
+                v, item[2] = _slot_value(slot, blob)
+                fact = Reply(item[1], v)
+        elif k == CALL:
+            slots = item[4]
+            vals, digests = [], []
+            pos = len(data) - 1
+            laid = not item[5] and len(item) == 6 and data[-1] == 0x80
+            for slot in slots:
+                v, d = _slot_value(slot, blob)
+                vals.append(v)
+                digests.append(d)
+            fact = Call(item[1], item[2], item[3], tuple(vals), tuple(item[5]))
+            if laid:
+                for slot in reversed(slots):
+                    if type(slot) is not bytes:
+                        laid = False
+                        break
+                    head = _bstr_head(len(slot))
+                    pos -= len(slot)
+                    if not data.startswith(slot, pos):
+                        laid = False
+                        break
+                    pos -= len(head)
+                    if pos < 0 or not data.startswith(head, pos):
+                        laid = False
+                        break
+                if laid:
+                    return fact, b"".join([data[:pos], *[_DIGEST_HEAD + d for d in digests], b"\x80"])
+            item[4] = digests
+        elif k == CHOICE:
+            fact = Choice(item[1], item[2])
+        else:
+            # The rarer kinds: decode, then put the slot digests in place.
+            fact = decode_fact(data, blob, item=item)
+            for container, i in _slot_places(item):
+                container[i] = _digest(container[i])
+    except (IndexError, TypeError, ValueError) as e:
+        raise TraceError(f"corrupt {KIND_NAMES[k]} fact: {e}") from None
+    return fact, cbor2.dumps(item)
+
+
+def decode_fact(data: bytes, blob: Optional[BlobLookup] = None, *, item: Optional[list] = None) -> Fact:
+    """The fact of a stored form. `blob(digest)` returns a blob's bytes (None: lost, a hole).
+    `item`: the stored form already parsed (not changed here)."""
+    if item is None:
+        item = _raw(data)
 
     def val(slot):
         if type(slot) is bytes:

@@ -27,7 +27,7 @@ from flowrt.values import (
     Ok, Option, Record, Result, Set, Some, ToolProblem, Unknown, dict_of, list_of, set_of, show,
 )
 
-__all__ = ["T", "DecodeError", "decode", "to_json", "loads_exact", "type_text", "field_types", "fields_of", "subst"]
+__all__ = ["T", "DecodeError", "decode", "compile_decoder", "to_json", "loads_exact", "type_text", "field_types", "fields_of", "subst"]
 
 
 class DecodeError(Exception):
@@ -219,6 +219,7 @@ def field_types(cls, descs) -> None:
     cls.__flow_field_types__ = descs
     for key in [k for k in _FIELD_CACHE if k[0] is cls]:
         del _FIELD_CACHE[key]
+    _GENERATION[0] += 1
 
 
 def fields_of(cls, args: tuple = ()) -> tuple:
@@ -597,6 +598,212 @@ _DECODERS[_Prim] = _dec_prim
 def decode(desc, value, path: str = "$"):
     """Admit `value` (JSON form or runtime values) as `desc`, or raise DecodeError."""
     return _DECODERS[type(desc)](desc, value, path)
+
+
+# ---- compiled decoders -----------------------------------------------------------------------
+
+class _Slow(Exception):
+    """A compiled decoder met a value its fast path does not take: `decode` decides."""
+
+
+_SLOW = _Slow()
+_GENERATION = [0]  # bumped by `field_types`: decoders compiled before it are compiled again
+
+
+def compile_decoder(desc):
+    """A function `f(value, path="$")` behaving exactly as `decode(desc, value, path)`.
+
+    It is built once per descriptor (a Tool's result type: see `flowrt.tools.admit`) and takes the
+    common shapes (JSON objects, arrays, scalars; already-built `rt.List`s) on a fast path that
+    builds no path texts. Anything else, and every error, goes to `decode` itself, so values,
+    errors, messages and paths are `decode`'s own. Field descriptors are read when the decoder is
+    first used; `field_types` afterwards makes it compile itself again.
+    """
+    state = [None, -1]  # [fast function, generation]
+
+    def decoder(value, path="$"):
+        fast, gen = state
+        if gen != _GENERATION[0]:
+            try:
+                fast = _compile(desc, {})
+            except RecursionError:  # a type nested too deeply (polymorphic recursion): decode alone
+                fast = _always_slow
+            state[0], state[1] = fast, _GENERATION[0]
+        try:
+            return fast(value)
+        except _Slow:
+            pass
+        except RecursionError:
+            pass
+        return _DECODERS[type(desc)](desc, value, path)
+
+    decoder.desc = desc
+    return decoder
+
+
+def _always_slow(v):
+    raise _SLOW
+
+
+def _compile(d, memo: dict):
+    """The fast function of descriptor `d`: returns the value or raises _Slow (no path texts)."""
+    f = memo.get(d)
+    if f is not None:
+        return f
+    cell = []
+    memo[d] = lambda v: cell[0](v)  # a recursive type refers to itself through the cell
+    f = _compile_node(d, memo)
+    cell.append(f)
+    memo[d] = f
+    return f
+
+
+def _generic(d):
+    """The generic decoder of `d` as a fast function (its result does not depend on the path)."""
+    g = _DECODERS[type(d)]
+
+    def f(v):
+        try:
+            return g(d, v, "$")
+        except (DecodeError, TypeError):
+            raise _SLOW from None
+
+    return f
+
+
+def _compile_node(d, memo):
+    t = type(d)
+    if t is _Prim:
+        name = d.name
+        if name == "Int":
+            def f(v):
+                if type(v) is int:
+                    return v
+                raise _SLOW
+        elif name == "Text":
+            def f(v):
+                if type(v) is str:
+                    return v
+                raise _SLOW
+        elif name == "Bool":
+            def f(v):
+                if type(v) is bool:
+                    return v
+                raise _SLOW
+        elif name == "Unit":
+            def f(v):
+                if v is None:
+                    return None
+                raise _SLOW
+        else:
+            return _generic(d)
+        return f
+    if t is ListOf:
+        fi = _compile(d.item, memo)
+
+        def f(v):
+            tv = type(v)
+            if tv is list or tv is tuple:
+                return list_of([fi(x) for x in v])
+            if tv is List:
+                out = [fi(x) for x in v]
+                if all(a is b for a, b in zip(out, v)):
+                    return v
+                return list_of(out)
+            raise _SLOW
+        return f
+    if t is Var:
+        def f(v):
+            raise _SLOW
+        return f
+    if t is Named:
+        cls = d.cls
+        if cls.__dict__.get("__flow_opaque__"):
+            return _generic(d)  # always an error: decode raises it
+        if issubclass(cls, Record):
+            return _compile_record(d, memo)
+        if cls.__dict__.get("__flow_variants__") is not None:
+            return _compile_enum(d, memo)
+    return _generic(d)
+
+
+def _payload(vc, args, memo):
+    """The fast function from a constructor's JSON payload to its field values (a list)."""
+    names = vc.__flow_field_names__
+    fs = [_compile(td, memo) for td in fields_of(vc, args)]
+    if vc.__flow_named__:
+        opt = [type(td) is Named and td.cls is Option for td in fields_of(vc, args)]
+        spec = tuple(zip(names, fs, opt))
+        nameset = frozenset(names)
+        n = len(names)
+
+        def f(p):
+            if type(p) is not dict:
+                raise _SLOW
+            if len(p) > n or not nameset.issuperset(p):
+                raise _SLOW
+            out = []
+            for name, fd, is_opt in spec:
+                if name in p:
+                    out.append(fd(p[name]))
+                elif is_opt:
+                    out.append(NONE)
+                else:
+                    raise _SLOW
+            return out
+        return f
+    if len(names) == 1:
+        f0 = fs[0]
+        return lambda p: [f0(p)]
+    n = len(names)
+
+    def f(p):
+        if (type(p) is list or type(p) is tuple) and len(p) == n:
+            return [fd(x) for fd, x in zip(fs, p)]
+        raise _SLOW
+    return f
+
+
+def _compile_record(d, memo):
+    cls, args = d.cls, d.args
+    payload = _payload(cls, args, memo)
+    slow = _generic(d)
+
+    def f(v):
+        if type(v) is dict:
+            return cls(*payload(v))
+        return slow(v)
+    return f
+
+
+def _compile_enum(d, memo):
+    cls, args = d.cls, d.args
+    variants = cls.__dict__["__flow_variants__"]
+    bare = {}  # constructor name -> its one value (no fields)
+    with_payload = {}  # constructor name -> (class, payload function)
+    for name, vc in variants.items():
+        if vc.__flow_fields__:
+            with_payload[name] = (vc, _payload(vc, args, memo))
+        else:
+            bare[name] = vc.INSTANCE
+    slow = _generic(d)
+
+    def f(v):
+        tv = type(v)
+        if tv is dict:
+            if len(v) == 1:
+                for name, p in v.items():
+                    e = with_payload.get(name)
+                    if e is not None:
+                        return e[0](*e[1](p))
+            raise _SLOW
+        if tv is str:
+            x = bare.get(v)
+            if x is not None:
+                return x
+            raise _SLOW
+        return slow(v)
+    return f
 
 
 # ---- JSON form -------------------------------------------------------------------------------

@@ -70,15 +70,58 @@ def test_pump_whose_read_answers_completes_and_replays():
 
 
 
-@pytest.mark.xfail(strict=True, reason="driver: a parked task whose reply was admitted is FINISHED and "
-                   "no longer counts as parked, so it prevents later checkpoints (seed 000: it counts "
-                   "whether or not its reply has arrived)")
 def test_parked_read_whose_reply_arrived_still_allows_checkpoints():
     p = flow_program_dir("pump")
     out, rec = p.run("main", (4,), tools={"feed.next": lambda: {"Ok": "hi"}, "work.step": _step},
                      checkpoint_every=1)
     assert out == RunCompleted("hi")
-    assert [c.checkpoint for c in facts_of(rec, Checkpoint)] == [1, 2]
+    cps = facts_of(rec, Checkpoint)
+    assert [c.checkpoint for c in cps] == [1, 2, 3]
+    # recorded as it was while parked: its call id, the constructor, the data
+    parked = ParkedTask("root/1", "root/1#1", "main::Msg.Received", ())
+    assert [c.args for c in cps] == [(parked, 2, 4), (parked, 3, 4), (parked, 4, 4)]
+    assert isinstance(p.replay(rec.facts), Matched)
+    assert isinstance(p.replay(rec.facts, begin="latest"), Matched)
+
+
+def _pump_answered_then_paused():
+    """pump whose read is answered at once, paused on round 3's step: (program, facts)."""
+    p = flow_program_dir("pump")
+    out, rec = p.run("main", (5,), tools={"feed.next": lambda: {"Ok": "hi"},
+                                          "work.step": lambda r: pending if r == 3 else _step(r)},
+                     checkpoint_every=1)
+    assert out == RunPaused((rt.driver.OpenCall("c2:root#1", "work.step"),))
+    return p, rec.facts
+
+
+def _never(*a):
+    raise AssertionError("a recorded call was sent again")
+
+
+def test_task_finished_from_its_parked_call_is_restored_finished_on_resume():
+    p, facts = _pump_answered_then_paused()
+    read_reply = next(f for f in facts if type(f) is Reply and f.id == "root/1#1")
+    cp = max(i for i, f in enumerate(facts) if type(f) is Checkpoint)
+    assert facts.index(read_reply) < cp  # the read's reply lies before the latest checkpoint
+    history = facts + [Reply("c2:root#1", rt.Ok(9))]
+    tools = {"feed.next": _never, "work.step": _never}
+    # the whole history: the reply is found before the checkpoint
+    out, rec = p.resume(history, tools=tools)
+    assert out == RunCompleted("hi")
+    # from the checkpoint on (earlier facts archived): the host hands over the carried reply
+    out2, rec2 = p.resume(history[cp:], first=cp + 1, tools=tools,
+                          carried_replies={"root/1#1": read_reply.reply})
+    assert out2 == RunCompleted("hi")
+    assert rec2.facts[-1] == rec.facts[-1] == End(rt.Completed("hi"))
+    full = history + rec.facts[len(history):]
+    assert isinstance(p.replay(full, begin=1), Matched)
+    assert isinstance(p.replay(full, begin="latest"), Matched)
+    # replay from the checkpoint alone needs the carried reply too
+    from_cp = dict(history=full[cp:], first=cp + 1, begin=cp + 1, mode="replay", resolve=p.loaded.resolve)
+    assert isinstance(rt.driver.drive(None, carried_replies={"root/1#1": read_reply.reply}, **from_cp),
+                      Matched)
+    without = rt.driver.drive(None, **from_cp)  # the read waits again, and End comes instead
+    assert type(without) is rt.driver.Diverged and "open calls: root/1#1" in without.reason
 
 
 BACKGROUND = {
@@ -611,3 +654,35 @@ def test_stepping_generated_code_shows_flow_files_lines_and_source(tmp_path):
     flow_file = next(iter(files))
     assert [linecache.getline(flow_file, n).strip() for n in (2, 3, 4)] == \
         ["let c = a + b", "let d = c * 2", "d - 1"]
+
+
+PUMP_TOOLS = '''
+from flowrt import bind, pending
+
+
+@bind("feed.next")
+def next_():
+    return {"Ok": "hi"}
+
+
+@bind("work.step")
+def step(r):
+    return pending if r == 3 else {"Ok": r}
+'''
+
+
+def test_task_finished_from_its_parked_call_survives_archive_between_pause_and_resume(tmp_path):
+    from flow2py import host
+    from flow_run import PROGRAMS
+
+    tools = tmp_path / "tools.py"
+    tools.write_text(PUMP_TOOLS)
+    db = str(tmp_path / "runs.db")
+    r = host.start(f"{PROGRAMS}/pump/main.flow", input_json='{"limit": 5}', tools=[str(tools)],
+                   store_path=db, run_id="p", checkpoint_every=1)
+    assert r.exit_code == 3 and "c2:root#1" in r.text, r.text
+    # the read's Reply (fact 5) lies before the latest checkpoint: archive moves it out
+    assert host.archive("p", store_path=db) == "archived 7 fact(s) of run p before its latest checkpoint"
+    r = host.resume("p", replies=['c2:root#1={"Ok": 9}'], tools=[str(tools)], store_path=db)
+    assert r.exit_code == 0 and r.text.strip() == '"hi"', r.text
+    assert host.replay("p", store_path=db).text.strip() == "Matched"

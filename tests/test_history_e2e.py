@@ -313,3 +313,45 @@ def test_a_nested_run_has_its_own_history_linked_to_the_outer_call(cli, tmp_path
     assert store.nested_runs("o") == {"root#1": "o/root#1", "root#2": "o/root#2"}
     assert store.outer_of("o/root#1") == ("o", "root#1")
     store.close()
+
+
+# ---- replay, resume and history check the chain before using history ----------------------
+
+
+@pytest.mark.parametrize("command", [("replay", "a"), ("history", "a")])
+def test_replay_and_history_of_a_run_whose_chain_is_broken_are_refused_naming_the_fact(cli, command):
+    _completed(cli)
+    with cli.db() as db:  # a Reply's stored value swapped for another: content no longer matches its hash
+        db.execute("UPDATE facts SET data=(SELECT data FROM facts WHERE run='a' AND n=5) WHERE run='a' AND n=3")
+        before = db.execute("SELECT n, data, hash FROM facts WHERE run='a' ORDER BY n").fetchall()
+    r = cli(*command)
+    assert r.exit_code == 1, r.output + r.stderr
+    assert "fact 3 was changed, removed or moved" in r.stderr and "hash chain" in r.stderr
+    assert "Traceback" not in r.stderr and r.stdout == ""
+    with cli.db() as db:
+        assert db.execute("SELECT n, data, hash FROM facts WHERE run='a' ORDER BY n").fetchall() == before
+
+
+def test_resume_of_a_run_whose_chain_is_broken_is_refused_and_records_nothing(cli):
+    _paused(cli)
+    call = cli.facts("a")[-1]["id"]
+    with cli.db() as db:
+        db.execute("UPDATE facts SET data=(SELECT data FROM facts WHERE run='a' AND n=5) WHERE run='a' AND n=3")
+        before = db.execute("SELECT n, data, hash FROM facts WHERE run='a' ORDER BY n").fetchall()
+        state = db.execute("SELECT state, owner, n FROM runs WHERE id='a'").fetchone()
+    r = cli.resume("a", "--reply", f'{call}={{"Ok": "yes"}}')
+    assert r.exit_code == 1, r.output + r.stderr
+    assert "fact 3 was changed, removed or moved" in r.stderr and "refusing" in r.stderr
+    with cli.db() as db:
+        assert db.execute("SELECT n, data, hash FROM facts WHERE run='a' ORDER BY n").fetchall() == before
+        assert db.execute("SELECT state, owner, n FROM runs WHERE id='a'").fetchone() == state
+
+
+def test_resume_refuses_a_run_whose_last_facts_are_gone(cli):
+    _paused(cli)
+    call = cli.facts("a")[-1]["id"]
+    with cli.db() as db:
+        n = db.execute("SELECT n FROM runs WHERE id='a'").fetchone()[0]
+        db.execute("DELETE FROM facts WHERE run='a' AND n=?", (n,))
+    r = cli.resume("a", "--reply", f'{call}={{"Ok": "yes"}}')
+    assert r.exit_code == 1 and f"facts {n}-{n} are missing" in r.stderr, r.output + r.stderr

@@ -106,28 +106,81 @@ def test_run_states_paused_halted_completed_faulted_and_running(store):
     }
 
 
-def test_a_call_batch_is_fsynced_and_a_reply_batch_is_not(store, monkeypatch):
+def test_a_reply_waits_for_the_next_call_whose_fsynced_commit_carries_it(store, monkeypatch, tmp_path):
     store.create_run("r1", start(), {})
+    other = Store(tmp_path / "runs.db")
     modes = []
-    real = store.transaction
+    real = store._set_sync
 
-    def spy(durable=True):
+    def spy(durable):
         modes.append(durable)
         return real(durable)
 
-    monkeypatch.setattr(store, "transaction", spy)
+    monkeypatch.setattr(store, "_set_sync", spy)
     with SqliteRecorder(store, "r1") as rec:
         modes.clear()
         rec.record(Choice("root", "root/1"))
         rec.record(Call("root#1", "a.b", "a::b", ()))
         rec.sync()
+        assert (modes, other.load_run("r1").facts) == ([True], 3)
         rec.record(Reply("root#1", rt.Ok(1)))
         rec.sync()
         rec.record(Stop("root/1", "running", None, ()))
         rec.sync()
+        rec.record(Checkpoint(1, "main::work", (), ()))
+        rec.sync()
+        assert (modes, other.load_run("r1").facts) == ([True], 3)  # buffered, nothing written
+        rec.record(Call("root#2", "a.b", "a::b", ()))
+        rec.sync()  # one fsynced commit carries the Reply, Stop and Checkpoint before the Call
+        assert (modes, other.load_run("r1").facts) == ([True, True], 7)
+        assert other.load_run("r1").open_calls == (("root#2", "a::b"),)
+        rec.record(Reply("root#2", rt.Ok(2)))
         rec.record(End(Completed(1)))
         rec.sync()
-        assert modes == [True, False, False, True]
+        assert modes == [True, True, True]
+    info = other.load_run("r1")
+    assert (info.state, info.facts, info.open_calls, info.latest_checkpoint) == ("completed", 9, (), 6)
+    assert store.verify("r1")[0]
+    other.close()
+
+
+def test_close_commits_what_waits_in_the_buffer_and_the_run_pauses(store, tmp_path):
+    store.create_run("r1", start(), {})
+    rec = SqliteRecorder(store, "r1")
+    rec.record(Call("root#1", "a.b", "a::b", ()))
+    rec.record(Call("root#2", "a.b", "a::b", ()))
+    rec.sync()
+    rec.record(Reply("root#1", rt.Ok(1)))
+    rec.sync()
+    assert store.load_run("r1").facts == 3
+    rec.close()
+    info = store.load_run("r1")
+    assert (info.state, info.facts, info.open_calls) == ("paused", 4, (("root#2", "a::b"),))
+    assert store.facts("r1", verify=True, whole=True)[-1] == Reply("root#1", rt.Ok(1))
+
+
+def test_a_parked_call_commits_the_buffer_and_a_later_reply_clears_the_parked_record(store):
+    store.create_run("r1", start(), {})
+    with SqliteRecorder(store, "r1") as rec:
+        rec.record(Call("root#1", "a.b", "a::b", ()))
+        rec.record(Call("root#2", "a.b", "a::b", ()))
+        rec.sync()
+        rec.record(Reply("root#2", rt.Ok(2)))
+        rec.parked("root#1")
+        assert store.load_run("r1").facts == 4 and store.parked("r1") == {"root#1"}
+    with SqliteRecorder(store, "r1") as rec:  # another process, later: the parked call is answered
+        rec.record(Reply("root#1", rt.Ok(1)))
+    assert store.parked("r1") == set() and store.load_run("r1").open_calls == ()
+
+
+def test_lease_lost_under_the_writer_is_refused_by_the_guarded_update(store):
+    store.create_run("r1", start(), {})
+    rec = SqliteRecorder(store, "r1")
+    store._db.execute("UPDATE runs SET owner='elsewhere:1:x' WHERE id='r1'")
+    rec.record(Call("root#1", "a.b", "a::b", ()))
+    with pytest.raises(RunBusy, match="no longer leased to this process"):
+        rec.sync()
+    assert store._db.execute("SELECT count(*) FROM facts").fetchone()[0] == 1
 
 
 def test_group_commit_writes_nothing_until_sync(store, tmp_path):
@@ -331,7 +384,7 @@ def test_nothing_recorded_is_ever_rewritten(store):
     store._db.execute("UPDATE runs SET n=2 WHERE id='r1'")  # pretend the head were older
     store._db.execute("UPDATE runs SET head=(SELECT hash FROM facts WHERE run='r1' AND n=2) WHERE id='r1'")
     with SqliteRecorder(store, "r1") as rec:
-        rec.record(Reply("root#9", rt.Ok(0)))
+        rec.record(Call("root#9", "a.b", "a::b", ()))  # a Call: sync() commits it at once
         with pytest.raises(HistoryConflict, match="refusing to rewrite recorded history"):
             rec.sync()
         with pytest.raises(StoreError, match="failed"):
