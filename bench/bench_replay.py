@@ -76,9 +76,10 @@ def replay_parts(store: Store, loaded, run_id: str):
     against the chain in one pass (Store.facts verify=True), then re-run over them."""
     fn = loaded.resolve("effectful::echo_loop")
     t0 = time.perf_counter()
-    facts = store.facts(run_id, verify=True, whole=True)
+    facts = store.facts(run_id, verify=True, whole=True, classes=loaded.classes)
     t1 = time.perf_counter()
-    out = drv.drive(fn, history=facts, first=1, begin=1, mode="replay", resolve=loaded.resolve)
+    out = drv.drive(fn, history=facts, first=1, begin=1, mode="replay", resolve=loaded.resolve,
+                    classes=loaded.classes)
     t2 = time.perf_counter()
     assert type(out).__name__ == "Matched", out
     return len(facts), t1 - t0, t2 - t1
@@ -156,12 +157,13 @@ def resume_path(store: Store, loaded, run_id: str):
     load the run, read the facts from its latest checkpoint on, take the lease, drive live."""
     info = store.load_run(run_id)
     first = info.latest_checkpoint or 1
-    history = store.facts(run_id, first, verify=True, whole=True)
+    history = store.facts(run_id, first, verify=True, whole=True, classes=loaded.classes)
     fn = loaded.resolve("effectful::echo_loop")
     rec = rt.SqliteRecorder(store, run_id)
     try:
         out = drv.drive(fn, history=history, first=first, mode="live", recorder=rec, bindings=bindings(0),
-                        reachable=loaded.reachable(), checkpoint_every=CP_EVERY, resolve=loaded.resolve)
+                        reachable=loaded.reachable(), checkpoint_every=CP_EVERY, resolve=loaded.resolve,
+                        classes=loaded.classes)
     finally:
         rec.close()
     assert isinstance(out, drv.RunPaused), out

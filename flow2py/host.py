@@ -73,6 +73,7 @@ class Loaded:
     def __init__(self, checked: CheckedProgram):
         self.checked = checked
         self.program: rt.Program = _load_package(checked)
+        self.classes: rt.ClassTable = self.program.classes  # decodes its runs' values by name
         self.functions: dict[str, Callable] = {}
         for key in self.program.modules:
             for value in vars(self.program.module(key)).values():
@@ -302,8 +303,8 @@ def _drive_live(store: Store, rec: rt.SqliteRecorder, loaded: Loaded, fn, histor
     try:
         outcome = drv.drive(fn, history=history, first=first, mode="live", recorder=rec,
                             bindings=bindings, checkpoint_every=checkpoint_every,
-                            resolve=loaded.resolve, resend=resend,
-                            carried_replies=_carried_replies(store, run_id, history, first))
+                            resolve=loaded.resolve, classes=loaded.classes, resend=resend,
+                            carried_replies=_carried_replies(store, run_id, history, first, loaded.classes))
     except drv.ResumeRefused as e:
         raise Refused(f"run {run_id}: the stored history does not fit the program: {e.verdict.line()}") from None
     except drv.ResendRefused as e:
@@ -351,7 +352,8 @@ def start(path: str, *, entry: str = "main", input_json: Optional[str] = None, t
     return _drive_live(store, rec, loaded, fn, [start_fact], 1, bindings, checkpoint_every)
 
 
-def _history_from(store: Store, run_id: str, info, whole: bool = True) -> tuple[list, int]:
+def _history_from(store: Store, run_id: str, info, classes: rt.ClassTable,
+                  whole: bool = True) -> tuple[list, int]:
     """The facts resume and replay serve: from the latest checkpoint on (else all), and the
     number of the first. Facts before the latest checkpoint are never read (they may be archived).
     Each fact is checked against the hash chain as it is read (from the kept hash of the fact
@@ -359,10 +361,10 @@ def _history_from(store: Store, run_id: str, info, whole: bool = True) -> tuple[
     reach the run's stored head (resume appends there); replay takes a history cut short at its
     end as it is (its verdict is then Incomplete)."""
     first = info.latest_checkpoint or 1
-    return _read(lambda: store.facts(run_id, first, verify=True, whole=whole)), first
+    return _read(lambda: store.facts(run_id, first, verify=True, whole=whole, classes=classes)), first
 
 
-def _carried_replies(store: Store, run_id: str, history: list, first: int) -> dict:
+def _carried_replies(store: Store, run_id: str, history: list, first: int, classes: rt.ClassTable) -> dict:
     """The replies, recorded before the checkpoint `history` begins at, to calls its parked tasks
     carry (a task finished from its parked call counts as parked: seed 000, "Checkpoints");
     they may be archived, so they are read from the store rather than from `history`."""
@@ -375,7 +377,7 @@ def _carried_replies(store: Store, run_id: str, history: list, first: int) -> di
     later = {f.id for f in history if type(f) is Reply}
     still_open = {c for c, _ in store.open_calls(run_id)}
     wanted = [c for c in calls if c not in later and c not in still_open]
-    return carried_replies(store, run_id, wanted, first) if wanted else {}
+    return carried_replies(store, run_id, wanted, first, classes=classes) if wanted else {}
 
 
 def _entry_of(loaded: Loaded, info) -> Callable:
@@ -435,7 +437,7 @@ def resume(run_id: str, *, replies=(), resend=(), tools=(), store_path: Optional
     loaded = compile_stored(store, run_id)
     open_calls = dict(info.open_calls)
     delivered = _parse_replies(replies, open_calls, loaded, run_id)
-    _check_resend(resend, open_calls, _history_from(store, run_id, info)[0], run_id)
+    _check_resend(resend, open_calls, _history_from(store, run_id, info, loaded.classes)[0], run_id)
     bindings = _bindings_for(loaded, tools, None, "the run was not resumed")
     rec = _recorder(store, run_id)
     try:
@@ -447,7 +449,7 @@ def resume(run_id: str, *, replies=(), resend=(), tools=(), store_path: Optional
         for call_id, reply in [*delivered.items(), *((c, unknown) for c in closes)]:
             rec.record(Reply(call_id, reply))
         rec.sync(durable=True)
-        history, first = _history_from(store, run_id, store.load_run(run_id))
+        history, first = _history_from(store, run_id, store.load_run(run_id), loaded.classes)
     except BaseException:
         rec.close()
         raise
@@ -461,23 +463,24 @@ def replay(run_id: str, *, store_path: Optional[str] = None) -> Report:
     store = open_store(store_path)
     info = _run_info(store, run_id)
     loaded = compile_stored(store, run_id)
-    history, first = _history_from(store, run_id, info, whole=False)
+    history, first = _history_from(store, run_id, info, loaded.classes, whole=False)
     if not history:
         return Report("Incomplete: the history holds no facts from its latest checkpoint on", EXIT_PAUSED)
     fn = _entry_of(loaded, info) if first == 1 else None
     outcome = drv.drive(fn, history=history, first=first, begin=first, mode="replay", resolve=loaded.resolve,
-                        carried_replies=_carried_replies(store, run_id, history, first))
+                        classes=loaded.classes,
+                        carried_replies=_carried_replies(store, run_id, history, first, loaded.classes))
     return Report(outcome.line(), outcome.exit_code, outcome, run_id)
 
 
 def history(run_id: str, *, store_path: Optional[str] = None, fmt: str = "text") -> str:
     store = open_store(store_path)
-    compile_stored(store, run_id)  # the program's classes decode the stored values
+    loaded = compile_stored(store, run_id)  # the program's classes decode the stored values
     ok, why, _ = _read(store.verify, run_id)
     if not ok:
         raise Refused(f"run {run_id!r} fails its hash chain: {why}; refusing to show it as its history "
                       f"(`flow2py verify {run_id}` reports the same)")
-    records = _read(store.records, run_id)
+    records = _read(lambda: store.records(run_id, classes=loaded.classes))
     if fmt == "json":
         return rt.to_jsonl(records)
     if fmt == "html":
@@ -493,7 +496,7 @@ def fork(run_id: str, checkpoint: int, *, program_path: Optional[str] = None,
     store = open_store(store_path)
     parent = compile_stored(store, run_id)
     try:
-        cp: Checkpoint = store.checkpoint(run_id, checkpoint).fact
+        cp: Checkpoint = store.checkpoint(run_id, checkpoint, classes=parent.classes).fact
     except (StoreError, TraceError) as e:
         raise Refused(str(e)) from None
     loaded = compile_path(program_path) if program_path else parent

@@ -63,30 +63,26 @@ def run_test(loaded, info, bindings) -> TestResult:
     fn = loaded.resolve(info.decl)
     span = info.node.span if info.node else None
     file, line = (span.file, span.line) if span else ("?", 0)
-    missing = bindings.missing(loaded.reachable())
+    missing = bindings.missing(loaded.reachable(info.name))
+    if missing:  # refused before it starts, as a live run with a missing binding is
+        return TestResult(info.decl, file, line, False, f"no @fake serves {', '.join(missing)}")
     start = Start(loaded.program.identity, loaded.program.std, rt.DATA_VERSION, info.name, (), ())
     rec = drv.MemoryRecorder()
     rec.record(start)
-    try:
-        outcome = drv.drive(fn, history=[start], recorder=rec, bindings=bindings, reachable=None,
-                            resolve=loaded.resolve)
-    except rt.MissingBindings as e:
-        return TestResult(info.decl, file, line, False, str(e))
-    return _verdict(info.decl, file, line, outcome, missing)
+    outcome = drv.drive(fn, history=[start], recorder=rec, bindings=bindings, resolve=loaded.resolve,
+                        classes=loaded.classes)
+    return _verdict(info.decl, file, line, outcome)
 
 
-def _verdict(name, file, line, outcome, missing) -> TestResult:
+def _verdict(name, file, line, outcome) -> TestResult:
     if isinstance(outcome, drv.RunCompleted):
         v = outcome.value
         if v is True or v is None or isinstance(v, rt.Ok):
             return TestResult(name, file, line, True, "")
-        if isinstance(v, rt.Err):
-            return TestResult(name, file, line, False, f"returned {rt.show(v)}")
         return TestResult(name, file, line, False, f"returned {rt.show(v)}")
     if isinstance(outcome, drv.RunPaused):
         tools = ", ".join(sorted({c.tool for c in outcome.open}))
-        why = f"no @fake serves {', '.join(missing)}" if missing else "waits on a call that never answers"
-        return TestResult(name, file, line, False, f"paused on {tools}: {why}")
+        return TestResult(name, file, line, False, f"waits on {tools}, whose fake never answers")
     return TestResult(name, file, line, False, outcome.line())
 
 

@@ -38,7 +38,7 @@ from flowrt.tasks import (
 )
 from flowrt.tools import BINDINGS, PENDING, Bindings, Dispatcher, MissingBindings
 from flowrt.types import type_text
-from flowrt.values import Err, NotRun, show
+from flowrt.values import STD_CLASSES, ClassTable, Err, NotRun, class_table, show
 
 __all__ = [
     "drive", "start_run", "latest_checkpoint", "MemoryRecorder", "Outcome", "OpenCall",
@@ -300,7 +300,7 @@ def _returning(value):
 
 class _Run:
     def __init__(self, history, first, mode, recorder, bindings, checkpoint_every, resolve, inline,
-                 resend=(), carried=None):
+                 resend=(), carried=None, classes=STD_CLASSES):
         if mode not in ("live", "replay"):
             raise ValueError(f"mode must be 'live' or 'replay', not {mode!r}")
         self.replay = mode == "replay"
@@ -316,6 +316,7 @@ class _Run:
         self.completions = self.dispatcher.completions if self.dispatcher else None
         self.every = checkpoint_every
         self.resolve = resolve
+        self.classes = classes  # the program's ClassTable, or a function making it (when needed)
         self.inline = inline
         self.ready: deque = deque()
         self.open: dict[str, _Call] = {}
@@ -396,11 +397,13 @@ class _Run:
         self.cp_count = n
         restored: dict[str, Task] = {}
         order: list[Task] = []
+        if not isinstance(self.classes, ClassTable):
+            self.classes = self.classes()
 
         def restore(p: ParkedTask) -> Task:
             t = restored.get(p.task)
             if t is None:
-                cls, at = ctor_class(p.ctor)
+                cls, at = ctor_class(p.ctor, self.classes)
                 t = Task(p.task, owner=root, odepth=0)
                 t.state = CALL
                 t.ncalls = 1
@@ -1042,6 +1045,7 @@ def drive(
     reachable: Optional[Iterable[ToolSpec]] = None,
     checkpoint_every: Optional[int] = None,
     resolve: Optional[Callable[[str], Optional[Callable]]] = None,
+    classes: Optional[ClassTable] = None,
     inline: bool = True,
     resend: Iterable[str] = (),
     carried_replies: Optional[dict] = None,
@@ -1058,7 +1062,10 @@ def drive(
     them unbound is refused (MissingBindings) before anything happens. `checkpoint_every=N`:
     take a checkpoint at the first eligible tail call once N facts were recorded since the last
     one. `resolve(decl_id)` finds a checkpoint's function (default: functions registered by
-    `rt.fn` in the entry function's module). `inline=False` always hands sync calls to worker threads. `resend` (live): ids of
+    `rt.fn` in the entry function's module). `classes`: the program's class table
+    (`Program.classes`), which rebuilds the values of a checkpoint's parked tasks by constructor
+    name (default: the classes of the entry function's module, `rt.class_table(entry)`; std's
+    built-in classes only without an entry). `inline=False` always hands sync calls to worker threads. `resend` (live): ids of
     calls open when the history ends that the host wants sent again to their bindings under the
     same id (after a crash); ResendRefused if one is not open then. `carried_replies`
     ({call id: reply}, in the order they were recorded): beginning at a checkpoint, the replies
@@ -1083,7 +1090,7 @@ def drive(
                 raise MissingBindings(missing)
     run = _Run(history, first, mode, recorder, bindings, checkpoint_every,
                resolve or module_resolver(entry), inline, () if mode == "replay" else resend,
-               carried_replies)
+               carried_replies, classes if classes is not None else lambda: _default_classes(entry))
     if begin == "latest":
         begin = latest_checkpoint(history, first) or first
     index = begin - first
@@ -1104,6 +1111,12 @@ def drive(
     else:
         raise ValueError(f"fact {begin} is a {type(fact).__name__}, not a Start or a Checkpoint")
     return run.loop()
+
+
+def _default_classes(entry: Optional[Callable]) -> ClassTable:
+    if entry is not None and hasattr(entry, "__globals__"):
+        return class_table(entry)
+    return STD_CLASSES
 
 
 def start_run(entry: Callable, args: tuple, *, recorder, start: Optional[Start] = None,

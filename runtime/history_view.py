@@ -1,7 +1,8 @@
 """Rendering a history for people and tools: text (the seed's notation), JSON Lines, HTML.
 
-Every renderer takes a list of `StoredFact` (what `Store.records` returns: numbers, hashes and
-stored bytes included) or a plain list of facts, which it numbers from 1 and chains from the zero
+Every renderer takes a list of `StoredFact` (what `Store.records(run, classes=program.classes)`
+returns: numbers, hashes and stored bytes included; the values already decoded with the run's
+program's classes, so rendering looks no class up) or a plain list of facts, which it numbers from 1 and chains from the zero
 hash exactly as a store would. Values are shown as Flow text (`flowrt.values.show`); a hole shows
 as `<hole blake3:...>`. The JSON Lines keys are fixed by DESIGN.md "History export"; each object
 also carries `values`, the content hashes of the fact's value slots (what `redact` takes).

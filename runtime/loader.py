@@ -28,6 +28,8 @@ import tokenize
 import types
 from typing import Any, Callable, Optional
 
+from flowrt.values import ClassTable, class_table
+
 __all__ = ["Program", "load_generated", "load_package", "flow_lines", "compile_generated"]
 
 _MARK = re.compile(r"#\s*flow:\s*(.+):(\d+)\s*$")
@@ -46,11 +48,15 @@ class Program:
     entries       function name -> (function, ((param name, type descriptor), ...)) for the entry
                   module's functions a run can start at
     package       the Python package name the modules were loaded under
+    classes       the program's class table (`rt.ClassTable`): every generated record and variant
+                  class of its modules by (declaration id, constructor), falling back to the
+                  runtime's std classes; what decodes its history and restores its checkpoints.
+                  Built from the loaded modules (`rt.class_table`) unless given.
     """
 
     def __init__(self, identity: str, std: str, entry_module: str, sources: dict, modules: dict,
                  files: Optional[dict] = None, tools: tuple = (), entries: Optional[dict] = None,
-                 package: Optional[str] = None):
+                 package: Optional[str] = None, classes: Optional[ClassTable] = None):
         self.identity = identity
         self.std = std
         self.entry_module = entry_module
@@ -60,6 +66,24 @@ class Program:
         self.tools = tuple(tuple(t) for t in tools)
         self.entries = dict(entries or {})
         self.package = package
+        self._classes = classes
+        if classes is None and package is not None and all(
+                f"{package}.{m}" in sys.modules for m in self.modules.values()):
+            # taken now, from the modules this package loaded: a later package loaded under the
+            # same name (replacing them in sys.modules) does not change this program's classes
+            self._classes = self._module_classes()
+
+    @property
+    def classes(self) -> ClassTable:
+        """The program's class table (see the class docstring)."""
+        if self._classes is None:
+            self._classes = self._module_classes()
+        return self._classes
+
+    def _module_classes(self) -> ClassTable:
+        if self.package is None:
+            raise LookupError(f"{self!r} names no package to find its classes in; give classes=")
+        return class_table(*(self.module(k) for k in self.modules))
 
     def entry(self, name: str = "main") -> tuple[Callable, tuple]:
         """The entry function `name` and its parameters `((name, descriptor), ...)`, the

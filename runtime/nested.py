@@ -44,6 +44,7 @@ def flow_tool(program, *, entry: str = "main", store: Any = None, bindings: Opti
     """
     fn, params = program.entry(entry)
     names = tuple(n for n, _ in params)
+    classes = _classes_of(program)
 
     def implementation(*jargs):
         ctx = current_call()
@@ -61,11 +62,20 @@ def flow_tool(program, *, entry: str = "main", store: Any = None, bindings: Opti
         with SqliteRecorder(st, inner) as rec:
             outcome = drive(fn, history=[start], recorder=rec, bindings=bindings or BINDINGS,
                             reachable=program.tools if reachable is None else reachable,
-                            resolve=resolve, checkpoint_every=checkpoint_every)
+                            resolve=resolve, classes=classes, checkpoint_every=checkpoint_every)
         return _answer(outcome)
 
     implementation.__qualname__ = f"flow_tool({program.entry_module}.{entry})"
     return implementation
+
+
+def _classes_of(program):
+    """The program's class table (`Program.classes`); None (the driver's default) for a program
+    descriptor that cannot say."""
+    try:
+        return program.classes
+    except (AttributeError, LookupError):
+        return None
 
 
 def _store(store) -> Store:

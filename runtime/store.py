@@ -10,6 +10,10 @@ docs/spec/trace.md ("Store") is the description; the short version:
   `open_calls` (calls with no reply yet, kept up to date as facts are appended), `parked_calls`
   (open calls whose implementation answered `pending`: left open on purpose, not cut by a crash)
   and `nested_runs` (outer run + call id -> the inner run a Tool started).
+* Reading decodes values with the class table of the run's program (`classes=`, from
+  `Program.classes`): the store holds values by declaration id and constructor name, and two
+  programs in one process may share a declaration id. Without a table only std's built-in enums
+  decode (another record or enum raises `MissingClass`).
 * A run is written by one process at a time: `SqliteRecorder` takes a lease (`runs.owner`) and
   checks on every commit that the lease and the chain head are still its own.
 
@@ -30,7 +34,7 @@ import threading
 import time
 import uuid
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional
 
@@ -38,6 +42,7 @@ import blake3
 
 from flowrt import trace as T
 from flowrt.facts import Call, Checkpoint, End, Fact, Completed, Reply, Start, Stop
+from flowrt.values import ClassTable
 
 __all__ = [
     "DEFAULT_STORE", "Store", "SqliteRecorder", "RunInfo", "StoredFact",
@@ -341,8 +346,10 @@ class Store:
 
     # ---- reading history -----------------------------------------------------------------------
 
-    def records(self, run_id: str, from_n: int = 1, *, decode: bool = True) -> list[StoredFact]:
-        """Stored facts from `from_n` on (archived ones included while kept), in order."""
+    def records(self, run_id: str, from_n: int = 1, *, decode: bool = True,
+                classes: Optional[ClassTable] = None) -> list[StoredFact]:
+        """Stored facts from `from_n` on (archived ones included while kept), in order; values
+        decoded with `classes`, the class table of the run's program."""
         with self._lock:
             r = self._run_row(run_id)
             rows = self._rows(run_id, from_n)
@@ -351,14 +358,16 @@ class Store:
             for n, kind, data, h in rows:
                 if out and out[-1].n != n - 1:
                     prev = r["archived_hash"] if n - 1 == r["archived_through"] else None
-                fact = T.decode_fact(data, self._blob) if decode else None
+                fact = T.decode_fact(data, self._blob, classes=classes) if decode else None
                 out.append(StoredFact(n, T.KIND_NAMES[kind], fact, h.hex(), None if prev is None else prev.hex(), data))
                 prev = h
             return out
 
     def facts(self, run_id: str, from_n: int = 1, *, verify: bool = False,
-              whole: bool = False) -> list[Fact]:
+              whole: bool = False, classes: Optional[ClassTable] = None) -> list[Fact]:
         """The decoded facts from `from_n` on; a redacted or lost value reads as `Hole(hash)`.
+        `classes`: the class table of the run's program (`Program.classes`), which rebuilds its
+        record and enum values.
 
         With `verify`, each fact is checked against the chain as it is decoded (one parse a fact):
         its stored hash must be blake3(hash of the fact before || its skeleton), numbers must run
@@ -378,13 +387,14 @@ class Store:
             try:
                 if not verify:
                     dec, blob = T.decode_fact, self._blob
-                    return [dec(data, blob) for _n, _k, data, _h in rows]
-                return self._verified(run_id, r, rows, from_n, whole)
+                    return [dec(data, blob, classes=classes) for _n, _k, data, _h in rows]
+                return self._verified(run_id, r, rows, from_n, whole, classes)
             finally:
                 if collecting:
                     gc.enable()
 
-    def _verified(self, run_id: str, r: dict, rows, from_n: int, whole: bool) -> list[Fact]:
+    def _verified(self, run_id: str, r: dict, rows, from_n: int, whole: bool,
+                  classes: Optional[ClassTable]) -> list[Fact]:
         def broken(why: str) -> BrokenHistory:
             return BrokenHistory(f"run {run_id!r} fails its hash chain: {why}; refusing to use its "
                                  f"history (`flow2py verify {run_id}` checks it whole)")
@@ -405,7 +415,7 @@ class Store:
                 else:
                     raise broken(f"fact {expected} is missing")
             try:
-                fact, skel = dec(data, blob)
+                fact, skel = dec(data, blob, classes=classes)
             except (T.MissingClass, T.UnsupportedDataVersion):
                 raise
             except T.TraceError as e:
@@ -422,23 +432,28 @@ class Store:
             raise broken("the run's stored head does not match the chain")
         return out
 
-    def latest_checkpoint(self, run_id: str) -> Optional[StoredFact]:
-        """The run's latest Checkpoint (where resume and replay start), or None."""
+    def latest_checkpoint(self, run_id: str, *, classes: Optional[ClassTable] = None) -> Optional[StoredFact]:
+        """The run's latest Checkpoint (where resume and replay start), or None; its arguments
+        decoded with `classes` (the run's program's class table)."""
         with self._lock:
             r = self._run_row(run_id)
             if r["latest_checkpoint"] is None:
                 return None
-            recs = self.records(run_id, r["latest_checkpoint"])
+            recs = self._one(run_id, r["latest_checkpoint"], classes)
             return recs[0] if recs else None
 
-    def checkpoint(self, run_id: str, number: int) -> StoredFact:
-        """The run's `number`th Checkpoint (for `fork --checkpoint N`)."""
+    def _one(self, run_id: str, n: int, classes: Optional[ClassTable]) -> list[StoredFact]:
+        recs = self.records(run_id, n, decode=False)[:1]
+        return [replace(recs[0], fact=T.decode_fact(recs[0].data, self._blob, classes=classes))] if recs else []
+
+    def checkpoint(self, run_id: str, number: int, *, classes: Optional[ClassTable] = None) -> StoredFact:
+        """The run's `number`th Checkpoint (for `fork --checkpoint N`); its arguments decoded
+        with `classes` (the run's program's class table)."""
         with self._lock:
             self._run_row(run_id)
             for n, kind, data, h in self._rows(run_id, 1, T.CHECKPOINT):
-                fact = T.decode_fact(data, self._blob)
-                if fact.checkpoint == number:
-                    return self.records(run_id, n)[0]
+                if T.checkpoint_number(data) == number:
+                    return self._one(run_id, n, classes)[0]
             raise StoreError(f"run {run_id!r} has no checkpoint {number} (or it was archived away)")
 
     def open_calls(self, run_id: str) -> list[tuple[str, str]]:
@@ -566,7 +581,7 @@ class Store:
             rec.record(Reply(call_id, reply))
             rec.sync(durable=True)
             n = rec.n
-        return self.records(run_id, n)[0]
+        return replace(self.records(run_id, n, decode=False)[0], fact=Reply(call_id, reply))
 
     def record_binding(self, run_id: str, tool_id: str, implementation: str) -> None:
         """The host's record of which implementation serves a Tool in a run (not history)."""
@@ -802,11 +817,13 @@ class SqliteRecorder:
 
 # ---- replies carried by a checkpoint (added by the driver helper; see docs/spec/execution.md) ----
 
-def carried_replies(store: "Store", run_id: str, call_ids, before_n: int) -> dict:
+def carried_replies(store: "Store", run_id: str, call_ids, before_n: int, *,
+                    classes: Optional[ClassTable] = None) -> dict:
     """{call id: reply}, in recorded order, of the Replies to `call_ids` recorded before fact
     `before_n` (the latest checkpoint), archived or hot. A task of the checkpoint parked on one of
     these calls is restored finished from its reply (driver `drive(carried_replies=...)`).
-    A reply deleted by `archive(delete=True)` is simply not found."""
+    A reply deleted by `archive(delete=True)` is simply not found. `classes`: the class table of
+    the run's program, which decodes the replies."""
     import cbor2
 
     wanted = set(call_ids)
@@ -822,7 +839,7 @@ def carried_replies(store: "Store", run_id: str, call_ids, before_n: int) -> dic
                     f"ORDER BY n DESC", (run_id, before_n, T.REPLY, needle)).fetchall()
                 hit = None
                 for n, data in rows:
-                    fact = T.decode_fact(data, store._blob)
+                    fact = T.decode_fact(data, store._blob, classes=classes)
                     if type(fact) is Reply and fact.id == cid:
                         hit = (n, fact.reply)
                         break

@@ -19,8 +19,8 @@ from typing import Any, Callable, Optional
 
 from flowrt.facts import ParkedTask
 from flowrt.values import (
-    CLASSES, Dict, Duration, Enum, HostToken, Hole, Instant, List, Record, Set, dict_of, list_of,
-    set_of,
+    STD_CLASSES, ClassTable, Dict, Duration, Enum, HostToken, Hole, Instant, List, Record, Set,
+    dict_of, list_of, set_of,
 )
 
 __all__ = ["Task"]
@@ -188,8 +188,9 @@ def ctor_text(cls: Optional[type], at: int) -> Optional[str]:
     return f"{text}#{at}" if at else text
 
 
-def ctor_class(text: Optional[str]) -> tuple[Optional[type], int]:
-    """The inverse of `ctor_text`: (class, reply position)."""
+def ctor_class(text: Optional[str], classes: Optional[ClassTable] = None) -> tuple[Optional[type], int]:
+    """The inverse of `ctor_text`: (class, reply position), the class taken from `classes`, the
+    class table of the program restoring the checkpoint (default: std's built-in classes only)."""
     if text is None:
         return None, 0
     name, _, at = text.partition("#")
@@ -199,9 +200,9 @@ def ctor_class(text: Optional[str]) -> tuple[Optional[type], int]:
         key = (f"{module}::{enum}", ctor)
     else:
         key = (name, last)
-    cls = CLASSES.get(key)
+    cls = (STD_CLASSES if classes is None else classes).get(key)
     if cls is None:
-        raise LookupError(f"no generated class for the constructor {text!r} (is its module loaded?)")
+        raise LookupError(f"no class for the constructor {text!r} in the program's class table")
     return cls, int(at) if at else 0
 
 

@@ -81,13 +81,13 @@ class UnsupportedDataVersion(TraceError):
 
 
 class MissingClass(TraceError):
-    """A stored record or enum value whose generated class is not loaded."""
+    """A stored record or enum value whose class is not in the class table the reader was given."""
 
     def __init__(self, decl: str, ctor: str):
         self.decl, self.ctor = decl, ctor
         super().__init__(
-            f"cannot decode a value of {decl} (constructor {ctor}): its generated class is not "
-            f"loaded; import the program's generated modules before reading its history"
+            f"cannot decode a value of {decl} (constructor {ctor}): the class table given holds no "
+            f"class for it; read a run's history with its program's classes (`Program.classes`)"
         )
 
 
@@ -187,54 +187,56 @@ def encode_value(v: Any) -> bytes:
         raise TraceError("cannot encode a value nested this deeply") from None
 
 
-def _dec_data(x):
-    cls = V.CLASSES.get((x[1], x[2]))
+def _dec_data(x, get):
+    cls = get((x[1], x[2]))
     if cls is None:
         raise MissingClass(x[1], x[2])
     if len(x) == 3 and not cls.__flow_fields__:
         return cls.INSTANCE
-    return cls(*[_value(f) for f in x[3:]])
+    return cls(*[_value(f, get) for f in x[3:]])
 
 
-def _dec_decimal(x):
+def _dec_decimal(x, get):
     exp, coef = x[1], x[2]
     sign = 1 if (coef < 0 or len(x) > 3) else 0
     return decimal.Decimal((sign, tuple(int(c) for c in str(abs(coef))), exp))
 
 
-def _dec_dict(x):
+def _dec_dict(x, get):
     it = iter(x[1:])
-    return V.dict_of([(_value(k), _value(v)) for k, v in zip(it, it)])
+    return V.dict_of([(_value(k, get), _value(v, get)) for k, v in zip(it, it)])
 
 
 def _dec_one(cls):
-    return lambda x: cls(_value(x[1]))
+    return lambda x, get: cls(_value(x[1], get))
 
 
-_DEC: dict[int, Callable[[list], Any]] = {
-    LIST: lambda x: V.list_of([_value(e) for e in x[1:]]),
-    TUPLE: lambda x: tuple(_value(e) for e in x[1:]),
+# Each decoder takes the item and `get`, the class table's lookup ((decl, ctor) -> class or None):
+# a record or enum value is rebuilt with the class of the program whose history is read.
+_DEC: dict[int, Callable[[list, Callable], Any]] = {
+    LIST: lambda x, get: V.list_of([_value(e, get) for e in x[1:]]),
+    TUPLE: lambda x, get: tuple(_value(e, get) for e in x[1:]),
     DICT: _dec_dict,
-    SET: lambda x: V.set_of([_value(e) for e in x[1:]]),
+    SET: lambda x, get: V.set_of([_value(e, get) for e in x[1:]]),
     DECIMAL: _dec_decimal,
-    DURATION: lambda x: V.Duration(x[1]),
-    INSTANT: lambda x: V.Instant(x[1]),
-    TOKEN: lambda x: V.HostToken(x[1], x[2]),
+    DURATION: lambda x, get: V.Duration(x[1]),
+    INSTANT: lambda x, get: V.Instant(x[1]),
+    TOKEN: lambda x, get: V.HostToken(x[1], x[2]),
     OK: _dec_one(V.Ok),
     ERR: _dec_one(V.Err),
     SOME: _dec_one(V.Some),
-    NONE: lambda x: V.NONE,
+    NONE: lambda x, get: V.NONE,
     FAILED: _dec_one(V.Failed),
     MALFORMED: _dec_one(V.Malformed),
     NOTRUN: _dec_one(V.NotRun),
     UNKNOWN: _dec_one(V.Unknown),
     DATA: _dec_data,
-    PARKED: lambda x: ParkedTask(x[1], x[2], x[3], tuple(_value(e) for e in x[4:])),
-    HOLE: lambda x: V.Hole(x[1].hex()),
+    PARKED: lambda x, get: ParkedTask(x[1], x[2], x[3], tuple(_value(e, get) for e in x[4:])),
+    HOLE: lambda x, get: V.Hole(x[1].hex()),
 }
 
 
-def _value(x):
+def _value(x, get):
     if type(x) is not list:
         if type(x) in _PLAIN:
             return x
@@ -243,17 +245,30 @@ def _value(x):
         dec = _DEC[x[0]]
     except (KeyError, IndexError, TypeError):
         raise TraceError(f"unknown value code in {x!r:.60}") from None
-    return dec(x)
+    return dec(x, get)
 
 
-def decode_value(b: bytes) -> Any:
-    """The Flow value of an encoding (records and enums need their generated class loaded)."""
+Classes = Optional[V.ClassTable]
+
+
+def _lookup(classes: Classes) -> Callable:
+    return V.STD_CLASSES.lookup if classes is None else classes.lookup
+
+
+def decode_value(b: bytes, *, classes: Classes = None) -> Any:
+    """The Flow value of an encoding. A record or enum value is rebuilt with its class from
+    `classes`, the class table of the program whose value it is (`Program.classes`); without one
+    only std's built-in enums decode, and any other record or enum raises `MissingClass`."""
+    return _decode(b, _lookup(classes))
+
+
+def _decode(b: bytes, get: Callable) -> Any:
     try:
         item = cbor2.loads(b, max_depth=_MAX_DEPTH)
     except cbor2.CBORDecodeError as e:
         raise TraceError(f"corrupt value encoding: {e}") from None
     try:
-        return _value(item)
+        return _value(item, get)
     except RecursionError:
         raise TraceError("cannot decode a value nested this deeply") from None
 
@@ -446,6 +461,14 @@ def redact_slots(data: bytes, digest: bytes) -> tuple[bytes, int]:
     return (cbor2.dumps(item) if count else data), count
 
 
+def checkpoint_number(data: bytes) -> int:
+    """The number of a stored Checkpoint, read without decoding its arguments."""
+    item = _raw(data)
+    if item[0] != CHECKPOINT or len(item) < 2 or type(item[1]) is not int:
+        raise TraceError("corrupt history: not a Checkpoint fact")
+    return item[1]
+
+
 def start_data_version(data: bytes) -> Any:
     """The data version of a stored Start, read before anything else in it is interpreted."""
     try:
@@ -460,21 +483,14 @@ def start_data_version(data: bytes) -> Any:
 BlobLookup = Callable[[bytes], Optional[bytes]]
 
 
-def _slot_value(slot, blob: Optional[BlobLookup]):
+def _slot_value(slot, blob: Optional[BlobLookup], get: Callable):
     """(value, digest) of one stored value slot: its value and blake3 of its encoding."""
     if type(slot) is bytes:
-        try:
-            item = cbor2.loads(slot, max_depth=_MAX_DEPTH)
-        except cbor2.CBORDecodeError as e:
-            raise TraceError(f"corrupt value encoding: {e}") from None
-        try:
-            return _value(item), blake3.blake3(slot).digest()
-        except RecursionError:
-            raise TraceError("cannot decode a value nested this deeply") from None
+        return _decode(slot, get), blake3.blake3(slot).digest()
     if type(slot) is list and len(slot) == 2 and type(slot[1]) is bytes:
         if slot[0] == BLOB:
             b = blob(slot[1]) if blob is not None else None
-            return (V.Hole(slot[1].hex()) if b is None else decode_value(b)), slot[1]
+            return (V.Hole(slot[1].hex()) if b is None else _decode(b, get)), slot[1]
         if slot[0] == HOLE:
             return V.Hole(slot[1].hex()), slot[1]
     raise TraceError(f"corrupt value slot {slot!r:.60}")
@@ -494,21 +510,11 @@ def _bstr_head(n: int) -> bytes:
 _DIGEST_HEAD = b"\x58\x20"  # a 32-byte digest as a CBOR byte string
 
 
-def _inline(slot: bytes) -> Any:
-    try:
-        item = cbor2.loads(slot, max_depth=_MAX_DEPTH)
-    except cbor2.CBORDecodeError as e:
-        raise TraceError(f"corrupt value encoding: {e}") from None
-    try:
-        return _value(item)
-    except RecursionError:
-        raise TraceError("cannot decode a value nested this deeply") from None
-
-
-def decode_chained(data: bytes, blob: Optional[BlobLookup] = None) -> tuple[Fact, bytes]:
+def decode_chained(data: bytes, blob: Optional[BlobLookup] = None, *,
+                   classes: Classes = None) -> tuple[Fact, bytes]:
     """The fact of a stored form and its skeleton (what the chain covers), parsing `data` once.
 
-    Equal to `(decode_fact(data, blob), skeleton(data))`; replay and resume read history with it,
+    Equal to `(decode_fact(data, blob, classes=classes), skeleton(data))`; replay and resume read history with it,
     so checking each fact's chain hash costs no second parse. For a Reply or a Call whose value
     slots are inline and laid out canonically (the slots end the stored bytes, or come just before
     an empty type-argument list), the skeleton is cut from the stored bytes with each slot's bytes
@@ -516,12 +522,13 @@ def decode_chained(data: bytes, blob: Optional[BlobLookup] = None) -> tuple[Fact
     is re-encoded with the digests in place.
     """
     item = _raw(data)
+    get = _lookup(classes)
     k = item[0]
     try:
         if k == REPLY:
             slot = item[2]
             if type(slot) is bytes and len(item) == 3:
-                fact = Reply(item[1], _inline(slot))
+                fact = Reply(item[1], _decode(slot, get))
                 d = blake3.blake3(slot).digest()
                 n = len(slot)
                 head = _bstr_head(n)
@@ -530,7 +537,7 @@ def decode_chained(data: bytes, blob: Optional[BlobLookup] = None) -> tuple[Fact
                     return fact, data[:-cut] + _DIGEST_HEAD + d
                 item[2] = d
             else:
-                v, item[2] = _slot_value(slot, blob)
+                v, item[2] = _slot_value(slot, blob, get)
                 fact = Reply(item[1], v)
         elif k == CALL:
             slots = item[4]
@@ -538,7 +545,7 @@ def decode_chained(data: bytes, blob: Optional[BlobLookup] = None) -> tuple[Fact
             pos = len(data) - 1
             laid = not item[5] and len(item) == 6 and data[-1] == 0x80
             for slot in slots:
-                v, d = _slot_value(slot, blob)
+                v, d = _slot_value(slot, blob, get)
                 vals.append(v)
                 digests.append(d)
             fact = Call(item[1], item[2], item[3], tuple(vals), tuple(item[5]))
@@ -563,7 +570,7 @@ def decode_chained(data: bytes, blob: Optional[BlobLookup] = None) -> tuple[Fact
             fact = Choice(item[1], item[2])
         else:
             # The rarer kinds: decode, then put the slot digests in place.
-            fact = decode_fact(data, blob, item=item)
+            fact = decode_fact(data, blob, item=item, classes=classes)
             for container, i in _slot_places(item):
                 container[i] = _digest(container[i])
     except (IndexError, TypeError, ValueError) as e:
@@ -571,18 +578,21 @@ def decode_chained(data: bytes, blob: Optional[BlobLookup] = None) -> tuple[Fact
     return fact, cbor2.dumps(item)
 
 
-def decode_fact(data: bytes, blob: Optional[BlobLookup] = None, *, item: Optional[list] = None) -> Fact:
+def decode_fact(data: bytes, blob: Optional[BlobLookup] = None, *, item: Optional[list] = None,
+                classes: Classes = None) -> Fact:
     """The fact of a stored form. `blob(digest)` returns a blob's bytes (None: lost, a hole).
-    `item`: the stored form already parsed (not changed here)."""
+    `item`: the stored form already parsed (not changed here). `classes`: the class table of the
+    run's program, which rebuilds its record and enum values (see `decode_value`)."""
     if item is None:
         item = _raw(data)
+    get = _lookup(classes)
 
     def val(slot):
         if type(slot) is bytes:
-            return decode_value(slot)
+            return _decode(slot, get)
         if slot[0] == BLOB:
             b = blob(slot[1]) if blob is not None else None
-            return V.Hole(slot[1].hex()) if b is None else decode_value(b)
+            return V.Hole(slot[1].hex()) if b is None else _decode(b, get)
         if slot[0] == HOLE:
             return V.Hole(slot[1].hex())
         raise TraceError(f"corrupt value slot {slot!r:.60}")

@@ -6,7 +6,13 @@ Scalars are Python's own (`int`, `decimal.Decimal`, `str`, `bytes`, `bool`, `Non
 * `Record` / `Enum`: bases of generated data classes. The `record` / `variant` decorators attach
   the Flow metadata and generate `__init__`, `__eq__`, `__hash__` and the ordering key once per
   class (like `dataclasses`, by compiling a small function), so constructing a value costs one
-  Python call and no loop over fields.
+  Python call and no loop over fields. They register the class nowhere.
+* `ClassTable`: a program's classes by (declaration id, constructor), what rebuilds a value by
+  name (the store's decoder, a checkpoint's parked tasks). There is deliberately no process-wide
+  table: two programs in one process (a run and its fork on a newer version, a host embedding
+  several programs) may share a declaration id with different shapes. `class_table(...)` builds
+  one from a program's modules; every table falls back to `STD_CLASSES`, the runtime's own
+  classes of std's built-in enums (Ok/Err, Some/None, ToolProblem), shared by every program.
 * `List`, `Dict`, `Set`: persistent collections. `List` *is* pyrsistent's C `PVector` (no wrapper:
   append, index and iteration run at C speed). `Dict` and `Set` wrap an `immutables.Map` (a HAMT,
   ~10x faster inserts than `pmap`; see bench/bench_collections.py) and iterate in **sorted** order:
@@ -26,13 +32,14 @@ import decimal
 import keyword
 from decimal import Decimal  # re-exported: generated code writes rt.Decimal("1.50")
 from datetime import datetime, timezone
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator, Optional
 
 import immutables
 from pyrsistent import pvector
 
 __all__ = [
-    "Record", "Enum", "record", "variant", "unit_variant", "CLASSES",
+    "Record", "Enum", "record", "variant", "unit_variant",
+    "ClassTable", "class_table", "STD_CLASSES",
     "Result", "Ok", "Err", "Option", "Some", "None_", "NONE",
     "ToolProblem", "Failed", "Malformed", "NotRun", "Unknown",
     "List", "Dict", "Set", "EMPTY_LIST", "EMPTY_DICT", "EMPTY_SET",
@@ -41,10 +48,6 @@ __all__ = [
 ]
 
 _set = object.__setattr__
-
-#: Every generated record/variant class by (declaration id, constructor name); the store uses it
-#: to rebuild values by name.
-CLASSES: dict[tuple[str, str], type] = {}
 
 
 class _Data:
@@ -183,7 +186,6 @@ def _install(cls, decl: str, ctor: str, tag: int, fields: tuple[str, ...], named
         fn = ns[name]
         fn.__qualname__ = f"{cls.__qualname__}.{name}"
         setattr(cls, name, fn)
-    CLASSES[key] = cls
     return cls
 
 
@@ -237,6 +239,100 @@ def unit_variant(cls):
     if "INSTANCE" not in cls.__dict__:
         cls.INSTANCE = cls()
     return cls.INSTANCE
+
+
+# ---- class tables --------------------------------------------------------------------------
+
+def _flow_classes(value: Any) -> Iterator[type]:
+    """The generated constructor classes `value` is or holds: a record or variant class itself,
+    an enum's base class (its `__flow_variants__`)."""
+    if not isinstance(value, type) or not issubclass(value, _Data):
+        return
+    if "__flow_ctor__" in value.__dict__:
+        yield value
+    variants = value.__dict__.get("__flow_variants__")
+    if variants:
+        yield from variants.values()
+
+
+class ClassTable:
+    """The generated classes of one program by (declaration id, constructor name).
+
+    What rebuilds a value by name (`flowrt.trace.decode_value(b, classes=...)`, the store's
+    readers, the driver restoring a checkpoint's parked tasks) looks its class up here. A table
+    falls back to `fallback` (default `STD_CLASSES`, the runtime's classes of std's built-in enums)
+    for a key it does not hold; the fallback's classes are taken when the table is made.
+
+    `lookup((decl, ctor))` is the table's C-level `dict.get` (the decoder calls it per value).
+    """
+
+    __slots__ = ("_own", "_all", "lookup", "fallback")
+
+    def __init__(self, classes: Iterable[type] = (), *, fallback: Optional["ClassTable"] = None,
+                 std: bool = True):
+        self.fallback = fallback if fallback is not None else (STD_CLASSES if std else None)
+        self._own: dict[tuple[str, str], type] = {}
+        self._all: dict[tuple[str, str], type] = dict(self.fallback._all) if self.fallback is not None else {}
+        self.lookup = self._all.get
+        for cls in classes:
+            self.add(cls)
+
+    def add(self, cls: type) -> type:
+        """Put a generated record or variant class in the table (by its `__flow_decl__` and
+        `__flow_ctor__`). A second, different class for the same constructor is refused: one
+        program has one class per constructor."""
+        decl = cls.__dict__.get("__flow_decl__")
+        ctor = cls.__dict__.get("__flow_ctor__")
+        if decl is None or ctor is None:
+            raise TypeError(f"{cls!r} is not a generated record or variant class (@rt.record / @rt.variant)")
+        key = (decl, ctor)
+        have = self._own.get(key)
+        if have is not None and have is not cls:
+            raise ValueError(f"two classes for the constructor {decl}.{ctor} in one class table: "
+                             f"{have.__module__}.{have.__qualname__} and {cls.__module__}.{cls.__qualname__}")
+        self._own[key] = cls
+        self._all[key] = cls
+        return cls
+
+    def get(self, key: tuple[str, str], default: Any = None) -> Optional[type]:
+        return self._all.get(key, default)
+
+    def __getitem__(self, key: tuple[str, str]) -> type:
+        return self._all[key]
+
+    def __contains__(self, key) -> bool:
+        return key in self._all
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        """The keys of the table's own classes (not the fallback's)."""
+        return iter(self._own)
+
+    def __len__(self) -> int:
+        return len(self._own)
+
+    def __repr__(self):
+        return f"<ClassTable of {len(self._own)} classes>"
+
+
+def class_table(*sources: Any, fallback: Optional[ClassTable] = None) -> ClassTable:
+    """The class table of a program from where its classes are defined: each source is a module,
+    a namespace dict, a function (its module's globals: `class_table(entry)` for a hand-written
+    one-module program, like `flowrt.requests.module_resolver`), or a class. Every generated record
+    and variant class found at the top level (an enum's variants through its base) is taken."""
+    table = ClassTable(fallback=fallback)
+    for src in sources:
+        if isinstance(src, type):
+            values: Iterable[Any] = (src,)
+        elif isinstance(src, dict):
+            values = list(src.values())
+        elif hasattr(src, "__globals__"):
+            values = list(src.__globals__.values())
+        else:
+            values = list(vars(src).values())
+        for v in values:
+            for cls in _flow_classes(v):
+                table.add(cls)
+    return table
 
 
 # ---- std's built-in enums -----------------------------------------------------------------
@@ -312,6 +408,11 @@ class NotRun(ToolProblem, Exception):
 @variant("std@v1/tool::ToolProblem", "Unknown", tag=3, fields=("_0",))
 class Unknown(ToolProblem):
     __slots__ = ("_0",)
+
+
+#: The runtime's classes of std's built-in enums, shared by every program: every `ClassTable`
+#: falls back to it. Nothing adds to it (generated classes belong to their program's table).
+STD_CLASSES = ClassTable((Ok, Err, None_, Some, Failed, Malformed, NotRun, Unknown), std=False)
 
 
 # ---- collections ----------------------------------------------------------------------------

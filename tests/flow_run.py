@@ -49,7 +49,7 @@ class FlowProgram:
         start = self.start(entry, args)
         rec.record(start)
         out = drv.drive(self.fn(entry), history=[start], recorder=rec, bindings=self.bindings(tools),
-                        resolve=self.loaded.resolve, **kw)
+                        resolve=self.loaded.resolve, classes=self.loaded.classes, **kw)
         return out, rec
 
     def resume(self, history: list, entry: Optional[str] = None, tools: Optional[dict] = None, **kw):
@@ -59,13 +59,13 @@ class FlowProgram:
         rec = drv.MemoryRecorder()
         rec.facts = list(history)
         out = drv.drive(self.fn(entry), history=list(history), recorder=rec,
-                        bindings=self.bindings(tools), resolve=self.loaded.resolve, **kw)
+                        bindings=self.bindings(tools), resolve=self.loaded.resolve, classes=self.loaded.classes, **kw)
         return out, rec
 
     def replay(self, history: list, entry: Optional[str] = None, begin=1):
         entry = entry or next((f.entry for f in history if type(f) is Start), "main")
         return drv.drive(self.fn(entry), history=list(history), mode="replay", begin=begin,
-                         resolve=self.loaded.resolve)
+                         resolve=self.loaded.resolve, classes=self.loaded.classes)
 
 
 def flow_program(tmp_path, files: dict, entry: str = "main.flow") -> FlowProgram:

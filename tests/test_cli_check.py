@@ -87,3 +87,29 @@ def test_build_writes_an_importable_package(tmp_path, monkeypatch):
     finally:
         for name in [m for m in sys.modules if m == "support_pkg" or m.startswith("support_pkg.")]:
             del sys.modules[name]
+
+
+STD_FLOW = Path(__file__).parent / "std_flow"
+
+
+def test_flow_test_runs_every_test_with_fakes_and_reports_each(tmp_path):
+    r = invoke("test", STD_FLOW / "test_task.flow", STD_FLOW / "test_list.flow")
+    assert r.exit_code == 0, r.output
+    lines = r.output.strip().splitlines()
+    assert "ok    test_task::race_returns_one_of_the_answers" in lines
+    assert lines[-1] == "9 passed, 0 failed"
+
+
+def test_flow_test_fails_a_false_test_and_an_unfaked_tool_with_exit_1(tmp_path):
+    (tmp_path / "svc.flow").write_text("@tool pub flow fetch(key: Text) -> Result<Text, Text>\n")
+    (tmp_path / "test_bad.flow").write_text(
+        'use "./svc"\n\n'
+        "@test flow arithmetic_is_wrong() -> Bool = 1 + 1 == 3\n\n"
+        '@test flow needs_a_fake() -> Bool !tool = match svc.fetch("k") {\n'
+        "    Ok(_) => true,\n    Err(_) => false,\n}\n"
+    )
+    r = invoke("test", tmp_path / "test_bad.flow")
+    assert r.exit_code == 1
+    assert "FAIL  test_bad::arithmetic_is_wrong" in r.output and "returned false" in r.output
+    assert "FAIL  test_bad::needs_a_fake" in r.output and "svc.fetch" in r.output
+    assert r.output.strip().splitlines()[-1] == "0 passed, 2 failed"

@@ -117,7 +117,8 @@ def test_task_finished_from_its_parked_call_is_restored_finished_on_resume():
     assert isinstance(p.replay(full, begin=1), Matched)
     assert isinstance(p.replay(full, begin="latest"), Matched)
     # replay from the checkpoint alone needs the carried reply too
-    from_cp = dict(history=full[cp:], first=cp + 1, begin=cp + 1, mode="replay", resolve=p.loaded.resolve)
+    from_cp = dict(history=full[cp:], first=cp + 1, begin=cp + 1, mode="replay", resolve=p.loaded.resolve,
+                   classes=p.loaded.classes)
     assert isinstance(rt.driver.drive(None, carried_replies={"root/1#1": read_reply.reply}, **from_cp),
                       Matched)
     without = rt.driver.drive(None, **from_cp)  # the read waits again, and End comes instead

@@ -51,6 +51,9 @@ class Note(rt.Record):
     __slots__ = ("who", "text")
 
 
+#: this module's program: its classes decode what the store holds
+CLASSES = rt.class_table(Action, Report, Note)
+
 TICKET = "Login fails on Safari"
 HIT = "SameSite=None requires Secure ..."
 ASK = "Which Safari version does the customer use?"
@@ -105,8 +108,8 @@ def test_jsonl_export_from_the_store_matches_the_conformance_file(tmp_path):
                 rec.sync()
         store.archive("support-1")  # facts 2-8 leave the hot table; the export still shows them
         out = tmp_path / "history.jsonl"
-        out.write_text(to_jsonl(store.records("support-1")), encoding="utf-8")
-        assert to_jsonl(store.records("support-1")) == to_jsonl(facts)
+        out.write_text(to_jsonl(store.records("support-1", classes=CLASSES)), encoding="utf-8")
+        assert to_jsonl(store.records("support-1", classes=CLASSES)) == to_jsonl(facts)
     assert _compare_module().main(str(CONFORMANCE / "support" / "expected.jsonl"), str(out)) is None
 
 
@@ -167,7 +170,7 @@ def test_text_marks_archived_gaps_and_cuts_long_content(tmp_path):
             for f in facts[1:12]:
                 rec.record(f)
         store.archive("r", delete=True)
-        text = to_text(store.records("r"), width=30)
+        text = to_text(store.records("r", classes=CLASSES), width=30)
     lines = text.splitlines()
     assert "… facts 2–8 archived" in lines[1]
     assert lines[2].startswith(" 9")
@@ -183,7 +186,7 @@ def test_holes_render_as_hole_with_their_hash(tmp_path):
                 rec.record(f)
         digest = T.value_digest(TICKET)
         assert store.redact("r", digest) == 2  # the input and the first argument
-        recs = store.records("r")
+        recs = store.records("r", classes=CLASSES)
         assert store.verify("r")[0]
     objs = to_json_objects(recs)
     assert objs[0]["input"] == f"{{ ticket: <hole blake3:{digest}> }}"

@@ -6,7 +6,7 @@ import pytest
 
 import flowrt as rt
 from flowrt import (
-    CLASSES, EMPTY_DICT, EMPTY_LIST, EMPTY_SET, NONE, Dict, Duration, Err, Failed, Hole, HostToken,
+    STD_CLASSES, EMPTY_DICT, EMPTY_LIST, EMPTY_SET, NONE, Dict, Duration, Err, Failed, Hole, HostToken,
     Instant, List, Malformed, NotRun, Ok, Set, Some, Unknown, dict_of, list_of, set_of, show,
 )
 
@@ -52,14 +52,41 @@ def test_record_init_is_positional_and_fields_are_readable():
             assert (n, p) == ("pen", Decimal("1.50"))
 
 
-def test_classes_carry_flow_metadata_and_are_registered():
+def test_classes_carry_flow_metadata_and_a_module_class_table_finds_them():
     assert Item.__flow_decl__ == "main::Item" and Item.__flow_ctor__ == "Item"
     assert Item.__flow_named__ and Item.__flow_fields__ == ("name", "price")
     assert Moved.__flow_tag__ == 1 and Moved.__flow_named__ and not Resolved.__flow_named__
     assert Report.__flow_variants__ == {"Resolved": Resolved, "Moved": Moved, "Empty": Empty, "Pair": Pair}
-    assert CLASSES[("main::Report", "Moved")] is Moved
-    assert CLASSES[("std@v1/option::Option", "None")] is rt.None_
-    assert CLASSES[("std@v1/tool::ToolProblem", "NotRun")] is NotRun
+    table = rt.class_table(test_values_are_immutable)  # this module's globals
+    assert table[("main::Report", "Moved")] is Moved and table[("main::Item", "Item")] is Item
+    mine = {k for k in table if k[0].startswith("main::")}
+    assert mine == {("main::Item", "Item"), *((("main::Report", c)) for c in Report.__flow_variants__)}
+    # std's built-in classes come from the shared fallback table, in every table
+    assert table[("std@v1/option::Option", "None")] is rt.None_
+    assert table[("std@v1/tool::ToolProblem", "NotRun")] is NotRun
+
+
+def test_decorating_a_class_registers_it_nowhere():
+    @rt.record("main::Item", fields=("other",))
+    class OtherItem(rt.Record):
+        __slots__ = ("other",)
+
+    assert ("main::Item", "Item") not in STD_CLASSES
+    assert rt.class_table(test_values_are_immutable)[("main::Item", "Item")] is Item
+    assert rt.class_table(OtherItem)[("main::Item", "Item")] is OtherItem
+
+
+def test_a_class_table_refuses_two_classes_for_one_constructor():
+    @rt.record("main::Item", fields=("other",))
+    class OtherItem(rt.Record):
+        __slots__ = ("other",)
+
+    table = rt.ClassTable([Item])
+    table.add(Item)  # the same class again is fine
+    with pytest.raises(ValueError, match="two classes for the constructor main::Item.Item"):
+        table.add(OtherItem)
+    with pytest.raises(TypeError):
+        table.add(Report)  # an enum's base class is no constructor
 
 
 def test_values_are_immutable():
