@@ -21,14 +21,12 @@ from flow2py.codegen.module import ModuleGen, ProgramNames
 
 
 def reachable_tools(program: P.CheckedProgram) -> list[P.FnInfo]:
-    """Every Tool declared in a module of the program (all are reachable by `use`), in module
-    order then declaration order."""
-    out = []
-    for key, m in program.modules.items():
-        for f in sorted(m.fns.values(), key=lambda i: i.node.span.start if i.node is not None else -1):
-            if f.is_tool:
-                out.append(f)
-    return out
+    """Every Tool the entry module's functions can reach (what a run must have bound), sorted by
+    declaration id."""
+    from flow2py.check.reach import entry_roots
+    from flow2py.check.reach import reachable_tools as reach
+
+    return [program.fn_decls[d] for d in reach(program, entry_roots(program))]
 
 
 def init_source(program: P.CheckedProgram, modules) -> str:

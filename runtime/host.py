@@ -1,0 +1,503 @@
+"""flowrt.host: the host operations on runs, for a program the host already has in Python.
+
+A host application that imports a package built by `flow2py build` starts, resumes and replays
+runs in code with this module, on the same store the CLI uses, without the compiler:
+
+    import support_pkg
+    from flowrt.host import Host
+
+    host = Host(".flow/runs.db")                      # bindings: flowrt.BINDINGS by default
+    report = host.start(support_pkg.PROGRAM, input={"ticket": "Login fails on Safari"})
+    report = host.resume(support_pkg.PROGRAM, report.run_id, replies={"c1:root#2": {"Ok": "17.4"}})
+    print(host.replay(support_pkg.PROGRAM, report.run_id).text)      # Matched
+
+A run always continues on the exact program it started with: resume, replay and history refuse a
+program whose identity differs from the run's Start (flow2py compiles the run's stored sources
+instead; flow2py/host.py). Every refusal is a `Refused` with a one-line message and the CLI's exit
+code; a refusal records nothing, and nothing recorded is ever rewritten.
+docs/spec/execution.md ("Host operations") describes each operation.
+"""
+from __future__ import annotations
+
+import secrets
+import sqlite3
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Optional
+
+from flowrt import driver as drv
+from flowrt.facts import Call, Checkpoint, ParkedTask, Reply, Start
+from flowrt.history_view import to_html, to_jsonl, to_text
+from flowrt.loader import Program
+from flowrt.requests import ToolSpec
+from flowrt.store import RunBusy, SqliteRecorder, Store, StoreError, UnknownRun, carried_replies
+from flowrt.tasks import has_hole, rebuild
+from flowrt.tools import BINDINGS, Bindings, admit
+from flowrt.trace import DATA_VERSION, TraceError
+from flowrt.types import DecodeError, decode, loads_exact, to_json
+from flowrt.values import Err, Malformed, Unknown, show
+
+__all__ = ["Host", "Refused", "Report", "Runnable", "CRASH_REASON"]
+
+EXIT_OK, EXIT_REFUSED, EXIT_PAUSED, EXIT_FAULTED = 0, 1, 3, 4
+CRASH_REASON = "process ended while the call was out"
+
+
+class Refused(Exception):
+    """A host operation that cannot go ahead: a message that says what and where, and an exit code."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_REFUSED):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+@dataclass
+class Report:
+    """What a run operation prints (`text`), its exit code, the driver's outcome and the run id."""
+
+    text: str
+    exit_code: int
+    outcome: object = None
+    run_id: Optional[str] = None
+
+
+class Runnable:
+    """A generated program ready to run: its functions by declaration id, Tool specs, entries.
+
+    `reachable(entry)` is every Tool a run starting at `entry` can reach; here the program's own
+    list (`Program.tools`), which flow2py narrows to the entry with the checker."""
+
+    def __init__(self, program: Program):
+        self.program = program
+        self.classes = program.classes  # decodes its runs' values by name
+        self.functions: dict[str, Callable] = {}
+        self.specs: dict[str, ToolSpec] = {}
+        for key in program.modules:
+            for value in vars(program.module(key)).values():
+                meta = getattr(value, "__flow__", None)
+                if meta is not None and getattr(meta, "decl", None):
+                    self.functions.setdefault(meta.decl, value)
+                elif isinstance(value, ToolSpec):
+                    self.specs.setdefault(value.tool_id, value)
+
+    def resolve(self, decl: str) -> Optional[Callable]:
+        return self.functions.get(decl)
+
+    def entry(self, name: str):
+        """(function, ((param, descriptor), ...)) of the entry function `name`."""
+        try:
+            return self.program.entry(name)
+        except (KeyError, LookupError, AttributeError):
+            raise Refused(f"{self.program.entry_module}.flow has no entry function `{name}`") from None
+
+    def reachable(self, entry: Optional[str] = None):
+        return self.program.tools
+
+    def tool_spec(self, tool_id: str) -> Optional[ToolSpec]:
+        return self.specs.get(tool_id)
+
+    def meta(self, **extra) -> dict:
+        """The host's JSON kept with a run: what compiling its stored sources needs."""
+        return {"entry_module": self.program.entry_module, **extra}
+
+
+# ---- store access ----------------------------------------------------------------------------------
+
+
+def open_store(path: Optional[str]) -> Store:
+    """Open the store, or refuse with what is wrong with it (not SQLite, another data version)."""
+    where = f"store {path or '.flow/runs.db'}"
+    try:
+        return Store(path)
+    except sqlite3.DatabaseError as e:
+        raise Refused(f"{where}: not a Flow store (SQLite says: {e})") from None
+    except (StoreError, TraceError, OSError, sqlite3.Error) as e:
+        raise Refused(f"{where}: {e}") from None
+
+
+def read(op, *args):
+    """A store read, its refusals turned into `Refused` (unknown run, unreadable history)."""
+    try:
+        return op(*args)
+    except UnknownRun as e:
+        raise Refused(str(e)) from None
+    except (StoreError, TraceError, sqlite3.Error) as e:
+        raise Refused(str(e)) from None
+
+
+def _recorder(store: Store, run_id: str) -> SqliteRecorder:
+    """Take the run's lease: one process runs a run at a time."""
+    try:
+        return SqliteRecorder(store, run_id)
+    except RunBusy as e:
+        raise Refused(f"{e}; refusing a second resume") from None
+    except StoreError as e:
+        raise Refused(str(e)) from None
+
+
+def same_program(prog: Runnable, info) -> None:
+    if prog.program.identity != info.program:
+        raise Refused(f"run {info.id} started on program {info.program[:12]}, not {prog.program.identity[:12]}; "
+                      f"a run always continues on the program it started with")
+
+
+# ---- input and replies -------------------------------------------------------------------------------
+
+
+def parse_json(text: str, what: str):
+    try:
+        return loads_exact(text)
+    except ValueError as e:
+        raise Refused(f"{what}: not valid JSON: {e}") from None
+
+
+def decode_input(obj: Any, params, what: str = "--input") -> tuple:
+    """Decode a run's input (a JSON object keyed by parameter names) against the parameter types."""
+    obj = {} if obj is None else obj
+    if not isinstance(obj, dict):
+        raise Refused(f"{what}: expected a JSON object keyed by parameter names, got {type(obj).__name__}")
+    names = [n for n, _ in params]
+    unknown = [k for k in obj if k not in names]
+    if unknown:
+        raise Refused(f"{what}: unknown parameter {unknown[0]!r}; the entry takes {', '.join(names) or 'nothing'}")
+    args = []
+    for name, desc in params:
+        if name not in obj:
+            raise Refused(f"{what}: missing parameter {name!r}")
+        try:
+            args.append(decode(desc, obj[name], f"$.{name}"))
+        except DecodeError as e:
+            raise Refused(f"{what}: {e}") from None
+    return tuple(args)
+
+
+def admit_replies(replies: dict, open_calls: dict, prog: Runnable, run_id: str) -> dict:
+    """Replies a host delivers (call id -> JSON value), each admitted against its Tool's result
+    type; one that does not fit is refused rather than recorded Malformed (the host can fix it)."""
+    delivered = {}
+    for call_id, raw in replies.items():
+        if call_id not in open_calls:
+            listing = ", ".join(open_calls) or "none"
+            raise Refused(f"--reply {call_id}: run {run_id} has no open call {call_id} (open calls: {listing})")
+        spec = prog.tool_spec(open_calls[call_id])
+        reply = admit(spec, raw)
+        if isinstance(reply, Err) and isinstance(reply._0, Malformed):
+            raise Refused(f"--reply {call_id}: the reply does not fit {spec.name}'s result: {reply._0._0}")
+        delivered[call_id] = reply
+    return delivered
+
+
+def bindings_for(prog: Runnable, bindings: Optional[Bindings], entry: Optional[str], what: str) -> Bindings:
+    """Refuse (before anything is recorded) when a reachable Tool is unbound."""
+    bindings = BINDINGS if bindings is None else bindings
+    missing = bindings.missing(prog.reachable(entry))
+    if missing:
+        raise Refused("no implementation bound for " + ", ".join(missing)
+                      + f" (bind each with @flowrt.bind in a --tools file); {what}")
+    return bindings
+
+
+# ---- driving ------------------------------------------------------------------------------------------
+
+
+def report(outcome, run_id: str) -> Report:
+    if isinstance(outcome, drv.RunCompleted):
+        return Report(show(outcome.value), EXIT_OK, outcome, run_id)
+    if isinstance(outcome, drv.RunPaused):
+        lines = [f"paused: run {run_id} waits on {len(outcome.open)} open call(s)"]
+        lines += [f"  {c.id}  {c.tool}" for c in outcome.open]
+        return Report("\n".join(lines), EXIT_PAUSED, outcome, run_id)
+    if isinstance(outcome, drv.RunFaulted):
+        return Report(outcome.line(), EXIT_FAULTED, outcome, run_id)
+    return Report(outcome.line(), outcome.exit_code, outcome, run_id)
+
+
+def _drive_live(store: Store, rec: SqliteRecorder, prog: Runnable, fn, history, first: int,
+                bindings, checkpoint_every: Optional[int], resend=()) -> Report:
+    """Drive a run live under the lease `rec` holds, release it, and report."""
+    run_id = rec.run_id
+    try:
+        outcome = drv.drive(fn, history=history, first=first, mode="live", recorder=rec,
+                            bindings=bindings, checkpoint_every=checkpoint_every,
+                            resolve=prog.resolve, classes=prog.classes, resend=resend,
+                            carried_replies=_carried_replies(store, run_id, history, first, prog.classes))
+    except drv.ResumeRefused as e:
+        raise Refused(f"run {run_id}: the stored history does not fit the program: {e.verdict.line()}") from None
+    except drv.ResendRefused as e:
+        raise Refused(f"--resend: {e}") from None
+    finally:
+        rec.close()
+    for tool_id, _name in prog.reachable():
+        spec = prog.tool_spec(tool_id)
+        impl = bindings.lookup(spec) if spec is not None else None
+        if impl is not None:  # which implementation served: the host's record, not history
+            store.record_binding(run_id, tool_id, f"{getattr(impl, '__module__', '?')}."
+                                                  f"{getattr(impl, '__qualname__', repr(impl))}")
+    return report(outcome, run_id)
+
+
+def _new_run(store: Store, run_id: Optional[str], start: Start, prog: Runnable, meta: dict):
+    """Record a new run's Start and take its lease: (run id, recorder)."""
+    run_id = run_id or "run-" + secrets.token_hex(6)
+    try:
+        store.create_run(run_id, start, prog.program.sources, meta)
+    except StoreError as e:
+        raise Refused(str(e)) from None
+    return run_id, _recorder(store, run_id)
+
+
+def history_from(store: Store, run_id: str, info, classes, whole: bool = True) -> tuple[list, int]:
+    """The facts resume and replay serve: from the latest checkpoint on (else all), and the
+    number of the first. Facts before the latest checkpoint are never read (they may be archived).
+    Each fact is checked against the hash chain as it is read (from the kept hash of the fact
+    before); a break refuses the command naming the fact. `whole`: the facts must also reach the
+    run's stored head (resume appends there); replay takes a history cut short at its end as it is
+    (its verdict is then Incomplete)."""
+    first = info.latest_checkpoint or 1
+    return read(lambda: store.facts(run_id, first, verify=True, whole=whole, classes=classes)), first
+
+
+def _carried_replies(store: Store, run_id: str, history: list, first: int, classes) -> dict:
+    """The replies, recorded before the checkpoint `history` begins at, to calls its parked tasks
+    carry (a task finished from its parked call counts as parked: seed 000, "Checkpoints");
+    they may be archived, so they are read from the store rather than from `history`."""
+    if not history or type(history[0]) is not Checkpoint:
+        return {}
+    calls: list = []
+    rebuild(tuple(history[0].args), lambda p: calls.append(p.call) or p, (ParkedTask,))
+    if not calls:
+        return {}
+    later = {f.id for f in history if type(f) is Reply}
+    still_open = {c for c, _ in store.open_calls(run_id)}
+    wanted = [c for c in calls if c not in later and c not in still_open]
+    return carried_replies(store, run_id, wanted, first, classes=classes) if wanted else {}
+
+
+def entry_of(prog: Runnable, info) -> Callable:
+    """The function a run's Start applies to its input: the entry, or a fork's checkpoint function."""
+    decl = (info.meta or {}).get("entry_decl")
+    if decl:
+        fn = prog.resolve(decl)
+        if fn is None:
+            raise Refused(f"run {info.id}: its program has no function {decl}")
+        return fn
+    return prog.entry(info.entry)[0]
+
+
+def _check_resend(resend, open_calls: dict, history: list, run_id: str) -> None:
+    served = {f.id for f in history if type(f) is Call}
+    for call_id in resend:
+        if call_id not in open_calls:
+            raise Refused(f"--resend {call_id}: run {run_id} has no open call {call_id}")
+        if call_id not in served:
+            raise Refused(f"--resend {call_id}: the call was made before the run's latest checkpoint; "
+                          f"only a call made after it can be sent again")
+
+
+def crash_closes(open_calls: Iterable[str], parked: set, delivered, resend) -> list[str]:
+    """Open calls a crash cut: not left open on purpose (`pending`), not answered, not resent."""
+    return [c for c in open_calls if c not in parked and c not in delivered and c not in resend]
+
+
+# ---- the operations ----------------------------------------------------------------------------------
+
+
+def start(store: Store, prog: Runnable, *, entry: str = "main", input: Any = None,
+          bindings: Optional[Bindings] = None, run_id: Optional[str] = None,
+          checkpoint_every: Optional[int] = None, meta: Optional[dict] = None) -> Report:
+    """Decode the input, refuse a missing binding, record Start, drive live."""
+    fn, params = prog.entry(entry)
+    args = decode_input(input, params)
+    bindings = bindings_for(prog, bindings, entry, "the run was not started")
+    start_fact = Start(prog.program.identity, prog.program.std, DATA_VERSION, entry, args,
+                       tuple(n for n, _ in params))
+    run_id, rec = _new_run(store, run_id, start_fact, prog, meta or prog.meta())
+    return _drive_live(store, rec, prog, fn, [start_fact], 1, bindings, checkpoint_every)
+
+
+def resume(store: Store, prog: Runnable, run_id: str, *, replies: Optional[dict] = None, resend=(),
+           bindings: Optional[Bindings] = None, checkpoint_every: Optional[int] = None) -> Report:
+    """Take the run's lease, record delivered replies and close the calls a crash cut (Unknown,
+    unless resent), then continue live from the latest checkpoint."""
+    info = read(store.load_run, run_id)
+    if info.state in ("completed", "faulted"):
+        raise Refused(f"run {run_id} has ended ({info.state}); nothing to resume (fork it to continue)")
+    if info.state == "running":
+        raise Refused(f"run {run_id} is {run_state(info)} in another process; refusing a second resume")
+    same_program(prog, info)
+    open_calls = dict(info.open_calls)
+    delivered = admit_replies(replies or {}, open_calls, prog, run_id)
+    _check_resend(resend, open_calls, history_from(store, run_id, info, prog.classes)[0], run_id)
+    bindings = bindings_for(prog, bindings, None, "the run was not resumed")
+    rec = _recorder(store, run_id)
+    try:
+        if rec.n != info.facts:
+            raise Refused(f"run {run_id} changed while this resume was preparing (another process "
+                          f"resumed it); nothing was recorded")
+        unknown = Err(Unknown(CRASH_REASON))
+        closes = crash_closes(open_calls, store.parked(run_id), delivered, set(resend))
+        for call_id, reply in [*delivered.items(), *((c, unknown) for c in closes)]:
+            rec.record(Reply(call_id, reply))
+        rec.sync(durable=True)
+        history, first = history_from(store, run_id, store.load_run(run_id), prog.classes)
+    except BaseException:
+        rec.close()
+        raise
+    return _drive_live(store, rec, prog, entry_of(prog, info), history, first, bindings,
+                       checkpoint_every, resend)
+
+
+def replay(store: Store, prog: Runnable, run_id: str) -> Report:
+    """Re-run over the stored history with nothing bound; one verdict. It starts at the latest
+    checkpoint (Start if none), like resume."""
+    info = read(store.load_run, run_id)
+    same_program(prog, info)
+    history, first = history_from(store, run_id, info, prog.classes, whole=False)
+    if not history:
+        return Report("Incomplete: the history holds no facts from its latest checkpoint on", EXIT_PAUSED)
+    fn = entry_of(prog, info) if first == 1 else None
+    outcome = drv.drive(fn, history=history, first=first, begin=first, mode="replay", resolve=prog.resolve,
+                        classes=prog.classes,
+                        carried_replies=_carried_replies(store, run_id, history, first, prog.classes))
+    return Report(outcome.line(), outcome.exit_code, outcome, run_id)
+
+
+def history(store: Store, prog: Runnable, run_id: str, fmt: str = "text") -> str:
+    """The facts as text (the seed's notation), JSON Lines or HTML; refused when the chain is broken."""
+    info = read(store.load_run, run_id)
+    same_program(prog, info)
+    ok, why, _ = read(store.verify, run_id)
+    if not ok:
+        raise Refused(f"run {run_id!r} fails its hash chain: {why}; refusing to show it as its history "
+                      f"(`flow2py verify {run_id}` reports the same)")
+    records = read(lambda: store.records(run_id, classes=prog.classes))
+    if fmt == "json":
+        return to_jsonl(records)
+    if fmt == "html":
+        return to_html(records, title=f"Flow run {run_id}")
+    text = to_text(records)
+    return text if text.endswith("\n") else text + "\n"
+
+
+def fork(store: Store, parent: Runnable, prog: Runnable, run_id: str, checkpoint: int, *,
+         input: Any = None, bindings: Optional[Bindings] = None, new_run_id: Optional[str] = None,
+         checkpoint_every: Optional[int] = None, meta: Optional[dict] = None) -> Report:
+    """A new run of `prog` from checkpoint N of run `run_id` (made by `parent`); the parent stays."""
+    same_program(parent, read(store.load_run, run_id))
+    try:
+        cp: Checkpoint = store.checkpoint(run_id, checkpoint, classes=parent.classes).fact
+    except (StoreError, TraceError) as e:
+        raise Refused(str(e)) from None
+    fn = prog.resolve(cp.function)
+    if fn is None:
+        raise Refused(f"the fork's program has no top-level function {cp.function} to continue checkpoint {checkpoint}")
+    params = _params_of(prog, cp.function)
+    args = decode_input(input, params) if input is not None else _checkpoint_args(cp, params)
+    bindings = bindings_for(prog, bindings, None, "the fork was not started")
+    start_fact = Start(prog.program.identity, prog.program.std, DATA_VERSION, cp.function.split("::")[-1],
+                       args, tuple(n for n, _ in params), parent=run_id, from_checkpoint=checkpoint)
+    meta = dict(meta or prog.meta(), parent=run_id, entry_decl=cp.function)
+    new_run_id, rec = _new_run(store, new_run_id, start_fact, prog, meta)
+    return _drive_live(store, rec, prog, fn, [start_fact], 1, bindings, checkpoint_every)
+
+
+def _checkpoint_args(cp: Checkpoint, params) -> tuple:
+    """The checkpoint's arguments, rebuilt and checked against the fork's parameter types."""
+    n = cp.checkpoint
+    if len(params) != len(cp.args):
+        raise Refused(f"checkpoint {n} holds {len(cp.args)} arguments but {cp.function} takes {len(params)}")
+    args = []
+    for (name, desc), value in zip(params, cp.args):
+        if has_hole(value):
+            raise Refused(f"checkpoint {n}: argument {name} holds a hole; give the fork --input instead")
+        try:
+            args.append(decode(desc, to_json(value), f"$.{name}"))
+        except TypeError:  # to_json: a parked task is not data
+            raise Refused(f"checkpoint {n}: argument {name} holds a parked task; forking one is not supported") from None
+        except DecodeError as e:
+            raise Refused(f"checkpoint {n} does not fit the fork's parameters: {e}") from None
+    return tuple(args)
+
+
+def _params_of(prog: Runnable, decl: str):
+    """((name, descriptor), ...) of a checkpoint's function: every non-generic function of the
+    entry module is among the program's entries."""
+    for fn, params in prog.program.entries.values():
+        if getattr(getattr(fn, "__flow__", None), "decl", None) == decl:
+            return list(params)
+    raise Refused(f"cannot fork at {decl}: the fork's program gives no parameter types for it "
+                  f"(only functions of its entry module, not generic, can be forked at)")
+
+
+def run_state(info) -> str:
+    """`paused on c1:root#2`, `halted with root#1 open`, `running (process 123 on host)`, ..."""
+    calls = ", ".join(c for c, _ in info.open_calls)
+    if info.state == "paused" and calls:
+        return f"paused on {calls}"
+    if info.state == "halted" and calls:
+        return f"halted with {calls} open (the process ended)"
+    if info.state == "running" and info.owner:
+        host_name, _, rest = info.owner.partition(":")
+        return f"running (process {rest.partition(':')[0]} on {host_name})"
+    return info.state
+
+
+def list_runs(store: Store) -> list[str]:
+    lines = []
+    for r in read(store.runs):
+        extra = f"  fork of {r.parent} at checkpoint {r.from_checkpoint}" if r.parent else ""
+        outer = store.outer_of(r.id)
+        if outer:
+            extra += f"  nested in {outer[0]} at {outer[1]}"
+        lines.append(f"{r.id}  {run_state(r)}  {r.entry}  {r.facts} facts{extra}")
+    return lines
+
+
+# ---- the host application's handle -------------------------------------------------------------------
+
+
+class Host:
+    """Runs of compiled programs on one store, for a host application (see the module docstring).
+
+    `program` arguments take a generated package's `PROGRAM` (or the package itself). Inputs and
+    replies are JSON values (or runtime values), decoded like the CLI's `--input` and `--reply`."""
+
+    def __init__(self, store: Any = None, bindings: Optional[Bindings] = None):
+        self.store = store if isinstance(store, Store) else open_store(store)
+        self.bindings = bindings
+
+    def _runnable(self, program) -> Runnable:
+        program = getattr(program, "PROGRAM", program)
+        cached = getattr(program, "_flow_runnable", None)
+        if cached is None:
+            cached = Runnable(program)
+            program._flow_runnable = cached
+        return cached
+
+    def start(self, program, *, entry: str = "main", input: Optional[dict] = None,
+              run_id: Optional[str] = None, checkpoint_every: Optional[int] = None) -> Report:
+        return start(self.store, self._runnable(program), entry=entry, input=input, bindings=self.bindings,
+                     run_id=run_id, checkpoint_every=checkpoint_every)
+
+    def resume(self, program, run_id: str, *, replies: Optional[dict] = None, resend=(),
+               checkpoint_every: Optional[int] = None) -> Report:
+        return resume(self.store, self._runnable(program), run_id, replies=replies, resend=resend,
+                      bindings=self.bindings, checkpoint_every=checkpoint_every)
+
+    def replay(self, program, run_id: str) -> Report:
+        return replay(self.store, self._runnable(program), run_id)
+
+    def history(self, program, run_id: str, fmt: str = "text") -> str:
+        return history(self.store, self._runnable(program), run_id, fmt)
+
+    def fork(self, program, run_id: str, checkpoint: int, *, parent=None, input: Optional[dict] = None,
+             new_run_id: Optional[str] = None, checkpoint_every: Optional[int] = None) -> Report:
+        prog = self._runnable(program)
+        return fork(self.store, self._runnable(parent) if parent is not None else prog, prog, run_id,
+                    checkpoint, input=input, bindings=self.bindings, new_run_id=new_run_id,
+                    checkpoint_every=checkpoint_every)
+
+    def verify(self, run_id: str, head: Optional[str] = None) -> tuple[bool, str, str]:
+        return read(self.store.verify, run_id, head)
+
+    def runs(self) -> list[str]:
+        return list_runs(self.store)
