@@ -16,7 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 import flowrt as rt  # noqa: E402
-from _driver_progs import ECHO, echo_loop  # noqa: E402
+from _driver_progs import echo_loop, fan  # noqa: E402
 
 
 def impl(x):
@@ -58,19 +58,6 @@ def tool_call_overhead(n=100_000):
 
 
 def fan_out(n=1000):
-    @rt.fn("bench::fan", params=("n",))
-    def fan(n):
-        tasks = []
-        for i in range(n):
-            def child(i=i):
-                r = yield rt.ToolCall(ECHO, (i,))
-                return r._0
-            tasks.append((yield rt.Spawn(child)))
-        total = 0
-        for t in tasks:
-            total += yield rt.Await(t)
-        return total
-
     rec = rt.MemoryRecorder()
     t = best(lambda: rt.start_run(fan, (n,), recorder=rt.MemoryRecorder(), bindings=bindings()))
     print(f"fan-out of {n} tasks (one Tool call each, on worker threads): {t * 1e3:.1f} ms, "

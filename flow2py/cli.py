@@ -51,6 +51,9 @@ def _guard(fn):
         try:
             return fn(*args, **kwargs)
         except host.Refused as e:
+            if e.diagnostics:
+                click.echo(str(e), err=True)
+                sys.exit(e.exit_code)
             _fail(str(e), e.exit_code)
         except Exception as e:  # a bug or an unforeseen state: one line, never a traceback
             if os.environ.get("FLOW2PY_DEBUG"):

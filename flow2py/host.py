@@ -85,7 +85,7 @@ def _load_package(checked: CheckedProgram) -> rt.Program:
 def compile_path(path: str) -> Loaded:
     result = check(path)
     if result.diagnostics:
-        raise Refused(render_text(result.diagnostics, result.sources).rstrip("\n"))
+        raise Refused(render_text(result.diagnostics, result.sources).rstrip("\n"), diagnostics=True)
     return Loaded(result.program)
 
 

@@ -43,11 +43,13 @@ CRASH_REASON = "process ended while the call was out"
 
 
 class Refused(Exception):
-    """A host operation that cannot go ahead: a message that says what and where, and an exit code."""
+    """A host operation that cannot go ahead: a message that says what and where, and an exit code.
+    `diagnostics`: the message is rendered diagnostics, printed as they are."""
 
-    def __init__(self, message: str, exit_code: int = EXIT_REFUSED):
+    def __init__(self, message: str, exit_code: int = EXIT_REFUSED, diagnostics: bool = False):
         super().__init__(message)
         self.exit_code = exit_code
+        self.diagnostics = diagnostics
 
 
 @dataclass

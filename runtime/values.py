@@ -652,34 +652,43 @@ class _Scalar:
         return show(self)
 
 
-class Duration(_Scalar):
-    """A length of time in whole nanoseconds (may be negative)."""
+class _Nanos(_Scalar):
+    """A scalar of whole nanoseconds: equal, hashed and ordered by `nanos` within its own type."""
 
     __slots__ = ("nanos",)
     __match_args__ = ("nanos",)
 
     def __init__(self, nanos: int):
         if type(nanos) is not int:
-            raise TypeError("Duration(nanos) takes an int")
+            raise TypeError(f"{type(self).__name__}(nanos) takes an int")
         _set(self, "nanos", nanos)
 
     def __eq__(self, o):
-        return type(o) is Duration and o.nanos == self.nanos
+        return type(o) is type(self) and o.nanos == self.nanos
 
     def __hash__(self):
-        return hash((Duration, self.nanos))
+        return hash((type(self), self.nanos))
 
     def __lt__(self, o):
-        return self.nanos < o.nanos if type(o) is Duration else NotImplemented
+        return self.nanos < o.nanos if type(o) is type(self) else NotImplemented
 
     def __le__(self, o):
-        return self.nanos <= o.nanos if type(o) is Duration else NotImplemented
+        return self.nanos <= o.nanos if type(o) is type(self) else NotImplemented
 
     def __gt__(self, o):
-        return self.nanos > o.nanos if type(o) is Duration else NotImplemented
+        return self.nanos > o.nanos if type(o) is type(self) else NotImplemented
 
     def __ge__(self, o):
-        return self.nanos >= o.nanos if type(o) is Duration else NotImplemented
+        return self.nanos >= o.nanos if type(o) is type(self) else NotImplemented
+
+    def __reduce__(self):
+        return (type(self), (self.nanos,))
+
+
+class Duration(_Nanos):
+    """A length of time in whole nanoseconds (may be negative)."""
+
+    __slots__ = ()
 
     def __add__(self, o):
         return Duration(self.nanos + o.nanos) if type(o) is Duration else NotImplemented
@@ -695,38 +704,11 @@ class Duration(_Scalar):
     def __neg__(self):
         return Duration(-self.nanos)
 
-    def __reduce__(self):
-        return (Duration, (self.nanos,))
 
-
-class Instant(_Scalar):
+class Instant(_Nanos):
     """A point in time: nanoseconds since 1970-01-01T00:00:00Z."""
 
-    __slots__ = ("nanos",)
-    __match_args__ = ("nanos",)
-
-    def __init__(self, nanos: int):
-        if type(nanos) is not int:
-            raise TypeError("Instant(nanos) takes an int")
-        _set(self, "nanos", nanos)
-
-    def __eq__(self, o):
-        return type(o) is Instant and o.nanos == self.nanos
-
-    def __hash__(self):
-        return hash((Instant, self.nanos))
-
-    def __lt__(self, o):
-        return self.nanos < o.nanos if type(o) is Instant else NotImplemented
-
-    def __le__(self, o):
-        return self.nanos <= o.nanos if type(o) is Instant else NotImplemented
-
-    def __gt__(self, o):
-        return self.nanos > o.nanos if type(o) is Instant else NotImplemented
-
-    def __ge__(self, o):
-        return self.nanos >= o.nanos if type(o) is Instant else NotImplemented
+    __slots__ = ()
 
     def __add__(self, d):
         return Instant(self.nanos + d.nanos) if type(d) is Duration else NotImplemented
@@ -747,9 +729,6 @@ class Instant(_Scalar):
         if ns:
             base += "." + f"{ns:09d}".rstrip("0")
         return base + "Z"
-
-    def __reduce__(self):
-        return (Instant, (self.nanos,))
 
 
 class HostToken(_Scalar):

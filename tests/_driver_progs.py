@@ -164,6 +164,21 @@ def echo_loop(n, acc):
     return rt.TailCall(echo_loop, (n - 1, acc + r._0))
 
 
+@rt.fn("t::fan", params=("n",))
+def fan(n):
+    """Fan-out: n tasks, each making one Tool call, awaited by the root; the sum of the replies."""
+    tasks = []
+    for i in range(n):
+        def child(i=i):
+            r = yield rt.ToolCall(ECHO, (i,))
+            return r._0
+        tasks.append((yield rt.Spawn(child)))
+    total = 0
+    for t in tasks:
+        total += yield rt.Await(t)
+    return total
+
+
 def spawn_and_leave():
     """Spawns a task that waits on a slow call, makes its own call, returns without awaiting."""
     def child():

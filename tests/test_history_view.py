@@ -15,35 +15,9 @@ from flowrt.facts import (
 from flowrt.history_view import fact_text, to_html, to_json_objects, to_jsonl, to_text
 from flowrt.store import SqliteRecorder, Store
 
+from _driver_progs import Action, Ask, Done, Report, Resolved, Search  # the seed's support types
+
 CONFORMANCE = Path(__file__).resolve().parents[2] / "shared" / "conformance"
-
-
-class Action(rt.Enum):
-    __slots__ = ()
-
-
-@rt.variant("planner::Action", "Search", tag=0, fields=("_0",))
-class Search(Action):
-    __slots__ = ("_0",)
-
-
-@rt.variant("planner::Action", "Ask", tag=1, fields=("_0",))
-class Ask(Action):
-    __slots__ = ("_0",)
-
-
-@rt.variant("planner::Action", "Done", tag=2, fields=("_0",))
-class Done(Action):
-    __slots__ = ("_0",)
-
-
-class Report(rt.Enum):
-    __slots__ = ()
-
-
-@rt.variant("main::Report", "Resolved", tag=0, fields=("_0",))
-class Resolved(Report):
-    __slots__ = ("_0",)
 
 
 @rt.record("main::Note", fields=("who", "text"))

@@ -2,7 +2,7 @@
 import flowrt as rt
 from flowrt.driver import describe
 from _driver_progs import (
-    ECHO, echo_bindings, first_of_finished, handed_over, owner_returns, race, tail_keeps,
+    ECHO, echo_bindings, fan, first_of_finished, handed_over, owner_returns, race, tail_keeps,
 )
 
 
@@ -122,19 +122,6 @@ def test_race_of_a_pure_and_a_slow_task_stops_the_loser():
 
 
 def test_fan_out_of_1000_tasks_completes_with_every_value():
-    @rt.fn("t::fan", params=("n",))
-    def fan(n):
-        tasks = []
-        for i in range(n):
-            def child(i=i):
-                r = yield rt.ToolCall(ECHO, (i,))
-                return r._0
-            tasks.append((yield rt.Spawn(child)))
-        total = 0
-        for t in tasks:
-            total += yield rt.Await(t)
-        return total
-
     out, facts, rec = run(fan, 1000)
     assert out == rt.RunCompleted(sum(range(1000)))
     assert len(facts) == 2 + 2 * 1000

@@ -66,6 +66,11 @@ def lang_args(annotations: list[ast.Annotation]) -> Optional[list[str]]:
     return None
 
 
+def _name_span(node) -> ast.Span:
+    """Where a declaration's name stands, or the whole node when the name has no place."""
+    return node.name_span if node.name_span.line else node.span
+
+
 def has_ann(annotations, name: str) -> bool:
     return any(a.name == name for a in annotations)
 
@@ -162,18 +167,22 @@ class Declarations:
             for c in info.node.ctors:
                 if c.name == name:
                     return c.span
-            return info.node.name_span if info.node.name_span.line else info.node.span
+            return _name_span(info.node)
         return ast.NO_SPAN
+
+    def _declared_twice(self, what: str, d, table: dict) -> bool:
+        """E107 when a module declares `d`'s name a second time (the first one stays): True then."""
+        if d.name not in table:
+            return False
+        self.problems.add("E107", f"{what} `{d.name}` is declared twice in this module", _name_span(d),
+                          related=[Related("first declared here", _name_span(table[d.name].node))])
+        return True
 
     def _register_types(self, env: ModEnv) -> None:
         for d in env.lm.ast.decls:
             if not isinstance(d, ast.TypeDecl):
                 continue
-            span = d.name_span if d.name_span.line else d.span
-            if d.name in env.cm.types:
-                first = env.cm.types[d.name].node
-                self.problems.add("E107", f"type `{d.name}` is declared twice in this module", span,
-                                  related=[Related("first declared here", first.name_span if first.name_span.line else first.span)])
+            if self._declared_twice("type", d, env.cm.types):
                 continue
             decl = f"{env.key}::{d.name}"
             info = TypeInfo(decl, env.key, d.name, d.kind, list(d.type_params), d.pub, d.opaque, True,
@@ -183,7 +192,7 @@ class Declarations:
             seen = set()
             for p in d.type_params:
                 if p in seen:
-                    self.problems.add("E107", f"type parameter `{p}` is declared twice", span)
+                    self.problems.add("E107", f"type parameter `{p}` is declared twice", _name_span(d))
                 seen.add(p)
 
     def _check_prelude_clash(self, env: ModEnv) -> None:
@@ -197,7 +206,7 @@ class Declarations:
             d = info.node
             if d.name in self.prelude_types:
                 self.problems.add("E108", f"`{d.name}` is a prelude name and cannot be declared again",
-                                  d.name_span if d.name_span.line else d.span)
+                                  _name_span(d))
             for c in d.ctors:
                 if c.name in prelude_ctor_names:
                     self.problems.add("E108", f"`{c.name}` is a prelude constructor and cannot be declared again", c.span)
@@ -293,7 +302,7 @@ class Declarations:
         if state == 2:
             return info.alias
         if state == 1:
-            self.problems.add("E211", f"type alias `{info.name}` refers to itself", info.node.name_span if info.node.name_span.line else info.node.span)
+            self.problems.add("E211", f"type alias `{info.name}` refers to itself", _name_span(info.node))
             info.alias = TError()
             self._alias_state[info.decl] = 2
             return info.alias
@@ -348,18 +357,27 @@ class Declarations:
             info.is_data = bool(la and "data" in la[1:] and env.is_std)
         self._check_type_annotations(env, info)
 
+    def _check_unknown_or_lang(self, env: ModEnv, a: ast.Annotation) -> bool:
+        """The checks every annotation gets, on a type or a function: an unknown name, and `@lang`
+        outside std or with bad arguments. True when `a` is one of those (nothing more to check)."""
+        if a.name not in ANNOTATIONS:
+            self.problems.add("E507", f"unknown annotation `@{a.name}` (Flow has @lang, @tool, @test and @fake)", a.span)
+            return True
+        if a.name == "lang":
+            if not env.is_std:
+                self.problems.add("E502", "`@lang` is reserved for std: the compiler provides these declarations", a.span)
+            else:
+                self._check_lang_args(a)
+            return True
+        return False
+
     def _check_type_annotations(self, env: ModEnv, info: TypeInfo) -> None:
         d = info.node
-        span = d.name_span if d.name_span.line else d.span
+        span = _name_span(d)
         for a in d.annotations:
-            if a.name not in ANNOTATIONS:
-                self.problems.add("E507", f"unknown annotation `@{a.name}` (Flow has @lang, @tool, @test and @fake)", a.span)
-            elif a.name == "lang":
-                if not env.is_std:
-                    self.problems.add("E502", "`@lang` is reserved for std: the compiler provides these declarations", a.span)
-                else:
-                    self._check_lang_args(a)
-            elif a.name == "tool":
+            if self._check_unknown_or_lang(env, a):
+                continue
+            if a.name == "tool":
                 if d.kind != "abstract":
                     self.problems.add("E503", f"a `@tool` type is made only by the host and has no body: remove the body of `{d.name}`", a.span)
                 if a.args:
@@ -414,11 +432,7 @@ class Declarations:
         for d in env.lm.ast.decls:
             if not isinstance(d, ast.FnDecl):
                 continue
-            span = d.name_span if d.name_span.line else d.span
-            if d.name in env.cm.fns:
-                first = env.cm.fns[d.name].node
-                self.problems.add("E107", f"function `{d.name}` is declared twice in this module", span,
-                                  related=[Related("first declared here", first.name_span if first.name_span.line else first.span)])
+            if self._declared_twice("function", d, env.cm.fns):
                 continue
             decl = f"{env.key}::{d.name}"
             tparams = {p: TParam(p, decl) for p in d.type_params}
@@ -426,7 +440,7 @@ class Declarations:
             seen = set()
             for p in d.params:
                 if p.name in seen and p.name != "_":
-                    self.problems.add("E107", f"parameter `{p.name}` is declared twice", p.name_span if p.name_span.line else p.span)
+                    self.problems.add("E107", f"parameter `{p.name}` is declared twice", _name_span(p))
                 seen.add(p.name)
                 t = self.resolve_texpr(p.type, env, tparams, True, decl) if p.type is not None else TError()
                 params.append((p.name, t))
@@ -455,7 +469,7 @@ class Declarations:
             if req:
                 self.data_params[decl] = req
             if d.name in env.ctors:
-                self.problems.add("E107", f"`{d.name}` is declared twice in this module", span)
+                self.problems.add("E107", f"`{d.name}` is declared twice in this module", _name_span(d))
 
     def _index_ops(self) -> None:
         for fn in self.fn_decls.values():
@@ -474,16 +488,11 @@ class Declarations:
 
     def _check_fn_annotations(self, env: ModEnv, fn: FnInfo) -> None:
         d = fn.node
-        span = d.name_span if d.name_span.line else d.span
+        span = _name_span(d)
         for a in d.annotations:
-            if a.name not in ANNOTATIONS:
-                self.problems.add("E507", f"unknown annotation `@{a.name}` (Flow has @lang, @tool, @test and @fake)", a.span)
-            elif a.name == "lang":
-                if not env.is_std:
-                    self.problems.add("E502", "`@lang` is reserved for std: the compiler provides these declarations", a.span)
-                else:
-                    self._check_lang_args(a)
-            elif a.name == "tool":
+            if self._check_unknown_or_lang(env, a):
+                continue
+            if a.name == "tool":
                 if d.body is not None:
                     self.problems.add("E503", f"a Tool's body is outside Flow: remove the body of `{d.name}` or the `@tool`", a.span)
                 self._check_tool_signature(fn, env)
@@ -534,7 +543,7 @@ class Declarations:
         if mine != theirs or norm(fn.result) != norm(target.result):
             self.problems.add("E505", f"fake `{fn.name}` must have the signature of Tool `{target.name}`: "
                               f"({', '.join(self.show(t) for _, t in target.params)}) -> {self.show(target.result)}",
-                              fn.node.name_span if fn.node.name_span.line else fn.node.span,
+                              _name_span(fn.node),
                               related=[Related("the Tool is declared here", target.node.span)])
 
     def show(self, t) -> str:

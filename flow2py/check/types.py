@@ -65,19 +65,9 @@ def unify(a, b) -> bool:
     if ka is TError or kb is TError:
         return True
     if ka is TVar:
-        if kb is TNever:
-            return True
-        if occurs(a, b):
-            return False
-        a.ref = b
-        return True
+        return _bind_var(a, b, kb)
     if kb is TVar:
-        if ka is TNever:
-            return True
-        if occurs(b, a):
-            return False
-        b.ref = a
-        return True
+        return _bind_var(b, a, ka)
     if ka is TNever or kb is TNever:
         return True
     if ka is not kb:
@@ -85,27 +75,37 @@ def unify(a, b) -> bool:
     if ka is TCon:
         if a.decl != b.decl or len(a.args) != len(b.args):
             return False
-        ok = True
-        for x, y in zip(a.args, b.args):
-            ok = unify(x, y) and ok
-        return ok
+        return _unify_pairs(a.args, b.args)
     if ka is TTuple:
         if len(a.items) != len(b.items):
             return False
-        ok = True
-        for x, y in zip(a.items, b.items):
-            ok = unify(x, y) and ok
-        return ok
+        return _unify_pairs(a.items, b.items)
     if ka is TFun:
         if len(a.params) != len(b.params):
             return False
-        ok = True
-        for x, y in zip(a.params, b.params):
-            ok = unify(x, y) and ok
+        ok = _unify_pairs(a.params, b.params)
         return unify(a.result, b.result) and ok
     if ka is TParam:
         return a == b
     return False
+
+
+def _bind_var(v, t, kt) -> bool:
+    """Unify the unbound variable `v` with `t` (of type `kt`): `Never` leaves it unbound."""
+    if kt is TNever:
+        return True
+    if occurs(v, t):
+        return False
+    v.ref = t
+    return True
+
+
+def _unify_pairs(xs, ys) -> bool:
+    """Unify each pair of two equally long lists, all of them even after one fails."""
+    ok = True
+    for x, y in zip(xs, ys):
+        ok = unify(x, y) and ok
+    return ok
 
 
 def zonk(t, default):

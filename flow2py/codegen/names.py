@@ -52,17 +52,16 @@ class Namer:
         if base not in self.taken:
             self.taken.add(base)
             return base
-        i = 1
-        while f"{base}_{i}" in self.taken:
-            i += 1
-        n = f"{base}_{i}"
-        self.taken.add(n)
-        return n
+        return self._numbered(base + "_")
 
     def temp(self) -> str:
+        return self._numbered("_t")
+
+    def _numbered(self, prefix: str) -> str:
+        """Take the first free `prefix1`, `prefix2`, ..."""
         i = 1
-        while f"_t{i}" in self.taken:
+        while f"{prefix}{i}" in self.taken:
             i += 1
-        n = f"_t{i}"
+        n = f"{prefix}{i}"
         self.taken.add(n)
         return n
