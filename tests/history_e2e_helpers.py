@@ -61,7 +61,8 @@ flow finish(s: Text, t: task.Task<Result<Text, ToolProblem<Text>>>) -> Text !too
 """
 
 # Tools: `step` answers "s<n>" (counted in calls.txt); `ask` is left pending; `slow` writes
-# slow.marker and sleeps while block.flag exists, else answers "fast" (each call counted).
+# slow.marker and, while block.flag exists, sleeps its seconds (or, holding "hold", waits until the
+# flag is removed), then answers "fast" (each call counted).
 TOOLS = """\
 import os, time
 from flowrt import bind, pending
@@ -89,9 +90,16 @@ def ask(q):
 @bind("svc.slow")
 def slow(q):
     _count("slow")
-    if os.path.exists(os.path.join(HERE, "block.flag")):
+    flag = os.path.join(HERE, "block.flag")
+    if os.path.exists(flag):
         open(os.path.join(HERE, "slow.marker"), "w").close()
-        time.sleep(float(open(os.path.join(HERE, "block.flag")).read() or "60"))
+        hold = open(flag).read()
+        if hold == "hold":  # hold the call (and the run's lease) until the test removes the flag
+            deadline = time.time() + 60
+            while os.path.exists(flag) and time.time() < deadline:
+                time.sleep(0.02)
+        else:
+            time.sleep(float(hold or "60"))
     return {"Ok": "fast"}
 """
 
@@ -148,7 +156,7 @@ def flow2py_process(d: Path, *args, **kw) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
 
-def wait_for(predicate, timeout=20.0, what="condition"):
+def wait_for(predicate, timeout=60.0, what="condition"):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if predicate():

@@ -87,9 +87,13 @@ def test_two_resumes_at_once_one_wins_the_other_is_refused(tmp_path):
     d = project(tmp_path, ASK_THEN_SLOW)
     cli = Cli(d)
     assert cli.run("r", '{"q": "why"}').exit_code == 3  # paused on root#1
-    (d / "block.flag").write_text("1.0")  # the winner's slow call holds the run a while
+    (d / "block.flag").write_text("hold")  # the winner's slow call holds the run until released
     args = ("resume", "r", "--reply", 'root#1={"Ok": "a"}', "--tools", "tools.py", "--store", "runs.db")
     ps = [flow2py_process(d, *args) for _ in range(2)]
+    # the winner cannot finish while the flag stands, so the other one meets a run in progress,
+    # however late it starts; once it has been refused, release the winner
+    wait_for(lambda: any(p.poll() is not None for p in ps), what="one resume to be refused")
+    (d / "block.flag").unlink()
     results = sorted((p.wait(), *p.communicate()) for p in ps)
     (ok, out, _), (refused, _, err) = results
     assert (ok, refused) == (0, 1), results

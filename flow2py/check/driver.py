@@ -1,9 +1,9 @@
 """The checker's pipeline on one screen:
 
-    load modules (loader.py) -> declarations (declare.py) -> every function body (infer.py,
-    patterns.py), each settled when done (post.py, exhaust.py) -> program-wide rules (data
-    requirements, unused declarations and imports, the entry function) -> solved side tables
-    and the program identity.
+    load modules (loader.py) -> declarations (declare.py) -> every function body (infer.py with
+    its infer_*.py parts, patterns.py), each settled when done (post.py, exhaust.py) ->
+    program-wide rules (data requirements, unused declarations and imports, the entry
+    function) -> solved side tables and the program identity.
 
 Loading stops the pipeline when a module has syntax errors (checking a partial tree would only
 add noise); after that, independent parts keep reporting, so one run lists every mistake.

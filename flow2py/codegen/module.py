@@ -12,7 +12,8 @@ import libcst as cst
 
 from flow2py.check import program as P
 from flow2py.codegen import py
-from flow2py.codegen.lower import Body, CodegenError, Loop, RETURN, _generator_marker
+from flow2py.codegen.lower import Body
+from flow2py.codegen.lower_base import RETURN, CodegenError, Loop, _generator_marker
 from flow2py.codegen.names import Namer, python_module, safe
 from flow2py.syntax import ast as A
 

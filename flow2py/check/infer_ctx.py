@@ -1,0 +1,55 @@
+"""The small records of the body walk (infer.py): a local's binding, the function (or lambda)
+being walked, and why an expected type is expected (`Why`, or `LazyWhy` when its text is only
+worth building if a mismatch reports it)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from flow2py.syntax import ast
+
+
+@dataclass
+class Binding:
+    binder: int
+    type: object
+    depth: int
+    name: str
+    span: ast.Span
+    node: object
+    used: bool = False
+    silent: bool = False  # never reported unused (or-pattern alternatives, @lang params)
+
+
+@dataclass
+class FnCtx:
+    node: object  # FnDecl or Lambda
+    result: object
+    name: str
+    result_span: ast.Span
+    effect: str = "pure"
+    first_tool: Optional[ast.Span] = None
+    captures: list = field(default_factory=list)
+    captured: set = field(default_factory=set)
+
+
+@dataclass
+class Why:
+    text: str
+    span: Optional[ast.Span] = None
+
+
+class LazyWhy:
+    """A `Why` whose text is only put together when a mismatch reports it (most never are):
+    `make(*args)` gives the text. Only for texts built from values that cannot change meanwhile."""
+
+    __slots__ = ("make", "args", "span")
+
+    def __init__(self, make, args: tuple, span: Optional[ast.Span] = None) -> None:
+        self.make = make
+        self.args = args
+        self.span = span
+
+    @property
+    def text(self) -> str:
+        return self.make(*self.args)

@@ -1,0 +1,173 @@
+"""Calls and tail calls: resolving the callee (top-level function, method, constructor or
+function value), lifting pure function arguments where the callee runs them effectfully, and
+`apply`, which picks the Python form of one call: a Tool request, an @lang task request, an
+inline `//` or `%`, an `rt.lang` function, a plain call, a `yield`, and in tail position a
+`continue` of the function's loop or an `rt.TailCall`. Part of `lower.Body`."""
+from __future__ import annotations
+
+import libcst as cst
+
+from flow2py.check import program as P
+from flow2py.codegen import py
+from flow2py.codegen.lower_base import Loop
+from flow2py.syntax import ast as A
+
+#: Int division and remainder: Python's operator when the divisor is a non-zero literal
+INLINE_DIVISION = {"int.div": "//", "int.rem": "%"}
+#: @lang functions that only iterate their first argument, once, from the start (their `__tool`
+#: variants too): a List built right there for them is never seen again, so it is not built:
+#: `list.range(a, b)` passes `rt.lang.iter_range(a, b)` (Python's `range`), and `text.join` of a
+#: pure `list.map` passes `rt.lang.iter_map(xs, f)` (`join` runs every `f` before it joins).
+ITERATE_FIRST = {"list.map", "list.filter", "list.fold", "list.each", "list.flat_map", "list.find", "text.join"}
+#: @lang task operations are requests the generator yields to the driver (abi.md, "Requests")
+LANG_REQUESTS = {"task.spawn": "rt.Spawn", "task.await": "rt.Await", "task.stop": "rt.StopTask", "task.first": "rt.First"}
+
+
+class CallsMixin:
+    def e_Call(self, e: A.Call):
+        return self.call(e, tail=False)
+
+    def callee_fn(self, e: A.Call):
+        """-> (FnInfo, receiver expression or None) when the callee is a top-level function."""
+        c = e.callee
+        ref = self.prog.refs.get(c.id)
+        if isinstance(ref, P.FnRef):
+            return self.prog.fn_decls[ref.decl], None
+        if isinstance(ref, P.MethodRef) and isinstance(c, A.FieldAccess):
+            return self.prog.fn_decls[ref.decl], c.target
+        return None, None
+
+    def call(self, e: A.Call, tail: bool):
+        info, receiver = self.callee_fn(e)
+        if info is not None:
+            arg_nodes = ([receiver] if receiver is not None else []) + list(e.args)
+            s, xs = self.seq(arg_nodes)
+            xs = self.lift_args(info, e, arg_nodes, xs)
+            return self.apply(e, info, xs, s, tail)
+        ref = self.prog.refs.get(e.callee.id)
+        if isinstance(ref, P.CtorRef):
+            s, xs = self.seq(list(e.args))
+            out = py.call(self.mg.ctor_class(ref.type_decl, ref.ctor), xs)
+            return (s + [py.return_(out, self.mark(e))], py.const(None)) if tail else (s, out)
+        # a function value
+        s, xs = self.seq([e.callee] + list(e.args))
+        f, args = xs[0], xs[1:]
+        value = py.call(f, args)
+        if self.eff(e.id) == "tool":
+            if tail:
+                return s + [py.return_(py.call(py.dotted("rt.TailCall"), [f, py.tuple_(args)]), self.mark(e))], py.const(None)
+            return self.yielded(value, e, s)
+        if tail:
+            return s + [py.return_(value, self.mark(e))], py.const(None)
+        return s, value
+
+    def yielded(self, value: py.Expr, e: A.Node, s: list):
+        t = self.temp()
+        s.append(py.assign(py.name(t), self.yield_(value), self.mark(e)))
+        return s, py.name(t)
+
+    def lift_args(self, info: P.FnInfo, e: A.Call, nodes: list, xs: list) -> list:
+        """Wrap a pure function value passed where the callee (as instantiated) runs it as an
+        effectful one: `rt.lift(f)`."""
+        call_tool = self.eff(e.id) == "tool"
+        out = []
+        for i, (node, x) in enumerate(zip(nodes, xs)):
+            slot = info.params[i][1] if i < len(info.params) else None
+            wants_tool = isinstance(slot, P.TFun) and (
+                slot.effect == "tool" or (i in info.poly_params and call_tool)
+            )
+            if wants_tool and self.arg_effect(node) == "pure":
+                x = py.call(py.dotted("rt.lift"), [x])
+            out.append(x)
+        return out
+
+    def arg_effect(self, node: A.Expr) -> str:
+        if isinstance(node, A.Lambda):
+            return self.eff(node.id)
+        return self.fun_effect(self.prog.types.get(node.id))
+
+    def apply(self, e: A.Node, info: P.FnInfo, xs: list, s: list, tail: bool):
+        """A call of the top-level function `info` on already lowered arguments."""
+        mark = self.mark(e)
+        call_eff = self.eff(e.id) if isinstance(e, A.Call) else "pure"
+        if info.is_tool:
+            kwargs = {}
+            targs = self.prog.type_args.get(e.id)
+            if info.type_params and targs:
+                kwargs["type_args"] = py.tuple_([self.mg.desc(t) for t in targs])
+            request = py.call(py.dotted("rt.ToolCall"), [self.mg.spec_ref(info.decl), py.tuple_(xs)], **kwargs)
+            if tail:
+                return s + [py.return_(self.yield_(request), mark)], py.const(None)
+            return self.yielded(request, e, s)
+        bodyless = info.node is None or info.node.body is None
+        effectful = call_eff == "tool" or info.effect == "tool"
+        if bodyless and info.lang in LANG_REQUESTS:
+            request = py.call(py.dotted(LANG_REQUESTS[info.lang]), xs)
+            if tail:
+                return s + [py.return_(self.yield_(request), mark)], py.const(None)
+            return self.yielded(request, e, s)
+        if bodyless and info.lang in INLINE_DIVISION and _nonzero_literal(xs[1]):
+            # Python's `//` and `%` are Flow's (floor) division; only a zero divisor must fault
+            value = py.binop(INLINE_DIVISION[info.lang], xs[0], xs[1])
+            return (s + [py.return_(value, mark)], py.const(None)) if tail else (s, value)
+        if bodyless and info.lang in ITERATE_FIRST and xs:
+            xs = [_lazy(xs[0], info.lang)] + list(xs[1:])
+        if bodyless and info.lang:
+            fname = "rt.lang." + info.lang.replace(".", "_")
+            if info.effect == "poly" and effectful:
+                fname += "__tool"
+            value = py.call(py.dotted(fname), xs)
+            if effectful:
+                if tail:
+                    return s + [py.return_(self.yield_(value), mark)], py.const(None)
+                return self.yielded(value, e, s)
+            return (s + [py.return_(value, mark)], py.const(None)) if tail else (s, value)
+        variant = "tool" if (info.effect == "poly" and effectful) else ("tool" if info.effect == "tool" else "pure")
+        f = self.mg.fn_value(info.decl, variant)
+        loop = self.ctx.loop
+        if tail and loop is not None and isinstance(e, A.Call) and e.id in loop.self_calls:
+            return s + self.continue_loop(loop, info.decl, xs, mark), py.const(None)
+        if effectful:
+            if tail:
+                return s + [py.return_(py.call(py.dotted("rt.TailCall"), [f, py.tuple_(xs)]), mark)], py.const(None)
+            return self.yielded(py.call(f, xs), e, s)
+        value = py.call(f, xs)
+        return (s + [py.return_(value, mark)], py.const(None)) if tail else (s, value)
+
+    def continue_loop(self, loop: Loop, callee: str, xs: list, mark: str) -> list:
+        targets = list(loop.params[callee])
+        values = list(xs)
+        if loop.group and callee != loop.decl:
+            targets.insert(0, "_fn")
+            values.insert(0, py.integer(loop.index[callee]))
+        out: list = []
+        if targets:
+            if len(targets) == 1:
+                out.append(py.assign(py.name(targets[0]), values[0], mark))
+            else:
+                tgt = py.tuple_([py.name(t) for t in targets]).with_changes(lpar=[], rpar=[])
+                val = py.tuple_(values).with_changes(lpar=[], rpar=[])
+                out.append(py.assign(tgt, val, mark))
+        out.append(py.continue_(mark))
+        return out
+
+
+def _lang_call(x: py.Expr, fname: str) -> bool:
+    f = x.func if isinstance(x, cst.Call) else None
+    return (isinstance(f, cst.Attribute) and f.attr.value == fname and isinstance(f.value, cst.Attribute)
+            and f.value.attr.value == "lang" and isinstance(f.value.value, cst.Name) and f.value.value.value == "rt")
+
+
+def _lazy(x: py.Expr, consumer: str) -> py.Expr:
+    """The first argument of an ITERATE_FIRST function, without the List it would build."""
+    if _lang_call(x, "list_range"):
+        return x.with_changes(func=py.dotted("rt.lang.iter_range"))
+    if consumer == "text.join" and _lang_call(x, "list_map"):
+        return x.with_changes(func=py.dotted("rt.lang.iter_map"))
+    return x
+
+
+def _nonzero_literal(x: py.Expr) -> bool:
+    if isinstance(x, cst.UnaryOperation) and isinstance(x.operator, cst.Minus):
+        x = x.expression
+    return isinstance(x, cst.Integer) and int(x.value.replace("_", ""), 0) != 0

@@ -1,0 +1,191 @@
+"""Lambdas: a nested `def` (captured values bound as keyword defaults when the enclosing
+function loops), a pure lambda that only forwards its parameters replaced by the function it
+calls, and a task body that is one Tool call lowered to an `rt.ParkCall` request (abi.md,
+"Parkable tasks"). Part of `lower.Body`."""
+from __future__ import annotations
+
+from typing import Optional
+
+from flow2py.check import program as P
+from flow2py.codegen import py
+from flow2py.codegen.lower_base import RETURN, DefCtx, _generator_marker
+from flow2py.codegen.lower_calls import LANG_REQUESTS
+from flow2py.syntax import ast as A
+
+
+class LambdaMixin:
+    def e_Lambda(self, e: A.Lambda):
+        return self.lambda_(e)
+
+    def lambda_(self, e: A.Lambda, hint: Optional[str] = None, binder: Optional[int] = None):
+        generator = self.eff(e.id) == "tool"
+        if binder is None and not generator:
+            forwarded = self.forwarded(e)
+            if forwarded is not None:
+                return [], forwarded
+        fname = self.namer.fresh(hint or f"_flow{e.span.line}")
+        if binder is not None:
+            self.locals[binder] = fname
+            self.scopes[-1][hint] = fname
+        kwonly = []
+        if self.ctx.loop is not None:
+            # the enclosing function loops (tail calls), so its variables are rebound from round
+            # to round; bind the captured values now, as keyword defaults
+            for b in self.prog.captures.get(e.id, []):
+                if b in self.locals:
+                    n = self.locals[b]
+                    kwonly.append(py.param(n, py.name(n)))
+        saved_ctx, saved_scopes = self.ctx, self.scopes
+        self.ctx = DefCtx(generator=generator)
+        self.scopes = saved_scopes + [{}]
+        try:
+            params = [py.param(self.bind(p.id, p.name)) for p in e.params]
+            body = self.parked(e.body) if generator else None
+            if body is None:
+                body = self.to_sink(e.body, RETURN)
+            if generator and not self.ctx.has_yield:
+                body.append(_generator_marker())
+        finally:
+            self.ctx, self.scopes = saved_ctx, saved_scopes
+        d = py.def_(fname, params, body, self.mark(e), kwonly=kwonly)
+        return [d], py.name(fname)
+
+    def forwarded(self, e: A.Lambda) -> Optional[py.Expr]:
+        """The function itself for a pure lambda that only passes its parameters on, in order,
+        to a pure top-level or @lang function: `flow(i) = int.to_text(i)` is `rt.lang.int_to_text`
+        (one Python call an element instead of two). None for any other lambda."""
+        body = e.body
+        while isinstance(body, A.Block) and len(body.stmts) == 1 and isinstance(body.stmts[0], A.ExprStmt):
+            body = body.stmts[0].expr
+        if not isinstance(body, A.Call) or self.eff(body.id) != "pure":
+            return None
+        info, receiver = self.callee_fn(body)
+        if info is None or info.is_tool or info.effect == "tool" or info.lang in LANG_REQUESTS:
+            return None
+        args = ([receiver] if receiver is not None else []) + list(body.args)
+        if len(args) != len(e.params) or len(info.params) != len(args):
+            return None
+        for a, p in zip(args, e.params):
+            ref = self.prog.refs.get(a.id)
+            if not (isinstance(a, A.Name) and isinstance(ref, P.LocalRef) and ref.binder == p.id):
+                return None
+        if any(isinstance(t, P.TFun) for _, t in info.params):
+            return None  # a function argument may need `rt.lift`: keep the lambda
+        return self.mg.fn_value(info.decl, "pure")
+
+    # ---- parkable task bodies (abi.md, "Parkable tasks") -----------------------------------------
+
+    def tool_call_of(self, e: A.Expr):
+        """-> (FnInfo, argument nodes) when `e` is a call of a Tool, else None."""
+        if not isinstance(e, A.Call):
+            return None
+        info, receiver = self.callee_fn(e)
+        if info is None or not info.is_tool:
+            return None
+        return info, ([receiver] if receiver is not None else []) + list(e.args)
+
+    def _effect_free(self, e: A.Expr) -> bool:
+        """No call in `e` (outside lambdas) reaches a Tool or a task operation: evaluating it
+        before the Tool call of a parkable body adds no second effect."""
+        from flow2py.codegen.module import _calls_outside_lambdas
+
+        return all(self.eff(c.id) != "tool" for c in _calls_outside_lambdas(e))
+
+    def parked(self, body: A.Expr) -> Optional[list]:
+        """The statements of a lambda whose whole body is one Tool call, optionally the argument
+        of one constructor (enum constructor or record literal) that may also carry data:
+        `return (yield rt.ParkCall(SPEC, args, Ctor, data, at=k))`. None for any other body
+        (the lambda is then lowered as usual; only checkpoints are affected)."""
+        while isinstance(body, A.Block) and len(body.stmts) == 1 and isinstance(body.stmts[0], A.ExprStmt):
+            body = body.stmts[0].expr
+        mark = self.mark(body)
+        direct = self.tool_call_of(body)
+        if direct is not None:
+            call, ctor, fields, order = body, None, [], []
+        elif isinstance(body, A.Call) and isinstance(self.prog.refs.get(body.callee.id), P.CtorRef):
+            ref = self.prog.refs[body.callee.id]
+            ctor = ref
+            fields = [(i, a) for i, a in enumerate(body.args)]  # (declared position, node)
+            order = list(range(len(body.args)))
+        elif isinstance(body, A.RecordLiteral) and body.base is None and isinstance(
+                self.prog.refs.get(body.id), P.CtorRef):
+            ctor = self.prog.refs[body.id]
+            order_names = self.mg.ctor_fields(ctor.type_decl, ctor.ctor)
+            if sorted(fi.name for fi in body.fields) != sorted(order_names):
+                return None
+            fields = [(order_names.index(fi.name), fi) for fi in body.fields]
+            order = list(range(len(order_names)))
+        else:
+            return None
+        if ctor is not None:
+            calls = [k for k, (_, node) in enumerate(fields)
+                     if self.tool_call_of(node.value if isinstance(node, A.FieldInit) else node) is not None]
+            if len(calls) != 1:
+                return None
+            k = calls[0]
+            node = fields[k][1]
+            call = node.value if isinstance(node, A.FieldInit) else node
+            direct = self.tool_call_of(call)
+        info, arg_nodes = direct
+        if not all(self._effect_free(a) for a in arg_nodes):
+            return None
+        before = [n for _, n in fields[:k]] if ctor is not None else []
+        after = [n for _, n in fields[k + 1:]] if ctor is not None else []
+
+        def value_node(n):
+            return n.value if isinstance(n, A.FieldInit) else n
+
+        for n in before:
+            v = value_node(n)
+            if v is not None and not self._effect_free(v):
+                return None
+        for n in after:
+            v = value_node(n)
+            if v is None:
+                continue  # a shorthand field: a variable
+            if isinstance(v, A.Literal) and v.kind not in ("decimal", "duration"):
+                continue
+            if isinstance(v, A.Name) and isinstance(self.prog.refs.get(v.id), P.LocalRef):
+                continue
+            return None  # computing it before the call could fault or differ: not parkable
+        # lower: the fields before the call (source order), then the call's arguments
+        parts, nodes = [], []
+        for n in before:
+            v = value_node(n)
+            if v is None:
+                parts.append(([], self.shorthand(n)))
+            else:
+                parts.append(self.expr(v))
+            nodes.append(n)
+        for a in arg_nodes:
+            parts.append(self.expr(a))
+            nodes.append(a)
+        stmts, xs = self._seq(parts, nodes)
+        data_by_pos: dict[int, py.Expr] = {}
+        for (pos, _), x in zip(fields[:k] if ctor is not None else [], xs[:len(before)]):
+            data_by_pos[pos] = x
+        for pos, n in (fields[k + 1:] if ctor is not None else []):
+            v = value_node(n)
+            s, x = ([], self.shorthand(n)) if v is None else self.expr(v)
+            assert not s
+            data_by_pos[pos] = x
+        args = xs[len(before):]
+        call_args = [self.mg.spec_ref(info.decl), py.tuple_(args)]
+        kwargs = {}
+        if ctor is not None:
+            at = fields[k][0]
+            call_args.append(self.mg.ctor_class(ctor.type_decl, ctor.ctor))
+            data = [data_by_pos[p] for p in order if p != at]
+            if data or at:
+                call_args.append(py.tuple_(data))
+            if at:
+                kwargs["at"] = py.integer(at)
+        targs = self.prog.type_args.get(call.id)
+        if info.type_params and targs:
+            kwargs["type_args"] = py.tuple_([self.mg.desc(t) for t in targs])
+        request = py.call(py.dotted("rt.ParkCall"), call_args, **kwargs)
+        return stmts + [py.return_(self.yield_(request), mark)]
+
+    def shorthand(self, fi: A.FieldInit) -> py.Expr:
+        r = self.prog.refs.get(fi.id)
+        return py.name(self.locals[r.binder]) if isinstance(r, P.LocalRef) else py.name(self.lookup(fi.name))

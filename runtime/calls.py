@@ -1,0 +1,197 @@
+"""Tool calls: going out (Call, then dispatch) and coming back (Reply, admitted one at a time).
+
+Out. A task's `ToolCall` request gets the id `<task>#<n>`. While history remains the Call
+must match the next recorded fact and nothing is sent: the reply will be served from history
+too. Once history is exhausted a replay stops (Incomplete), and a live run records the Call and
+syncs it *before* sending it, so a crash never loses a call that may have had effects. Sending
+(`_dispatch`) goes through the Dispatcher: when the driver has nothing else to do (no ready
+task, nothing outstanding or arrived) a synchronous implementation runs inline on the driver's
+thread, sparing a hand-off to a worker and back; otherwise it is submitted to a worker and its
+completion later comes through the completions queue. A host may ask to resend calls open when
+history ends (after a crash): they go out again under their own ids, with no new Call fact.
+
+In. `_admit` admits exactly one event when no task can move: the next recorded fact while
+history remains (it must be a Reply to an open call), else the next completion, which is
+recorded and synced before its task sees it. A completion for a call a Stop closed meanwhile
+is dropped, and a PENDING outcome leaves the call open (the host is told; history is not).
+Because one event is admitted only when everything else is quiet, the order of admissions is the
+only nondeterminism a run has, and the history records it. `_drain` moves completions already
+posted into `arrived` without admitting them: a Stop consults it to record a reply that came
+but was not yet admitted (Closed with its reply).
+"""
+from __future__ import annotations
+
+from queue import Empty
+
+from flowrt.facts import Call, Reply
+from flowrt.outcomes import Incomplete, ResendRefused, _Finish
+from flowrt.describe import _args_text, _same, describe
+from flowrt.requests import ToolCall
+from flowrt.tasks import CALL, READY, Task, build_parked, has_hole
+from flowrt.tools import PENDING
+from flowrt.types import type_text
+from flowrt.values import Err, NotRun
+
+
+class _Call:
+    """An open Tool call."""
+
+    __slots__ = ("id", "spec", "task", "park", "tool", "args", "type_args")
+
+    def __init__(self, id, spec, task, park, tool, args=None, type_args=()):
+        self.id = id
+        self.spec = spec
+        self.task = task
+        self.park = park
+        self.tool = tool
+        self.args = args  # None for a parked call restored from a checkpoint (not re-sendable)
+        self.type_args = type_args
+
+
+class _Calls:
+    """The run's Tool-call methods (a mixin of flowrt.run_loop._Run, whose state they use)."""
+
+    # -- replies in ----------------------------------------------------------------------------------
+
+    def _admit(self) -> bool:
+        """Admit one event (a Reply); False when there is none to admit."""
+        if self.hpos < self.hlen:
+            fact = self.history[self.hpos]
+            if type(fact) is not Reply:
+                waiting = ", ".join(self.open) or "nothing"
+                self._diverge(f"the program waits (open calls: {waiting}), but the history records "
+                              f"{describe(fact)}")
+            call = self.open.get(fact.id)
+            if call is None:
+                self._diverge(f"the history records a Reply to {fact.id}, but the program has no open "
+                              f"call {fact.id}")
+            if has_hole(fact.reply):
+                self._incomplete(f"needs the reply to {fact.id} ({call.tool}), which is a hole")
+            self.hpos += 1
+            self.since_cp += 1
+            self.fresh = True
+            self._deliver(call, fact.reply)
+            return True
+        if self.replay:
+            return False
+        if self.resend:
+            self._resend_open()
+        arrived = self.arrived
+        recorder = self.recorder
+        while True:
+            if arrived:
+                cid, outcome = arrived.popleft()
+            elif self.outstanding:
+                cid, outcome = self.completions.get()
+                self.outstanding -= 1
+            else:
+                return False
+            call = self.open.get(cid)
+            if call is None:  # closed by a Stop meanwhile
+                continue
+            if outcome is PENDING:  # left open on purpose: tell the host (its record, not history)
+                parked = getattr(self.recorder, "parked", None)
+                if parked is not None:
+                    parked(cid)
+                continue
+            recorder.record(Reply(cid, outcome))
+            recorder.sync()
+            self.since_cp += 1
+            self.fresh = True
+            self._deliver(call, outcome)
+            return True
+
+    def _deliver(self, call: _Call, outcome):
+        del self.open[call.id]
+        task = call.task
+        task.call = None
+        if call.park is None:
+            value = outcome
+        else:
+            value = build_parked(call.park, outcome)
+            task.parked = (call.id, call.park, value)
+        if task.stack:
+            task.resume = value
+            task.state = READY
+            self.ready.append(task)
+        else:  # a parked task restored from a checkpoint: no frame, its value is built here
+            self._finish(task, value)
+
+    # -- calls out -----------------------------------------------------------------------------------
+
+    def _call(self, task: Task, req: ToolCall):
+        spec = req.spec
+        task.ncalls += 1
+        cid = f"{task.id}#{task.ncalls}"
+        args = req.args
+        type_args = tuple(type_text(d) for d in req.type_args) if req.type_args else ()
+        call = _Call(cid, spec, task, req.park, spec.name, args, req.type_args)
+        if self.hpos < self.hlen:
+            rec = self.history[self.hpos]
+            if (type(rec) is not Call or rec.id != cid or rec.tool_id != spec.tool_id
+                    or rec.type_args != type_args or not _same(rec.args, args)):
+                self._diverge(f"the program calls {spec.name}{_args_text(args)} as {cid}, but the "
+                              f"history records {describe(rec)}")
+            self.hpos += 1
+            self.since_cp += 1
+            self.fresh = True
+            self.open[cid] = call
+            task.call = call
+            task.state = CALL
+            return
+        if self.replay:
+            raise _Finish(Incomplete(f"history ends before the program does (it calls "
+                                     f"{spec.name} as {cid})"))
+        if self.resend:
+            self._resend_open()
+        self.recorder.record(Call(cid, spec.name, spec.tool_id, args, type_args))
+        self.recorder.sync()  # a Call is written before the call is sent
+        self.since_cp += 1
+        self.fresh = True
+        self.open[cid] = call
+        task.call = call
+        task.state = CALL
+        self._dispatch(call)
+
+    def _dispatch(self, call: _Call):
+        """Send a recorded call to its implementation (its Call fact is already durable)."""
+        d = self.dispatcher
+        spec = call.spec
+        impl = d.bindings.lookup(spec)
+        if impl is None:
+            self.arrived.append((call.id, Err(NotRun(f"no implementation is bound for {spec.name}"))))
+        elif (self.inline and not self.ready and not self.outstanding and not self.arrived
+              and d.is_sync(impl)):
+            # Nothing else can happen until this call completes: the idle driver runs it itself
+            # instead of handing it to a worker and waiting (docs/spec/execution.md).
+            self.arrived.append((call.id, d.run_inline(impl, spec, call.args, call.type_args, call.id)))
+        else:
+            d.submit(call.id, impl, spec, call.args, call.type_args)
+            self.outstanding += 1
+
+    def _resend_open(self):
+        """History is exhausted: send the calls the host asked to resend again, under their own
+        ids (no new Call fact; the one Reply comes when they answer). Flow never does this itself."""
+        ids, self.resend = self.resend, set()
+        for cid in [c for c in self.open if c in ids] + sorted(ids - set(self.open)):
+            call = self.open.get(cid)
+            if call is None:
+                raise ResendRefused(f"call {cid} is not open when the history ends; only an open call "
+                                    f"can be sent again")
+            if call.args is None:
+                raise ResendRefused(f"call {cid} was carried across a checkpoint by a parked task; "
+                                    f"its arguments are not at hand to send it again")
+            self._dispatch(call)
+
+    def _drain(self):
+        """Move every completion already posted to `arrived` (replies that arrived, not admitted)."""
+        q = self.completions
+        if q is None:
+            return
+        while self.outstanding:
+            try:
+                item = q.get_nowait()
+            except Empty:
+                return
+            self.outstanding -= 1
+            self.arrived.append(item)

@@ -1,0 +1,191 @@
+"""Checkpoints: when one is taken, what it holds, and how a run begins again from it.
+
+Taking (docs/spec/execution.md, "Checkpoints"). A checkpoint may be taken only at a tail call
+made by the root task's outermost frame to a top-level function, and only at the first such
+call since a fact (`fresh`): there the root has no other frame, so the call's function and
+arguments are the whole of its state. The other live tasks must each be *parked*: blocked on
+(or just finished from) their only Tool call, with no frame of their own left to lose. Each
+becomes a ParkedTask in the arguments (its id, the call it waits on, and how to build its value
+from the reply); a task the arguments do not hold, or a function value in them, makes the tail
+call ineligible. A live run takes one when `checkpoint_every` facts were recorded since the last;
+while history remains it takes one exactly where the history records one (and diverges if it
+cannot). Taking one renames the root `c<n>:root` and restarts its call numbering, so the ids
+after a checkpoint do not depend on what came before it.
+
+Restoring. Beginning at a Checkpoint fact resolves its function by decl id, rebuilds the
+arguments with a fresh Task for each ParkedTask (its call reopened, owned by the root frame in
+argument order, the order a continuing run also uses), and starts the root with the call. A
+parked task whose reply was recorded before the checkpoint is finished at once, in reply order,
+from `carried_replies` or the earlier facts given, since the archive may hold them elsewhere.
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from flowrt.facts import Call, Checkpoint, ParkedTask, Reply
+from flowrt.calls import _Call
+from flowrt.describe import _args_text, _same, describe
+from flowrt.requests import TailCall
+from flowrt.tasks import CALL, FINISHED, Task, build_parked, ctor_class, ctor_text, has_hole, rebuild, scan
+from flowrt.types import type_text
+from flowrt.values import ClassTable
+
+
+def latest_checkpoint(history: Sequence, first: int = 1) -> Optional[int]:
+    """The fact number of the last Checkpoint in `history` (numbered from `first`), or None."""
+    for i in range(len(history) - 1, -1, -1):
+        if type(history[i]) is Checkpoint:
+            return first + i
+    return None
+
+
+class _Checkpoints:
+    """The run's checkpoint methods (a mixin of flowrt.run_loop._Run, whose state they use)."""
+
+    # -- taking one ----------------------------------------------------------------------------------
+
+    def _candidate(self, tc: TailCall, flow):
+        """A tail call by the root's outermost frame to a top-level function, the first since a
+        fact: the one place a checkpoint may be taken (docs/spec/execution.md)."""
+        self.fresh = False
+        serving = self.hpos < self.hlen
+        if serving:
+            if type(self.history[self.hpos]) is not Checkpoint:
+                return
+        elif self.replay or not self.every or self.since_cp < self.every:
+            return
+        args, why = self._checkpoint_args(tc.args)
+        if args is None:
+            if serving:
+                self._diverge(f"the program cannot take a checkpoint at its tail call to "
+                              f"{flow.decl} ({why}), but the history records "
+                              f"{describe(self.history[self.hpos])}")
+            return
+        n = self.cp_count + 1
+        type_args = tuple(type_text(d) for d in tc.type_args)
+        fact = Checkpoint(n, flow.decl, type_args, args)
+        self._emit(fact, lambda r: (type(r) is Checkpoint and r.checkpoint == n and r.function == flow.decl
+                                    and r.type_args == type_args and _same(r.args, args)),
+                   f"takes checkpoint {n} at {flow.decl}{_args_text(args)}")
+        self.cp_count = n
+        self.since_cp = 0
+        root = self.root
+        root.id = f"c{n}:root"
+        root.ncalls = 0
+        root.nspawns = 0
+
+    def _checkpoint_args(self, args) -> tuple[Optional[tuple], str]:
+        """The arguments with parked tasks as ParkedTask, or (None, why not)."""
+        root = self.root
+        others = [t for t in self.live if t is not root]
+        for t in others:
+            if t.state == FINISHED:
+                # finished from its parked call (its reply arrived): still parked for a checkpoint
+                p = t.parked
+                if (p is not None and not t.settled and t.ncalls <= 1 and not t.nspawns
+                        and t.value is p[2]):
+                    continue
+            else:
+                call = t.call
+                if (t.state == CALL and call is not None and call.park is not None
+                        and len(t.stack) <= 1 and t.ncalls <= 1):
+                    continue
+            return None, f"task {t.id} is not parked on its only Tool call"
+        found, fns, _ = scan(args)
+        if fns:
+            return None, "the arguments hold a function value"
+        live = set(others)
+        for t in found:
+            if t not in live:
+                return None, f"the arguments hold task {t.id}, which is not parked on its only call"
+        if len(found) != len(others):
+            lost = next(t for t in others if t not in set(found))
+            return None, f"task {lost.id} is live but not in the arguments"
+        if not found:
+            return tuple(args), ""
+        parked = {}
+        for t in found:
+            call_id, park = (t.call.id, t.call.park) if t.state == CALL else t.parked[:2]
+            parked[t] = ParkedTask(t.id, call_id, ctor_text(park[0], park[2]), park[1])
+        try:
+            out = rebuild(tuple(args), parked.__getitem__, (Task,))
+        except RecursionError:
+            return None, "the arguments are nested too deeply to record"
+        # Restoring makes the parked tasks owned by the root frame in this order; use it now too,
+        # so a resumed run stops them in the same order as the run that continues.
+        root.owned[0] = {t: None for t in found}
+        return out, ""
+
+    # -- beginning at one ----------------------------------------------------------------------------
+
+    def begin_at_checkpoint(self, cp: Checkpoint):
+        n = cp.checkpoint
+        fn = self.resolve(cp.function)
+        if fn is None:
+            raise LookupError(f"no function {cp.function!r} to resume the checkpoint with")
+        if has_hole(cp.args):
+            self._incomplete(f"checkpoint {n} holds a hole in its arguments")
+        root = Task(f"c{n}:root")
+        self.root = root
+        self.cp_count = n
+        restored: dict[str, Task] = {}
+        order: list[Task] = []
+        if not isinstance(self.classes, ClassTable):
+            self.classes = self.classes()
+
+        def restore(p: ParkedTask) -> Task:
+            t = restored.get(p.task)
+            if t is None:
+                cls, at = ctor_class(p.ctor, self.classes)
+                t = Task(p.task, owner=root, odepth=0)
+                t.state = CALL
+                t.ncalls = 1
+                t.call = _Call(p.call, None, t, (cls, tuple(p.data), at), self._tool_of(p.call))
+                self.open[p.call] = t.call
+                restored[p.task] = t
+                order.append(t)
+            return t
+
+        args = rebuild(tuple(cp.args), restore, (ParkedTask,))
+        for t in order:
+            root.owned.setdefault(0, {})[t] = None
+            self.live[t] = None
+        self._finish_answered(order)
+        root.start = lambda: fn(*args)
+        self.ready.append(root)
+
+    def _finish_answered(self, restored: list):
+        """Restored parked tasks whose reply is recorded before the checkpoint are finished, in
+        the order their replies were recorded (seed 000: "or is finished if the reply is
+        recorded"). The replies come from `carried_replies` (the host reads them wherever they
+        are kept, archived or not), else from the facts before the checkpoint in `history`."""
+        if not restored:
+            return
+        by_call = {t.call.id: t for t in restored}
+        found: list = []
+        for cid, reply in self.carried.items():
+            if cid in by_call:
+                found.append((cid, reply))
+        have = {cid for cid, _ in found}
+        earlier = []
+        for f in self.history[:self.hpos - 1]:  # the facts given before the checkpoint
+            if type(f) is Reply and f.id in by_call and f.id not in have:
+                earlier.append((f.id, f.reply))
+                have.add(f.id)
+        for cid, reply in found + earlier:
+            t = by_call[cid]
+            if has_hole(reply):
+                self._incomplete(f"needs the reply to {cid}, carried by checkpoint {self.cp_count}, "
+                                 f"which is a hole")
+            call = t.call
+            del self.open[cid]
+            t.call = None
+            value = build_parked(call.park, reply)
+            t.parked = (cid, call.park, value)
+            self._finish(t, value)
+
+    def _tool_of(self, call_id: str) -> str:
+        for f in reversed(self.history):
+            if type(f) is Call and f.id == call_id:
+                return f.tool
+        return ""
