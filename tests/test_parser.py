@@ -364,3 +364,13 @@ def test_reformatting_and_comments_do_not_change_the_tree():
 def test_a_change_in_meaning_changes_the_tree():
     assert ast.to_data(parse_ok("flow f() -> Int = 1")) != ast.to_data(parse_ok("flow f() -> Int = 2"))
     assert ast.to_data(parse_ok('use "./a"')) != ast.to_data(parse_ok('use "./b"'))
+
+
+def test_grammar_page_reproduces_the_grammar_file_exactly():
+    """docs/spec/grammar.md is the reference: its grammar block must be grammar.lark, verbatim."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    doc = (root / "docs" / "spec" / "grammar.md").read_text()
+    block = doc.split("```lark\n", 1)[1].split("```", 1)[0]
+    assert block.strip() == (root / "flow2py" / "syntax" / "grammar.lark").read_text().strip()
