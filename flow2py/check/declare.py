@@ -71,6 +71,14 @@ def _name_span(node) -> ast.Span:
     return node.name_span if node.name_span.line else node.span
 
 
+def field_span(info, name: str):
+    """Where field `name` of record type `info` is declared (the type's span if not found)."""
+    for f in getattr(info.node, "fields", None) or ():
+        if f.name == name:
+            return f.span
+    return info.node.span
+
+
 def has_ann(annotations, name: str) -> bool:
     return any(a.name == name for a in annotations)
 
@@ -207,6 +215,7 @@ class Declarations:
             if d.name in self.prelude_types:
                 self.problems.add("E108", f"`{d.name}` is a prelude name and cannot be declared again",
                                   _name_span(d))
+                self.used.add(info.decl)  # reported once: not also E405
             for c in d.ctors:
                 if c.name in prelude_ctor_names:
                     self.problems.add("E108", f"`{c.name}` is a prelude constructor and cannot be declared again", c.span)
@@ -384,7 +393,7 @@ class Declarations:
                     self.problems.add("E508", "`@tool` takes no arguments", a.span)
             else:
                 self.problems.add("E508", f"`@{a.name}` applies to functions, not types", a.span)
-        if d.kind == "abstract" and not has_ann(d.annotations, "tool") and not (has_ann(d.annotations, "lang") and env.is_std):
+        if d.kind == "abstract" and not has_ann(d.annotations, "tool") and not has_ann(d.annotations, "lang"):
             self.problems.add("E506", f"type `{d.name}` has no body: declare its fields or constructors, or mark it `@tool` (made by the host)", span)
 
     def _check_lang_args(self, a: ast.Annotation) -> None:
@@ -501,7 +510,7 @@ class Declarations:
                     self.problems.add("E504", f"a `@test` function takes no parameters, `{d.name}` takes {len(d.params)}", span)
             elif a.name == "fake":
                 self._check_fake(env, fn, a)
-        if d.body is None and not fn.is_tool and not (fn.lang and env.is_std):
+        if d.body is None and not fn.is_tool and not has_ann(d.annotations, "lang"):  # outside std: E502 said it
             self.problems.add("E506", f"function `{d.name}` has no body: write one, or mark it `@tool` (implemented by the host)", span)
 
     def _check_tool_signature(self, fn: FnInfo, env: ModEnv) -> None:
@@ -530,7 +539,11 @@ class Declarations:
             elif isinstance(x, ast.Name):
                 target = env.cm.fns.get(x.name)
         if target is None or not target.is_tool:
-            self.problems.add("E505", "`@fake(...)` names the Tool it stands in for, e.g. `@fake(web.search)`", a.span)
+            named = target.name if target is not None else None
+            msg = (f"`{named}` is not a Tool: `@fake(...)` names the Tool it stands in for" if named else
+                   "`@fake(...)` names the Tool it stands in for, e.g. `@fake(web.search)`")
+            self.problems.add("E505", msg, a.span,
+                              related=[Related(f"`{named}` is declared here without `@tool`", target.node.span)] if named else [])
             return
         fn.fake_of = target.decl
         self.used.add(target.decl)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from flow2py.check import codes  # noqa: F401  (registers E1xx-E5xx)
-from flow2py.check.declare import Declarations
+from flow2py.check.declare import Declarations, has_ann
 from flow2py.check.exhaust import Exhaust
 from flow2py.check.identity import program_identity
 from flow2py.check.infer import BodyChecker
@@ -203,7 +203,7 @@ def _unused(decls: Declarations, modules, problems: Problems) -> None:
                     fixes.append(Fix(f"remove `use \"{use.path}\"`", (Edit(ast.Span(sp.file, sp.line, sp.column, sp.end_line, sp.end_column, sp.start, end), ""),), True))
                 problems.add("E112", f"`{alias}` is imported but never used", use.span, fixes=fixes)
         for fn in env.cm.fns.values():
-            if fn.pub or fn.is_test or fn.fake_of or fn.decl in decls.used:
+            if fn.pub or fn.is_test or fn.fake_of or fn.decl in decls.used or has_ann(fn.node.annotations, "fake"):
                 continue
             if fn.name == "main" and m is modules[-1]:
                 continue

@@ -82,7 +82,11 @@ class BodyChecker(NamesMixin, CallsMixin, DataMixin, ControlMixin):
         result_span = node.result.span
         ctx = FnCtx(node, fn.result, fn.name, result_span)
         self.fn_stack = [ctx]
+        seen: set = set()
         for p, (_, t) in zip(node.params, fn.params):
+            if p.name in seen:
+                continue  # E107 (declare.py): the first parameter of the name stays
+            seen.add(p.name)
             self._bind(p.name, t, p, p.name_span if p.name_span.line else p.span)
         self.expr(node.body, fn.result, Why(f"the result type of `{fn.name}`", result_span))
         self.tail_roots.append((node.body, True))

@@ -30,12 +30,15 @@ class ControlMixin:
         ctx = self.ctx
         res = resolve(ctx.result)
         if type(res) is TVar:
+            if e.convert is None and isinstance(ctx.node, ast.Lambda):
+                # decided by the lambda's body: `flow(x) = get(x)? + 1` is E408, not a mismatch
+                ctx.pending_tries.append((e, err1))
+                return ok_t
             unify(res, self.d.lang_con("Result", TVar(), TVar() if e.convert is not None else err1))
             res = resolve(res)
         if not (self.d.is_lang(res, "Result") and len(res.args) == 2):
             if type(res) is not TError:
-                self.problems.add("E408", f"`?` returns early with an error, but `{ctx.name}` returns `{self.show(res)}`, not a Result", e.span,
-                                  related=[Related(f"the result type of `{ctx.name}`", ctx.result_span)] if ctx.result_span.line else [])
+                self._e408(e, ctx, res)
             if e.convert is not None:
                 self.expr(e.convert)
             return ok_t
@@ -46,9 +49,33 @@ class ControlMixin:
             self.effects[e.id] = eff
             self.add_effect(eff, e.convert.span)
         elif not unify(err1, err2):
-            self.problems.add("E409", f"`?` here would return the error `{self.show(err1)}`, but `{ctx.name}` returns errors of type `{self.show(err2)}`: convert it with `? f`", e.span,
-                              related=[Related(f"the result type of `{ctx.name}`", ctx.result_span)] if ctx.result_span.line else [])
+            self._e409(e, ctx, err1, err2)
         return ok_t
+
+    def _e408(self, e, ctx, res) -> None:
+        who = "this function" if ctx.name == "this function" else f"`{ctx.name}`"
+        self.problems.add("E408", f"`?` returns early with an error, but {who} returns `{self.show(res)}`, not a Result", e.span,
+                          related=[Related(f"the result type of {who}", ctx.result_span)] if ctx.result_span.line else [])
+
+    def _e409(self, e, ctx, err1, err2) -> None:
+        who = "this function" if ctx.name == "this function" else f"`{ctx.name}`"
+        self.problems.add("E409", f"`?` here would return the error `{self.show(err1)}`, but {who} returns errors of type `{self.show(err2)}`: convert it with `? f`", e.span,
+                          related=[Related(f"the result type of {who}", ctx.result_span)] if ctx.result_span.line else [])
+
+    def _settle_tries(self, ctx) -> None:
+        """The `x?` of a lambda whose result was unknown at the `?`, now that the body set it."""
+        for e, err1 in ctx.pending_tries:
+            res = resolve(ctx.result)
+            if type(res) is TVar:
+                unify(res, self.d.lang_con("Result", TVar(), err1))
+                continue
+            if type(res) in (TError, TNever):
+                continue
+            if not (self.d.is_lang(res, "Result") and len(res.args) == 2):
+                self._e408(e, ctx, res)
+            elif not unify(err1, res.args[1]):
+                self._e409(e, ctx, err1, res.args[1])
+        ctx.pending_tries = []
 
     # -- functions ------------------------------------------------------------------------
 
@@ -76,9 +103,15 @@ class ControlMixin:
         ctx = FnCtx(e, result, "this function", e.result.span if e.result is not None else e.span)
         self.fn_stack.append(ctx)
         self.scopes.append({})
+        seen: set = set()
         for p, t in zip(e.params, ptypes):
+            if p.name in seen and p.name != "_":
+                self.problems.add("E107", f"parameter `{p.name}` is declared twice", p.name_span if p.name_span.line else p.span)
+                continue
+            seen.add(p.name)
             self._bind(p.name, t, p, p.name_span if p.name_span.line else p.span)
         self.expr(e.body, result, Why("the result type of this function", e.result.span if e.result is not None else None))
+        self._settle_tries(ctx)
         self.scopes.pop()
         self.fn_stack.pop()
         effect = "tool" if e.effect == "tool" else ctx.effect

@@ -31,6 +31,9 @@ class FnCtx:
     first_tool: Optional[ast.Span] = None
     captures: list = field(default_factory=list)
     captured: set = field(default_factory=set)
+    # `x?` (no conversion) in a lambda whose result was not known yet: (Try node, its error
+    # type), settled once the body gave the result (infer_control._settle_tries).
+    pending_tries: list = field(default_factory=list)
 
 
 @dataclass

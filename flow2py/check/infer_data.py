@@ -4,7 +4,7 @@ private fields across modules; list, dict and tuple literals, whose element type
 expected type when there is one. Part of `infer.BodyChecker`."""
 from __future__ import annotations
 
-from flow2py.check.declare import ordinal, suggest
+from flow2py.check.declare import field_span, ordinal, suggest
 from flow2py.check.infer_ctx import Why
 from flow2py.check.program import CtorRef, LocalRef, ModuleRef, TCon, TError, TTuple
 from flow2py.check.types import TVar, resolve, subst, unify
@@ -67,7 +67,8 @@ class DataMixin:
             t, pub = by_name[fi.name]
             if not pub and info.module != self.env.key and not private_reported and ok:
                 private_reported = True
-                self.problems.add("E109", f"field `{fi.name}` of `{name}` is private: `{name}` can be built only in its module", fi.span)
+                self.problems.add("E109", f"field `{fi.name}` of `{name}` is private: `{name}` can be built only in its module", fi.span,
+                                  related=[Related("declared here without `pub`", field_span(info, fi.name))])
             self._field_init(fi, subst(t, mapping), Why(f"the field `{fi.name}` of `{name}`"))
         if e.base is None:
             missing = [n for n, _, _ in declared if n not in given]

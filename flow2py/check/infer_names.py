@@ -4,7 +4,7 @@ type variables for a generic use, `alias.name` through an imported module, and r
 record field (with its visibility rules). Part of `infer.BodyChecker`."""
 from __future__ import annotations
 
-from flow2py.check.declare import suggest
+from flow2py.check.declare import field_span, suggest
 from flow2py.check.program import (
     CtorRef, FieldRef, FnInfo, FnRef, LocalRef, ModuleRef, TCon, TError, TFun, TNever, TypeInfo,
 )
@@ -172,7 +172,7 @@ class NamesMixin:
                                 return TError()
                             if not f.pub:
                                 self.problems.add("E109", f"field `{e.name}` of `{info.name}` is private to its module", e.span,
-                                                  related=[Related("declared here without `pub`", info.node.span)])
+                                                  related=[Related("declared here without `pub`", field_span(info, e.name))])
                                 return TError()
                         self.refs[e.id] = FieldRef(info.decl, f.name)
                         return subst(f.type, {(info.decl, p): a for p, a in zip(info.type_params, tt.args)})

@@ -176,7 +176,8 @@ class Loader:
             read = self._read(file, display, is_std, source)
         if read is None:
             if use is not None:
-                shown = key + ".flow" if (is_std or repo) else display
+                # a repository module: the file in the module cache, which is where it was looked for
+                shown = file if repo else (key + ".flow" if is_std else display)
                 self.problems.add("E103", f"cannot find module `{use.path}` (looked for {shown})", use.span)
             else:
                 self.problems.add("E103", f"cannot read `{display}`", _span_at_file(display))

@@ -2,7 +2,7 @@
 bind its names. Exhaustiveness is decided later (exhaust.py), once types are solved."""
 from __future__ import annotations
 
-from flow2py.check.declare import ordinal, suggest
+from flow2py.check.declare import field_span, ordinal, suggest
 from flow2py.check.program import CtorRef, ModuleRef, TCon, TError, TNever, TTuple
 from flow2py.check.types import TVar, resolve, subst, unify
 from flow2py.diagnostics import Related
@@ -13,10 +13,16 @@ class PatternChecker:
     def __init__(self, checker) -> None:
         self.c = checker
         self.field_binders: set[int] = set()  # BindPatterns written as `{ x }` or `{ x: y }`
+        # Whole patterns (of an arm or a `let`) whose checking reported a mistake: exhaustiveness
+        # is not decided for a match holding one, so one wrong pattern is reported once.
+        self.bad: set[int] = set()
 
     def bind(self, p, t, checker=None) -> None:
         names: dict[str, object] = {}
+        before = len(self.c.problems.items)
         self._pat(p, t, names)
+        if len(self.c.problems.items) != before:
+            self.bad.add(p.id)
 
     def _pat(self, p, t, names: dict) -> None:
         c = self.c
@@ -80,7 +86,11 @@ class PatternChecker:
                                    (", ".join(sorted(first_names)) or "none") + ")", alt.span)
                 for n, bp in alt_names.items():
                     if n in first_names:
-                        unify(c.types[bp.id], c.types[first_names[n].id])
+                        first_t, alt_t = c.types[first_names[n].id], c.types[bp.id]
+                        if not unify(alt_t, first_t):
+                            c.problems.add("E201", f"type mismatch: `{n}` is `{c.show(first_t)}` in the first alternative "
+                                           f"of `|`, `{c.show(alt_t)}` here; every alternative must bind it with one type",
+                                           bp.span, related=[Related(f"`{n}` bound here", first_names[n].span)])
                         for b in c.binders:
                             if b.binder == bp.id:
                                 b.silent = True
@@ -145,7 +155,8 @@ class PatternChecker:
                 if isinstance(sub, ast.BindPattern) and sub.name == fname:
                     self.field_binders.add(sub.id)
                 if not pub and info.module != c.env.key and ok:
-                    c.problems.add("E109", f"field `{fname}` of `{name}` is private to its module", sub.span)
+                    c.problems.add("E109", f"field `{fname}` of `{name}` is private to its module", sub.span,
+                                   related=[Related("declared here without `pub`", field_span(info, fname))])
                 self._pat(sub, ft, names)
             missing = [n for n, _, _ in fields if n not in seen]
             if missing and not p.rest:

@@ -17,7 +17,10 @@ def finish_fn(bc, exhaust: Exhaust) -> None:
     d = bc.d
     unit = d.unit()
     problems = bc.problems
+    bad = bc.pat.bad
     for m, st in bc.matches:
+        if any(a.pattern.id in bad for a in m.arms):
+            continue
         t = zonk(st, unit)
         missing, unreachable = exhaust.check_match([(a.pattern, a.guard is not None) for a in m.arms], t)
         if missing:
@@ -27,7 +30,7 @@ def finish_fn(bc, exhaust: Exhaust) -> None:
             problems.add("E402", "this arm can never be reached: the arms before it match every value it matches",
                          m.arms[i].pattern.span)
     for p, t, kind in bc.lets:
-        if isinstance(p, (ast.BindPattern, ast.WildcardPattern)):
+        if isinstance(p, (ast.BindPattern, ast.WildcardPattern)) or p.id in bad:
             continue
         missing, _ = exhaust.check_match([(p, False)], zonk(t, unit))
         if missing:

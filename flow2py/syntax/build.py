@@ -245,6 +245,10 @@ class Builder:
     def param(self, span, ch):
         return ast.Param(ch[0].value, _ty(ch[1]), span=span, name_span=self._tspan(ch[0]))
 
+    def wild_param(self, span, ch):
+        """`_: T`: a parameter that is never used."""
+        return ast.Param("_", _ty(ch[0]), span=span, name_span=_first_char(span))
+
     def effect(self, span, ch):
         name = str(ch[0])
         if name not in ("tool", "pure"):
@@ -314,6 +318,9 @@ class Builder:
     def lparam(self, span, ch):
         return ast.Param(ch[0].value, _ty(ch[1]) if len(ch) > 1 else None, span=span,
                          name_span=self._tspan(ch[0]))
+
+    def wild_lparam(self, span, ch):
+        return ast.Param("_", _ty(ch[0]) if ch else None, span=span, name_span=_first_char(span))
 
     def conv(self, span, ch):
         return ast.Try(ch[0], ch[1], span=span)
@@ -566,3 +573,8 @@ class Builder:
                                    f"unknown escape `\\{e}` in bytes: use \\xNN or one of \\n \\t \\r \\\\ \\\" \\0")
                 i += 2
         return bytes(out)
+
+
+def _first_char(span):
+    """The span of the first character of `span` (the `_` of a wildcard parameter)."""
+    return ast.Span(span.file, span.line, span.column, span.line, span.column + 1, span.start, span.start + 1)
