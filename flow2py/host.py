@@ -163,6 +163,8 @@ def _replies(items) -> dict:
         call_id, sep, text = item.partition("=")
         if not sep:
             raise Refused(f"--reply {item!r}: expected CALL_ID=JSON")
+        if call_id in out:
+            raise Refused(f"--reply {call_id}: given more than once; a call has one reply")
         out[call_id] = rh.parse_json(text, f"--reply {call_id}")
     return out
 
@@ -172,7 +174,7 @@ def resume(run_id: str, *, replies=(), resend=(), tools=(), store_path: Optional
     """`flow2py resume`: on the run's stored program, deliver replies, close the calls a crash cut,
     continue live from the latest checkpoint."""
     delivered = _replies(replies)
-    store = open_store(store_path)
+    store = open_store(store_path, create=False)
     loaded = compile_stored(store, run_id)
     return rh.resume(store, loaded, run_id, replies=delivered, resend=resend, bindings=load_tools(tools),
                      checkpoint_every=checkpoint_every)
@@ -180,12 +182,12 @@ def resume(run_id: str, *, replies=(), resend=(), tools=(), store_path: Optional
 
 def replay(run_id: str, *, store_path: Optional[str] = None) -> Report:
     """`flow2py replay`: the run's stored program over its history, nothing bound; one verdict."""
-    store = open_store(store_path)
+    store = open_store(store_path, create=False)
     return rh.replay(store, compile_stored(store, run_id), run_id)
 
 
 def history(run_id: str, *, store_path: Optional[str] = None, fmt: str = "text") -> str:
-    store = open_store(store_path)
+    store = open_store(store_path, create=False)
     return rh.history(store, compile_stored(store, run_id), run_id, fmt)
 
 
@@ -193,7 +195,7 @@ def fork(run_id: str, checkpoint: int, *, program_path: Optional[str] = None,
          input_json: Optional[str] = None, tools=(), store_path: Optional[str] = None,
          new_run_id: Optional[str] = None, checkpoint_every: Optional[int] = None) -> Report:
     """`flow2py fork`: a new run from checkpoint N of another, on its program or a newer one."""
-    store = open_store(store_path)
+    store = open_store(store_path, create=False)
     parent = compile_stored(store, run_id)
     loaded = compile_path(program_path) if program_path else parent
     return rh.fork(store, parent, loaded, run_id, checkpoint, input=_input(input_json),
@@ -202,7 +204,12 @@ def fork(run_id: str, checkpoint: int, *, program_path: Optional[str] = None,
 
 
 def verify(run_id: str, *, head: Optional[str] = None, store_path: Optional[str] = None) -> tuple[bool, str]:
-    store = open_store(store_path)
+    if head is not None:
+        head = head.strip().lower().removeprefix("blake3:")
+        if len(head) != 64 or any(c not in "0123456789abcdef" for c in head):
+            raise Refused(f"--head {head!r}: not a head hash (64 hex digits, as `verify` and "
+                          f"`history --format json` print them)")
+    store = open_store(store_path, create=False)
     ok, message, head_hex = read(store.verify, run_id, head)
     if not ok:
         return False, f"broken: {message}"
@@ -210,17 +217,27 @@ def verify(run_id: str, *, head: Optional[str] = None, store_path: Optional[str]
 
 
 def redact(run_id: str, value_hash: str, *, store_path: Optional[str] = None) -> str:
-    n = read(open_store(store_path).redact, run_id, value_hash)
+    n = read(open_store(store_path, create=False).redact, run_id, value_hash)
     return f"redacted {n} value slot(s) of run {run_id}; each is now <hole blake3:{value_hash.removeprefix('blake3:')}>"
 
 
 def archive(run_id: str, *, store_path: Optional[str] = None) -> str:
-    n = read(open_store(store_path).archive, run_id)
+    store = open_store(store_path, create=False)
+    n = read(store.archive, run_id)
+    if n == 0:
+        info = read(store.load_run, run_id)
+        if not info.latest_checkpoint:
+            return (f"run {run_id} has no checkpoint; nothing archived (archive keeps Start and "
+                    f"everything from the latest checkpoint on)")
+        if info.archived_through:
+            return (f"nothing new to archive: facts 2-{info.archived_through} of run {run_id} are archived "
+                    f"already; the latest checkpoint is fact {info.latest_checkpoint}")
+        return f"nothing to archive: run {run_id}'s latest checkpoint is fact {info.latest_checkpoint}"
     return f"archived {n} fact(s) of run {run_id} before its latest checkpoint"
 
 
 def list_runs(*, store_path: Optional[str] = None) -> list[str]:
-    return rh.list_runs(open_store(store_path))
+    return rh.list_runs(open_store(store_path, create=False))
 
 
 # ---- nested runs and tests -----------------------------------------------------------------------

@@ -105,14 +105,40 @@ class Runnable:
 # ---- store access ----------------------------------------------------------------------------------
 
 
-def open_store(path: Optional[str]) -> Store:
-    """Open the store, or refuse with what is wrong with it (not SQLite, another data version)."""
+def sqlite_problem(e: sqlite3.Error, where: str) -> Optional[str]:
+    """A clear sentence for the SQLite errors an operator can meet (the file locked by another
+    process, read-only, unopenable), or None."""
+    text = str(e).lower()
+    if "locked" in text or "busy" in text:
+        return (f"{where} is locked by another process's write transaction (waited 30 s); "
+                f"nothing was changed: try again when it is free")
+    if "readonly" in text or "read-only" in text:
+        return f"{where} is read-only (SQLite says: {e}); nothing was changed"
+    if "unable to open" in text:
+        return f"{where} cannot be opened (SQLite says: {e})"
+    return None
+
+
+def open_store(path: Optional[str], *, create: bool = True) -> Store:
+    """Open the store, or refuse with what is wrong with it (not SQLite, another data version,
+    locked, read-only). `create=False` (every command but `run`): a store that does not exist is
+    refused rather than created empty."""
     where = f"store {path or '.flow/runs.db'}"
+    if not create:
+        import os
+        target = path if path is not None else os.path.join(os.getcwd(), ".flow", "runs.db")
+        if not os.path.exists(target):
+            raise Refused(f"{where}: no such store (a store is created by `flow2py run`)")
     try:
         return Store(path)
-    except sqlite3.DatabaseError as e:
-        raise Refused(f"{where}: not a Flow store (SQLite says: {e})") from None
-    except (StoreError, TraceError, OSError, sqlite3.Error) as e:
+    except sqlite3.Error as e:
+        known = sqlite_problem(e, where)
+        if known:
+            raise Refused(known) from None
+        if isinstance(e, sqlite3.DatabaseError) and not isinstance(e, sqlite3.OperationalError):
+            raise Refused(f"{where}: not a Flow store (SQLite says: {e})") from None
+        raise Refused(f"{where}: {e}") from None
+    except (StoreError, TraceError, OSError) as e:
         raise Refused(f"{where}: {e}") from None
 
 
@@ -122,7 +148,9 @@ def read(op, *args):
         return op(*args)
     except UnknownRun as e:
         raise Refused(str(e)) from None
-    except (StoreError, TraceError, sqlite3.Error) as e:
+    except sqlite3.Error as e:
+        raise Refused(sqlite_problem(e, "the store") or str(e)) from None
+    except (StoreError, TraceError) as e:
         raise Refused(str(e)) from None
 
 
@@ -134,6 +162,8 @@ def _recorder(store: Store, run_id: str) -> SqliteRecorder:
         raise Refused(f"{e}; refusing a second resume") from None
     except StoreError as e:
         raise Refused(str(e)) from None
+    except sqlite3.Error as e:
+        raise Refused(sqlite_problem(e, "the store") or str(e)) from None
 
 
 def same_program(prog: Runnable, info) -> None:
@@ -244,6 +274,8 @@ def _new_run(store: Store, run_id: Optional[str], start: Start, prog: Runnable, 
         store.create_run(run_id, start, prog.program.sources, meta)
     except StoreError as e:
         raise Refused(str(e)) from None
+    except sqlite3.Error as e:
+        raise Refused(sqlite_problem(e, "the store") or str(e)) from None
     return run_id, _recorder(store, run_id)
 
 
@@ -328,24 +360,76 @@ def resume(store: Store, prog: Runnable, run_id: str, *, replies: Optional[dict]
     same_program(prog, info)
     open_calls = dict(info.open_calls)
     delivered = admit_replies(replies or {}, open_calls, prog, run_id)
-    _check_resend(resend, open_calls, history_from(store, run_id, info, prog.classes)[0], run_id)
+    served, first = history_from(store, run_id, info, prog.classes)
+    _check_resend(resend, open_calls, served, run_id)
     bindings = bindings_for(prog, bindings, None, "the run was not resumed")
+    unknown = Err(Unknown(CRASH_REASON))
+    closes = crash_closes(open_calls, read(store.parked, run_id), delivered, set(resend))
+    appended = [Reply(call_id, reply) for call_id, reply in delivered.items()]
+    fn = entry_of(prog, info)
+    # The history, with the replies this resume would append, must fit the program before any of
+    # them is recorded: a hole the program needs or a divergence refuses the resume, recording nothing.
+    # A call the crash cut is closed Unknown only while the program still waits on it: once one is
+    # admitted the program may stop the task owning another, whose Stop then closes that call
+    # with no reply (seed 000, "Stop"); recording Unknown for it too would not fit the program.
+    waiting = _check_fits(store, prog, fn, run_id, served + appended, first)
+    while closes and waiting:
+        cut = next((c for c in waiting if c in closes), None)
+        if cut is None:
+            break
+        closes.remove(cut)
+        appended.append(Reply(cut, unknown))
+        waiting = _check_fits(store, prog, fn, run_id, served + appended, first)
     rec = _recorder(store, run_id)
     try:
         if rec.n != info.facts:
             raise Refused(f"run {run_id} changed while this resume was preparing (another process "
                           f"resumed it); nothing was recorded")
-        unknown = Err(Unknown(CRASH_REASON))
-        closes = crash_closes(open_calls, store.parked(run_id), delivered, set(resend))
-        for call_id, reply in [*delivered.items(), *((c, unknown) for c in closes)]:
-            rec.record(Reply(call_id, reply))
+        for fact in appended:
+            rec.record(fact)
         rec.sync(durable=True)
         history, first = history_from(store, run_id, store.load_run(run_id), prog.classes)
     except BaseException:
         rec.close()
         raise
-    return _drive_live(store, rec, prog, entry_of(prog, info), history, first, bindings,
-                       checkpoint_every, resend)
+    return _drive_live(store, rec, prog, fn, history, first, bindings, checkpoint_every, resend)
+
+
+class _Fits(BaseException):
+    """The probe reached a fact to record: everything recorded so far fits the program."""
+
+
+class _ProbeRecorder:
+    """A recorder that records nothing: its first `record` ends the probe (before any dispatch,
+    since a Call is recorded before it is sent)."""
+
+    def __init__(self, store: Store, run_id: str):
+        self.store, self.run_id = store, run_id
+
+    def record(self, fact) -> None:
+        raise _Fits()
+
+    def sync(self, durable=None) -> None:
+        pass
+
+
+def _check_fits(store: Store, prog: Runnable, fn, run_id: str, history: list, first: int) -> tuple:
+    """Serve `history` (the stored facts from the latest checkpoint plus the replies a resume is
+    about to append) to the program live, stopping at the first thing it would record or at a
+    pause; a history that does not fit (ResumeRefused: a divergence, or a hole it needs) refuses
+    the resume with nothing recorded and nothing sent. Returns the ids of the calls the program
+    then waits on when it would pause at once, else ()."""
+    try:
+        outcome = drv.drive(fn, history=history, first=first, mode="live", recorder=_ProbeRecorder(store, run_id),
+                            bindings=Bindings(), resolve=prog.resolve, classes=prog.classes,
+                            carried_replies=_carried_replies(store, run_id, history, first, prog.classes))
+    except _Fits:
+        return ()
+    except drv.ResumeRefused as e:
+        raise Refused(f"run {run_id}: the stored history does not fit the program: {e.verdict.line()}; "
+                      f"refusing to resume, nothing was recorded") from None
+    # It pauses with nothing to record: the calls it waits on, in the order they were made.
+    return tuple(c.id for c in getattr(outcome, "open", ()))
 
 
 def replay(store: Store, prog: Runnable, run_id: str) -> Report:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 import socket
 import sqlite3
 import threading
@@ -101,6 +102,8 @@ CREATE TABLE IF NOT EXISTS nested_runs (
     outer_run TEXT NOT NULL, call TEXT NOT NULL, inner_run TEXT NOT NULL,
     PRIMARY KEY (outer_run, call)) WITHOUT ROWID;
 """
+
+_TABLES = frozenset(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", _SCHEMA))
 
 
 class StoreError(Exception):
@@ -199,8 +202,21 @@ class Store:
         self.durable = durable
         self._lock = threading.RLock()
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
         self._sync_mode = None
+        # A store that already has its schema is opened without taking the write lock, so reading
+        # (runs, history, replay, verify) is never held up by another process's write transaction.
+        tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if _TABLES <= tables:
+            mode = self._db.execute("PRAGMA journal_mode").fetchone()[0]
+            if mode.lower() != "wal":
+                self._db.execute("PRAGMA journal_mode=WAL")
+            self._set_sync(True)
+            row = self._db.execute("SELECT value FROM store_meta WHERE key='data_version'").fetchone()
+            if row is not None:
+                if row[0] != str(T.DATA_VERSION):
+                    raise T.UnsupportedDataVersion(row[0], where=f"the store {self.path}")
+                return
+        self._db.execute("PRAGMA journal_mode=WAL")
         self._set_sync(True)
         with self.transaction():
             for stmt in _SCHEMA.split(";"):
