@@ -119,7 +119,7 @@ class Enum(_Data):
 
 
 #: Python names codegen renames by appending `_` (flow2py/codegen/names.py RESERVED).
-_RENAMED = frozenset({"rt", "isinstance"}) | frozenset(keyword.kwlist)
+_RENAMED = frozenset({"rt", "isinstance", "len"}) | frozenset(keyword.kwlist)
 
 
 def _flow_name(f: str) -> str:

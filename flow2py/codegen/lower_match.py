@@ -4,6 +4,7 @@ test in a case (elements of an `rt.List`, effectful guards) are tested in the ca
 through to the remaining alternatives. Part of `lower.Body`."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
 
 import libcst as cst
@@ -97,8 +98,21 @@ class MatchMixin:
         pattern Python cannot test in the case itself (an element of an `rt.List`, an effectful
         guard) is tested inside the case, where failing falls through to the remaining
         alternatives: their code is emitted again there."""
+        # a `|` whose alternatives need tests in the case body is split into one alternative
+        # each; they share one dict of names so that every one binds a Flow name to the same
+        # Python variable (the arm's body refers to the binding of the first)
+        expanded = []
+        for alt in alts:
+            if len(alt) == 5:
+                expanded.append(alt)
+                continue
+            pattern, guard, body, amark = alt
+            qs = _expand(pattern)
+            shared = {} if len(qs) > 1 else None
+            expanded.extend((q, guard, body, amark, shared) for q in qs)
+        alts = expanded
         cases = []
-        for i, (pattern, guard, body, amark) in enumerate(alts):
+        for i, (pattern, guard, body, amark, shared) in enumerate(alts):
             rest = alts[i + 1:]
 
             def remaining(rest=rest):
@@ -106,9 +120,9 @@ class MatchMixin:
 
             self.scopes.append({})
             self.deferred = []
-            pat, guards, post = self.pattern(pattern)
+            pat, guards, post = self.pattern(pattern, shared)
             deferred, self.deferred = self.deferred, []
-            stmts = self.case_body(deferred, post, guard, body, remaining, guards, amark)
+            stmts = self.case_body(deferred, post, guard, body, remaining, guards, amark, shared)
             if isinstance(stmts, tuple):  # the guard could stay in the case header
                 stmts, guards = stmts
             self.scopes.pop()
@@ -122,14 +136,16 @@ class MatchMixin:
             return []
         return [py.match(subject, cases, mark)]
 
-    def case_body(self, deferred, post, guard, body, remaining, guards, amark):
+    def case_body(self, deferred, post, guard, body, remaining, guards, amark, shared=None):
         if deferred and all(isinstance(i, (A.BindPattern, A.WildcardPattern)) for _, items in deferred for i in items):
             # elements that are only names: bind them by index, no second match
             post = list(post)
             for lname, items in deferred:
                 for j, item in enumerate(items):
                     if isinstance(item, A.BindPattern):
-                        target = self.bind(item.id, item.name)
+                        target = self.bind(item.id, item.name, shared.get(item.name) if shared is not None else None)
+                        if shared is not None:
+                            shared[item.name] = target
                         index = cst.Subscript(value=py.name(lname), slice=[cst.SubscriptElement(slice=cst.Index(value=py.integer(j)))])
                         post.insert(0, py.assign(py.name(target), index, self.mark(item)))
             if guard is None:
@@ -143,9 +159,9 @@ class MatchMixin:
             for lname, items in deferred:
                 for j, item in enumerate(items):
                     subj.append(cst.Subscript(value=py.name(lname), slice=[cst.SubscriptElement(slice=cst.Index(value=py.integer(j)))]))
-                    pats.append(self._pat(item, guards2, post2, None))
+                    pats.append(self._pat(item, guards2, post2, shared))
             inner_deferred, self.deferred = self.deferred, []
-            inner = self.case_body(inner_deferred, post2, guard, body, remaining, guards2, amark)
+            inner = self.case_body(inner_deferred, post2, guard, body, remaining, guards2, amark, shared)
             if isinstance(inner, tuple):
                 inner, guards2 = inner
             cases = [py.case(py.p_tuple(pats), _and(guards2), inner, amark)]
@@ -220,6 +236,54 @@ class MatchMixin:
             names: dict[str, str] = {} if alt is None else alt
             return py.p_or([self._pat(a, guards, post, names) for a in p.alternatives])
         raise self.error(p, f"unknown pattern {type(p).__name__}")
+
+
+def _tested_in_body(p) -> bool:
+    """A part of a pattern Python cannot test in the case pattern itself (a list, a Decimal or
+    Duration literal): it adds guards or body tests that would not belong to one alternative of
+    a `|` pattern."""
+    for n in A.walk(p):
+        if isinstance(n, A.ListPattern):
+            return True
+        if isinstance(n, A.LiteralPattern) and n.literal.kind not in ("int", "text", "bytes", "bool", "unit"):
+            return True
+    return False
+
+
+def _expand(p) -> list:
+    """The pattern as a list of alternatives, with every `|` whose alternatives need tests in the
+    case body distributed to the top (`Some([0] | [1])` -> `Some([0])`, `Some([1])`); each
+    alternative then gets its own case, guard and body, in order."""
+    if isinstance(p, A.OrPattern):
+        if any(_tested_in_body(a) for a in p.alternatives):
+            return [q for a in p.alternatives for q in _expand(a)]
+        return [p]
+    if isinstance(p, A.CtorPattern):
+        parts = list(p.args or []) + [fp for _, fp in (p.fields or [])]
+        combos = _product([_expand(q) for q in parts])
+        if len(combos) == 1:
+            return [p]
+        out = []
+        nargs = len(p.args or [])
+        for c in combos:
+            args = list(c[:nargs]) if p.args is not None else None
+            fields = [(f, q) for (f, _), q in zip(p.fields, c[nargs:])] if p.fields is not None else None
+            out.append(replace(p, args=args, fields=fields))
+        return out
+    if isinstance(p, A.TuplePattern):
+        combos = _product([_expand(q) for q in p.items])
+        return [p] if len(combos) == 1 else [replace(p, items=list(c)) for c in combos]
+    if isinstance(p, A.ListPattern):
+        combos = _product([_expand(q) for q in p.items])
+        return [p] if len(combos) == 1 else [replace(p, items=list(c)) for c in combos]
+    return [p]
+
+
+def _product(options: list) -> list:
+    out = [()]
+    for opts in options:
+        out = [c + (o,) for c in out for o in opts]
+    return out
 
 
 def _has_list(m: A.Match) -> bool:

@@ -323,7 +323,9 @@ class ModuleGen:
         if t.kind == "record" and not t.lang:
             name = self.names.type_name[t.decl]
             fields = [self.field_name(f.name) for f in t.fields]
-            deco = py.call(py.dotted("rt.record"), [py.string(t.decl)], fields=py.tuple_([py.string(f) for f in fields]))
+            kw = {"fields": py.tuple_([py.string(f) for f in fields])}
+            kw.update(_names_kw([f.name for f in t.fields], fields))
+            deco = py.call(py.dotted("rt.record"), [py.string(t.decl)], **kw)
             return [self._class(name, "rt.Record", fields, [deco], mark, opaque=t.opaque)]
         if t.kind == "enum":
             base = self.names.type_name[t.decl]
@@ -333,6 +335,8 @@ class ModuleGen:
                 cname = self.names.ctor_name[(t.decl, c.name)]
                 fields = [self.field_name(n) for n in c.field_names] if c.field_names else [f"_{i}" for i in range(len(c.params))]
                 kw = {"tag": py.integer(c.tag), "fields": py.tuple_([py.string(f) for f in fields])}
+                if c.field_names:
+                    kw.update(_names_kw(list(c.field_names), fields))
                 deco = py.call(py.dotted("rt.variant"), [py.string(t.decl), py.string(c.name)], **kw)
                 out.append(self._class(cname, base, fields, [deco], mark))
             return out
@@ -493,3 +497,12 @@ class ModuleGen:
         ), None)
         return py.def_(loop_name, [py.param("_fn")] + [py.param(p) for p in all_params],
                        [doc, py.while_true(chain, mark)], mark)
+
+
+def _names_kw(flow_names: list, attrs: list) -> dict:
+    """`names=(...)` for `rt.record`/`rt.variant` whenever an attribute differs from its Flow
+    field name, or a Flow name ends in `_` (the runtime's default strips the `_` of a renamed
+    keyword, so `from_` alone would read as `from`)."""
+    if all(a == n and not n.endswith("_") for a, n in zip(attrs, flow_names)):
+        return {}
+    return {"names": py.tuple_([py.string(n) for n in flow_names])}

@@ -37,8 +37,10 @@ def python_module(key: str) -> str:
 
 
 def safe(n: str) -> str:
-    """A Flow identifier as a Python identifier."""
-    return n + "_" if n in RESERVED else n
+    """A Flow identifier as a Python identifier: a reserved name, or a reserved name followed by
+    underscores, gets one more `_` (`from` -> `from_`, `from_` -> `from__`), so that two Flow
+    names never meet in one Python name (fields `from` and `from_` of one record)."""
+    return n + "_" if n.rstrip("_") in RESERVED else n
 
 
 class Namer:
