@@ -20,6 +20,8 @@ from `carried_replies` or the earlier facts given, since the archive may hold th
 """
 from __future__ import annotations
 
+import re
+
 from typing import Optional, Sequence
 
 from flowrt.facts import Call, Checkpoint, ParkedTask, Reply
@@ -44,7 +46,7 @@ class _Checkpoints:
 
     # -- taking one ----------------------------------------------------------------------------------
 
-    def _candidate(self, tc: TailCall, flow):
+    def _candidate(self, tc: TailCall, flow, type_args: tuple = ()):
         """A tail call by the root's outermost frame to a top-level function, the first since a
         fact: the one place a checkpoint may be taken (docs/spec/execution.md)."""
         self.fresh = False
@@ -62,7 +64,6 @@ class _Checkpoints:
                               f"{describe(self.history[self.hpos])}")
             return
         n = self.cp_count + 1
-        type_args = tuple(type_text(d) for d in tc.type_args)
         fact = Checkpoint(n, flow.decl, type_args, args)
         self._emit(fact, lambda r: (type(r) is Checkpoint and r.checkpoint == n and r.function == flow.decl
                                     and r.type_args == type_args and _same(r.args, args)),
@@ -128,6 +129,7 @@ class _Checkpoints:
         root = Task(f"c{n}:root")
         self.root = root
         self.cp_count = n
+        self.root_targs = tuple(cp.type_args)
         restored: dict[str, Task] = {}
         order: list[Task] = []
         if not isinstance(self.classes, ClassTable):
@@ -189,3 +191,19 @@ class _Checkpoints:
             if type(f) is Call and f.id == call_id:
                 return f.tool
         return ""
+
+
+_VAR = re.compile(r"\$(\d+)")
+
+
+def concrete_type_args(descs: tuple, outer: tuple) -> tuple:
+    """Type argument texts of a tail call: each descriptor rendered as Flow type syntax, with the
+    calling generic function's own parameters (`T.Var(i)`, rendered `$i`) replaced by its
+    concrete type arguments `outer` (texts)."""
+    out = []
+    for d in descs:
+        text = type_text(d)
+        if "$" in text:
+            text = _VAR.sub(lambda m: outer[int(m.group(1))] if int(m.group(1)) < len(outer) else m.group(0), text)
+        out.append(text)
+    return tuple(out)

@@ -129,7 +129,12 @@ class CallsMixin:
             return s + self.continue_loop(loop, info.decl, xs, mark), py.const(None)
         if effectful:
             if tail:
-                return s + [py.return_(py.call(py.dotted("rt.TailCall"), [f, py.tuple_(xs)]), mark)], py.const(None)
+                kwargs = {}
+                targs = self.prog.type_args.get(e.id) if info.type_params else None
+                if targs:  # a checkpoint at a generic function records its type arguments
+                    kwargs["type_args"] = py.tuple_([self.mg.desc(t) for t in targs])
+                tc = py.call(py.dotted("rt.TailCall"), [f, py.tuple_(xs)], **kwargs)
+                return s + [py.return_(tc, mark)], py.const(None)
             return self.yielded(py.call(f, xs), e, s)
         value = py.call(f, xs)
         return (s + [py.return_(value, mark)], py.const(None)) if tail else (s, value)
