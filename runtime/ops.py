@@ -12,6 +12,8 @@ quotient fits in 28 digits: `1.00 / 4 == 0.25`); by zero is a fault. Generated c
 """
 from __future__ import annotations
 
+import functools
+
 import decimal
 from decimal import Decimal
 
@@ -20,8 +22,38 @@ from flowrt.values import Duration
 __all__ = [
     "Fault", "DECIMAL_CONTEXT", "DIV_CONTEXT", "int_div", "int_rem", "int_pow",
     "dec_add", "dec_sub", "dec_mul", "dec_div", "dec_neg", "dec_from_int",
-    "dur_div", "text_at", "text_slice",
+    "dur_div", "text_at", "text_slice", "Tail", "bouncing",
 ]
+
+
+class Tail:
+    """`return rt.Tail(f, args)`: a pure tail call through a function value (or to a function that
+    makes one), handed back to the trampoline of `bouncing` instead of growing Python's stack.
+    Only functions `bouncing` wraps ever return one."""
+
+    __slots__ = ("fn", "args")
+
+    def __init__(self, fn, args):
+        self.fn = fn
+        self.args = args
+
+
+def bouncing(raw):
+    """Wrap a pure function that may return `Tail`: calling the wrapper runs every tail call in one
+    loop, so a chain of pure tail calls through function values (continuation-passing code, a
+    callback calling the next callback) runs in constant stack. A `Tail` whose function is itself
+    a wrapper calls the raw function inside (`__flow_inner__`), staying in the same loop."""
+
+    def run(*args):
+        r = raw(*args)
+        while type(r) is Tail:
+            f = r.fn
+            r = getattr(f, "__flow_inner__", f)(*r.args)
+        return r
+
+    functools.update_wrapper(run, raw)  # keeps __name__, and __flow__ metadata for rt.fn
+    run.__flow_inner__ = raw
+    return run
 
 
 class Fault(Exception):

@@ -3,6 +3,7 @@ messages say what and where (docs/spec/execution.md "Host operations", trace.md)
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import threading
 
@@ -73,7 +74,8 @@ def _reply(call, text):
 def test_several_replies_at_once_are_admitted_in_the_order_given_and_replay_matches(cli):
     a, b = _paused(cli)
     r = cli.resume("a", "--reply", _reply(b, "B"), "--reply", _reply(a, "A"))
-    assert r.exit_code == 0 and r.stdout.strip() == '"s1s2|A|B"'
+    # which step of each race answers first is timing (recorded as a Choice): only the shape is fixed
+    assert r.exit_code == 0 and re.fullmatch(r'"s\d+s\d+\|A\|B"', r.stdout.strip()), r.stdout
     replies = [f["id"] for f in cli.facts("a") if f["kind"] == "Reply"][-2:]
     assert replies == [b, a]
     assert cli("replay", "a").stdout.startswith("Matched")

@@ -62,6 +62,7 @@ class DefCtx:
     generator: bool
     has_yield: bool = False
     loop: Optional[Loop] = None
+    bouncing: bool = False  # pure, wrapped by rt.bouncing: pure tail calls through values return rt.Tail
 
 
 def _generator_marker() -> cst.SimpleStatementLine:

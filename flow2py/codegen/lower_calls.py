@@ -58,6 +58,8 @@ class CallsMixin:
                 return s + [py.return_(py.call(py.dotted("rt.TailCall"), [f, py.tuple_(args)]), self.mark(e))], py.const(None)
             return self.yielded(value, e, s)
         if tail:
+            if self.ctx.bouncing:  # a pure tail call through a value: the trampoline makes it
+                value = py.call(py.dotted("rt.Tail"), [f, py.tuple_(args)])
             return s + [py.return_(value, self.mark(e))], py.const(None)
         return s, value
 
@@ -136,7 +138,10 @@ class CallsMixin:
                 tc = py.call(py.dotted("rt.TailCall"), [f, py.tuple_(xs)], **kwargs)
                 return s + [py.return_(tc, mark)], py.const(None)
             return self.yielded(py.call(f, xs), e, s)
-        value = py.call(f, xs)
+        if tail and self.ctx.bouncing and info.decl in self.mg.names.bouncing:
+            value = py.call(py.dotted("rt.Tail"), [f, py.tuple_(xs)])  # stays in the caller's trampoline
+        else:
+            value = py.call(f, xs)
         return (s + [py.return_(value, mark)], py.const(None)) if tail else (s, value)
 
     def continue_loop(self, loop: Loop, callee: str, xs: list, mark: str) -> list:

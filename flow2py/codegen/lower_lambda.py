@@ -10,6 +10,7 @@ from flow2py.check import program as P
 from flow2py.codegen import py
 from flow2py.codegen.lower_base import RETURN, DefCtx, _generator_marker
 from flow2py.codegen.lower_calls import LANG_REQUESTS
+from flow2py.codegen.tails import tail_calls_of
 from flow2py.syntax import ast as A
 
 
@@ -35,8 +36,12 @@ class LambdaMixin:
                 if b in self.locals:
                     n = self.locals[b]
                     kwonly.append(py.param(n, py.name(n)))
+        bouncing = False
+        if not generator:
+            through_value, callees = tail_calls_of(self.prog, e.body)
+            bouncing = through_value or bool(callees & self.mg.names.bouncing)
         saved_ctx, saved_scopes = self.ctx, self.scopes
-        self.ctx = DefCtx(generator=generator)
+        self.ctx = DefCtx(generator=generator, bouncing=bouncing)
         self.scopes = saved_scopes + [{}]
         try:
             params = [py.param(self.bind(p.id, p.name)) for p in e.params]
@@ -48,6 +53,9 @@ class LambdaMixin:
         finally:
             self.ctx, self.scopes = saved_ctx, saved_scopes
         d = py.def_(fname, params, body, self.mark(e), kwonly=kwonly)
+        if bouncing:  # its rt.Tail returns run in rt.bouncing's loop (codegen.md)
+            wrap = py.assign(py.name(fname), py.call(py.dotted("rt.bouncing"), [py.name(fname)]), self.mark(e))
+            return [d, wrap], py.name(fname)
         return [d], py.name(fname)
 
     def forwarded(self, e: A.Lambda) -> Optional[py.Expr]:
@@ -87,7 +95,7 @@ class LambdaMixin:
     def _effect_free(self, e: A.Expr) -> bool:
         """No call in `e` (outside lambdas) reaches a Tool or a task operation: evaluating it
         before the Tool call of a parkable body adds no second effect."""
-        from flow2py.codegen.module import _calls_outside_lambdas
+        from flow2py.codegen.tails import _calls_outside_lambdas
 
         return all(self.eff(c.id) != "tool" for c in _calls_outside_lambdas(e))
 

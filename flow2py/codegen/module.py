@@ -15,6 +15,7 @@ from flow2py.codegen import py
 from flow2py.codegen.lower import Body
 from flow2py.codegen.lower_base import RETURN, CodegenError, Loop, _generator_marker
 from flow2py.codegen.names import Namer, python_module, safe
+from flow2py.codegen.tails import bouncing_functions, tail_callees, tail_groups
 from flow2py.syntax import ast as A
 
 SCALARS = {"Int", "Decimal", "Text", "Bytes", "Bool", "Unit", "Duration", "Instant"}
@@ -63,98 +64,11 @@ class ProgramNames:
             for d in group:
                 self.groups[d] = group
                 self.group_name[d] = n
+        self.bouncing = bouncing_functions(prog, self.groups)
 
 
 def _decl_order(infos):
     return sorted(infos, key=lambda i: (i.node.span.start if i.node is not None else -1))
-
-
-def _calls_outside_lambdas(node):
-    """Call nodes of a function body, not descending into lambdas (their tail calls are theirs)."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, A.Lambda):
-            continue
-        if isinstance(n, A.Call):
-            yield n
-        if isinstance(n, A.Node):
-            for f in n.__dataclass_fields__:
-                if f in ("span", "id", "name_span", "source"):
-                    continue
-                stack.append(getattr(n, f))
-        elif isinstance(n, (list, tuple)):
-            stack.extend(n)
-
-
-def tail_callees(prog: P.CheckedProgram, info: P.FnInfo) -> dict[int, str]:
-    """Call id -> callee declaration, for the calls in tail position of `info`'s own body."""
-    out = {}
-    for c in _calls_outside_lambdas(info.node.body):
-        if c.id not in prog.tail_calls:
-            continue
-        ref = prog.refs.get(c.callee.id)
-        if isinstance(ref, P.FnRef):
-            out[c.id] = ref.decl
-    return out
-
-
-def tail_groups(prog: P.CheckedProgram) -> list[list[str]]:
-    """Strongly connected groups (two or more) of pure functions calling each other in tail
-    position: each becomes one loop function (Tarjan's algorithm, in declaration order)."""
-    pure = {
-        d: i for d, i in prog.fn_decls.items()
-        if i.effect == "pure" and not i.is_tool and i.node is not None and i.node.body is not None
-    }
-    edges = {d: sorted({c for c in tail_callees(prog, i).values() if c in pure and c != d}) for d, i in pure.items()}
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on: set[str] = set()
-    out: list[list[str]] = []
-    counter = [0]
-
-    def visit(v):
-        work = [(v, iter(edges[v]))]
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on.add(v)
-        while work:
-            node, it = work[-1]
-            advanced = False
-            for w in it:
-                if w not in index:
-                    index[w] = low[w] = counter[0]
-                    counter[0] += 1
-                    stack.append(w)
-                    on.add(w)
-                    work.append((w, iter(edges[w])))
-                    advanced = True
-                    break
-                if w in on:
-                    low[node] = min(low[node], index[w])
-            if advanced:
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                comp = []
-                while True:
-                    w = stack.pop()
-                    on.discard(w)
-                    comp.append(w)
-                    if w == node:
-                        break
-                if len(comp) > 1:
-                    order = {d: k for k, d in enumerate(pure)}
-                    out.append(sorted(comp, key=order.__getitem__))
-
-    for d in pure:
-        if d not in index:
-            visit(d)
-    return out
 
 
 class ModuleGen:
@@ -408,7 +322,14 @@ class ModuleGen:
         for v in variants:
             name = self.names.fn_name[f.decl] + ("__tool" if (f.effect == "poly" and v == "tool") else "")
             out.append(self.function_variant(f, v, name))
+            if v == "pure" and f.decl in self.names.bouncing:
+                out.append(self._bouncing(name, f))
         return out
+
+    def _bouncing(self, name: str, f: P.FnInfo):
+        """`name = rt.bouncing(name)`: its `rt.Tail` returns run in one loop (codegen.md)."""
+        mark = f"# flow: {self.flow_file}:{f.node.span.line}"
+        return py.assign(py.name(name), py.call(py.dotted("rt.bouncing"), [py.name(name)]), mark)
 
     def _self_calls(self, f: P.FnInfo, variant: str) -> set[int]:
         """Tail calls of `f` to itself that become `continue` of a `while True:` loop. An effectful
@@ -428,6 +349,7 @@ class ModuleGen:
         mark = f"# flow: {self.flow_file}:{f.node.span.line}"
         namer = Namer(self.namer.taken | set(self.imports.values()) | {safe(a) for a in self.mod.aliases})
         body = Body(self, namer, variant)
+        body.ctx.bouncing = variant == "pure" and f.decl in self.names.bouncing
         params = [body.bind(p.id, p.name) for p in f.node.params]
         self_calls = self._self_calls(f, variant)
         if self_calls:
@@ -458,6 +380,8 @@ class ModuleGen:
                         [py.return_(py.call(py.name(loop_name), args), mark)], mark,
                         decorators=[self._fn_decorator(f)])
         out = [entry]
+        if f.decl in self.names.bouncing:
+            out.append(self._bouncing(self.names.fn_name[f.decl], f))
         if idx == 0:
             out.append(self.group_loop(group, loop_name))
         return out
@@ -470,6 +394,7 @@ class ModuleGen:
         member_params: dict[str, list[str]] = {}
         for info in infos:
             b = Body(self, namer, "pure")
+            b.ctx.bouncing = info.decl in self.names.bouncing
             ps = [b.bind(p.id, p.name) for p in info.node.params]
             member_params[info.decl] = ps
             all_params += ps
