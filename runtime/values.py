@@ -426,17 +426,56 @@ def list_of(items: Iterable = ()) -> List:
     return items if type(items) is List else pvector(items)
 
 
-class Dict:
-    """Flow `Dict<K, V>`: a persistent map, iterated in sorted key order."""
+class _Sorted:
+    """What Dict and Set share: an immutables.Map inside, iterated and ordered by its sorted
+    contents (`_order()`: the items, or the elements), equal and hashed by the map."""
 
-    # `_sorted` and `_hash` are caches, unset until first needed (a new Dict costs one slot store).
+    # `_sorted` and `_hash` are caches, unset until first needed (a new value costs one slot store).
     __slots__ = ("_m", "_sorted", "_hash")
 
     def __init__(self, m: immutables.Map = immutables.Map()):
         _set(self, "_m", m)
 
     def __setattr__(self, name, value):
-        raise AttributeError("Dict is immutable")
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def __len__(self):
+        return len(self._m)
+
+    def __contains__(self, key):
+        return key in self._m
+
+    def __eq__(self, other):
+        return type(other) is type(self) and self._m == other._m
+
+    def __hash__(self):
+        try:
+            return self._hash
+        except AttributeError:
+            h = hash(self._m)
+            _set(self, "_hash", h)
+            return h
+
+    def __lt__(self, other):
+        return self._order() < other._order() if type(other) is type(self) else NotImplemented
+
+    def __le__(self, other):
+        return self._order() <= other._order() if type(other) is type(self) else NotImplemented
+
+    def __gt__(self, other):
+        return self._order() > other._order() if type(other) is type(self) else NotImplemented
+
+    def __ge__(self, other):
+        return self._order() >= other._order() if type(other) is type(self) else NotImplemented
+
+    def __repr__(self):
+        return show(self)
+
+
+class Dict(_Sorted):
+    """Flow `Dict<K, V>`: a persistent map, iterated in sorted key order."""
+
+    __slots__ = ()
 
     def items(self) -> tuple:
         """(key, value) pairs in key order (computed once per Dict)."""
@@ -455,12 +494,6 @@ class Dict:
 
     def __iter__(self):
         return (k for k, _ in self.items())
-
-    def __len__(self):
-        return len(self._m)
-
-    def __contains__(self, key):
-        return key in self._m
 
     def __getitem__(self, key):
         return self._m[key]
@@ -483,31 +516,7 @@ class Dict:
             m[k] = v
         return _mk_dict(m.finish())
 
-    def __eq__(self, other):
-        return isinstance(other, Dict) and self._m == other._m
-
-    def __hash__(self):
-        try:
-            return self._hash
-        except AttributeError:
-            h = hash(self._m)
-            _set(self, "_hash", h)
-            return h
-
-    def __lt__(self, other):
-        return self.items() < other.items() if isinstance(other, Dict) else NotImplemented
-
-    def __le__(self, other):
-        return self.items() <= other.items() if isinstance(other, Dict) else NotImplemented
-
-    def __gt__(self, other):
-        return self.items() > other.items() if isinstance(other, Dict) else NotImplemented
-
-    def __ge__(self, other):
-        return self.items() >= other.items() if isinstance(other, Dict) else NotImplemented
-
-    def __repr__(self):
-        return show(self)
+    _order = items
 
     def __reduce__(self):
         return (dict_of, (self.items(),))
@@ -526,16 +535,10 @@ def dict_of(pairs: Iterable = ()) -> Dict:
     return _mk_dict(immutables.Map(pairs))
 
 
-class Set:
+class Set(_Sorted):
     """Flow `Set<T>`: a persistent set, iterated in sorted order."""
 
-    __slots__ = ("_m", "_sorted", "_hash")
-
-    def __init__(self, m: immutables.Map = immutables.Map()):
-        _set(self, "_m", m)
-
-    def __setattr__(self, name, value):
-        raise AttributeError("Set is immutable")
+    __slots__ = ()
 
     def elements(self) -> tuple:
         """The elements in order (computed once per Set)."""
@@ -548,12 +551,6 @@ class Set:
 
     def __iter__(self):
         return iter(self.elements())
-
-    def __len__(self):
-        return len(self._m)
-
-    def __contains__(self, x):
-        return x in self._m
 
     def add(self, x) -> "Set":
         if x in self._m:
@@ -583,31 +580,7 @@ class Set:
                 del m[x]
         return _mk_set(m.finish())
 
-    def __eq__(self, other):
-        return isinstance(other, Set) and self._m == other._m
-
-    def __hash__(self):
-        try:
-            return self._hash
-        except AttributeError:
-            h = hash(self._m)
-            _set(self, "_hash", h)
-            return h
-
-    def __lt__(self, other):
-        return self.elements() < other.elements() if isinstance(other, Set) else NotImplemented
-
-    def __le__(self, other):
-        return self.elements() <= other.elements() if isinstance(other, Set) else NotImplemented
-
-    def __gt__(self, other):
-        return self.elements() > other.elements() if isinstance(other, Set) else NotImplemented
-
-    def __ge__(self, other):
-        return self.elements() >= other.elements() if isinstance(other, Set) else NotImplemented
-
-    def __repr__(self):
-        return show(self)
+    _order = elements
 
     def __reduce__(self):
         return (set_of, (self.elements(),))
