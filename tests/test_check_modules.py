@@ -105,3 +105,11 @@ def test_identity_survives_reformatting_and_changes_with_meaning(tmp_path):
     ia, ib, ic = (check_program(p).program.identity for p in (a, b, c))
     assert ia == ib
     assert ia != ic
+
+
+def test_a_repository_module_that_fails_to_load_is_not_pinned(tmp_path):
+    cache = tmp_path / "cache"
+    _repo(cache, "abc123", {"other.flow": "pub flow x() -> Int = 1\n"})  # no catalog.flow at this commit
+    path = write_program(tmp_path / "prog", {"main.flow": MAIN})
+    assert "E103" in codes(check_program(path, cache_dir=str(cache)))
+    assert not (tmp_path / "prog" / "flow.lock").exists()

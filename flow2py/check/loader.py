@@ -125,8 +125,10 @@ class Loader:
             key = f"{STD_VERSION}/{name}"
             self._visit(key, os.path.join(sd, name + ".flow"), None, True, None, display=key + ".flow")
         entry_key = self._local_key(self.entry_abs)
+        before = len(self.problems.items)
         self._visit(entry_key, self.entry_abs, None, False, None, display=self.entry_path, source=self.entry_source)
-        self._write_lock()
+        if len(self.problems.items) == before:
+            self._write_lock()  # pin only what loaded: a tag whose module is missing is not recorded
         return [self.modules[k] for k in self.order]
 
     def _local_key(self, abs_file: str) -> str:
