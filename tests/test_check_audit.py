@@ -168,3 +168,10 @@ def test_try_in_a_lambda_with_another_error_type_is_e409():
         }
     ''')
     assert codes(r) == ["E409"]
+
+
+def test_a_test_with_parameters_is_e504_only_not_also_unused_parameters():
+    from check_helpers import check_source
+
+    r = check_source("@test flow adds(x: Int) -> Bool = 1 + 1 == 2\n")
+    assert [d.code for d in r.diagnostics] == ["E504"]

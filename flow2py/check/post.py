@@ -37,8 +37,10 @@ def finish_fn(bc, exhaust: Exhaust) -> None:
             problems.add("E410", "this `let` pattern does not match every value: missing " + ", ".join(f"`{w}`" for w in missing)
                          + "; use `match` or `guard let ... else`", p.span)
     source = bc.env.lm.ast.source or ""
+    # a @test with parameters is E504 already: its parameters are the mistake, not unused bindings
+    test_params = {p.id for p in bc.fn.node.params} if bc.fn.is_test else set()
     for b in bc.binders:
-        if b.used or b.silent or b.name.startswith("_"):
+        if b.used or b.silent or b.name.startswith("_") or b.node.id in test_params:
             continue
         problems.add("E404", f"`{b.name}` is never used: use it, or name it `_{b.name}` (or `_`)", b.span,
                      fixes=_rename_fix(b, source, bc.pat.field_binders))
