@@ -29,7 +29,7 @@ _ALL = [
     ("E207", "duplicate-field", "a field given twice"),
     ("E208", "not-data", "a type that must be data (equality, ordering, keys, Tool boundary, entry) but is not"),
     ("E209", "no-operator", "an operator with no function declared for its operand type"),
-    ("E210", "unknown-method", "method syntax naming a function the home module of the type does not declare"),
+    ("E210", "unknown-method", "method syntax naming a function neither the home module of the type nor the generic std functions (std/data.flow) declare"),
     ("E211", "alias-cycle", "a type alias that refers to itself"),
     ("E212", "cannot-infer", "a value whose type cannot be known where it is needed"),
     # effects

@@ -97,6 +97,7 @@ class Declarations:
         self.literal_types: dict[str, TypeInfo] = {}  # literal kind -> type
         self.home_ops: dict[tuple[str, str, int], FnInfo] = {}
         self.generic_ops: dict[tuple[str, int], FnInfo] = {}
+        self.generic_fns: dict[str, FnInfo] = {}  # name -> pub std fn whose first parameter is a type parameter
         self.data_params: dict[str, set[str]] = {}  # fn decl -> type params that must be data
         self.used: set[str] = set()  # declaration ids referenced from another declaration
         self._alias_state: dict[str, int] = {}
@@ -482,8 +483,13 @@ class Declarations:
 
     def _index_ops(self) -> None:
         for fn in self.fn_decls.values():
+            if not self.envs[fn.module].is_std:
+                continue
+            if fn.pub and fn.params and type(fn.params[0][1]) is TParam:
+                # a generic method (std/data.flow): `x.f()` for any x whose home module has no `f`
+                self.generic_fns.setdefault(fn.name, fn)
             la = lang_args(fn.node.annotations)
-            if not la or not self.envs[fn.module].is_std:
+            if not la:
                 continue
             for flag in la[1:]:
                 if flag in OPERATORS:

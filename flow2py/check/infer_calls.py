@@ -85,30 +85,39 @@ class CallsMixin:
         return False
 
     def _method(self, callee: ast.FieldAccess, tt) -> Optional[FnInfo]:
+        """`x.f(...)`: the `f` of the home module of x's type; when that module declares no `f`
+        (or x's type has no home module: tuples, functions), the generic std function `f` whose
+        first parameter is a type parameter (std/data.flow: `to_text`, `compare`, ...), the same
+        rule as the generic operators."""
         if type(tt) in (TError, TNever):
             return None
         if type(tt) is TVar:
             self.problems.add("E212", f"the type of this value must be known to call `.{callee.name}(...)`: annotate it", callee.target.span)
             return None
-        if type(tt) is TCon:
-            home = tt.decl.split("::")[0]
-            menv = self.d.envs.get(home)
-            fn = menv.cm.fns.get(callee.name) if menv else None
-            if fn is not None:
-                if not fn.pub and home != self.env.key:
-                    self.problems.add("E109", f"`{callee.name}` of module {home} is private to its module", callee.span)
-                    return None
-                if not fn.params:
-                    self.problems.add("E210", f"`{callee.name}` takes no arguments, so it cannot be called as a method", callee.span)
-                    return None
-                self.refs[callee.id] = MethodRef(fn.decl)
-                return fn
-            cands = [n for n, f in menv.cm.fns.items() if f.pub or home == self.env.key] if menv else []
-            s = suggest(callee.name, cands)
-            related = [Related("did you mean " + ", ".join(f"`{x}`" for x in s) + "?", callee.span)] if s else []
-            self.problems.add("E210", f"no function `{callee.name}` for `{self.show(tt)}` in its module {home}", callee.span, related=related)
-            return None
-        self.problems.add("E210", f"`{self.show(tt)}` has no methods: call a function with it instead", callee.span)
+        home = tt.decl.split("::")[0] if type(tt) is TCon else None
+        menv = self.d.envs.get(home) if home else None
+        fn = menv.cm.fns.get(callee.name) if menv else None
+        if fn is not None:
+            if not fn.pub and home != self.env.key:
+                self.problems.add("E109", f"`{callee.name}` of module {home} is private to its module", callee.span)
+                return None
+            if not fn.params:
+                self.problems.add("E210", f"`{callee.name}` takes no arguments, so it cannot be called as a method", callee.span)
+                return None
+            self.refs[callee.id] = MethodRef(fn.decl)
+            return fn
+        fn = self.d.generic_fns.get(callee.name)
+        if fn is not None:
+            self.refs[callee.id] = MethodRef(fn.decl)
+            return fn
+        cands = [n for n, f in menv.cm.fns.items() if f.pub or home == self.env.key] if menv else []
+        s = suggest(callee.name, cands + list(self.d.generic_fns))
+        related = [Related("did you mean " + ", ".join(f"`{x}`" for x in s) + "?", callee.span)] if s else []
+        if home:
+            msg = f"no function `{callee.name}` for `{self.show(tt)}` in its module {home}"
+        else:
+            msg = f"no function `{callee.name}` for `{self.show(tt)}`: its type has no home module, so only generic std functions apply"
+        self.problems.add("E210", msg, callee.span, related=related)
         return None
 
     def _args_poison(self, e: ast.Call):

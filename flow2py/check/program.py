@@ -105,7 +105,8 @@ class FieldRef:
 
 @dataclass(frozen=True, slots=True)
 class MethodRef:
-    """`x.f(args)` resolved to the function `decl` of the home module of x's type: f(x, args)."""
+    """`x.f(args)` resolved to the function `decl` of the home module of x's type, or else to the
+    generic std function `f` (std/data.flow): f(x, args)."""
 
     decl: str
 
