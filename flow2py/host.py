@@ -150,9 +150,12 @@ def start(path: str, *, entry: str = "main", input_json: Optional[str] = None, t
     """`flow2py run`: check, decode the input, bind, record Start, drive live."""
     loaded = compile_path(path)
     value = _input(input_json)
-    rh.decode_input(value, loaded.entry(entry)[1])  # bad input refused before the store is opened
+    # Bad input is refused before a store is created: a host token in it must be one the store
+    # records as issued, and a store that does not exist yet has issued none.
+    store = open_store(store_path, create=False) if rh.store_exists(store_path) else None
+    rh.decode_input(value, loaded.entry(entry)[1], issued=rh.issued_in(store))
     bindings = rh.bindings_for(loaded, load_tools(tools), entry, "the run was not started")
-    return rh.start(open_store(store_path), loaded, entry=entry, input=value, bindings=bindings,
+    return rh.start(store or open_store(store_path), loaded, entry=entry, input=value, bindings=bindings,
                     run_id=run_id, checkpoint_every=checkpoint_every, meta=loaded.meta(path))
 
 

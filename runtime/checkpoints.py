@@ -130,6 +130,15 @@ class _Checkpoints:
         self.root = root
         self.cp_count = n
         self.root_targs = tuple(cp.type_args)
+        args, order = self._restore_parked(tuple(cp.args))
+        self._finish_answered(order)
+        root.start = lambda: fn(*args)
+        self.ready.append(root)
+
+    def _restore_parked(self, args: tuple) -> tuple[tuple, list]:
+        """`args` with each ParkedTask replaced by a restored task waiting on its call again (owned
+        by the root frame in argument order), and those tasks in that order."""
+        root = self.root
         restored: dict[str, Task] = {}
         order: list[Task] = []
         if not isinstance(self.classes, ClassTable):
@@ -148,13 +157,56 @@ class _Checkpoints:
                 order.append(t)
             return t
 
-        args = rebuild(tuple(cp.args), restore, (ParkedTask,))
+        args = rebuild(args, restore, (ParkedTask,))
         for t in order:
             root.owned.setdefault(0, {})[t] = None
             self.live[t] = None
-        self._finish_answered(order)
-        root.start = lambda: fn(*args)
-        self.ready.append(root)
+        return args, order
+
+    # -- beginning a fork ----------------------------------------------------------------------------
+
+    def begin_fork(self, args: tuple) -> tuple:
+        """A fork's Start may hold parked tasks (flowrt.forks, docs/spec/execution.md "Fork"):
+        each is restored waiting on its call, and the facts right after Start settle it, in any
+        order: a Reply (the parent's reply) finishes it at once, before the root runs; a Call is
+        its call made again in the fork, which stays open (the host sends it, as a resend)."""
+        found: list = []
+        rebuild(args, lambda p: found.append(p) or p, (ParkedTask,))
+        if not found:
+            return args
+        args, order = self._restore_parked(args)
+        waiting = {t.call.id: t for t in order}
+        while waiting and self.hpos < self.hlen:
+            f = self.history[self.hpos]
+            t = waiting.pop(f.id, None) if type(f) in (Reply, Call) else None
+            if t is None:
+                break
+            self.hpos += 1
+            self.since_cp += 1
+            call = t.call
+            if type(f) is Reply:
+                self._finish_from(t, f.id, f.reply, "the fork's Start")
+            else:
+                call.tool, call.args = f.tool, tuple(f.args)
+                call.spec = None if self.replay else self._spec_of(f)
+        if waiting:
+            cid = next(iter(waiting))
+            self._diverge(f"the fork's Start holds a task parked on {cid}, but the history records "
+                          f"neither that call made again nor its reply right after the Start")
+        return args
+
+    def _spec_of(self, call: Call):
+        """The ToolSpec of a call made again in a fork: the program's Tool function (its whole body
+        is the call, abi.md "Parkable tasks") names it in the request it yields."""
+        fn = self.resolve(call.tool_id)
+        if fn is None:
+            raise LookupError(f"no Tool {call.tool_id!r} to make the fork's call {call.id} with")
+        gen = fn(*call.args)
+        try:
+            req = gen.send(None)
+        finally:
+            gen.close()
+        return req.spec
 
     def _finish_answered(self, restored: list):
         """Restored parked tasks whose reply is recorded before the checkpoint are finished, in
@@ -175,16 +227,18 @@ class _Checkpoints:
                 earlier.append((f.id, f.reply))
                 have.add(f.id)
         for cid, reply in found + earlier:
-            t = by_call[cid]
-            if has_hole(reply):
-                self._incomplete(f"needs the reply to {cid}, carried by checkpoint {self.cp_count}, "
-                                 f"which is a hole")
-            call = t.call
-            del self.open[cid]
-            t.call = None
-            value = build_parked(call.park, reply)
-            t.parked = (cid, call.park, value)
-            self._finish(t, value)
+            self._finish_from(by_call[cid], cid, reply, f"checkpoint {self.cp_count}")
+
+    def _finish_from(self, t: Task, cid: str, reply, carrier: str):
+        """Finish a restored parked task from the reply to its call, recorded before it began."""
+        if has_hole(reply):
+            self._incomplete(f"needs the reply to {cid}, carried by {carrier}, which is a hole")
+        call = t.call
+        del self.open[cid]
+        t.call = None
+        value = build_parked(call.park, reply)
+        t.parked = (cid, call.park, value)
+        self._finish(t, value)
 
     def _tool_of(self, call_id: str) -> str:
         for f in reversed(self.history):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextvars
 import decimal
 import json
 import re
@@ -25,6 +26,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from flowrt.facts import ParkedTask
 from flowrt.types import (
     _GENERATION, DecodeError, DictOf, ListOf, Named, SetOf, T, Token, TupleOf, Var, _Prim,
     fields_of, type_text,
@@ -33,6 +35,14 @@ from flowrt.values import (
     NONE, Dict, Duration, Enum, HostToken, Instant, List, Option, Record, Set, dict_of, list_of,
     set_of, show,
 )
+
+#: Who admits the host tokens and opaque values a decode meets (docs/spec/tools.md "Host tokens",
+#: execution.md "Fork"). None, as for a Tool implementation's result: a token is taken as given
+#: (recording the Reply that carries it issues it) and an opaque type is never built. The host
+#: sets a policy (flowrt.tokens) around what it is handed: its `token(tok, path)` refuses a token
+#: the host never issued; one with `restoring` set checks the values a checkpoint rebuilt, so an
+#: opaque value or a parked task the program made passes as it is.
+ADMISSION: contextvars.ContextVar = contextvars.ContextVar("flowrt_admission", default=None)
 
 __all__ = ["DecodeError", "decode", "compile_decoder", "loads_exact"]
 
@@ -251,12 +261,25 @@ def _dec_tuple(d, v, path):
 
 def _dec_token(d, v, path):
     if type(v) is HostToken:
-        if v.type_id == d.type_id:
-            return v
-        raise DecodeError(path, f"expected a {type_text(d)} token, got a {v.type_id.rsplit('::', 1)[-1]} token")
-    if type(v) is dict and len(v) == 1 and "$token" in v and type(v["$token"]) is str:
-        return HostToken(d.type_id, v["$token"])
-    _fail(path, f"{type_text(d)} (a host token {{\"$token\": ...}})", v)
+        if v.type_id != d.type_id:
+            raise DecodeError(path, f"expected a {type_text(d)} token, got a {v.type_id.rsplit('::', 1)[-1]} token")
+        tok = v
+    elif type(v) is dict and len(v) == 1 and "$token" in v and type(v["$token"]) is str:
+        tok = HostToken(d.type_id, v["$token"])
+    else:
+        _fail(path, f"{type_text(d)} (a host token {{\"$token\": ...}})", v)
+    policy = ADMISSION.get()
+    if policy is not None:
+        policy.token(tok, path)
+    return tok
+
+
+def _dec_handle(d, v, path):
+    """A slot with no descriptor: a task or a function, neither of which is data."""
+    policy = ADMISSION.get()
+    if policy is not None and policy.restoring and type(v) is ParkedTask:
+        return v
+    raise DecodeError(path, "a task or a function is not data, so no input or reply can hold one")
 
 
 def _dec_var(d, v, path):
@@ -312,7 +335,9 @@ def _check_instance(cls, args, v, path):
 def _dec_named(d, v, path):
     cls, args = d.cls, d.args
     if cls.__dict__.get("__flow_opaque__"):
-        raise DecodeError(path, f"{type_text(d)} is opaque: decoding never builds one")
+        policy = ADMISSION.get()
+        if policy is None or not policy.restoring or not isinstance(v, (Record, Enum)):
+            raise DecodeError(path, f"{type_text(d)} is opaque: decoding never builds one")
     if issubclass(cls, Record):
         if type(v) is cls:
             return _check_instance(cls, args, v, path)
@@ -348,7 +373,7 @@ def _dec_named(d, v, path):
 
 _DECODERS = {
     _Prim: None, ListOf: _dec_list, SetOf: _dec_set, DictOf: _dec_dict, TupleOf: _dec_tuple,
-    Named: _dec_named, Var: _dec_var, Token: _dec_token,
+    Named: _dec_named, Var: _dec_var, Token: _dec_token, type(None): _dec_handle,
 }
 _PRIMS = {
     "Int": _dec_int, "Decimal": _dec_decimal, "Text": _dec_text, "Bytes": _dec_bytes,

@@ -99,8 +99,9 @@ def _end_text(fact: End) -> str:
 
 def _input_text(f: Start) -> str:
     if f.param_names and len(f.param_names) == len(f.input):
-        return "{ " + ", ".join(f"{p}: {_text(v)}" for p, v in zip(f.param_names, f.input)) + " }"
-    return "{}" if not f.input else _text(tuple(f.input))
+        # a fork's Start may hold parked tasks (flowrt.forks)
+        return "{ " + ", ".join(f"{p}: {_text(_swap_parked(v))}" for p, v in zip(f.param_names, f.input)) + " }"
+    return "{}" if not f.input else _text(_swap_parked(tuple(f.input)))
 
 
 def _call_text(name: str, type_args: Iterable[str], args: Iterable[Any]) -> str:

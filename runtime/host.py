@@ -29,12 +29,14 @@ from flowrt.facts import Call, Checkpoint, ParkedTask, Reply, Start
 from flowrt.history_view import to_html, to_jsonl, to_text
 from flowrt.loader import Program
 from flowrt.requests import ToolSpec
+from flowrt.forks import ForkRefused, parked_in_fork, rebuilt_args
 from flowrt.store import RunBusy, SqliteRecorder, Store, StoreError, UnknownRun, carried_replies
-from flowrt.tasks import has_hole, rebuild
+from flowrt.tasks import rebuild
+from flowrt.tokens import NONE_ISSUED, Issued, admitting
 from flowrt.tools import BINDINGS, Bindings, admit
-from flowrt.trace import DATA_VERSION, TraceError
-from flowrt.types import DecodeError, decode, loads_exact, to_json
-from flowrt.values import Err, Malformed, Unknown, show
+from flowrt.trace import DATA_VERSION, MissingClass, TraceError
+from flowrt.types import DecodeError, decode, loads_exact
+from flowrt.values import Err, HostToken, Malformed, Unknown, show
 
 __all__ = ["Host", "Refused", "Report", "Runnable", "CRASH_REASON"]
 
@@ -124,11 +126,8 @@ def open_store(path: Optional[str], *, create: bool = True) -> Store:
     locked, read-only). `create=False` (every command but `run`): a store that does not exist is
     refused rather than created empty."""
     where = f"store {path or '.flow/runs.db'}"
-    if not create:
-        import os
-        target = path if path is not None else os.path.join(os.getcwd(), ".flow", "runs.db")
-        if not os.path.exists(target):
-            raise Refused(f"{where}: no such store (a store is created by `flow2py run`)")
+    if not create and not store_exists(path):
+        raise Refused(f"{where}: no such store (a store is created by `flow2py run`)")
     try:
         return Store(path)
     except sqlite3.Error as e:
@@ -140,6 +139,17 @@ def open_store(path: Optional[str], *, create: bool = True) -> Store:
         raise Refused(f"{where}: {e}") from None
     except (StoreError, TraceError, OSError) as e:
         raise Refused(f"{where}: {e}") from None
+
+
+def store_exists(path: Optional[str]) -> bool:
+    import os
+    return os.path.exists(path if path is not None else os.path.join(os.getcwd(), ".flow", "runs.db"))
+
+
+def issued_in(store: Optional[Store]) -> Issued:
+    """The admission policy for what a host is handed: only tokens this store's host issued
+    (flowrt.tokens); a host with no store yet has issued none."""
+    return NONE_ISSUED if store is None else Issued(store.token_issued)
 
 
 def read(op, *args):
@@ -182,8 +192,9 @@ def parse_json(text: str, what: str):
         raise Refused(f"{what}: not valid JSON: {e}") from None
 
 
-def decode_input(obj: Any, params, what: str = "--input") -> tuple:
-    """Decode a run's input (a JSON object keyed by parameter names) against the parameter types."""
+def decode_input(obj: Any, params, what: str = "--input", issued: Issued = NONE_ISSUED) -> tuple:
+    """Decode a run's input (a JSON object keyed by parameter names) against the parameter types.
+    A host token in it must be one the host issued (`issued`: by default none was)."""
     obj = {} if obj is None else obj
     if not isinstance(obj, dict):
         raise Refused(f"{what}: expected a JSON object keyed by parameter names, got {type(obj).__name__}")
@@ -192,30 +203,55 @@ def decode_input(obj: Any, params, what: str = "--input") -> tuple:
     if unknown:
         raise Refused(f"{what}: unknown parameter {unknown[0]!r}; the entry takes {', '.join(names) or 'nothing'}")
     args = []
-    for name, desc in params:
-        if name not in obj:
-            raise Refused(f"{what}: missing parameter {name!r}")
-        try:
-            args.append(decode(desc, obj[name], f"$.{name}"))
-        except DecodeError as e:
-            raise Refused(f"{what}: {e}") from None
+    with admitting(issued):
+        for name, desc in params:
+            if name not in obj:
+                raise Refused(f"{what}: missing parameter {name!r}")
+            try:
+                args.append(decode(desc, obj[name], f"$.{name}"))
+            except DecodeError as e:
+                raise Refused(f"{what}: {e}") from None
     return tuple(args)
 
 
-def admit_replies(replies: dict, open_calls: dict, prog: Runnable, run_id: str) -> dict:
+def admit_replies(replies: dict, open_calls: dict, prog: Runnable, run_id: str,
+                  issued: Issued = NONE_ISSUED) -> dict:
     """Replies a host delivers (call id -> JSON value), each admitted against its Tool's result
-    type; one that does not fit is refused rather than recorded Malformed (the host can fix it)."""
+    type; one that does not fit is refused rather than recorded Malformed (the host can fix it).
+    A host token in one must be one the host issued (`issued`): a host delivering a reply does not
+    issue tokens, a Tool implementation does."""
     delivered = {}
     for call_id, raw in replies.items():
         if call_id not in open_calls:
             listing = ", ".join(open_calls) or "none"
             raise Refused(f"--reply {call_id}: run {run_id} has no open call {call_id} (open calls: {listing})")
         spec = prog.tool_spec(open_calls[call_id])
-        reply = admit(spec, raw)
+        refusals: list = []
+        with admitting(_Noting(issued, refusals)):
+            reply = admit(spec, raw)
+        if refusals:
+            raise Refused(f"--reply {call_id}: {refusals[-1]}; nothing was recorded")
         if isinstance(reply, Err) and isinstance(reply._0, Malformed):
             raise Refused(f"--reply {call_id}: the reply does not fit {spec.name}'s result: {reply._0._0}")
         delivered[call_id] = reply
     return delivered
+
+
+class _Noting:
+    """An admission policy that notes the token refusals of another (admission turns a refusal
+    into Malformed; a host's reply is refused for it instead, saying why)."""
+
+    restoring = False
+
+    def __init__(self, policy: Issued, refusals: list):
+        self.policy, self.refusals = policy, refusals
+
+    def token(self, tok, path: str) -> None:
+        try:
+            self.policy.token(tok, path)
+        except DecodeError as e:
+            self.refusals.append(str(e))
+            raise
 
 
 def bindings_for(prog: Runnable, bindings: Optional[Bindings], entry: Optional[str], what: str) -> Bindings:
@@ -340,7 +376,7 @@ def start(store: Store, prog: Runnable, *, entry: str = "main", input: Any = Non
           checkpoint_every: Optional[int] = None, meta: Optional[dict] = None) -> Report:
     """Decode the input, refuse a missing binding, record Start, drive live."""
     fn, params = prog.entry(entry)
-    args = decode_input(input, params)
+    args = decode_input(input, params, issued=issued_in(store))
     bindings = bindings_for(prog, bindings, entry, "the run was not started")
     start_fact = Start(prog.program.identity, prog.program.std, DATA_VERSION, entry, args,
                        tuple(n for n, _ in params))
@@ -359,7 +395,7 @@ def resume(store: Store, prog: Runnable, run_id: str, *, replies: Optional[dict]
         raise Refused(f"run {run_id} is {run_state(info)} in another process; refusing a second resume")
     same_program(prog, info)
     open_calls = dict(info.open_calls)
-    delivered = admit_replies(replies or {}, open_calls, prog, run_id)
+    delivered = admit_replies(replies or {}, open_calls, prog, run_id, issued_in(store))
     served, first = history_from(store, run_id, info, prog.classes)
     _check_resend(resend, open_calls, served, run_id)
     bindings = bindings_for(prog, bindings, None, "the run was not resumed")
@@ -467,41 +503,55 @@ def history(store: Store, prog: Runnable, run_id: str, fmt: str = "text") -> str
 def fork(store: Store, parent: Runnable, prog: Runnable, run_id: str, checkpoint: int, *,
          input: Any = None, bindings: Optional[Bindings] = None, new_run_id: Optional[str] = None,
          checkpoint_every: Optional[int] = None, meta: Optional[dict] = None) -> Report:
-    """A new run of `prog` from checkpoint N of run `run_id` (made by `parent`); the parent stays."""
+    """A new run of `prog` from checkpoint N of run `run_id` (made by `parent`); the parent stays.
+    The checkpoint's arguments are rebuilt, never decoded, and each parked task in them is either
+    finished from the parent's reply or makes its call again (flowrt.forks)."""
     same_program(parent, read(store.load_run, run_id))
+    ok, why, _ = read(store.verify, run_id)
+    if not ok:
+        raise Refused(f"run {run_id!r} fails its hash chain: {why}; refusing to fork it")
     try:
-        cp: Checkpoint = store.checkpoint(run_id, checkpoint, classes=parent.classes).fact
+        # the stored values rebuilt with the fork's classes: the program's own values, as it made them
+        cp: Checkpoint = store.checkpoint(run_id, checkpoint, classes=prog.classes).fact
+    except MissingClass as e:
+        raise Refused(f"checkpoint {checkpoint} holds a value of {e.decl} (constructor {e.ctor}), which "
+                      f"the fork's program does not declare; give the fork --input instead") from None
+    except TypeError as e:  # a class of the fork's program with another number of fields
+        raise Refused(f"checkpoint {checkpoint} holds a value the fork's program declares with another "
+                      f"shape ({e}); give the fork --input instead") from None
     except (StoreError, TraceError) as e:
         raise Refused(str(e)) from None
     fn = prog.resolve(cp.function)
     if fn is None:
         raise Refused(f"the fork's program has no top-level function {cp.function} to continue checkpoint {checkpoint}")
     params = _params_of(prog, cp.function)
-    args = decode_input(input, params) if input is not None else _checkpoint_args(cp, params)
+    prelude, remade = [], []
+    if input is not None:
+        args = decode_input(input, params, issued=issued_in(store))
+    else:
+        try:
+            args = rebuilt_args(cp, params)
+            args, prelude, remade = parked_in_fork(store, run_id, cp, args, prog)
+        except ForkRefused as e:
+            raise Refused(str(e)) from None
+        except MissingClass as e:
+            raise Refused(f"run {run_id} holds a value of {e.decl} (constructor {e.ctor}) that checkpoint "
+                          f"{checkpoint}'s parked tasks need, which the fork's program does not declare") from None
+        except (StoreError, TraceError, sqlite3.Error) as e:
+            raise Refused(f"run {run_id}: reading checkpoint {checkpoint}'s parked calls failed: {e}") from None
     bindings = bindings_for(prog, bindings, None, "the fork was not started")
     start_fact = Start(prog.program.identity, prog.program.std, DATA_VERSION, cp.function.split("::")[-1],
                        args, tuple(n for n, _ in params), parent=run_id, from_checkpoint=checkpoint)
     meta = dict(meta or prog.meta(), parent=run_id, entry_decl=cp.function)
     new_run_id, rec = _new_run(store, new_run_id, start_fact, prog, meta)
-    return _drive_live(store, rec, prog, fn, [start_fact], 1, bindings, checkpoint_every)
-
-
-def _checkpoint_args(cp: Checkpoint, params) -> tuple:
-    """The checkpoint's arguments, rebuilt and checked against the fork's parameter types."""
-    n = cp.checkpoint
-    if len(params) != len(cp.args):
-        raise Refused(f"checkpoint {n} holds {len(cp.args)} arguments but {cp.function} takes {len(params)}")
-    args = []
-    for (name, desc), value in zip(params, cp.args):
-        if has_hole(value):
-            raise Refused(f"checkpoint {n}: argument {name} holds a hole; give the fork --input instead")
-        try:
-            args.append(decode(desc, to_json(value), f"$.{name}"))
-        except TypeError:  # to_json: a parked task is not data
-            raise Refused(f"checkpoint {n}: argument {name} holds a parked task; forking one is not supported") from None
-        except DecodeError as e:
-            raise Refused(f"checkpoint {n} does not fit the fork's parameters: {e}") from None
-    return tuple(args)
+    try:
+        for fact in prelude:  # the parked tasks' replies, or their calls made again (flowrt.forks)
+            rec.record(fact)
+        rec.sync(durable=True)
+    except BaseException:
+        rec.close()
+        raise
+    return _drive_live(store, rec, prog, fn, [start_fact, *prelude], 1, bindings, checkpoint_every, remade)
 
 
 def _params_of(prog: Runnable, decl: str):
@@ -581,6 +631,17 @@ class Host:
         return fork(self.store, self._runnable(parent) if parent is not None else prog, prog, run_id,
                     checkpoint, input=input, bindings=self.bindings, new_run_id=new_run_id,
                     checkpoint_every=checkpoint_every)
+
+    def issue_token(self, type_id: str, token: str) -> HostToken:
+        """Issue a host token of the @tool type `type_id` (its declaration identity, e.g.
+        "browser::Page") in code and return it: the host may then hand it to runs of this store,
+        as input or in a reply (`{"$token": token}` or the returned value). A token a Tool
+        implementation returns is issued by recording its reply; any other is refused."""
+        try:
+            self.store.issue_token(type_id, token)
+        except StoreError as e:
+            raise Refused(str(e)) from None
+        return HostToken(type_id, token)
 
     def verify(self, run_id: str, head: Optional[str] = None) -> tuple[bool, str, str]:
         return read(self.store.verify, run_id, head)

@@ -146,8 +146,11 @@ class _Run(_Calls, _TaskOps, _Checkpoints):
         if has_hole(start.input):
             self._incomplete("the run's input holds a hole")
         args = tuple(start.input)
-        self.root = Task("root", lambda: entry(*args))
-        self.ready.append(self.root)
+        root = self.root = Task("root")
+        if start.parent is not None:  # a fork's Start may hold parked tasks (flowrt.checkpoints)
+            args = self.begin_fork(args)
+        root.start = lambda: entry(*args)
+        self.ready.append(root)
 
     # -- the scheduler ---------------------------------------------------------------------------
 

@@ -9,7 +9,9 @@ docs/spec/trace.md ("Store") is the description; the short version:
 * Host records beside history: `bindings` (which implementation served which Tool in a run),
   `open_calls` (calls with no reply yet, kept up to date as facts are appended), `parked_calls`
   (open calls whose implementation answered `pending`: left open on purpose, not cut by a crash)
-  and `nested_runs` (outer run + call id -> the inner run a Tool started).
+  and `nested_runs` (outer run + call id -> the inner run a Tool started); `host_tokens` (every
+  host token the host issued, by @tool type identity and token, with the run and call whose
+  Reply issued it: flowrt.tokens). A store made before a table existed gets it when opened.
 * Reading decodes values with the class table of the run's program (`classes=`, from
   `Program.classes`): the store holds values by declaration id and constructor name, and two
   programs in one process may share a declaration id. Without a table only std's built-in enums
@@ -43,6 +45,7 @@ import blake3
 
 from flowrt import trace as T
 from flowrt.facts import Call, Checkpoint, End, Fact, Completed, Reply, Start, Stop
+from flowrt.tokens import may_hold_token, tokens_in
 from flowrt.values import ClassTable
 
 __all__ = [
@@ -101,6 +104,9 @@ CREATE TABLE IF NOT EXISTS parked_calls (
 CREATE TABLE IF NOT EXISTS nested_runs (
     outer_run TEXT NOT NULL, call TEXT NOT NULL, inner_run TEXT NOT NULL,
     PRIMARY KEY (outer_run, call)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS host_tokens (
+    type_id TEXT NOT NULL, token TEXT NOT NULL, run TEXT, call TEXT, issued REAL NOT NULL,
+    PRIMARY KEY (type_id, token)) WITHOUT ROWID;
 """
 
 _TABLES = frozenset(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", _SCHEMA))
@@ -621,6 +627,27 @@ class Store:
         with self._lock:
             return {r[0] for r in self._db.execute("SELECT call FROM parked_calls WHERE run=?", (run_id,))}
 
+    def issue_token(self, type_id: str, token: str) -> None:
+        """Host record: the host issues `token` of the @tool type `type_id` (its declaration
+        identity, "browser::Page") in code, so a run may be handed it as input or in a reply.
+        Issuing one already issued changes nothing (its first issuer is kept)."""
+        if type(type_id) is not str or "::" not in type_id or type(token) is not str:
+            raise StoreError(f"a host token is issued as (type identity like 'browser::Page', token text), "
+                             f"not ({type_id!r}, {token!r})")
+        with self.transaction() as db:
+            db.execute("INSERT OR IGNORE INTO host_tokens VALUES (?, ?, NULL, NULL, ?)", (type_id, token, time.time()))
+
+    def token_issuer(self, type_id: str, token: str) -> Optional[tuple[Optional[str], Optional[str]]]:
+        """(run, call) whose Reply issued the token, (None, None) for one the host issued in code,
+        or None: the host never issued it."""
+        with self._lock:
+            row = self._db.execute("SELECT run, call FROM host_tokens WHERE type_id=? AND token=?",
+                                   (type_id, token)).fetchone()
+        return None if row is None else (row[0], row[1])
+
+    def token_issued(self, type_id: str, token: str) -> bool:
+        return self.token_issuer(type_id, token) is not None
+
     def record_nested(self, outer_run: str, call_id: str, inner_run: str) -> None:
         """Host record linking a nested run to the outer call that started it (not history)."""
         with self.transaction(durable=False) as db:
@@ -637,6 +664,11 @@ class Store:
         with self._lock:
             row = self._db.execute("SELECT outer_run, call FROM nested_runs WHERE inner_run=?", (inner_run,)).fetchone()
             return None if row is None else (row[0], row[1])
+
+
+def _issued_rows(run_id: str, call_id: str, reply: Any) -> list[tuple]:
+    now = time.time()
+    return [(t.type_id, t.token, run_id, call_id, now) for t in tokens_in(reply)]
 
 
 def _close_call(db, run_id: str, call_id: str) -> None:
@@ -747,7 +779,7 @@ class SqliteRecorder:
         run = self.run_id
         store = self.store
         latest_cp, state = None, None
-        opened, closed, unpark, rows = [], [], [], []
+        opened, closed, unpark, rows, issued = [], [], [], [], []
         parked = self._parked
         for n, enc, h, fact in pending:
             rows.append((run, n, enc.kind, enc.data, h))
@@ -758,11 +790,15 @@ class SqliteRecorder:
                 closed.append((run, fact.id))
                 if fact.id in parked:
                     unpark.append((run, fact.id))
+                if may_hold_token(enc.data, *(b for _, b in enc.blobs)):
+                    issued += _issued_rows(run, fact.id, fact.reply)
             elif t is Stop:
                 for c in fact.closed:
                     closed.append((run, c.call))
                     if c.call in parked:
                         unpark.append((run, c.call))
+                    if c.has_reply and may_hold_token(enc.data, *(b for _, b in enc.blobs)):
+                        issued += _issued_rows(run, c.call, c.reply)
             elif t is Checkpoint:
                 latest_cp = n
             elif t is End:
@@ -795,6 +831,8 @@ class SqliteRecorder:
                 if unpark:
                     db.executemany("DELETE FROM parked_calls WHERE run=? AND call=?", unpark)
                     parked.difference_update(c for _, c in unpark)
+                if issued:  # the host's record of the tokens these replies issued (flowrt.tokens)
+                    db.executemany("INSERT OR IGNORE INTO host_tokens VALUES (?, ?, ?, ?, ?)", issued)
                 if opened:
                     done = {c for _, c in closed}
                     db.executemany("INSERT OR REPLACE INTO open_calls VALUES (?, ?, ?, ?)",
@@ -863,3 +901,23 @@ def carried_replies(store: "Store", run_id: str, call_ids, before_n: int, *,
                     found[cid] = hit
                     break
     return {cid: reply for cid, (n, reply) in sorted(found.items(), key=lambda kv: kv[1][0])}
+
+
+# ---- a call's facts, for a fork rebuilding a parked task (flowrt.forks) -------------------------
+
+def facts_of_call(store: "Store", run_id: str, call_id: str, *,
+                  classes: Optional[ClassTable] = None) -> list[tuple[int, Fact]]:
+    """(n, fact), in order, of every fact of run `run_id` (hot or archived) that may concern call
+    `call_id`: its Call, its Reply, and any Stop that names it (the caller reads which call a Stop
+    closed). `classes`: the class table that rebuilds the values (the forking program's)."""
+    import cbor2
+
+    needle = cbor2.dumps(call_id)  # the id as the fact's CBOR holds it: a cheap pre-filter
+    out = []
+    with store._lock:
+        for table in ("facts", "archived_facts"):
+            rows = store._db.execute(
+                f"SELECT n, data FROM {table} WHERE run=? AND kind IN (?, ?, ?) AND instr(data, ?) > 0",
+                (run_id, T.CALL, T.REPLY, T.STOP, needle)).fetchall()
+            out += [(n, T.decode_fact(data, store._blob, classes=classes)) for n, data in rows]
+    return sorted(out, key=lambda e: e[0])

@@ -181,7 +181,7 @@ def _subst(d, args):
     t = type(d)
     if t is Var:
         return args[d.index]
-    if t is _Prim or t is Token:
+    if t is _Prim or t is Token or d is None:  # None: a task or function slot (no descriptor)
         return d
     if t is ListOf:
         return ListOf(_subst(d.item, args))

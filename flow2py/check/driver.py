@@ -226,7 +226,8 @@ def _entry(decls: Declarations, entry_key: str, problems: Problems) -> None:
     if fn is None or fn.node.body is None:
         return
     for (name, t), p in zip(fn.params, fn.node.params):
-        if not decls.is_data(t, params_ok=False):
+        # host tokens may be handed in (the host's primary and backup Model), only issued ones (tools.md)
+        if not decls.is_data(t, tokens=True, params_ok=False):
             problems.add("E510", f"the entry function's parameter `{name}` is `{decls.show(t)}`, which is not data: a run's input is data", p.span)
     if not decls.is_data(fn.result, params_ok=False):
         problems.add("E510", f"the entry function's result `{decls.show(fn.result)}` is not data: a run's result is data", fn.node.result.span)
