@@ -17,6 +17,11 @@ arguments with a fresh Task for each ParkedTask (its call reopened, owned by the
 argument order, the order a continuing run also uses), and starts the root with the call. A
 parked task whose reply was recorded before the checkpoint is finished at once, in reply order,
 from `carried_replies` or the earlier facts given, since the archive may hold them elsewhere.
+
+Forks. A fork's Start may hold parked tasks too (renamed `f:<id>` by the host, flowrt.forks):
+beginning at it restores them the same way, and the facts right after Start settle each one, a
+Reply (the parent's reply: finished before the root runs) or a Call (its call made again in the
+fork, left open for the host to send), so a fork's history never needs its parent's.
 """
 from __future__ import annotations
 

@@ -32,13 +32,14 @@ from typing import Optional
 
 from flowrt.decoding import DecodeError, decode
 from flowrt.facts import Call, Checkpoint, ParkedTask, Reply, Stop
-from flowrt.store import Store, facts_of_call
+from flowrt.store import Store, StoreError, facts_of_call
 from flowrt.tasks import ctor_class, has_hole, rebuild
 from flowrt.tokens import RESTORE, admitting
+from flowrt.trace import MissingClass, TraceError
 from flowrt.types import T, fields_of
-from flowrt.values import Result
+from flowrt.values import ClassTable, Dict, Enum, List, Record, Result, Set
 
-__all__ = ["ForkRefused", "FORK_PREFIX", "rebuilt_args", "parked_in_fork"]
+__all__ = ["ForkRefused", "FORK_PREFIX", "fork_checkpoint", "rebuilt_args", "parked_in_fork", "reshaped"]
 
 #: A parked task restored in a fork is named with this prefix before its id in the parent.
 FORK_PREFIX = "f:"
@@ -46,6 +47,27 @@ FORK_PREFIX = "f:"
 
 class ForkRefused(Exception):
     """The fork cannot begin from this checkpoint (a one-line reason; nothing was recorded)."""
+
+
+def fork_checkpoint(store: Store, run_id: str, n: int, classes: ClassTable, parent_classes: ClassTable) -> Checkpoint:
+    """Checkpoint `n` of run `run_id`, its stored values rebuilt with `classes` (the fork's program's
+    table): the program's own values, as it made them."""
+    try:
+        return store.checkpoint(run_id, n, classes=classes).fact
+    except MissingClass as e:
+        raise ForkRefused(f"checkpoint {n} holds a value of {e.decl} (constructor {e.ctor}), which "
+                          f"the fork's program does not declare; give the fork --input instead") from None
+    except (StoreError, TraceError, TypeError) as e:
+        if classes is parent_classes:
+            raise ForkRefused(str(e)) from None
+        failed = e
+    # Readable with the parent's own classes: a type the fork's program declares with another shape.
+    try:
+        theirs = store.checkpoint(run_id, n, classes=parent_classes).fact
+    except (StoreError, TraceError, TypeError):
+        raise ForkRefused(str(failed)) from None
+    what = reshaped(theirs.args, classes) or "a type the fork's program declares differently"
+    raise ForkRefused(f"checkpoint {n} holds a value of {what}; give the fork --input instead")
 
 
 def rebuilt_args(cp: Checkpoint, params) -> tuple:
@@ -105,10 +127,43 @@ def parked_in_fork(store: Store, run_id: str, cp: Checkpoint, args: tuple, prog)
     return rebuild(args, lambda p: renamed[p.task], (ParkedTask,)), prelude, remade
 
 
+def reshaped(value, classes) -> Optional[str]:
+    """The first record or enum constructor in `value` (read with its own program's classes) that
+    `classes`, another program's table, declares with another number of fields, as text; or None."""
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        t = type(v)
+        if t is tuple or t is List:
+            todo.extend(v)
+        elif t is Dict:
+            for k, x in v.items():
+                todo += (k, x)
+        elif t is Set:
+            todo.extend(v.elements())
+        elif t is ParkedTask:
+            todo.extend(v.data)
+        elif isinstance(v, (Record, Enum)):
+            mine = classes.get((t.__flow_decl__, t.__flow_ctor__))
+            if mine is not None and len(mine.__flow_fields__) != len(t.__flow_fields__):
+                return (f"{t.__flow_decl__} (constructor {t.__flow_ctor__}: {len(mine.__flow_fields__)} "
+                        f"fields in the fork's program, {len(t.__flow_fields__)} in the checkpoint)")
+            todo.extend(v._flow_values())
+    return None
+
+
 def _parent_call(store: Store, run_id: str, call_id: str, prog) -> tuple[Optional[Call], object]:
     """The parent's Call fact for `call_id` and the reply it recorded to it (None if none)."""
     call, reply = None, None
-    for _n, f in facts_of_call(store, run_id, call_id, classes=prog.classes):
+    try:
+        facts = facts_of_call(store, run_id, call_id, classes=prog.classes)
+    except MissingClass as e:
+        raise ForkRefused(f"run {run_id} holds a value of {e.decl} (constructor {e.ctor}) for call "
+                          f"{call_id}, which the fork's program does not declare") from None
+    except (StoreError, TraceError, TypeError) as e:
+        raise ForkRefused(f"run {run_id}: the facts of call {call_id} cannot be read with the fork's "
+                          f"program: {e}") from None
+    for _n, f in facts:
         t = type(f)
         if t is Call and f.id == call_id:
             call = f

@@ -29,12 +29,12 @@ from flowrt.facts import Call, Checkpoint, ParkedTask, Reply, Start
 from flowrt.history_view import to_html, to_jsonl, to_text
 from flowrt.loader import Program
 from flowrt.requests import ToolSpec
-from flowrt.forks import ForkRefused, parked_in_fork, rebuilt_args
+from flowrt.forks import ForkRefused, fork_checkpoint, parked_in_fork, rebuilt_args
 from flowrt.store import RunBusy, SqliteRecorder, Store, StoreError, UnknownRun, carried_replies
 from flowrt.tasks import rebuild
-from flowrt.tokens import NONE_ISSUED, Issued, admitting
+from flowrt.tokens import NONE_ISSUED, Issued, Noting, admitting
 from flowrt.tools import BINDINGS, Bindings, admit
-from flowrt.trace import DATA_VERSION, MissingClass, TraceError
+from flowrt.trace import DATA_VERSION, TraceError
 from flowrt.types import DecodeError, decode, loads_exact
 from flowrt.values import Err, HostToken, Malformed, Unknown, show
 
@@ -227,7 +227,7 @@ def admit_replies(replies: dict, open_calls: dict, prog: Runnable, run_id: str,
             raise Refused(f"--reply {call_id}: run {run_id} has no open call {call_id} (open calls: {listing})")
         spec = prog.tool_spec(open_calls[call_id])
         refusals: list = []
-        with admitting(_Noting(issued, refusals)):
+        with admitting(Noting(issued, refusals)):
             reply = admit(spec, raw)
         if refusals:
             raise Refused(f"--reply {call_id}: {refusals[-1]}; nothing was recorded")
@@ -235,23 +235,6 @@ def admit_replies(replies: dict, open_calls: dict, prog: Runnable, run_id: str,
             raise Refused(f"--reply {call_id}: the reply does not fit {spec.name}'s result: {reply._0._0}")
         delivered[call_id] = reply
     return delivered
-
-
-class _Noting:
-    """An admission policy that notes the token refusals of another (admission turns a refusal
-    into Malformed; a host's reply is refused for it instead, saying why)."""
-
-    restoring = False
-
-    def __init__(self, policy: Issued, refusals: list):
-        self.policy, self.refusals = policy, refusals
-
-    def token(self, tok, path: str) -> None:
-        try:
-            self.policy.token(tok, path)
-        except DecodeError as e:
-            self.refusals.append(str(e))
-            raise
 
 
 def bindings_for(prog: Runnable, bindings: Optional[Bindings], entry: Optional[str], what: str) -> Bindings:
@@ -510,16 +493,11 @@ def fork(store: Store, parent: Runnable, prog: Runnable, run_id: str, checkpoint
     ok, why, _ = read(store.verify, run_id)
     if not ok:
         raise Refused(f"run {run_id!r} fails its hash chain: {why}; refusing to fork it")
+    # With --input only the checkpoint's function is used: its values are read as the parent made them.
+    reader = parent if input is not None else prog
     try:
-        # the stored values rebuilt with the fork's classes: the program's own values, as it made them
-        cp: Checkpoint = store.checkpoint(run_id, checkpoint, classes=prog.classes).fact
-    except MissingClass as e:
-        raise Refused(f"checkpoint {checkpoint} holds a value of {e.decl} (constructor {e.ctor}), which "
-                      f"the fork's program does not declare; give the fork --input instead") from None
-    except TypeError as e:  # a class of the fork's program with another number of fields
-        raise Refused(f"checkpoint {checkpoint} holds a value the fork's program declares with another "
-                      f"shape ({e}); give the fork --input instead") from None
-    except (StoreError, TraceError) as e:
+        cp = fork_checkpoint(store, run_id, checkpoint, reader.classes, parent.classes)
+    except ForkRefused as e:
         raise Refused(str(e)) from None
     fn = prog.resolve(cp.function)
     if fn is None:
@@ -534,11 +512,8 @@ def fork(store: Store, parent: Runnable, prog: Runnable, run_id: str, checkpoint
             args, prelude, remade = parked_in_fork(store, run_id, cp, args, prog)
         except ForkRefused as e:
             raise Refused(str(e)) from None
-        except MissingClass as e:
-            raise Refused(f"run {run_id} holds a value of {e.decl} (constructor {e.ctor}) that checkpoint "
-                          f"{checkpoint}'s parked tasks need, which the fork's program does not declare") from None
-        except (StoreError, TraceError, sqlite3.Error) as e:
-            raise Refused(f"run {run_id}: reading checkpoint {checkpoint}'s parked calls failed: {e}") from None
+        except sqlite3.Error as e:
+            raise Refused(sqlite_problem(e, "the store") or str(e)) from None
     bindings = bindings_for(prog, bindings, None, "the fork was not started")
     start_fact = Start(prog.program.identity, prog.program.std, DATA_VERSION, cp.function.split("::")[-1],
                        args, tuple(n for n, _ in params), parent=run_id, from_checkpoint=checkpoint)

@@ -595,7 +595,9 @@ class Store:
             return moved
 
     def record_reply(self, run_id: str, call_id: str, reply: Any) -> StoredFact:
-        """Append the Reply the host delivers to an open call (`resume --reply`), durably."""
+        """Append the Reply the host delivers to an open call (`resume --reply`), durably. This is
+        the host's own hand, not admission: a host token in `reply` is recorded as issued
+        (flowrt.host admits a delivered reply, refusing unissued tokens, before it records it)."""
         with SqliteRecorder(self, run_id) as rec:
             if call_id not in {c for c, _ in self.open_calls(run_id)}:
                 open_ = ", ".join(c for c, _ in self.open_calls(run_id)) or "none"

@@ -27,7 +27,7 @@ from flowrt.decoding import ADMISSION, DecodeError
 from flowrt.facts import ParkedTask
 from flowrt.values import Dict, Enum, HostToken, List, Record, Set
 
-__all__ = ["Issued", "RESTORE", "admitting", "tokens_in", "may_hold_token"]
+__all__ = ["Issued", "Noting", "RESTORE", "NONE_ISSUED", "admitting", "tokens_in", "may_hold_token"]
 
 
 def _type_name(type_id: str) -> str:
@@ -47,6 +47,23 @@ class Issued:
             shown = repr(tok.token) if len(tok.token) <= 40 else repr(tok.token[:37]) + "..."
             raise DecodeError(path, f"{_type_name(tok.type_id)} token {shown} was not issued by this host "
                                     f"(a token comes from a Tool's reply or the host's Host.issue_token)")
+
+
+class Noting:
+    """A policy noting the token refusals of another in `refusals` (admission turns a refusal into
+    Malformed; a reply the host delivers is refused for it instead, saying why)."""
+
+    restoring = False
+
+    def __init__(self, policy: Issued, refusals: list):
+        self.policy, self.refusals = policy, refusals
+
+    def token(self, tok: HostToken, path: str) -> None:
+        try:
+            self.policy.token(tok, path)
+        except DecodeError as e:
+            self.refusals.append(str(e))
+            raise
 
 
 class _Restore:

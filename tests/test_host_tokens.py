@@ -1,0 +1,210 @@
+"""Host tokens only from the host (DESIGN.md: "only values the host itself issued"): a token a Tool
+implementation returns, or one the host issues in code, may be handed to runs of the store; any
+other token in input or a delivered reply is refused with its path, and nothing is recorded."""
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+import flowrt as rt
+from flow2py import host as fhost
+from flowrt.host import Host, Refused
+from flowrt.store import Store
+from history_e2e_helpers import Cli
+
+BROWSER = """\
+@tool pub type Page
+@tool pub type Tab
+@tool pub flow open(url: Text) -> Result<Page, Text>
+@tool pub flow read(page: Page) -> Result<Text, Text>
+@tool pub flow wait(page: Page) -> Result<Page, Text>
+"""
+
+MAIN = """\
+use "./browser"
+
+pub flow main(u: Text) -> Text !tool = match browser.open(u) {
+    Ok(p) => go(p),
+    Err(_) => "no page",
+}
+
+pub flow go(p: browser.Page) -> Text !tool = match browser.read(p) {
+    Ok(t) => t,
+    Err(_) => "no text",
+}
+
+pub flow hold(u: Text) -> Text !tool = match browser.open(u) {
+    Ok(p) => match browser.wait(p) {
+        Ok(q) => go(q),
+        Err(_) => "no wait",
+    },
+    Err(_) => "no page",
+}
+"""
+
+# `open` answers in plain JSON form, or (url "value:...") with a flowrt.HostToken value.
+TOOLS = """\
+import flowrt
+from flowrt import bind, pending
+
+
+@bind("browser.open")
+def open_(url):
+    if url.startswith("value:"):
+        return flowrt.Ok(flowrt.HostToken("browser::Page", "tab-" + url[6:]))
+    return {"Ok": {"$token": "tab-" + url}}
+
+
+@bind("browser.read")
+def read(page):
+    return {"Ok": "contents of " + page["$token"]}
+
+
+@bind("browser.wait")
+def wait(page):
+    return pending
+"""
+
+
+@pytest.fixture
+def cli(tmp_path):
+    (tmp_path / "browser.flow").write_text(BROWSER)
+    (tmp_path / "main.flow").write_text(MAIN)
+    (tmp_path / "tools.py").write_text(TOOLS)
+    return Cli(tmp_path)
+
+
+def _run(cli, *args):
+    return cli("run", cli.d / "main.flow", "--tools", cli.d / "tools.py", *args)
+
+
+def _issued(cli):
+    with cli.db() as db:
+        return db.execute("SELECT type_id, token, run, call FROM host_tokens ORDER BY token").fetchall()
+
+
+def test_a_forged_token_in_run_input_is_refused_and_no_store_is_created(cli):
+    r = _run(cli, "--entry", "go", "--input", '{"p": {"$token": "never-issued"}}', "--run-id", "x")
+    assert r.exit_code == 1
+    assert r.stderr.strip().splitlines() == [
+        "flow2py: --input: $.p: Page token 'never-issued' was not issued by this host "
+        "(a token comes from a Tool's reply or the host's Host.issue_token)"]
+    assert not (cli.d / "runs.db").exists()
+
+
+def test_a_forged_token_in_run_input_is_refused_and_nothing_recorded_in_a_store(cli):
+    assert _run(cli, "--input", '{"u": "a"}', "--run-id", "a").exit_code == 0
+    before = cli("runs").stdout
+    r = _run(cli, "--entry", "go", "--input", '{"p": {"$token": "forged"}}', "--run-id", "x")
+    assert r.exit_code == 1 and "--input: $.p: Page token 'forged' was not issued by this host" in r.stderr
+    assert cli("runs").stdout == before
+
+
+def test_a_token_a_tool_returns_is_issued_with_its_reply_and_may_go_to_another_run(cli):
+    assert _run(cli, "--input", '{"u": "a"}', "--run-id", "a").stdout.strip() == '"contents of tab-a"'
+    assert _issued(cli) == [("browser::Page", "tab-a", "a", "root#1")]
+    r = _run(cli, "--entry", "go", "--input", '{"p": {"$token": "tab-a"}}', "--run-id", "b")
+    assert (r.exit_code, r.stdout.strip()) == (0, '"contents of tab-a"')
+    assert _issued(cli) == [("browser::Page", "tab-a", "a", "root#1")]  # handing it in issues nothing
+
+
+def test_a_tool_returning_a_host_token_value_issues_it(cli):
+    assert _run(cli, "--input", '{"u": "value:v"}', "--run-id", "a").stdout.strip() == '"contents of tab-v"'
+    assert _issued(cli) == [("browser::Page", "tab-v", "a", "root#1")]
+
+
+def test_the_same_text_as_a_token_of_another_tool_type_is_another_token(cli):
+    assert _run(cli, "--input", '{"u": "a"}', "--run-id", "a").exit_code == 0
+    with cli.db() as db:  # as if a Tab token with this text had been issued instead
+        db.execute("UPDATE host_tokens SET type_id='browser::Tab'")
+    r = _run(cli, "--entry", "go", "--input", '{"p": {"$token": "tab-a"}}', "--run-id", "b")
+    assert r.exit_code == 1 and "$.p: Page token 'tab-a' was not issued by this host" in r.stderr
+
+
+def test_a_forged_token_in_a_resume_reply_is_refused_and_nothing_recorded(cli):
+    assert _run(cli, "--entry", "hold", "--input", '{"u": "h"}', "--run-id", "h").exit_code == 3
+    before = cli.facts("h")
+    r = cli("resume", "h", "--tools", cli.d / "tools.py", "--reply", 'root#2={"Ok": {"$token": "forged"}}')
+    assert r.exit_code == 1
+    assert r.stderr.strip().splitlines() == [
+        "flow2py: --reply root#2: $.Ok: Page token 'forged' was not issued by this host "
+        "(a token comes from a Tool's reply or the host's Host.issue_token); nothing was recorded"]
+    assert cli.facts("h") == before
+    assert [t for _, t, _, _ in _issued(cli)] == ["tab-h"]
+    # a token the host did issue is admitted in a reply, and the run goes on with it
+    r = cli("resume", "h", "--tools", cli.d / "tools.py", "--reply", 'root#2={"Ok": {"$token": "tab-h"}}')
+    assert (r.exit_code, r.stdout.strip()) == (0, '"contents of tab-h"')
+    assert cli("replay", "h").stdout == "Matched\n"
+
+
+def test_a_host_application_issues_tokens_in_code_to_hand_a_run_a_primary_and_a_backup_model(tmp_path):
+    (tmp_path / "models.flow").write_text(
+        "@tool pub type Model\n@tool pub flow chat(model: Model, prompt: Text) -> Result<Text, Text>\n")
+    (tmp_path / "main.flow").write_text(
+        'use "./models"\n\n'
+        "pub flow main(primary: models.Model, backup: models.Model, prompt: Text) -> Text !tool =\n"
+        "    match models.chat(primary, prompt) {\n"
+        "        Ok(answer) => answer,\n"
+        "        Err(_) => match models.chat(backup, prompt) {\n"
+        "            Ok(answer) => answer,\n"
+        '            Err(_) => "no model answered",\n'
+        "        },\n"
+        "    }\n")
+    program = fhost.compile_path(str(tmp_path / "main.flow")).program
+    seen = []
+
+    def chat(model, prompt):
+        seen.append(model["$token"])
+        if model["$token"] == "primary":
+            raise rt.NotRun("primary is down")
+        return {"Ok": f"{model['$token']} says hi to {prompt}"}
+
+    bindings = rt.Bindings()
+    bindings.bind("models.chat", chat)
+    host = Host(str(tmp_path / "runs.db"), bindings=bindings)
+    with pytest.raises(Refused, match=r"--input: \$\.primary: Model token 'primary' was not issued by this host"):
+        host.start(program, input={"primary": {"$token": "primary"}, "backup": {"$token": "backup"},
+                                   "prompt": "Ann"})
+    assert host.runs() == []
+    primary = host.issue_token("models::Model", "primary")
+    with pytest.raises(Refused, match=r"\$\.backup: Model token 'backup' was not issued"):
+        host.start(program, input={"primary": primary, "backup": rt.HostToken("models::Model", "backup"),
+                                   "prompt": "Ann"})
+    backup = host.issue_token("models::Model", "backup")
+    r = host.start(program, input={"primary": primary, "backup": {"$token": "backup"}, "prompt": "Ann"},
+                   run_id="m")
+    assert (r.exit_code, r.text) == (0, '"backup says hi to Ann"')
+    assert seen == ["primary", "backup"]
+    assert host.store.token_issuer("models::Model", "backup") == (None, None)
+    assert backup == rt.HostToken("models::Model", "backup")
+    assert host.replay(program, "m").text == "Matched"
+    with pytest.raises(Refused, match=r"a host token is issued as \(type identity like"):
+        host.issue_token("Model", "x")
+
+
+def test_a_store_made_before_the_token_record_still_opens_and_gets_it(cli):
+    assert _run(cli, "--input", '{"u": "a"}', "--run-id", "a").exit_code == 0
+    with cli.db() as db:  # the store as this version's predecessor left it
+        db.execute("DROP TABLE host_tokens")
+    assert "a  completed" in cli("runs").stdout
+    assert cli("replay", "a").stdout == "Matched\n"
+    assert _issued(cli) == []  # the table is back, empty: the old run's tokens were never recorded
+    r = _run(cli, "--entry", "go", "--input", '{"p": {"$token": "tab-a"}}', "--run-id", "b")
+    assert r.exit_code == 1 and "was not issued by this host" in r.stderr
+    store = Store(cli.store)
+    store.issue_token("browser::Page", "tab-a")  # the host vouches for it again, in code
+    store.close()
+    r = _run(cli, "--entry", "go", "--input", '{"p": {"$token": "tab-a"}}', "--run-id", "b")
+    assert (r.exit_code, r.stdout.strip()) == (0, '"contents of tab-a"')
+
+
+def test_issuing_a_token_twice_keeps_its_first_issuer(tmp_path):
+    store = Store(tmp_path / "runs.db")
+    assert store.token_issuer("browser::Page", "t") is None
+    store.issue_token("browser::Page", "t")
+    store.issue_token("browser::Page", "t")
+    assert store.token_issued("browser::Page", "t") and not store.token_issued("browser::Tab", "t")
+    with sqlite3.connect(tmp_path / "runs.db") as db:
+        assert db.execute("SELECT count(*) FROM host_tokens").fetchone() == (1,)
+    store.close()
