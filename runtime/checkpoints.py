@@ -33,7 +33,9 @@ from flowrt.facts import Call, Checkpoint, ParkedTask, Reply
 from flowrt.calls import _Call
 from flowrt.describe import _args_text, _same, describe
 from flowrt.requests import TailCall
-from flowrt.tasks import CALL, FINISHED, Task, build_parked, ctor_class, ctor_text, has_hole, rebuild, scan
+from flowrt.tasks import (
+    CALL, FINISHED, Task, build_parked, ctor_class, ctor_text, has_hole, holds_parked, rebuild, scan,
+)
 from flowrt.types import type_text
 from flowrt.values import ClassTable
 
@@ -175,9 +177,7 @@ class _Checkpoints:
         each is restored waiting on its call, and the facts right after Start settle it, in any
         order: a Reply (the parent's reply) finishes it at once, before the root runs; a Call is
         its call made again in the fork, which stays open (the host sends it, as a resend)."""
-        found: list = []
-        rebuild(args, lambda p: found.append(p) or p, (ParkedTask,))
-        if not found:
+        if not holds_parked(args):
             return args
         args, order = self._restore_parked(args)
         waiting = {t.call.id: t for t in order}

@@ -33,11 +33,11 @@ from typing import Optional
 from flowrt.decoding import DecodeError, decode
 from flowrt.facts import Call, Checkpoint, ParkedTask, Reply, Stop
 from flowrt.store import Store, StoreError, facts_of_call
-from flowrt.tasks import ctor_class, has_hole, rebuild
+from flowrt.tasks import ctor_class, has_hole, holds_parked, rebuild, walk
 from flowrt.tokens import RESTORE, admitting
 from flowrt.trace import MissingClass, TraceError
 from flowrt.types import T, fields_of
-from flowrt.values import ClassTable, Dict, Enum, List, Record, Result, Set
+from flowrt.values import ClassTable, Enum, Record, Result
 
 __all__ = ["ForkRefused", "FORK_PREFIX", "fork_checkpoint", "rebuilt_args", "parked_in_fork", "reshaped"]
 
@@ -88,16 +88,19 @@ def rebuilt_args(cp: Checkpoint, params) -> tuple:
                 raise ForkRefused(f"checkpoint {n} does not fit the fork's parameters: {e}") from None
             except TypeError as e:  # a generic type left unresolved in the fork's descriptors
                 raise ForkRefused(f"checkpoint {n} does not fit the fork's parameters: $.{name}: {e}") from None
+            except RecursionError:
+                raise ForkRefused(f"checkpoint {n}: argument {name} is nested too deeply to check against "
+                                  f"the fork's parameter type; give the fork --input instead") from None
     return tuple(args)
 
 
 def parked_in_fork(store: Store, run_id: str, cp: Checkpoint, args: tuple, prog) -> tuple[tuple, list, list]:
     """(arguments with each parked task renamed into the fork, the facts the fork records right
     after its Start, the ids of the calls among them the fork makes again)."""
+    if not holds_parked(args):
+        return args, [], []
     parked: dict[str, ParkedTask] = {}
     rebuild(args, lambda p: parked.setdefault(p.task, p), (ParkedTask,))
-    if not parked:
-        return args, [], []
     renamed: dict[str, ParkedTask] = {}
     prelude: list = []
     remade: list[str] = []
@@ -130,25 +133,13 @@ def parked_in_fork(store: Store, run_id: str, cp: Checkpoint, args: tuple, prog)
 def reshaped(value, classes) -> Optional[str]:
     """The first record or enum constructor in `value` (read with its own program's classes) that
     `classes`, another program's table, declares with another number of fields, as text; or None."""
-    todo = [value]
-    while todo:
-        v = todo.pop()
-        t = type(v)
-        if t is tuple or t is List:
-            todo.extend(v)
-        elif t is Dict:
-            for k, x in v.items():
-                todo += (k, x)
-        elif t is Set:
-            todo.extend(v.elements())
-        elif t is ParkedTask:
-            todo.extend(v.data)
-        elif isinstance(v, (Record, Enum)):
+    for v in walk(value):
+        if isinstance(v, (Record, Enum)):
+            t = type(v)
             mine = classes.get((t.__flow_decl__, t.__flow_ctor__))
             if mine is not None and len(mine.__flow_fields__) != len(t.__flow_fields__):
                 return (f"{t.__flow_decl__} (constructor {t.__flow_ctor__}: {len(mine.__flow_fields__)} "
                         f"fields in the fork's program, {len(t.__flow_fields__)} in the checkpoint)")
-            todo.extend(v._flow_values())
     return None
 
 

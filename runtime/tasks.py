@@ -147,6 +147,35 @@ def has_hole(value: Any) -> bool:
     return scan(value)[2]
 
 
+def walk(value: Any):
+    """Every value in `value`, itself first, depth first and left to right, through tuples,
+    Lists, Dicts, Sets, records, enum values and a ParkedTask's data (an explicit stack: data can
+    nest deeper than Python recursion goes)."""
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        yield v
+        t = type(v)
+        if t in _ATOMS:
+            continue
+        if t is tuple or t is List:
+            todo.extend(reversed(v))
+        elif t is Dict:
+            for k, x in reversed(v.items()):
+                todo += (x, k)
+        elif t is Set:
+            todo.extend(reversed(v.elements()))
+        elif t is ParkedTask:
+            todo.extend(reversed(v.data))
+        elif isinstance(v, (Record, Enum)):
+            todo.extend(reversed(v._flow_values()))
+
+
+def holds_parked(value: Any) -> bool:
+    """Whether a ParkedTask occurs in `value` (a checkpoint's or a fork's Start's arguments)."""
+    return any(type(v) is ParkedTask for v in walk(value))
+
+
 def rebuild(value: Any, swap: Callable[[Any], Any], kinds: tuple) -> Any:
     """`value` with every object of a type in `kinds` replaced by `swap(obj)` (others shared)."""
     t = type(value)

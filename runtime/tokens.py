@@ -24,8 +24,8 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 from flowrt.decoding import ADMISSION, DecodeError
-from flowrt.facts import ParkedTask
-from flowrt.values import Dict, Enum, HostToken, List, Record, Set
+from flowrt.tasks import walk
+from flowrt.values import HostToken
 
 __all__ = ["Issued", "Noting", "RESTORE", "NONE_ISSUED", "admitting", "tokens_in", "may_hold_token"]
 
@@ -89,28 +89,8 @@ def admitting(policy) -> Iterator[None]:
 
 
 def tokens_in(value: Any) -> list[HostToken]:
-    """Every host token inside a runtime value, left to right (an explicit stack: values nest deep)."""
-    out: list[HostToken] = []
-    todo = [value]
-    pop = todo.pop
-    while todo:
-        v = pop()
-        t = type(v)
-        if t is HostToken:
-            out.append(v)
-        elif t is tuple or t is List:
-            todo.extend(reversed(v))
-        elif t is Dict:
-            for k, x in reversed(v.items()):
-                todo.append(x)
-                todo.append(k)
-        elif t is Set:
-            todo.extend(reversed(v.elements()))
-        elif isinstance(v, (Record, Enum)):
-            todo.extend(reversed(v._flow_values()))
-        elif t is ParkedTask:
-            todo.extend(reversed(v.data))
-    return out
+    """Every host token inside a runtime value, left to right."""
+    return [v for v in walk(value) if type(v) is HostToken]
 
 
 # The trace encoding of a token is the CBOR array [7, type id, token]: its first two bytes are

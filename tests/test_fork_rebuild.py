@@ -301,3 +301,23 @@ def test_a_parent_that_fails_its_hash_chain_is_not_forked(tmp_path):
     r = _fork(cli, "a", "--checkpoint", "1", "--run-id", "f")
     assert r.exit_code == 1 and "fails its hash chain" in r.stderr and "refusing to fork it" in r.stderr
     assert "f " not in cli("runs").stdout
+
+
+def test_restoring_takes_the_programs_own_opaque_values_and_parked_tasks_but_decodes_none():
+    from test_decode import Secret
+
+    from flowrt.decoding import DecodeError, decode
+    from flowrt.facts import ParkedTask
+    from flowrt.tokens import RESTORE, admitting
+    from flowrt.types import T
+
+    made, parked = Secret("x"), ParkedTask("root/1", "root/1#1", None)
+    with admitting(RESTORE):
+        assert decode(T.Named(Secret), made) is made
+        assert decode(T.ListOf(None), [parked]) == [parked]
+        with pytest.raises(DecodeError, match="Secret is opaque: decoding never builds one"):
+            decode(T.Named(Secret), {"value": "x"})  # JSON is still never decoded into one
+    with pytest.raises(DecodeError, match="Secret is opaque"):
+        decode(T.Named(Secret), made)
+    with pytest.raises(DecodeError, match="a task or a function is not data"):
+        decode(T.ListOf(None), [parked])

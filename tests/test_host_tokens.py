@@ -208,3 +208,19 @@ def test_issuing_a_token_twice_keeps_its_first_issuer(tmp_path):
     with sqlite3.connect(tmp_path / "runs.db") as db:
         assert db.execute("SELECT count(*) FROM host_tokens").fetchone() == (1,)
     store.close()
+
+
+def test_compiled_and_plain_admission_refuse_an_unissued_token_alike():
+    from flowrt.decoding import DecodeError, compile_decoder, decode
+    from flowrt.tokens import Issued, admitting
+    from flowrt.types import T
+
+    desc = T.ResultOf(T.ListOf(T.Token("browser::Page")), T.TEXT)
+    value = {"Ok": [{"$token": "known"}, {"$token": "forged"}]}
+    policy = Issued(lambda type_id, token: (type_id, token) == ("browser::Page", "known"))
+    for f in (lambda v: decode(desc, v), compile_decoder(desc)):
+        with admitting(policy), pytest.raises(DecodeError) as e:
+            f(value)
+        assert str(e.value).startswith("$.Ok[1]: Page token 'forged' was not issued by this host")
+        assert f(value) == rt.Ok(rt.list_of([rt.HostToken("browser::Page", "known"),
+                                            rt.HostToken("browser::Page", "forged")]))  # no policy: as given
