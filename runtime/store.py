@@ -792,14 +792,14 @@ class SqliteRecorder:
                 closed.append((run, fact.id))
                 if fact.id in parked:
                     unpark.append((run, fact.id))
-                if may_hold_token(enc.data, *(b for _, b in enc.blobs)):
+                if may_hold_token(enc):
                     issued += _issued_rows(run, fact.id, fact.reply)
             elif t is Stop:
                 for c in fact.closed:
                     closed.append((run, c.call))
                     if c.call in parked:
                         unpark.append((run, c.call))
-                    if c.has_reply and may_hold_token(enc.data, *(b for _, b in enc.blobs)):
+                    if c.has_reply and may_hold_token(enc):
                         issued += _issued_rows(run, c.call, c.reply)
             elif t is Checkpoint:
                 latest_cp = n

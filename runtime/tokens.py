@@ -99,5 +99,6 @@ def tokens_in(value: Any) -> list[HostToken]:
 _TOKEN_MARK = b"\x83\x07"
 
 
-def may_hold_token(*encodings: bytes) -> bool:
-    return any(_TOKEN_MARK in b for b in encodings)
+def may_hold_token(enc) -> bool:
+    """Whether an encoded fact (flowrt.trace.EncodedFact), inline or in its blobs, may hold a token."""
+    return _TOKEN_MARK in enc.data or (bool(enc.blobs) and any(_TOKEN_MARK in b for _, b in enc.blobs))
