@@ -19,9 +19,10 @@ parked task whose reply was recorded before the checkpoint is finished at once, 
 from `carried_replies` or the earlier facts given, since the archive may hold them elsewhere.
 
 Forks. A fork's Start may hold parked tasks too (renamed `f:<id>` by the host, flowrt.forks):
-beginning at it restores them the same way, and the facts right after Start settle each one, a
-Reply (the parent's reply: finished before the root runs) or a Call (its call made again in the
-fork, left open for the host to send), so a fork's history never needs its parent's.
+beginning at it, the facts right after Start settle each one, a Reply (the parent's reply:
+carried, so the task is finished before the root runs) or a Call (its call made again in the
+fork, left open for the host to send); then the tasks are restored as from a checkpoint, under a
+root named `root`, so a fork's history never needs its parent's.
 """
 from __future__ import annotations
 
@@ -29,13 +30,11 @@ import re
 
 from typing import Optional, Sequence
 
-from flowrt.facts import Call, Checkpoint, ParkedTask, Reply
+from flowrt.facts import Call, Checkpoint, ParkedTask, Reply, Start
 from flowrt.calls import _Call
 from flowrt.describe import _args_text, _same, describe
 from flowrt.requests import TailCall
-from flowrt.tasks import (
-    CALL, FINISHED, Task, build_parked, ctor_class, ctor_text, has_hole, holds_parked, rebuild, scan,
-)
+from flowrt.tasks import CALL, FINISHED, Task, build_parked, ctor_class, ctor_text, has_hole, rebuild, scan, walk
 from flowrt.types import type_text
 from flowrt.values import ClassTable
 
@@ -126,26 +125,18 @@ class _Checkpoints:
 
     # -- beginning at one ----------------------------------------------------------------------------
 
-    def begin_at_checkpoint(self, cp: Checkpoint):
+    def begin_at_checkpoint(self, cp: Checkpoint, fn=None, root_id: Optional[str] = None):
+        """Begin at `cp`; `fn` and `root_id` only for a fork's Start holding parked tasks (begin_fork)."""
         n = cp.checkpoint
-        fn = self.resolve(cp.function)
+        fn = fn or self.resolve(cp.function)
         if fn is None:
             raise LookupError(f"no function {cp.function!r} to resume the checkpoint with")
         if has_hole(cp.args):
             self._incomplete(f"checkpoint {n} holds a hole in its arguments")
-        root = Task(f"c{n}:root")
+        root = Task(root_id or f"c{n}:root")
         self.root = root
         self.cp_count = n
         self.root_targs = tuple(cp.type_args)
-        args, order = self._restore_parked(tuple(cp.args))
-        self._finish_answered(order)
-        root.start = lambda: fn(*args)
-        self.ready.append(root)
-
-    def _restore_parked(self, args: tuple) -> tuple[tuple, list]:
-        """`args` with each ParkedTask replaced by a restored task waiting on its call again (owned
-        by the root frame in argument order), and those tasks in that order."""
-        root = self.root
         restored: dict[str, Task] = {}
         order: list[Task] = []
         if not isinstance(self.classes, ClassTable):
@@ -164,54 +155,13 @@ class _Checkpoints:
                 order.append(t)
             return t
 
-        args = rebuild(args, restore, (ParkedTask,))
+        args = rebuild(tuple(cp.args), restore, (ParkedTask,))
         for t in order:
             root.owned.setdefault(0, {})[t] = None
             self.live[t] = None
-        return args, order
-
-    # -- beginning a fork ----------------------------------------------------------------------------
-
-    def begin_fork(self, args: tuple) -> tuple:
-        """A fork's Start may hold parked tasks (flowrt.forks, docs/spec/execution.md "Fork"):
-        each is restored waiting on its call, and the facts right after Start settle it, in any
-        order: a Reply (the parent's reply) finishes it at once, before the root runs; a Call is
-        its call made again in the fork, which stays open (the host sends it, as a resend)."""
-        if not holds_parked(args):
-            return args
-        args, order = self._restore_parked(args)
-        waiting = {t.call.id: t for t in order}
-        while waiting and self.hpos < self.hlen:
-            f = self.history[self.hpos]
-            t = waiting.pop(f.id, None) if type(f) in (Reply, Call) else None
-            if t is None:
-                break
-            self.hpos += 1
-            self.since_cp += 1
-            call = t.call
-            if type(f) is Reply:
-                self._finish_from(t, f.id, f.reply, "the fork's Start")
-            else:
-                call.tool, call.args = f.tool, tuple(f.args)
-                call.spec = None if self.replay else self._spec_of(f)
-        if waiting:
-            cid = next(iter(waiting))
-            self._diverge(f"the fork's Start holds a task parked on {cid}, but the history records "
-                          f"neither that call made again nor its reply right after the Start")
-        return args
-
-    def _spec_of(self, call: Call):
-        """The ToolSpec of a call made again in a fork: the program's Tool function (its whole body
-        is the call, abi.md "Parkable tasks") names it in the request it yields."""
-        fn = self.resolve(call.tool_id)
-        if fn is None:
-            raise LookupError(f"no Tool {call.tool_id!r} to make the fork's call {call.id} with")
-        gen = fn(*call.args)
-        try:
-            req = gen.send(None)
-        finally:
-            gen.close()
-        return req.spec
+        self._finish_answered(order)
+        root.start = lambda: fn(*args)
+        self.ready.append(root)
 
     def _finish_answered(self, restored: list):
         """Restored parked tasks whose reply is recorded before the checkpoint are finished, in
@@ -232,18 +182,63 @@ class _Checkpoints:
                 earlier.append((f.id, f.reply))
                 have.add(f.id)
         for cid, reply in found + earlier:
-            self._finish_from(by_call[cid], cid, reply, f"checkpoint {self.cp_count}")
+            t = by_call[cid]
+            if has_hole(reply):
+                self._incomplete(f"needs the reply to {cid}, carried by checkpoint {self.cp_count}, "
+                                 f"which is a hole")
+            call = t.call
+            del self.open[cid]
+            t.call = None
+            value = build_parked(call.park, reply)
+            t.parked = (cid, call.park, value)
+            self._finish(t, value)
 
-    def _finish_from(self, t: Task, cid: str, reply, carrier: str):
-        """Finish a restored parked task from the reply to its call, recorded before it began."""
-        if has_hole(reply):
-            self._incomplete(f"needs the reply to {cid}, carried by {carrier}, which is a hole")
-        call = t.call
-        del self.open[cid]
-        t.call = None
-        value = build_parked(call.park, reply)
-        t.parked = (cid, call.park, value)
-        self._finish(t, value)
+    # -- beginning a fork ----------------------------------------------------------------------------
+
+    def begin_fork(self, entry, start: Start) -> bool:
+        """Begin at a fork's Start that holds parked tasks (flowrt.forks; docs/spec/execution.md,
+        "Fork"); False when it holds none. The facts right after Start settle each task, in any
+        order: a Reply (the parent's reply) finishes it at once, before the root runs, as a reply
+        carried by a checkpoint does; a Call is its call made again in the fork, which stays open
+        (the host sends it, as a resend). Then the tasks are restored as from a checkpoint."""
+        calls = list(dict.fromkeys(v.call for v in walk(start.input) if type(v) is ParkedTask))
+        if not calls:
+            return False
+        waiting, remade = set(calls), {}
+        while waiting and self.hpos < self.hlen:
+            f = self.history[self.hpos]
+            if type(f) not in (Reply, Call) or f.id not in waiting:
+                break
+            waiting.discard(f.id)
+            self.hpos += 1
+            self.since_cp += 1
+            if type(f) is Reply:
+                self.carried[f.id] = f.reply
+            else:
+                remade[f.id] = f
+        if waiting:
+            cid = next(c for c in calls if c in waiting)
+            self._diverge(f"the fork's Start holds a task parked on {cid}, but the history records "
+                          f"neither that call made again nor its reply right after the Start")
+        self.begin_at_checkpoint(Checkpoint(0, start.entry, (), tuple(start.input)), fn=entry, root_id="root")
+        for cid, f in remade.items():
+            call = self.open[cid]
+            call.tool, call.args = f.tool, tuple(f.args)
+            call.spec = None if self.replay else self._spec_of(f)
+        return True
+
+    def _spec_of(self, call: Call):
+        """The ToolSpec of a call made again in a fork: the program's Tool function (its whole body
+        is the call, abi.md "Parkable tasks") names it in the request it yields."""
+        fn = self.resolve(call.tool_id)
+        if fn is None:
+            raise LookupError(f"no Tool {call.tool_id!r} to make the fork's call {call.id} with")
+        gen = fn(*call.args)
+        try:
+            req = gen.send(None)
+        finally:
+            gen.close()
+        return req.spec
 
     def _tool_of(self, call_id: str) -> str:
         for f in reversed(self.history):

@@ -145,12 +145,11 @@ class _Run(_Calls, _TaskOps, _Checkpoints):
         self.fresh = True
         if has_hole(start.input):
             self._incomplete("the run's input holds a hole")
+        if start.parent is not None and self.begin_fork(entry, start):
+            return  # a fork's Start holding parked tasks (flowrt.checkpoints)
         args = tuple(start.input)
-        root = self.root = Task("root")
-        if start.parent is not None:  # a fork's Start may hold parked tasks (flowrt.checkpoints)
-            args = self.begin_fork(args)
-        root.start = lambda: entry(*args)
-        self.ready.append(root)
+        self.root = Task("root", lambda: entry(*args))
+        self.ready.append(self.root)
 
     # -- the scheduler ---------------------------------------------------------------------------
 
