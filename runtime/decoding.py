@@ -4,7 +4,8 @@
 plain JSON form *or* runtime values (instances of generated classes, `rt.List`, ...) and mixtures
 of both, and returns a runtime value or raises `DecodeError` naming the path (`$.notes[2]:
 expected Text, got 3`). It walks value and descriptor together, one `_dec_*` function per
-descriptor kind; numbers are kept exact (`loads_exact`: no floats), Decimals canonical.
+descriptor kind; numbers are kept exact (`loads_exact`: no floats), Decimals canonical. The bounds
+of admitted data (flowrt.bounds: nesting, digits, Unicode text) hold for every form of value.
 
 A Tool's result is admitted on every reply, so walking the descriptor each time would dominate a
 cheap call. `compile_decoder` turns a descriptor once into nested closures that take the common
@@ -20,13 +21,16 @@ import base64
 import binascii
 import contextvars
 import decimal
-import json
 import re
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
 
+from flowrt.bounds import (
+    MAX_DIGITS, decimal_digits, loads_exact, preview, significand_digits, surrogate_at, unbounded,
+    walk_depth,
+)
 from flowrt.facts import ParkedTask
+from flowrt.numtext import int_from_text
 from flowrt.types import (
     _GENERATION, DecodeError, DictOf, ListOf, Named, SetOf, T, Token, TupleOf, Var, _Prim,
     fields_of, type_text,
@@ -49,30 +53,7 @@ __all__ = ["DecodeError", "decode", "compile_decoder", "loads_exact"]
 
 # ---- decoding ------------------------------------------------------------------------------
 
-def loads_exact(text: str | bytes) -> Any:
-    """`json.loads` keeping every number exact: integers as int, others as Decimal."""
-    return json.loads(text, parse_float=Decimal, parse_constant=_no_constant)
-
-
-def _no_constant(name):
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _got(v) -> str:
-    if v is None:
-        return "null"
-    if v is True:
-        return "true"
-    if v is False:
-        return "false"
-    if isinstance(v, (dict, list)) or type(v) is float:
-        try:
-            s = json.dumps(v, default=str, ensure_ascii=False)
-        except (TypeError, ValueError):
-            s = repr(v)
-    else:
-        s = show(v)
-    return s if len(s) <= 60 else s[:57] + "..."
+_got = preview  # the offending value in a message (bounded: flowrt.bounds)
 
 
 def _fail(path, want, v):
@@ -93,9 +74,22 @@ def _canon_decimal(d: Decimal) -> Decimal:
 _QCTX = decimal.Context(prec=decimal.MAX_PREC, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
 
 
+_INT_END = 10 ** MAX_DIGITS  # an admitted Int has at most MAX_DIGITS digits, whatever its form
+
+
+def _restoring() -> bool:
+    """Is this decode checking values a checkpoint rebuilt (flowrt.tokens.RESTORE)? They are the
+    program's own, which may be beyond the bounds of admitted data (10^5000 is an Int): a bound
+    is for what comes in. Asked only once a bound is broken, so admission pays nothing for it."""
+    policy = ADMISSION.get()
+    return policy is not None and policy.restoring
+
+
 def _dec_int(d, v, path):
     if type(v) is int:
-        return v
+        if -_INT_END < v < _INT_END or _restoring():
+            return v
+        raise DecodeError(path, f"an integer of more than {MAX_DIGITS} digits is not admitted")
     _fail(path, "Int", v)
 
 
@@ -104,12 +98,18 @@ def _dec_decimal(d, v, path):
     if t is Decimal:
         if not v.is_finite():
             _fail(path, "Decimal", v)
-        return _canon_decimal(v)
+        return _canon_decimal(_bounded(v, path))
     if t is int:
-        return Decimal(v)
+        return _bounded(Decimal(v), path)
     if t is str:
+        if significand_digits(v) > MAX_DIGITS:  # before the regex and the conversion
+            raise DecodeError(path, f"a number of {significand_digits(v)} digits; at most {MAX_DIGITS} are admitted")
         if _DEC_RE.match(v):
-            return _canon_decimal(Decimal(v))
+            try:
+                x = Decimal(v)
+            except decimal.InvalidOperation:  # an exponent beyond what Decimal can hold at all
+                raise DecodeError(path, f"the Decimal {_got(v)} is out of range") from None
+            return _canon_decimal(_bounded(x, path))
         _fail(path, "Decimal", v)
     if t is float:
         # A float from a Python host or plain json.loads: its shortest repr is the literal it came from.
@@ -119,9 +119,21 @@ def _dec_decimal(d, v, path):
     _fail(path, "Decimal", v)
 
 
+def _bounded(x: Decimal, path) -> Decimal:
+    """`x`, unless written out it has more than MAX_DIGITS digits (checked before `_canon_decimal`
+    writes a positive exponent out as zeros: 1e999999999 would be a billion of them)."""
+    n = decimal_digits(x)
+    if n > MAX_DIGITS and not _restoring():
+        raise DecodeError(path, f"a Decimal of {n} digits written out; at most {MAX_DIGITS} are admitted")
+    return x
+
+
 def _dec_text(d, v, path):
     if type(v) is str:
-        return v
+        at = surrogate_at(v)
+        if at < 0 or _restoring():
+            return v
+        raise DecodeError(path, f"not Unicode text: a lone surrogate U+{ord(v[at]):04X} at character {at}")
     _fail(path, "Text", v)
 
 
@@ -155,26 +167,35 @@ _DUR_UNIT = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000, "m": 60_
 
 def _dec_duration(d, v, path):
     t = type(v)
-    if t is Duration:
-        return v
-    if t is int:
-        return Duration(v)
-    if t is str:
+    if t is Duration or t is int:
+        n = v.nanos if t is Duration else v
+    elif t is str and len(v) <= MAX_DIGITS and _DUR_RE.match(v):  # the length before converting
         m = _DUR_RE.match(v)
-        if m:
-            return Duration(int(m.group(1)) * _DUR_UNIT[m.group(2)])
-    _fail(path, "Duration (integer nanoseconds or like \"250ms\")", v)
+        n = int_from_text(m.group(1)) * _DUR_UNIT[m.group(2)]
+    else:
+        if t is str and len(v) > MAX_DIGITS:
+            raise DecodeError(path, f"a Duration text of {len(v)} characters is not admitted")
+        _fail(path, "Duration (integer nanoseconds or like \"250ms\")", v)
+    if not -_INT_END < n < _INT_END and not _restoring():
+        raise DecodeError(path, f"a Duration of more than {MAX_DIGITS} digits of nanoseconds is not admitted")
+    return v if t is Duration else Duration(n)
 
 
 _ISO_RE = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)\Z")
 
 
+# Instants RFC 3339 can write: the years 0001 to 9999 (a later one could not be shown).
+_INSTANT_MIN, _INSTANT_END = -62_135_596_800 * 10 ** 9, 253_402_300_800 * 10 ** 9
+
+
 def _dec_instant(d, v, path):
     t = type(v)
-    if t is Instant:
-        return v
-    if t is int:
-        return Instant(v)
+    if t is Instant or t is int:
+        n = v.nanos if t is Instant else v
+        if not _INSTANT_MIN <= n < _INSTANT_END and not _restoring():
+            raise DecodeError(path, "expected an Instant in the years 0001 to 9999, got "
+                                    f"{_got(n)} nanoseconds from 1970")
+        return v if t is Instant else Instant(v)
     if t is str:
         m = _ISO_RE.match(v)
         if m:
@@ -214,7 +235,8 @@ def _dec_set(d, v, path):
 
 
 def _sort_key_safe(x):
-    return (type(x).__name__, repr(x))
+    t = type(x)  # an int or a text orders as itself: repr() of a big int would hit Python's limit
+    return (t.__name__, x) if t is int or t is str else (t.__name__, repr(x))
 
 
 def _dec_dict(d, v, path):
@@ -222,7 +244,7 @@ def _dec_dict(d, v, path):
     fk, fv = _DECODERS[type(kd)], _DECODERS[type(vd)]
     t = type(v)
     if t is Dict:
-        pairs = [(fk(kd, k, f"{path}.<key {show(k)}>"), fv(vd, x, f"{path}[{show(k)}]")) for k, x in v.items()]
+        pairs = [(fk(kd, k, f"{path}.<key {_got(k)}>"), fv(vd, x, f"{path}[{_got(k)}]")) for k, x in v.items()]
         if all(a is k and b is x for (a, b), (k, x) in zip(pairs, v.items())):
             return v
         return dict_of(pairs)
@@ -390,7 +412,12 @@ _DECODERS[_Prim] = _dec_prim
 
 def decode(desc, value, path: str = "$"):
     """Admit `value` (JSON form or runtime values) as `desc`, or raise DecodeError."""
-    return _DECODERS[type(desc)](desc, value, path)
+    if unbounded(desc) and not _restoring():
+        walk_depth(value, path)
+    try:
+        return _DECODERS[type(desc)](desc, value, path)
+    except RecursionError:  # within MAX_DEPTH, but the caller's own stack was already deep
+        raise DecodeError(path, "nested too deeply for this process's stack") from None
 
 
 # ---- compiled decoders -----------------------------------------------------------------------
@@ -411,23 +438,29 @@ def compile_decoder(desc):
     errors, messages and paths are `decode`'s own. Field descriptors are read when the decoder is
     first used; `field_types` afterwards makes it compile itself again.
     """
-    state = [None, -1]  # [fast function, generation]
+    state = [None, -1, False]  # [fast function, generation, whether values are walked first]
 
     def decoder(value, path="$"):
-        fast, gen = state
+        fast, gen, walk = state
         if gen != _GENERATION[0]:
             try:
                 fast = _compile(desc, {})
             except RecursionError:  # a type nested too deeply (polymorphic recursion): decode alone
                 fast = _always_slow
-            state[0], state[1] = fast, _GENERATION[0]
+            walk = unbounded(desc)
+            state[0], state[1], state[2] = fast, _GENERATION[0], walk
+        if walk and not _restoring():  # a type that refers to itself: bound the depth before recursing
+            walk_depth(value, path)
         try:
             return fast(value)
         except _Slow:
             pass
         except RecursionError:
             pass
-        return _DECODERS[type(desc)](desc, value, path)
+        try:
+            return _DECODERS[type(desc)](desc, value, path)
+        except RecursionError:  # within MAX_DEPTH, but the caller's own stack was already deep
+            raise DecodeError(path, "nested too deeply for this process's stack") from None
 
     decoder.desc = desc
     return decoder
@@ -469,12 +502,12 @@ def _compile_node(d, memo):
         name = d.name
         if name == "Int":
             def f(v):
-                if type(v) is int:
+                if type(v) is int and -_INT_END < v < _INT_END:
                     return v
                 raise _SLOW
         elif name == "Text":
             def f(v):
-                if type(v) is str:
+                if type(v) is str and (v.isascii() or surrogate_at(v) < 0):
                     return v
                 raise _SLOW
         elif name == "Bool":

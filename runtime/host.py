@@ -186,8 +186,11 @@ def same_program(prog: Runnable, info) -> None:
 
 
 def parse_json(text: str, what: str):
+    """JSON text within the bounds of admission (flowrt.bounds), or a one-line refusal."""
     try:
         return loads_exact(text)
+    except DecodeError as e:  # valid JSON beyond a bound: the message names the path
+        raise Refused(f"{what}: {e}") from None
     except ValueError as e:
         raise Refused(f"{what}: not valid JSON: {e}") from None
 

@@ -17,6 +17,7 @@ from decimal import Decimal
 
 from pyrsistent import pvector
 
+from flowrt.numtext import int_from_text, int_text
 from flowrt.ops import (
     DECIMAL_CONTEXT, Fault, dec_add, dec_div, dec_mul, dec_neg, dec_sub, int_div, int_rem,
 )
@@ -104,14 +105,16 @@ def int_neg(a):
     return -a
 
 
-int_to_text = str  # the type itself: one C call, and `list.map(xs, int.to_text)` passes it on
+# str() for every Int Python's 4,300-digit conversion limit lets through (one C call, inside a
+# try that costs nothing); an Int beyond it is written in pieces (flowrt.numtext).
+int_to_text = int_text
 
 
 _INT_RE = re.compile(r"-?[0-9]+\Z")
 
 
 def int_parse(t):
-    return _some(int(t)) if _INT_RE.match(t) else NONE
+    return _some(int_from_text(t)) if _INT_RE.match(t) else NONE
 
 
 def int_to_decimal(a):

@@ -125,7 +125,8 @@ def _enc_decimal(d: decimal.Decimal):
     if not d.is_finite():
         raise TraceError(f"cannot encode the Decimal {d}: Flow Decimals are finite")
     sign, digits, exp = d.as_tuple()
-    coef = int("".join(map(str, digits))) if digits else 0
+    # Through Decimal, not str: a coefficient beyond Python's 4,300-digit str limit converts too.
+    coef = int(decimal.Decimal((0, digits, 0))) if digits else 0
     if sign and coef == 0:
         return [DECIMAL, exp, 0, 1]  # negative zero keeps its sign
     return [DECIMAL, exp, -coef if sign else coef]
@@ -199,7 +200,7 @@ def _dec_data(x, get):
 def _dec_decimal(x, get):
     exp, coef = x[1], x[2]
     sign = 1 if (coef < 0 or len(x) > 3) else 0
-    return decimal.Decimal((sign, tuple(int(c) for c in str(abs(coef))), exp))
+    return decimal.Decimal((sign, decimal.Decimal(abs(coef)).as_tuple().digits, exp))
 
 
 def _dec_dict(x, get):

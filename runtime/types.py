@@ -27,9 +27,16 @@ class DecodeError(Exception):
     """A value does not fit its type: `path` is where (`$.notes[2]`), `message` what."""
 
     def __init__(self, path: str, message: str):
+        # A lone surrogate from the input (a key, a constructor name) is written as its escape:
+        # the message is printed and may be recorded (Malformed), and neither takes one.
+        path, message = _printable(path), _printable(message)
         super().__init__(f"{path}: {message}")
         self.path = path
         self.message = message
+
+
+def _printable(s: str) -> str:
+    return s if s.isascii() else s.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 # ---- descriptors ------------------------------------------------------------------------------

@@ -37,6 +37,8 @@ from typing import Any, Iterable, Iterator, Optional
 import immutables
 from pyrsistent import pvector
 
+from flowrt.numtext import int_text
+
 __all__ = [
     "Record", "Enum", "record", "variant", "unit_variant",
     "ClassTable", "class_table", "STD_CLASSES",
@@ -698,7 +700,8 @@ class Instant(_Nanos):
     def iso(self) -> str:
         """RFC 3339 in UTC with the shortest exact fraction: `2024-05-01T12:00:00.5Z`."""
         secs, ns = divmod(self.nanos, 1_000_000_000)
-        base = datetime.fromtimestamp(secs, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+        at = datetime.fromtimestamp(secs, timezone.utc)
+        base = f"{at.year:04d}" + at.strftime("-%m-%dT%H:%M:%S")  # %Y does not pad years before 1000
         if ns:
             base += "." + f"{ns:09d}".rstrip("0")
         return base + "Z"
@@ -800,8 +803,8 @@ def _show_duration(d: Duration) -> str:
         return "0s"
     for size, unit in _UNITS:
         if n % size == 0:
-            return f"{n // size}{unit}"
-    return f"{n}ns"
+            return f"{int_text(n // size)}{unit}"
+    return f"{int_text(n)}ns"
 
 
 def _type_name(type_id: str) -> str:
@@ -833,7 +836,7 @@ def show(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, int):
-        return str(int(v))
+        return int_text(int(v))
     if isinstance(v, str):
         return _show_text(v)
     if isinstance(v, tuple):
@@ -851,7 +854,7 @@ def _show_tuple(v: tuple) -> str:
 
 _SHOW = {
     str: _show_text,
-    int: str,
+    int: int_text,  # an Int of any size: str() stops at Python's 4,300-digit limit
     bool: lambda b: "true" if b else "false",
     decimal.Decimal: _show_decimal,
     bytes: _show_bytes,
