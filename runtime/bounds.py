@@ -36,7 +36,7 @@ from flowrt.numtext import int_from_text, int_text
 from flowrt.types import (
     _GENERATION, DecodeError, DictOf, ListOf, Named, SetOf, Token, TupleOf, _Prim, fields_of,
 )
-from flowrt.values import Dict, List, Set, _Data, show
+from flowrt.values import Dict, List, Record, Set, _Data, show
 
 __all__ = ["MAX_TEXT", "MAX_DEPTH", "MAX_DIGITS", "loads_exact", "walk_depth", "unbounded",
            "decimal_digits", "surrogate_at", "significand_digits", "preview"]
@@ -52,9 +52,15 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _SHOWN_STEPS = 8  # a path deeper than this is written with its first steps and "..."
 
 
+class _Written(str):
+    """A path step already written as decoding writes it (`.Link`, `.Span[1]`)."""
+
+
 def _step(key) -> str:
     if type(key) is int:
         return f"[{key}]"
+    if type(key) is _Written:
+        return key
     if type(key) is not str:
         key = "?" if key is None else str(key)
     if _IDENT.match(key):
@@ -72,18 +78,33 @@ def _path(root: str, steps: list) -> str:
 # A JSON string, or what is left of an unterminated one: it always matches from a quote, so a
 # scan never restarts inside a string (linear time whatever the text holds).
 _STRING = r'"(?:[^"\\]++|\\.)*+(?:"|\\?\Z)'
-_STRINGS = re.compile(_STRING, re.S)
-_NOT_BRACKETS = re.compile(r"[^\[\]{}]++")
-_LEVEL = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")  # an opening adds 2, every bracket costs 1
 _TOKENS = re.compile(_STRING + r"|[\[\]{},]", re.S)
+_ESCAPES = re.compile(rb"\\.", re.S)  # in JSON text, only inside strings
+_DROP = bytes(range(256)).translate(None, b'[]{}"')  # every byte but brackets and quotes
+_LEVEL = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")  # an opening adds 2, every bracket costs 1
+_BLOCK = 128  # brackets a block: a shallow block (depth + its openings within the bound) is not summed
 
 
 def _too_deep(text: str) -> bool:
-    """Does `text` nest more than MAX_DEPTH arrays/objects (strings not counted)? C-speed passes."""
+    """Does `text` nest more than MAX_DEPTH arrays/objects (strings not counted)? C-speed passes:
+    escapes dropped (they are only inside strings), then all but brackets and quotes; with no
+    escape left, quotes alternate, so every other piece between them is outside the strings.
+    The running depth is then summed a block at a time, a block bracket by bracket only when it
+    could reach past the bound: text nested a million deep is answered in its first block."""
     if text.count("[") + text.count("{") <= MAX_DEPTH:
         return False
-    brackets = _NOT_BRACKETS.sub("", _STRINGS.sub("", text)).encode("ascii").translate(_LEVEL)
-    return max(map(operator.sub, accumulate(brackets), count(1)), default=0) > MAX_DEPTH
+    data = text.encode("utf-8", "surrogatepass")
+    if b"\\" in data:
+        data = _ESCAPES.sub(b"", data)
+    levels = b"".join(data.translate(None, _DROP).split(b'"')[::2]).translate(_LEVEL)
+    depth = 0
+    for start in range(0, len(levels), _BLOCK):
+        block = levels[start:start + _BLOCK]
+        opens = block.count(2)
+        if depth + opens > MAX_DEPTH and depth + max(map(operator.sub, accumulate(block), count(1))) > MAX_DEPTH:
+            return True
+        depth += 2 * opens - len(block)
+    return False
 
 
 def _deep_path(text: str) -> str:
@@ -132,6 +153,8 @@ def significand_digits(s: str) -> int:
 
 
 def _number_problem(s: str):
+    if len(s) <= MAX_DIGITS:  # most numbers: no digit to count
+        return None
     n = significand_digits(s)
     if n > MAX_DIGITS:
         return _Problem(f"a number of {n} digits; at most {MAX_DIGITS} are admitted")
@@ -159,11 +182,15 @@ def loads_exact(text: str | bytes) -> Any:
         return obj
 
     def integer(s):
-        bad = _number_problem(s)
-        if bad is not None:
-            problems.append((bad, bad.message))
-            return bad
-        return int_from_text(s)
+        if len(s) > MAX_DIGITS:
+            bad = _number_problem(s)
+            if bad is not None:
+                problems.append((bad, bad.message))
+                return bad
+        try:
+            return int(s)
+        except ValueError:  # the host set Python's int/str limit below ours
+            return int_from_text(s)
 
     def number(s):
         bad = _number_problem(s)
@@ -215,9 +242,23 @@ def _children(v):
         return v.items()
     if t is set or t is frozenset:
         return enumerate(v)
-    if isinstance(v, _Data) and type(v).__flow_fields__:
-        return zip(type(v).__flow_field_names__, v._flow_values())
+    if isinstance(v, _Data) and t.__flow_fields__:
+        return zip(_data_steps(t), v._flow_values())
     return None
+
+
+def _data_steps(cls) -> list:
+    """The path steps of a constructed value's fields, as decoding names them (`$.Item.price`
+    for a record field, `$.Link` for a one-field constructor, `$.Span[1]`, `$.Move.to`)."""
+    names = cls.__flow_field_names__
+    if issubclass(cls, Record):
+        return [_Written(_step(n)) for n in names]
+    ctor = cls.__flow_ctor__
+    if cls.__flow_named__:
+        return [_Written(f".{ctor}{_step(n)}") for n in names]
+    if len(names) == 1:
+        return [_Written(f".{ctor}")]
+    return [_Written(f".{ctor}[{i}]") for i in range(len(names))]
 
 
 def walk_depth(value, path: str = "$") -> None:
@@ -237,7 +278,7 @@ def walk_depth(value, path: str = "$") -> None:
             while me > 0:
                 me, step = entries[me]
                 steps.append(step)
-            raise DecodeError(_path(path, [s if type(s) is int else str(s) for s in reversed(steps)]),
+            raise DecodeError(_path(path, [s if type(s) in (int, _Written) else str(s) for s in reversed(steps)]),
                               f"nested deeper than {MAX_DEPTH} levels")
         todo.extend((x, depth + 1, me, k) for k, x in kids)
 
