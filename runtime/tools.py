@@ -27,7 +27,7 @@ from queue import SimpleQueue
 from typing import Any, Callable, Iterable, Optional
 
 from flowrt.requests import ToolSpec
-from flowrt.types import DecodeError, Named, _subst, compile_decoder, to_json
+from flowrt.types import DecodeError, Named, _subst, compile_decoder, to_json, unicode_text
 from flowrt.values import Err, Failed, Malformed, NotRun, Ok, Result, Unknown
 
 __all__ = [
@@ -190,8 +190,18 @@ def admit(spec: ToolSpec, raw: Any, type_args: tuple = ()):
 
 
 def _problem_text(e: BaseException) -> str:
-    msg = str(e)
-    return f"{type(e).__name__}: {msg}" if msg else type(e).__name__
+    """What an implementation's exception said, as the reason of `Unknown(...)`."""
+    try:
+        msg = str(e)
+    except Exception:  # an exception whose __str__ fails still names its type
+        msg = ""
+    return unicode_text(f"{type(e).__name__}: {msg}" if msg else type(e).__name__)
+
+
+def _reason(e) -> str:
+    """The reason of a raised `NotRun(reason)`, as recorded Text."""
+    r = e._0
+    return unicode_text(r if type(r) is str else str(r))
 
 
 _SCALARS = frozenset({str, int, bool, type(None)})  # their JSON form is themselves (to_json)
@@ -209,7 +219,7 @@ def call_implementation(impl: Callable, spec: ToolSpec, args: tuple, type_args: 
     try:
         raw = impl(*jargs)
     except NotRun as e:
-        return Err(NotRun(e._0))
+        return Err(NotRun(_reason(e)))
     except Exception as e:  # the implementation failed: the call may or may not have happened
         return Err(Unknown(_problem_text(e)))
     finally:
@@ -232,7 +242,7 @@ async def _call_async(impl, spec, args, type_args, context=None):
     try:
         raw = await impl(*jargs)
     except NotRun as e:
-        return Err(NotRun(e._0))
+        return Err(NotRun(_reason(e)))
     except Exception as e:
         return Err(Unknown(_problem_text(e)))
     if raw is pending:

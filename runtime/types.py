@@ -29,13 +29,15 @@ class DecodeError(Exception):
     def __init__(self, path: str, message: str):
         # A lone surrogate from the input (a key, a constructor name) is written as its escape:
         # the message is printed and may be recorded (Malformed), and neither takes one.
-        path, message = _printable(path), _printable(message)
+        path, message = unicode_text(path), unicode_text(message)
         super().__init__(f"{path}: {message}")
         self.path = path
         self.message = message
 
 
-def _printable(s: str) -> str:
+def unicode_text(s: str) -> str:
+    """`s` with each lone surrogate written as its escape (`\\ud800`): a text made from input
+    that is printed or recorded as Flow Text, which is Unicode (UTF-8 has no form for one)."""
     return s if s.isascii() else s.encode("utf-8", "backslashreplace").decode("utf-8")
 
 

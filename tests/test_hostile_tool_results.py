@@ -119,3 +119,30 @@ def test_a_tool_returning_a_normal_value_is_admitted(program, tmp_path):
         chain=lambda x: {"Ok": _deep(126, lambda v: "End" if v is None else {"Link": v})}))
     assert host.start(program, entry="notes_main").text == '"admitted"'
     assert host.start(program, entry="chain_main").text == '"admitted"'
+
+
+def _raises(exc):
+    def impl(x):
+        raise exc
+    return impl
+
+
+@pytest.mark.parametrize("impl, received", [
+    (_raises(ValueError("bad \ud800 gateway")), 'Unknown: ValueError: bad \\ud800 gateway'),
+    (_raises(rt.NotRun("down \udc00")), "NotRun: down \\udc00"),
+])
+def test_a_lone_surrogate_in_a_tools_exception_is_recorded_as_its_escape(tmp_path, impl, received):
+    problems = MAIN + """
+pub flow problem_main() -> Text !tool = match hostiletools.notes(1) {
+    Err(Unknown(why)) => "Unknown: " ++ why,
+    Err(NotRun(why)) => "NotRun: " ++ why,
+    _ => "something else",
+}
+"""
+    (tmp_path / "hostiletools.flow").write_text(TOOLS)
+    (tmp_path / "main.flow").write_text(problems)
+    prog = fhost.compile_path(str(tmp_path / "main.flow")).program
+    host = Host(str(tmp_path / "runs.db"), bindings=bindings(notes=impl))
+    report = host.start(prog, entry="problem_main", run_id="t")
+    assert (report.exit_code, report.text) == (0, show(received))
+    assert host.replay(prog, "t").text == "Matched"
