@@ -93,3 +93,49 @@ def test_int_text_round_trips_any_int(n, shift):
     text = int_text(n)
     assert int_from_text(text) == n
     assert text == _reference(n)
+
+
+CARRY = """\
+use "./bigfeed"
+
+flow pow(b: Int, n: Int, acc: Int) -> Int = if n == 0 { acc } else { pow(b, n - 1, acc * b) }
+flow links(n: Int, acc: Chain) -> Chain = if n == 0 { acc } else { links(n - 1, Link(acc)) }
+
+pub type Chain { End, Link(Chain) }
+
+pub flow main() -> Int !tool = loop(pow(10, 5000, 1), links(150, End), 0)
+
+flow loop(big: Int, chain: Chain, round: Int) -> Int !tool = if round >= 1 {
+    match bigfeed.more(1) {
+        Ok(n) => big + n,
+        Err(_) => -1,
+    }
+} else {
+    match bigfeed.tick(1) {
+        Ok(_) => loop(big, chain, round + 1),
+        Err(_) => -2,
+    }
+}
+"""
+
+BIG_TOOLS = """\
+from flowrt import bind
+
+bind("bigfeed.tick", lambda x: {"Ok": x})
+bind("bigfeed.more", lambda x: {"Ok": 7})
+"""
+
+
+def test_a_fork_rebuilds_a_checkpoint_holding_values_beyond_the_input_bounds(tmp_path):
+    # The bounds are for data coming in; a checkpoint's arguments are the program's own values.
+    (tmp_path / "bigfeed.flow").write_text("@tool pub flow tick(x: Int) -> Result<Int, Text>\n"
+                                           "@tool pub flow more(x: Int) -> Result<Int, Text>\n")
+    (tmp_path / "main.flow").write_text(CARRY)
+    (tmp_path / "big_tools.py").write_text(BIG_TOOLS)
+    db = tmp_path / "carry.db"
+    tools = ["--tools", tmp_path / "big_tools.py", "--store", db]
+    r = invoke("run", tmp_path / "main.flow", "--run-id", "carry", "--checkpoint-every", "1", *tools)
+    assert (r.exit_code, r.stdout) == (0, "1" + "0" * 4999 + "7\n"), r.output
+    r = invoke("fork", "carry", "--checkpoint", "1", "--run-id", "forked", *tools)
+    assert (r.exit_code, r.stdout) == (0, "1" + "0" * 4999 + "7\n"), r.output
+    assert invoke("replay", "forked", "--store", db).stdout == "Matched\n"
