@@ -1,4 +1,4 @@
-"""The bounds of admitted data, and bounded JSON text (docs/spec/data.md, "Bounds").
+"""The bounds of admitted data, and bounded JSON text (docs/spec/data.md, "Bounds of admitted data").
 
 Every way data enters a run -- `run --input`, `resume --reply`, `fork --input`, the Python host
 API, a Python Tool's result -- goes through admission (flowrt.decoding). What makes hostile input
