@@ -290,6 +290,10 @@ def _dec_token(d, v, path):
         tok = HostToken(d.type_id, v["$token"])
     else:
         _fail(path, f"{type_text(d)} (a host token {{\"$token\": ...}})", v)
+    at = surrogate_at(tok.token)
+    if at >= 0:  # it is recorded, and a lone surrogate has no UTF-8 form
+        raise DecodeError(path, f"a host token is Unicode text: a lone surrogate U+{ord(tok.token[at]):04X} "
+                                f"at character {at}")
     policy = ADMISSION.get()
     if policy is not None:
         policy.token(tok, path)

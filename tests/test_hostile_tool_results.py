@@ -19,6 +19,8 @@ pub type Chain { End, Link(Chain) }
 @tool pub flow notes(x: Int) -> Result<List<Note>, Text>
 @tool pub flow chain(x: Int) -> Result<Chain, Text>
 @tool pub flow when(x: Int) -> Result<Instant, Text>
+@tool pub type Page
+@tool pub flow page(x: Int) -> Result<Page, Text>
 """
 
 
@@ -32,7 +34,7 @@ pub flow {tool}_main() -> Text !tool = match hostiletools.{tool}(1) {{
 """
 
 
-MAIN = 'use "./hostiletools"\n' + "".join(_entry(t) for t in ("notes", "chain", "when"))
+MAIN = 'use "./hostiletools"\n' + "".join(_entry(t) for t in ("notes", "chain", "when", "page"))
 
 
 def _deep(n, wrap):
@@ -79,6 +81,8 @@ CASES = {
                                           "$.Ok[0].d: a Decimal of 1000000000 digits written out; at most 4300 are admitted"),
     "an int of 5,001 digits": ("notes", {"Ok": [_note(n=10 ** 5000)]},
                                "$.Ok[0].n: an integer of more than 4300 digits is not admitted"),
+    "a lone surrogate in a host token": ("page", {"Ok": {"$token": "p\udfff"}},
+                                         "$.Ok: a host token is Unicode text: a lone surrogate U+DFFF at character 1"),
     "an Instant after the year 9999": ("when", {"Ok": 10 ** 30},
                                        "$.Ok: expected an Instant in the years 0001 to 9999, got "
                                        "1000000000000000000000000000000 nanoseconds from 1970"),
@@ -88,7 +92,7 @@ CASES = {
 def bindings(**impls) -> rt.Bindings:
     """Every Tool of the program bound (a host binds all it can reach); `impls` by Tool name."""
     b = rt.Bindings()
-    for tool in ("notes", "chain", "when"):
+    for tool in ("notes", "chain", "when", "page"):
         b.bind(f"hostiletools.{tool}", impls.get(tool, lambda x: {"Err": "not this one"}))
     return b
 
