@@ -8,7 +8,9 @@ syncs it *before* sending it, so a crash never loses a call that may have had ef
 task, nothing outstanding or arrived) a synchronous implementation runs inline on the driver's
 thread, sparing a hand-off to a worker and back; otherwise it is submitted to a worker and its
 completion later comes through the completions queue. A host may ask to resend calls open when
-history ends (after a crash): they go out again under their own ids, with no new Call fact.
+history ends (after a crash): they go out again under their own ids, with no new Call fact;
+the calls it names as cut by the crash are answered `Err(Unknown(CUT_REASON))` instead, as
+completions that arrived before any other (`_history_ends`).
 
 In. `_admit` admits exactly one event when no task can move: the next recorded fact while
 history remains (it must be a Reply to an open call), else the next completion, which is
@@ -30,7 +32,10 @@ from flowrt.requests import ToolCall
 from flowrt.tasks import CALL, READY, Task, build_parked, has_hole
 from flowrt.tools import PENDING
 from flowrt.types import type_text
-from flowrt.values import Err, NotRun
+from flowrt.values import Err, NotRun, Unknown
+
+#: The reason an open call cut by a crash is closed with (`drive(cut=...)`; seed 000 "Unknown").
+CUT_REASON = "process ended while the call was out"
 
 
 class _Call:
@@ -74,8 +79,8 @@ class _Calls:
             return True
         if self.replay:
             return False
-        if self.resend:
-            self._resend_open()
+        if self.at_end:
+            self._history_ends()
         arrived = self.arrived
         recorder = self.recorder
         while True:
@@ -142,8 +147,8 @@ class _Calls:
         if self.replay:
             raise _Finish(Incomplete(f"history ends before the program does (it calls "
                                      f"{spec.name} as {cid})"))
-        if self.resend:
-            self._resend_open()
+        if self.at_end:
+            self._history_ends()
         self.recorder.record(Call(cid, spec.name, spec.tool_id, args, type_args))
         self.recorder.sync()  # a Call is written before the call is sent
         self.since_cp += 1
@@ -168,6 +173,19 @@ class _Calls:
         else:
             d.submit(call.id, impl, spec, call.args, call.type_args)
             self.outstanding += 1
+
+    def _history_ends(self):
+        """History is exhausted and the run goes on live: first the calls a crash cut get their
+        outcome, `Err(Unknown(CUT_REASON))`, as completions that arrived before anything else (so
+        they are admitted first, in call order, each when the program next waits; a Stop that
+        comes first closes the call with that reply); then the calls the host asked to resend go
+        out again."""
+        self.at_end = False
+        cut, self.cut = self.cut, ()
+        unknown = Err(Unknown(CUT_REASON))
+        self.arrived.extendleft(reversed([(cid, unknown) for cid in cut if cid in self.open]))
+        if self.resend:
+            self._resend_open()
 
     def _resend_open(self):
         """History is exhausted: send the calls the host asked to resend again, under their own

@@ -75,6 +75,7 @@ def drive(
     inline: bool = True,
     resend: Iterable[str] = (),
     carried_replies: Optional[dict] = None,
+    cut: Iterable[str] = (),
 ) -> Outcome:
     """Run a program over its history: live (a new run or a resume) or replay.
 
@@ -98,6 +99,9 @@ def drive(
     recorded *before* it to calls its parked tasks carry (history may start at the checkpoint,
     the earlier facts archived); such a task is restored finished. Replies the facts before the
     checkpoint in `history` hold are found there without it; other entries are ignored.
+    `cut` (live): ids, in call order, of calls a crash cut (open, neither answered nor left
+    pending): once the history is exhausted each one still open is answered
+    `Err(Unknown("process ended while the call was out"))`, admitted before any other reply.
 
     Returns RunCompleted / RunFaulted / RunPaused (live) or Matched / Incomplete / Diverged
     (replay). Raises ResumeRefused when a live run's history does not fit the program.
@@ -116,7 +120,8 @@ def drive(
                 raise MissingBindings(missing)
     run = _Run(history, first, mode, recorder, bindings, checkpoint_every,
                resolve or module_resolver(entry), inline, () if mode == "replay" else resend,
-               carried_replies, classes if classes is not None else lambda: _default_classes(entry))
+               carried_replies, classes if classes is not None else lambda: _default_classes(entry),
+               () if mode == "replay" else cut)
     if begin == "latest":
         begin = latest_checkpoint(history, first) or first
     index = begin - first

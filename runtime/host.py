@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional
 
 from flowrt import driver as drv
+from flowrt.calls import CUT_REASON
 from flowrt.facts import Call, Checkpoint, ParkedTask, Reply, Start
 from flowrt.history_view import to_html, to_jsonl, to_text
 from flowrt.loader import Program
@@ -36,12 +37,12 @@ from flowrt.tokens import NONE_ISSUED, Issued, Noting, admitting
 from flowrt.tools import BINDINGS, Bindings, admit
 from flowrt.trace import DATA_VERSION, TraceError
 from flowrt.types import DecodeError, decode, loads_exact
-from flowrt.values import Err, HostToken, Malformed, Unknown, show
+from flowrt.values import Err, HostToken, Malformed, show
 
 __all__ = ["Host", "Refused", "Report", "Runnable", "CRASH_REASON"]
 
 EXIT_OK, EXIT_REFUSED, EXIT_PAUSED, EXIT_FAULTED = 0, 1, 3, 4
-CRASH_REASON = "process ended while the call was out"
+CRASH_REASON = CUT_REASON  # what a call a crash cut is closed with: Err(Unknown(CRASH_REASON))
 
 
 class Refused(Exception):
@@ -266,13 +267,13 @@ def report(outcome, run_id: str) -> Report:
 
 
 def _drive_live(store: Store, rec: SqliteRecorder, prog: Runnable, fn, history, first: int,
-                bindings, checkpoint_every: Optional[int], resend=()) -> Report:
+                bindings, checkpoint_every: Optional[int], resend=(), cut=()) -> Report:
     """Drive a run live under the lease `rec` holds, release it, and report."""
     run_id = rec.run_id
     try:
         outcome = drv.drive(fn, history=history, first=first, mode="live", recorder=rec,
                             bindings=bindings, checkpoint_every=checkpoint_every,
-                            resolve=prog.resolve, classes=prog.classes, resend=resend,
+                            resolve=prog.resolve, classes=prog.classes, resend=resend, cut=cut,
                             carried_replies=_carried_replies(store, run_id, history, first, prog.classes))
     except drv.ResumeRefused as e:
         raise Refused(f"run {run_id}: the stored history does not fit the program: {e.verdict.line()}") from None
@@ -385,23 +386,15 @@ def resume(store: Store, prog: Runnable, run_id: str, *, replies: Optional[dict]
     served, first = history_from(store, run_id, info, prog.classes)
     _check_resend(resend, open_calls, served, run_id)
     bindings = bindings_for(prog, bindings, None, "the run was not resumed")
-    unknown = Err(Unknown(CRASH_REASON))
-    closes = crash_closes(open_calls, read(store.parked, run_id), delivered, set(resend))
+    cut = crash_closes(open_calls, read(store.parked, run_id), delivered, set(resend))
     appended = [Reply(call_id, reply) for call_id, reply in delivered.items()]
     fn = entry_of(prog, info)
     # The history, with the replies this resume would append, must fit the program before any of
     # them is recorded: a hole the program needs or a divergence refuses the resume, recording nothing.
-    # A call the crash cut is closed Unknown only while the program still waits on it: once one is
-    # admitted the program may stop the task owning another, whose Stop then closes that call
-    # with no reply (seed 000, "Stop"); recording Unknown for it too would not fit the program.
-    waiting = _check_fits(store, prog, fn, run_id, served + appended, first)
-    while closes and waiting:
-        cut = next((c for c in waiting if c in closes), None)
-        if cut is None:
-            break
-        closes.remove(cut)
-        appended.append(Reply(cut, unknown))
-        waiting = _check_fits(store, prog, fn, run_id, served + appended, first)
+    # The calls the crash cut are not appended here: the driver answers each Unknown once the
+    # history is exhausted, before any other reply (drive(cut=...)), so a call cut while the
+    # program still had work to do (another call to make first) is closed on this resume too.
+    _check_fits(store, prog, fn, run_id, served + appended, first)
     rec = _recorder(store, run_id)
     try:
         if rec.n != info.facts:
@@ -410,11 +403,13 @@ def resume(store: Store, prog: Runnable, run_id: str, *, replies: Optional[dict]
         for fact in appended:
             rec.record(fact)
         rec.sync(durable=True)
+        for call_id in resend:  # out again: a crash from now on cuts it, it is no longer pending
+            store.record_resent(run_id, call_id)
         history, first = history_from(store, run_id, store.load_run(run_id), prog.classes)
     except BaseException:
         rec.close()
         raise
-    return _drive_live(store, rec, prog, fn, history, first, bindings, checkpoint_every, resend)
+    return _drive_live(store, rec, prog, fn, history, first, bindings, checkpoint_every, resend, cut)
 
 
 class _Fits(BaseException):
@@ -435,23 +430,20 @@ class _ProbeRecorder:
         pass
 
 
-def _check_fits(store: Store, prog: Runnable, fn, run_id: str, history: list, first: int) -> tuple:
+def _check_fits(store: Store, prog: Runnable, fn, run_id: str, history: list, first: int) -> None:
     """Serve `history` (the stored facts from the latest checkpoint plus the replies a resume is
     about to append) to the program live, stopping at the first thing it would record or at a
     pause; a history that does not fit (ResumeRefused: a divergence, or a hole it needs) refuses
-    the resume with nothing recorded and nothing sent. Returns the ids of the calls the program
-    then waits on when it would pause at once, else ()."""
+    the resume with nothing recorded and nothing sent."""
     try:
-        outcome = drv.drive(fn, history=history, first=first, mode="live", recorder=_ProbeRecorder(store, run_id),
+        drv.drive(fn, history=history, first=first, mode="live", recorder=_ProbeRecorder(store, run_id),
                             bindings=Bindings(), resolve=prog.resolve, classes=prog.classes,
                             carried_replies=_carried_replies(store, run_id, history, first, prog.classes))
-    except _Fits:
-        return ()
+    except _Fits:  # it would record something: everything before fits
+        pass
     except drv.ResumeRefused as e:
         raise Refused(f"run {run_id}: the stored history does not fit the program: {e.verdict.line()}; "
                       f"refusing to resume, nothing was recorded") from None
-    # It pauses with nothing to record: the calls it waits on, in the order they were made.
-    return tuple(c.id for c in getattr(outcome, "open", ()))
 
 
 def replay(store: Store, prog: Runnable, run_id: str) -> Report:

@@ -63,7 +63,7 @@ class _Run(_Calls, _TaskOps, _Checkpoints):
     """One drive's state, and the core its mixins (calls, task operations, checkpoints) share."""
 
     def __init__(self, history, first, mode, recorder, bindings, checkpoint_every, resolve, inline,
-                 resend=(), carried=None, classes=STD_CLASSES):
+                 resend=(), carried=None, classes=STD_CLASSES, cut=()):
         if mode not in ("live", "replay"):
             raise ValueError(f"mode must be 'live' or 'replay', not {mode!r}")
         self.replay = mode == "replay"
@@ -75,6 +75,8 @@ class _Run(_Calls, _TaskOps, _Checkpoints):
         self.dispatcher = None if self.replay else Dispatcher(
             bindings, run_id=getattr(recorder, "run_id", None), store=getattr(recorder, "store", None))
         self.resend = set(resend or ())  # open calls to send again once history is exhausted
+        self.cut = tuple(cut or ())  # open calls a crash cut: admitted Unknown once history is exhausted
+        self.at_end = bool(self.resend or self.cut)  # something to do when history is exhausted
         self.carried = dict(carried or {})  # replies of parked calls recorded before the checkpoint
         self.completions = self.dispatcher.completions if self.dispatcher else None
         self.every = checkpoint_every
@@ -125,8 +127,8 @@ class _Run(_Calls, _TaskOps, _Checkpoints):
         """Record `fact`, or check it against the next recorded fact and return that one."""
         rec = self._next_recorded(doing)
         if rec is None:
-            if self.resend:
-                self._resend_open()
+            if self.at_end:
+                self._history_ends()
             self.recorder.record(fact)
             self.recorder.sync()
             rec = fact

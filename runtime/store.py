@@ -624,6 +624,12 @@ class Store:
             if db.execute("SELECT 1 FROM open_calls WHERE run=? AND call=?", (run_id, call_id)).fetchone():
                 db.execute("INSERT OR IGNORE INTO parked_calls VALUES (?, ?, ?)", (run_id, call_id, time.time()))
 
+    def record_resent(self, run_id: str, call_id: str) -> None:
+        """Host record: open call `call_id` is being sent again (`resume --resend`), so it is out,
+        no longer parked: a crash while it is out cuts it like any call in flight."""
+        with self.transaction(durable=True) as db:
+            db.execute("DELETE FROM parked_calls WHERE run=? AND call=?", (run_id, call_id))
+
     def parked(self, run_id: str) -> set[str]:
         """Ids of the run's open calls left open on purpose (`pending`)."""
         with self._lock:

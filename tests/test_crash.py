@@ -103,3 +103,85 @@ def test_two_resumes_at_once_one_wins_the_other_is_refused(tmp_path):
     assert "Traceback" not in err
     replies = [f for f in cli.facts("r") if f["kind"] == "Reply" and f["id"] == "root#1"]
     assert len(replies) == 1 and calls(d, "slow") == 1
+
+
+# A child that runs `flow2py ...` and dies (os._exit, as a SIGKILL would: no cleanup, lease kept)
+# the moment its recorder is handed the Call with id DIE_AT_CALL, before that Call is recorded:
+# the store is left exactly as a kill at that point leaves it, with no timing involved.
+_DIE_AT_CALL = """\
+import os, sys
+from flowrt.facts import Call
+from flowrt.store import SqliteRecorder
+_record = SqliteRecorder.record
+def record(self, fact):
+    if type(fact) is Call and fact.id == os.environ["DIE_AT_CALL"]:
+        os._exit(137)
+    _record(self, fact)
+SqliteRecorder.record = record
+from flow2py.cli import main
+main(sys.argv[1:], prog_name="flow2py")
+"""
+
+
+def _killed_before_call(d, call_id, *args):
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-c", _DIE_AT_CALL, *map(str, args)], cwd=d, text=True,
+                       capture_output=True, env={**os.environ, "DIE_AT_CALL": call_id})
+    assert p.returncode == 137, p.stdout + p.stderr
+
+
+def test_a_call_cut_while_the_program_went_on_to_another_call_is_closed_unknown_on_the_first_resume(tmp_path):
+    # The root's slow call is out (its Call durable) and the process dies while the spawned task
+    # is about to make its own call: the program had more to do before it would wait again.
+    d = project(tmp_path, CRASH)
+    _killed_before_call(d, "root/1#1", "run", "main.flow", "--input", '{"q": "why"}', "--tools",
+                        "tools.py", "--store", "runs.db", "--run-id", "k")
+    cli = Cli(d)
+    assert "k  halted with root#1 open (the process ended)" in cli("runs").stdout
+    before = cli.facts("k")
+    assert [(f["kind"], f.get("id")) for f in before] == [("Start", None), ("Call", "root#1")]
+    sent = calls(d, "slow")  # 0 or 1: the worker may or may not have started it before the kill
+
+    r = cli.resume("k")
+    assert r.exit_code == 3, r.output + r.stderr
+    after = cli.facts("k")
+    assert after[:2] == before
+    # the task's call is made (and answers pending), then the cut call is closed Unknown first
+    assert [(f["kind"], f.get("id"), f.get("reply")) for f in after[2:]] == [
+        ("Call", "root/1#1", None), ("Reply", "root#1", f'Err(Unknown("{REASON}"))')]
+    assert "root#1" not in r.stdout and "root/1#1  svc.ask" in r.stdout  # waits on the question only
+    assert "k  paused on root/1#1" in cli("runs").stdout
+    assert calls(d, "slow") == sent  # the cut call is never sent again by itself
+
+    r = cli.resume("k", "--reply", 'root/1#1={"Ok": "yes"}')
+    assert r.exit_code == 0, r.output + r.stderr
+    assert r.stdout.strip() == f'"unknown: {REASON} + yes"'
+    assert cli("replay", "k").stdout.splitlines()[0] == "Matched"
+
+
+def test_a_pending_call_sent_again_and_cut_by_a_crash_is_closed_unknown(tmp_path):
+    # `ask` answers pending (the call is parked); resent, its implementation kills the process
+    # while it is out: it is now a call in flight like any other, so the next resume closes it.
+    d = project(tmp_path, CRASH)
+    tools = (d / "tools.py").read_text().replace(
+        '    _count("ask")\n', '    _count("ask")\n    if os.path.exists(os.path.join(HERE, "die.flag")):\n'
+                              '        os._exit(137)\n')
+    (d / "tools.py").write_text(tools)
+    cli = Cli(d)
+    assert cli.run("p", '{"q": "why"}').exit_code == 3
+    assert "p  paused on root/1#1" in cli("runs").stdout
+    (d / "die.flag").write_text("")
+    p = flow2py_process(d, "resume", "p", "--resend", "root/1#1", "--tools", "tools.py", "--store", "runs.db")
+    assert p.wait() == 137, p.communicate()
+    (d / "die.flag").unlink()
+    assert calls(d, "ask") == 2
+    assert "p  halted with root/1#1 open (the process ended)" in cli("runs").stdout
+
+    r = cli.resume("p")
+    assert r.exit_code == 0, r.output + r.stderr
+    assert r.stdout.strip() == '"fast + no answer"'
+    assert cli.facts("p")[-2] == {**cli.facts("p")[-2], "kind": "Reply", "id": "root/1#1",
+                                  "reply": f'Err(Unknown("{REASON}"))'}
+    assert calls(d, "ask") == 2 and cli("replay", "p").stdout.startswith("Matched")

@@ -116,7 +116,7 @@ def test_resume_whose_needed_reply_is_a_hole_is_refused_clearly(cli):
     assert cli("replay", "a").stdout.startswith(f"Incomplete: needs the reply to {a}")
 
 
-def test_calls_cut_by_a_crash_are_closed_unknown_only_while_the_program_waits_on_them(tmp_path):
+def test_every_call_cut_by_a_crash_is_closed_unknown_a_stopped_tasks_by_its_stop(tmp_path):
     cli = Cli(project(tmp_path, CUT))
     r = cli.run("c", '{"ticket": "t"}', tools="tools.py")  # `ask` answers pending: paused
     assert r.exit_code == 3
@@ -126,9 +126,9 @@ def test_calls_cut_by_a_crash_are_closed_unknown_only_while_the_program_waits_on
     assert r.exit_code == 0, r.stderr
     kinds = [(f["kind"], f.get("id") or f.get("task")) for f in cli.facts("c")]
     assert ("Reply", "root#1") in kinds
-    assert ("Reply", "root/1#1") not in kinds  # closed by the Stop, with no reply
-    stop = next(f for f in cli.facts("c") if f["kind"] == "Stop")
-    assert stop["closed"] == [{"call": "root/1#1", "reply": None}]
+    assert ("Reply", "root/1#1") not in kinds  # its task is stopped before it is admitted:
+    stop = next(f for f in cli.facts("c") if f["kind"] == "Stop")  # the Stop records its Unknown
+    assert stop["closed"] == [{"call": "root/1#1", "reply": 'Err(Unknown("process ended while the call was out"))'}]
     assert cli("replay", "c").stdout.startswith("Matched")
 
 
