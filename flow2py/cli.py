@@ -1,7 +1,9 @@
 """The `flow2py` command line (click). Exit codes are fixed by ../shared/DESIGN.md:
 
 0 completed / clean / Matched / intact, 1 refused (diagnostics, bad input, missing binding, unknown
-run), 3 paused / Incomplete, 4 faulted, 5 Diverged, 6 chain broken.
+run), 3 paused / Incomplete, 4 faulted, 5 Diverged, 6 chain broken; and 130, as a shell reports
+SIGINT, when Ctrl-C (or a Tool's sys.exit, or quitting pdb) halted the run or the command
+(docs/spec/execution.md "Interruptions").
 
 Every refusal is a message on stderr that says what and where; nothing recorded is rewritten.
 """
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -18,6 +21,7 @@ from flow2py import host, inspect
 from flow2py.diagnostics import render_text, to_json
 
 EXIT_OK, EXIT_REFUSED, EXIT_PAUSED, EXIT_FAULTED, EXIT_DIVERGED, EXIT_BROKEN = 0, 1, 3, 4, 5, 6
+EXIT_HALTED = 130  # 128 + SIGINT
 
 STORE = click.option("--store", "store_path", default=None, help="SQLite store (default .flow/runs.db).")
 TOOLS = click.option("--tools", "tools", multiple=True, help="Python file or module binding Tools.")
@@ -55,17 +59,12 @@ def _guard(fn):
                 click.echo(str(e), err=True)
                 sys.exit(e.exit_code)
             _fail(str(e), e.exit_code)
+        except KeyboardInterrupt:  # outside a live run's drive (which reports the halted run itself)
+            _fail("interrupted (Ctrl-C)", EXIT_HALTED)
         except Exception as e:  # a bug or an unforeseen state: one line, never a traceback
             if os.environ.get("FLOW2PY_DEBUG"):
                 raise
             _fail(f"internal error: {type(e).__name__}: {e} (set FLOW2PY_DEBUG=1 for the traceback)")
-        except (SystemExit, KeyboardInterrupt):
-            raise
-        except Exception as e:
-            if os.environ.get("FLOW2PY_DEBUG"):
-                raise
-            _fail(f"internal error ({type(e).__name__}: {e}); this is a bug in flow2py, "
-                  "rerun with FLOW2PY_DEBUG=1 for the traceback")
 
     return wrapper
 
@@ -136,9 +135,17 @@ def tools(path):
         click.echo(line)
 
 
-def _report(outcome) -> None:
-    """Print a run's outcome and exit with its code."""
+def _report(outcome, tools=(), store_path=None) -> None:
+    """Print a run's outcome and exit with its code; a halted run also gets the command that
+    continues it."""
     click.echo(outcome.text)
+    if outcome.exit_code == EXIT_HALTED and outcome.run_id:
+        words = ["flow2py", "resume", outcome.run_id]
+        for t in tools:
+            words += ["--tools", t]
+        if store_path:
+            words += ["--store", store_path]
+        click.echo("to continue it: " + " ".join(shlex.quote(w) for w in words))
     sys.exit(outcome.exit_code)
 
 
@@ -154,7 +161,7 @@ def _report(outcome) -> None:
 def run(path, entry, input_json, tools, store_path, run_id, checkpoint_every):
     """Start a run live."""
     _report(host.start(path, entry=entry, input_json=input_json, tools=tools, store_path=store_path,
-                       run_id=run_id, checkpoint_every=checkpoint_every))
+                       run_id=run_id, checkpoint_every=checkpoint_every), tools, store_path)
 
 
 @main.command()
@@ -168,7 +175,7 @@ def run(path, entry, input_json, tools, store_path, run_id, checkpoint_every):
 def resume(run_id, replies, resend, tools, store_path, checkpoint_every):
     """Deliver replies and continue live from the latest checkpoint."""
     _report(host.resume(run_id, replies=replies, resend=resend, tools=tools, store_path=store_path,
-                        checkpoint_every=checkpoint_every))
+                        checkpoint_every=checkpoint_every), tools, store_path)
 
 
 @main.command()
@@ -203,7 +210,8 @@ def history(run_id, store_path, fmt):
 def fork(run_id, checkpoint, program_path, input_json, tools, store_path, new_run_id, checkpoint_every):
     """Start a new run from a checkpoint of another."""
     _report(host.fork(run_id, checkpoint, program_path=program_path, input_json=input_json, tools=tools,
-                      store_path=store_path, new_run_id=new_run_id, checkpoint_every=checkpoint_every))
+                      store_path=store_path, new_run_id=new_run_id, checkpoint_every=checkpoint_every),
+            tools, store_path)
 
 
 @main.command()

@@ -26,6 +26,7 @@ from __future__ import annotations
 from queue import Empty
 
 from flowrt.facts import Call, Reply
+from flowrt.interrupts import INTERRUPTS, Interruption
 from flowrt.outcomes import Incomplete, ResendRefused, _Finish
 from flowrt.describe import _args_text, _same, describe
 from flowrt.requests import ToolCall
@@ -45,11 +46,11 @@ class _Call:
 
     def __init__(self, id, spec, task, park, tool, args=None, type_args=()):
         self.id = id
-        self.spec = spec
+        self.spec = spec  # None for a parked call restored from a checkpoint (not re-sendable)
         self.task = task
         self.park = park
         self.tool = tool
-        self.args = args  # None for a parked call restored from a checkpoint (not re-sendable)
+        self.args = args  # None when not known (a parked call restored without its Call fact)
         self.type_args = type_args
 
 
@@ -91,6 +92,9 @@ class _Calls:
                 self.outstanding -= 1
             else:
                 return False
+            if type(outcome) is Interruption:  # its implementation raised KeyboardInterrupt, ...
+                self.halted_in = (self.open.get(cid), True)
+                raise outcome.exc
             call = self.open.get(cid)
             if call is None:  # closed by a Stop meanwhile
                 continue
@@ -169,7 +173,12 @@ class _Calls:
               and d.is_sync(impl)):
             # Nothing else can happen until this call completes: the idle driver runs it itself
             # instead of handing it to a worker and waiting (docs/spec/execution.md).
-            self.arrived.append((call.id, d.run_inline(impl, spec, call.args, call.type_args, call.id)))
+            try:
+                outcome = d.run_inline(impl, spec, call.args, call.type_args, call.id)
+            except INTERRUPTS:  # Ctrl-C while it ran, or it called sys.exit / quit pdb: halts the run
+                self.halted_in = (call, False)
+                raise
+            self.arrived.append((call.id, outcome))
         else:
             d.submit(call.id, impl, spec, call.args, call.type_args)
             self.outstanding += 1
@@ -196,7 +205,7 @@ class _Calls:
             if call is None:
                 raise ResendRefused(f"call {cid} is not open when the history ends; only an open call "
                                     f"can be sent again")
-            if call.args is None:
+            if call.spec is None:
                 raise ResendRefused(f"call {cid} was carried across a checkpoint by a parked task; "
                                     f"its arguments are not at hand to send it again")
             self._dispatch(call)
@@ -212,4 +221,7 @@ class _Calls:
             except Empty:
                 return
             self.outstanding -= 1
+            if type(item[1]) is Interruption:
+                self.halted_in = (self.open.get(item[0]), True)
+                raise item[1].exc
             self.arrived.append(item)

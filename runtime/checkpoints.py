@@ -149,7 +149,9 @@ class _Checkpoints:
                 t = Task(p.task, owner=root, odepth=0)
                 t.state = CALL
                 t.ncalls = 1
-                t.call = _Call(p.call, None, t, (cls, tuple(p.data), at), self._tool_of(p.call))
+                made = self._call_fact(p.call)
+                t.call = _Call(p.call, None, t, (cls, tuple(p.data), at), made.tool if made else "",
+                               made.args if made else None)
                 self.open[p.call] = t.call
                 restored[p.task] = t
                 order.append(t)
@@ -240,11 +242,13 @@ class _Checkpoints:
             gen.close()
         return req.spec
 
-    def _tool_of(self, call_id: str) -> str:
-        for f in reversed(self.history):
+    def _call_fact(self, call_id: str):
+        """The Call fact of a parked task's call: in the facts given before the checkpoint, else
+        among `carried_calls` (the host reads it from the store), else None."""
+        for f in reversed(self.history[:self.hpos]):
             if type(f) is Call and f.id == call_id:
-                return f.tool
-        return ""
+                return f
+        return self.carried_calls.get(call_id)
 
 
 _VAR = re.compile(r"\$(\d+)")

@@ -23,7 +23,7 @@ from flowrt.checkpoints import latest_checkpoint
 from flowrt.describe import describe  # noqa: F401  (divergence text; tests import it from here)
 from flowrt.outcomes import (  # noqa: F401  (re-exported: flowrt.driver.X works as before)
     Diverged, Incomplete, Matched, OpenCall, Outcome, ResendRefused, ResumeRefused, RunCompleted,
-    RunFaulted, RunPaused, _Finish,
+    RunFaulted, RunHalted, RunPaused, _Finish,
 )
 from flowrt.requests import ToolSpec, module_resolver
 from flowrt.run_loop import _Run
@@ -32,7 +32,7 @@ from flowrt.values import STD_CLASSES, ClassTable, class_table
 
 __all__ = [
     "drive", "start_run", "latest_checkpoint", "MemoryRecorder", "Outcome", "OpenCall",
-    "RunCompleted", "RunFaulted", "RunPaused", "Matched", "Incomplete", "Diverged",
+    "RunCompleted", "RunFaulted", "RunPaused", "RunHalted", "Matched", "Incomplete", "Diverged",
     "ResumeRefused", "ResendRefused", "MissingBindings",
 ]
 
@@ -76,6 +76,7 @@ def drive(
     resend: Iterable[str] = (),
     carried_replies: Optional[dict] = None,
     cut: Iterable[str] = (),
+    carried_calls: Optional[dict] = None,
 ) -> Outcome:
     """Run a program over its history: live (a new run or a resume) or replay.
 
@@ -99,12 +100,17 @@ def drive(
     recorded *before* it to calls its parked tasks carry (history may start at the checkpoint,
     the earlier facts archived); such a task is restored finished. Replies the facts before the
     checkpoint in `history` hold are found there without it; other entries are ignored.
+    `carried_calls` ({call id: Call fact}): beginning at a checkpoint whose Call facts are not in
+    `history`, the Calls of its parked tasks' open calls, so a pause, a halt or an Incomplete names
+    their Tool and arguments like any other call's (nothing is served from them).
     `cut` (live): ids, in call order, of calls a crash cut (open, neither answered nor left
     pending): once the history is exhausted each one still open is answered
     `Err(Unknown("process ended while the call was out"))`, admitted before any other reply.
 
-    Returns RunCompleted / RunFaulted / RunPaused (live) or Matched / Incomplete / Diverged
-    (replay). Raises ResumeRefused when a live run's history does not fit the program.
+    Returns RunCompleted / RunFaulted / RunPaused / RunHalted (live) or Matched / Incomplete /
+    Diverged (replay). RunHalted: KeyboardInterrupt, SystemExit or BdbQuit was raised in generated
+    code or a Tool implementation (or Ctrl-C came): nothing was recorded for it, calls stay open.
+    Raises ResumeRefused when a live run's history does not fit the program.
     """
     history = list(history)
     if mode == "replay":
@@ -121,7 +127,7 @@ def drive(
     run = _Run(history, first, mode, recorder, bindings, checkpoint_every,
                resolve or module_resolver(entry), inline, () if mode == "replay" else resend,
                carried_replies, classes if classes is not None else lambda: _default_classes(entry),
-               () if mode == "replay" else cut)
+               () if mode == "replay" else cut, carried_calls)
     if begin == "latest":
         begin = latest_checkpoint(history, first) or first
     index = begin - first

@@ -28,6 +28,7 @@ from flowrt import driver as drv
 from flowrt.calls import CUT_REASON
 from flowrt.facts import Call, Checkpoint, ParkedTask, Reply, Start
 from flowrt.history_view import to_html, to_jsonl, to_text
+from flowrt.interrupts import INTERRUPTS, Shielded, deferred, reason
 from flowrt.loader import Program
 from flowrt.requests import ToolSpec
 from flowrt.forks import ForkRefused, fork_checkpoint, parked_in_fork, rebuilt_args
@@ -166,9 +167,10 @@ def read(op, *args):
 
 
 def _recorder(store: Store, run_id: str) -> SqliteRecorder:
-    """Take the run's lease: one process runs a run at a time."""
+    """Take the run's lease: one process runs a run at a time. The recorder is shielded: a Ctrl-C
+    never lands half-way through appending a fact (flowrt.interrupts)."""
     try:
-        return SqliteRecorder(store, run_id)
+        return Shielded(SqliteRecorder(store, run_id))
     except RunBusy as e:
         raise Refused(f"{e}; refusing a second resume") from None
     except StoreError as e:
@@ -259,34 +261,56 @@ def report(outcome, run_id: str) -> Report:
         return Report(show(outcome.value), EXIT_OK, outcome, run_id)
     if isinstance(outcome, drv.RunPaused):
         lines = [f"paused: run {run_id} waits on {len(outcome.open)} open call(s)"]
-        lines += [f"  {c.id}  {c.tool}" for c in outcome.open]
+        lines += [f"  {c.id}  {c.text()}" for c in outcome.open]
         return Report("\n".join(lines), EXIT_PAUSED, outcome, run_id)
     if isinstance(outcome, drv.RunFaulted):
         return Report(outcome.line(), EXIT_FAULTED, outcome, run_id)
     return Report(outcome.line(), outcome.exit_code, outcome, run_id)
 
 
+def halted_report(store: Store, prog: Runnable, outcome: drv.RunHalted, run_id: str) -> Report:
+    """`halted: run r: interrupted (Ctrl-C) ...` and the run's open calls as the store now holds
+    them (what a resume will see), each marked pending or cut."""
+    info, parked = store.load_run(run_id), store.parked(run_id)
+    known = {c.id: c for c in outcome.open}
+    lines = [f"halted: run {run_id}: {outcome.reason}; no End is recorded"]
+    for call_id, tool_id in info.open_calls:
+        spec = prog.tool_spec(tool_id)
+        c = known.get(call_id) or drv.OpenCall(call_id, spec.name if spec is not None else tool_id)
+        mark = ("pending: its reply can be given with --reply" if call_id in parked else
+                "cut: a resume records Err(Unknown(...)) for it unless --reply or --resend names it")
+        lines.append(f"  {call_id}  {c.text()}  ({mark})")
+    return Report("\n".join(lines), outcome.exit_code, outcome, run_id)
+
+
 def _drive_live(store: Store, rec: SqliteRecorder, prog: Runnable, fn, history, first: int,
                 bindings, checkpoint_every: Optional[int], resend=(), cut=()) -> Report:
-    """Drive a run live under the lease `rec` holds, release it, and report."""
+    """Drive a run live under the lease `rec` holds, release it, and report. Ctrl-C meanwhile,
+    or a Tool calling sys.exit, halts the run (flowrt.interrupts): released `halted`, reported."""
     run_id = rec.run_id
-    try:
-        outcome = drv.drive(fn, history=history, first=first, mode="live", recorder=rec,
-                            bindings=bindings, checkpoint_every=checkpoint_every,
-                            resolve=prog.resolve, classes=prog.classes, resend=resend, cut=cut,
-                            carried_replies=_carried_replies(store, run_id, history, first, prog.classes))
-    except drv.ResumeRefused as e:
-        raise Refused(f"run {run_id}: the stored history does not fit the program: {e.verdict.line()}") from None
-    except drv.ResendRefused as e:
-        raise Refused(f"--resend: {e}") from None
-    finally:
-        rec.close()
+    outcome = None
+    with deferred():
+        try:
+            outcome = drv.drive(fn, history=history, first=first, mode="live", recorder=rec,
+                                bindings=bindings, checkpoint_every=checkpoint_every,
+                                resolve=prog.resolve, classes=prog.classes, resend=resend, cut=cut,
+                                **_carried(store, run_id, history, first, prog.classes))
+        except drv.ResumeRefused as e:
+            raise Refused(f"run {run_id}: the stored history does not fit the program: {e.verdict.line()}") from None
+        except drv.ResendRefused as e:
+            raise Refused(f"--resend: {e}") from None
+        except INTERRUPTS as e:  # outside the driver's loop (restoring a checkpoint, say)
+            outcome = drv.RunHalted(reason(e), (), e)
+        finally:
+            rec.close(halted=isinstance(outcome, drv.RunHalted))
     for tool_id, _name in prog.reachable():
         spec = prog.tool_spec(tool_id)
         impl = bindings.lookup(spec) if spec is not None else None
         if impl is not None:  # which implementation served: the host's record, not history
             store.record_binding(run_id, tool_id, f"{getattr(impl, '__module__', '?')}."
                                                   f"{getattr(impl, '__qualname__', repr(impl))}")
+    if isinstance(outcome, drv.RunHalted):
+        return halted_report(store, prog, outcome, run_id)
     return report(outcome, run_id)
 
 
@@ -313,14 +337,30 @@ def history_from(store: Store, run_id: str, info, classes, whole: bool = True) -
     return read(lambda: store.facts(run_id, first, verify=True, whole=whole, classes=classes)), first
 
 
+def _parked_calls(history: list) -> list:
+    """The calls the parked tasks of the checkpoint `history` begins at carry (else none)."""
+    calls: list = []
+    if history and type(history[0]) is Checkpoint:
+        rebuild(tuple(history[0].args), lambda p: calls.append(p.call) or p, (ParkedTask,))
+    return calls
+
+
+def _carried(store: Store, run_id: str, history: list, first: int, classes) -> dict:
+    """What `drive` is given about the calls a checkpoint's parked tasks carry: the replies
+    recorded before it (`carried_replies`) and, for those still open, their Call facts
+    (`carried_calls`: their Tool and arguments, shown like any open call's)."""
+    calls = _parked_calls(history)
+    if not calls:
+        return {}
+    return {"carried_replies": _carried_replies(store, run_id, history, first, classes),
+            "carried_calls": read(lambda: store.open_call_facts(run_id, calls, classes=classes))}
+
+
 def _carried_replies(store: Store, run_id: str, history: list, first: int, classes) -> dict:
     """The replies, recorded before the checkpoint `history` begins at, to calls its parked tasks
     carry (a task finished from its parked call counts as parked: seed 000, "Checkpoints");
     they may be archived, so they are read from the store rather than from `history`."""
-    if not history or type(history[0]) is not Checkpoint:
-        return {}
-    calls: list = []
-    rebuild(tuple(history[0].args), lambda p: calls.append(p.call) or p, (ParkedTask,))
+    calls = _parked_calls(history)
     if not calls:
         return {}
     later = {f.id for f in history if type(f) is Reply}
@@ -395,21 +435,22 @@ def resume(store: Store, prog: Runnable, run_id: str, *, replies: Optional[dict]
     # history is exhausted, before any other reply (drive(cut=...)), so a call cut while the
     # program still had work to do (another call to make first) is closed on this resume too.
     _check_fits(store, prog, fn, run_id, served + appended, first)
-    rec = _recorder(store, run_id)
-    try:
-        if rec.n != info.facts:
-            raise Refused(f"run {run_id} changed while this resume was preparing (another process "
-                          f"resumed it); nothing was recorded")
-        for fact in appended:
-            rec.record(fact)
-        rec.sync(durable=True)
-        for call_id in resend:  # out again: a crash from now on cuts it, it is no longer pending
-            store.record_resent(run_id, call_id)
-        history, first = history_from(store, run_id, store.load_run(run_id), prog.classes)
-    except BaseException:
-        rec.close()
-        raise
-    return _drive_live(store, rec, prog, fn, history, first, bindings, checkpoint_every, resend, cut)
+    with deferred():  # a Ctrl-C from here on never lands inside an append
+        rec = _recorder(store, run_id)
+        try:
+            if rec.n != info.facts:
+                raise Refused(f"run {run_id} changed while this resume was preparing (another process "
+                              f"resumed it); nothing was recorded")
+            for fact in appended:
+                rec.record(fact)
+            rec.sync(durable=True)
+            for call_id in resend:  # out again: a crash from now on cuts it, it is no longer pending
+                store.record_resent(run_id, call_id)
+            history, first = history_from(store, run_id, store.load_run(run_id), prog.classes)
+        except BaseException:
+            rec.close()
+            raise
+        return _drive_live(store, rec, prog, fn, history, first, bindings, checkpoint_every, resend, cut)
 
 
 class _Fits(BaseException):
@@ -438,7 +479,7 @@ def _check_fits(store: Store, prog: Runnable, fn, run_id: str, history: list, fi
     try:
         drv.drive(fn, history=history, first=first, mode="live", recorder=_ProbeRecorder(store, run_id),
                             bindings=Bindings(), resolve=prog.resolve, classes=prog.classes,
-                            carried_replies=_carried_replies(store, run_id, history, first, prog.classes))
+                            **_carried(store, run_id, history, first, prog.classes))
     except _Fits:  # it would record something: everything before fits
         pass
     except drv.ResumeRefused as e:
@@ -457,7 +498,7 @@ def replay(store: Store, prog: Runnable, run_id: str) -> Report:
     fn = entry_of(prog, info) if first == 1 else None
     outcome = drv.drive(fn, history=history, first=first, begin=first, mode="replay", resolve=prog.resolve,
                         classes=prog.classes,
-                        carried_replies=_carried_replies(store, run_id, history, first, prog.classes))
+                        **_carried(store, run_id, history, first, prog.classes))
     return Report(outcome.line(), outcome.exit_code, outcome, run_id)
 
 
@@ -539,8 +580,9 @@ def run_state(info) -> str:
     calls = ", ".join(c for c, _ in info.open_calls)
     if info.state == "paused" and calls:
         return f"paused on {calls}"
-    if info.state == "halted" and calls:
-        return f"halted with {calls} open (the process ended)"
+    if info.state == "halted" and calls:  # released by an interrupted process, or never released
+        why = "interrupted" if info.owner is None else "the process ended"
+        return f"halted with {calls} open ({why})"
     if info.state == "running" and info.owner:
         host_name, _, rest = info.owner.partition(":")
         return f"running (process {rest.partition(':')[0]} on {host_name})"

@@ -11,7 +11,9 @@ the id `<outer run>/<call id>`, drives it live and answers the outer call:
 * the inner run faulted           -> `{"Err": "faulted at main.flow:3: ..."}`, an ordinary value
   (the outer Tool is declared `-> Result<T, Text>`, so the program sees `Err(Failed(text))`);
 * the inner run paused            -> `pending`: the outer call stays open; the host resumes the
-  inner run and delivers its result to the outer call (`resume --reply`).
+  inner run and delivers its result to the outer call (`resume --reply`);
+* the inner run halted (Ctrl-C, sys.exit or a pdb quit inside it) -> the interruption is raised
+  again, so the outer run halts too (flowrt.interrupts); the inner run is left halted.
 
 The outer history holds one Call and one Reply for the operation; the inner history is separate.
 The host links them in the store's `nested_runs` records (`Store.nested_runs`, `Store.outer_of`).
@@ -22,7 +24,7 @@ from __future__ import annotations
 import secrets
 from typing import Any, Callable, Iterable, Optional
 
-from flowrt.driver import RunCompleted, RunFaulted, RunPaused, drive
+from flowrt.driver import RunCompleted, RunFaulted, RunHalted, RunPaused, drive
 from flowrt.facts import Start
 from flowrt.store import SqliteRecorder, Store
 from flowrt.tools import BINDINGS, Bindings, current_call, pending
@@ -59,10 +61,13 @@ def flow_tool(program, *, entry: str = "main", store: Any = None, bindings: Opti
             raise NotRun(f"nested run {inner} could not start: {e}") from None
         if outer:
             st.record_nested(outer, ctx.call_id, inner)
-        with SqliteRecorder(st, inner) as rec:
+        rec, outcome = SqliteRecorder(st, inner), None
+        try:
             outcome = drive(fn, history=[start], recorder=rec, bindings=bindings or BINDINGS,
                             reachable=program.tools if reachable is None else reachable,
                             resolve=resolve, classes=classes, checkpoint_every=checkpoint_every)
+        finally:
+            rec.close(halted=isinstance(outcome, RunHalted))
         return _answer(outcome)
 
     implementation.__qualname__ = f"flow_tool({program.entry_module}.{entry})"
@@ -102,4 +107,6 @@ def _answer(outcome):
         return {"Err": outcome.line()}
     if isinstance(outcome, RunPaused):
         return pending
+    if isinstance(outcome, RunHalted):  # Ctrl-C, sys.exit, pdb quit inside: the outer run halts too
+        raise outcome.cause
     raise RuntimeError(f"nested run ended unexpectedly: {outcome.line()}")

@@ -1,7 +1,8 @@
 """What a drive ends with: the outcomes, and the exceptions that refuse a run.
 
 A drive ends in exactly one way. A live run (new or resumed) completes, faults or pauses with
-calls open: RunCompleted / RunFaulted / RunPaused. A replay gives a verdict on its history:
+calls open: RunCompleted / RunFaulted / RunPaused; or it is halted from outside the program
+(Ctrl-C, a Tool calling sys.exit, quitting pdb: flowrt.interrupts), RunHalted, with no End. A replay gives a verdict on its history:
 Matched (every fact was reproduced and End reached), Incomplete (the program needs a fact the
 history does not hold: it ends early, or a value is a redacted hole) or Diverged (the program
 would record something other than the recorded fact; numbered from Start = 1). Each outcome
@@ -16,14 +17,14 @@ unwind the scheduler with its outcome (flowrt.run_loop).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Optional
 
 from flowrt.facts import Faulted
 from flowrt.values import show
 
 __all__ = [
-    "Outcome", "OpenCall", "RunCompleted", "RunFaulted", "RunPaused", "Matched", "Incomplete",
+    "Outcome", "OpenCall", "RunCompleted", "RunFaulted", "RunPaused", "RunHalted", "Matched", "Incomplete",
     "Diverged", "ResumeRefused", "ResendRefused",
 ]
 
@@ -41,7 +42,15 @@ class Outcome:
 class OpenCall:
     id: str  # "c1:root#2"
     tool: str  # "human.ask" ("" when only the id is known: a parked call restored from a checkpoint
-    #            whose Call fact was archived)
+    #            whose Call fact is not at hand)
+    args: Optional[tuple] = field(default=None, compare=False)  # the call's arguments, when known
+
+    def text(self) -> str:
+        """`human.ask("Which browser?")`: the call as history shows it (the Tool alone when its
+        arguments are not known)."""
+        if self.args is None:
+            return self.tool or "?"
+        return f"{self.tool}({', '.join(show(a) for a in self.args)})"
 
 
 @dataclass(frozen=True)
@@ -71,6 +80,20 @@ class RunPaused(Outcome):
     def line(self):
         return "paused, waiting on " + ", ".join(
             f"{c.id} ({c.tool})" if c.tool else c.id for c in self.open)
+
+
+@dataclass(frozen=True)
+class RunHalted(Outcome):
+    """A live run stopped by something outside the program (flowrt.interrupts): nothing is
+    recorded for it (no Reply, no End); its open calls stay open for a resume."""
+
+    reason: str  # "interrupted (Ctrl-C) while svc.slow (root#1) was running"
+    open: tuple  # OpenCall, in the order the calls were made
+    cause: Optional[BaseException] = field(default=None, compare=False, repr=False)
+    exit_code = 130  # as a shell reports a process ended by SIGINT
+
+    def line(self):
+        return f"halted: {self.reason}; no End is recorded"
 
 
 @dataclass(frozen=True)

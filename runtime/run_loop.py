@@ -25,10 +25,15 @@ limited only by `MAX_DEPTH`, a deterministic fault.
 The end. A fault stops every task the root's frames own, innermost frame first, then records End
 Faulted; the root finishing records End Completed. In replay, history left unused after End is a
 divergence. `_Finish` carries the outcome out of the loop from whatever depth decided it.
+
+Interruptions (KeyboardInterrupt, SystemExit, BdbQuit; flowrt.interrupts) are not ends: wherever
+they are raised (generated code, an inline implementation, a worker's completion taken from the
+queue) they unwind to `loop`, which returns RunHalted with the calls open then, recording nothing.
 """
 from __future__ import annotations
 
 import os
+from bdb import BdbQuit
 from collections import deque
 from types import GeneratorType
 from typing import Any, Callable, Optional
@@ -37,9 +42,10 @@ from flowrt.facts import Checkpoint, Completed, End, Faulted, Start
 from flowrt.calls import _Call, _Calls
 from flowrt.checkpoints import _Checkpoints, concrete_type_args
 from flowrt.describe import _exception_message, _locate_exception, _locate_task, _same, describe
+from flowrt.interrupts import INTERRUPTS, reason
 from flowrt.outcomes import (
     Diverged, Incomplete, Matched, OpenCall, Outcome, ResumeRefused, RunCompleted, RunFaulted,
-    RunPaused, _Finish,
+    RunHalted, RunPaused, _Finish,
 )
 from flowrt.requests import MAX_DEPTH, Await, First, Spawn, StopTask, TailCall, ToolCall
 from flowrt.task_ops import _TaskOps
@@ -63,7 +69,7 @@ class _Run(_Calls, _TaskOps, _Checkpoints):
     """One drive's state, and the core its mixins (calls, task operations, checkpoints) share."""
 
     def __init__(self, history, first, mode, recorder, bindings, checkpoint_every, resolve, inline,
-                 resend=(), carried=None, classes=STD_CLASSES, cut=()):
+                 resend=(), carried=None, classes=STD_CLASSES, cut=(), carried_calls=None):
         if mode not in ("live", "replay"):
             raise ValueError(f"mode must be 'live' or 'replay', not {mode!r}")
         self.replay = mode == "replay"
@@ -78,6 +84,7 @@ class _Run(_Calls, _TaskOps, _Checkpoints):
         self.cut = tuple(cut or ())  # open calls a crash cut: admitted Unknown once history is exhausted
         self.at_end = bool(self.resend or self.cut)  # something to do when history is exhausted
         self.carried = dict(carried or {})  # replies of parked calls recorded before the checkpoint
+        self.carried_calls = carried_calls or {}  # their Call facts, when not in history (to show them)
         self.completions = self.dispatcher.completions if self.dispatcher else None
         self.every = checkpoint_every
         self.resolve = resolve
@@ -95,6 +102,7 @@ class _Run(_Calls, _TaskOps, _Checkpoints):
         self.root_targs: tuple = ()  # type argument texts of the root's outermost (generic) function
         self.root: Optional[Task] = None
         self.ended = None
+        self.halted_in = None  # (_Call, from a worker) whose implementation raised an interruption
 
     # -- facts -------------------------------------------------------------------------------
 
@@ -167,11 +175,24 @@ class _Run(_Calls, _TaskOps, _Checkpoints):
                     return self._idle()
         except _Finish as f:
             return f.outcome
+        except INTERRUPTS as e:  # Ctrl-C, sys.exit in a Tool, pdb quit: not the program's end
+            if self.replay:
+                raise
+            return self._halted(e)
+
+    def _halted(self, e: BaseException) -> RunHalted:
+        """Stop where the run is: nothing more is recorded (no End); the calls open stay open."""
+        call, worker = self.halted_in or (None, False)
+        where = f"{call.tool} ({call.id})" if call is not None else None
+        return RunHalted(reason(e, where, worker), self._open_calls(), e)
+
+    def _open_calls(self) -> tuple:
+        return tuple(OpenCall(c.id, c.tool, c.args) for c in self.open.values())
 
     def _idle(self) -> Outcome:
         """No task can move and no event can be admitted."""
         if self.open:
-            calls = tuple(OpenCall(c.id, c.tool) for c in self.open.values())
+            calls = self._open_calls()
             if self.replay:
                 if len(calls) == 1:
                     c = calls[0]
@@ -281,6 +302,8 @@ class _Run(_Calls, _TaskOps, _Checkpoints):
     # -- faults and the end ---------------------------------------------------------------------------
 
     def _fault_exception(self, task: Task, e: Exception):
+        if type(e) is BdbQuit:  # quitting pdb inside generated code halts the run: not a fault
+            raise e
         file, line = _locate_exception(e)
         self._fault(task, _exception_message(e), file, line)
 

@@ -481,6 +481,28 @@ class Store:
     def open_calls(self, run_id: str) -> list[tuple[str, str]]:
         return list(self.load_run(run_id).open_calls)
 
+    def open_call_facts(self, run_id: str, call_ids, *, classes: Optional[ClassTable] = None) -> dict:
+        """{call id: Call fact} of those of `call_ids` that are open, hot or archived, read by the
+        fact number the open_calls record keeps (one lookup each). For showing an open call (its
+        Tool and arguments) whose Call precedes the checkpoint a resume starts at; nothing is
+        served to the program from it."""
+        wanted = set(call_ids)
+        out: dict = {}
+        with self._lock:
+            for call_id, n in self._db.execute(
+                    "SELECT call, n FROM open_calls WHERE run=? ORDER BY n", (run_id,)).fetchall():
+                if call_id not in wanted:
+                    continue
+                for table in ("facts", "archived_facts"):
+                    row = self._db.execute(f"SELECT data FROM {table} WHERE run=? AND n=? AND kind=?",
+                                           (run_id, n, T.CALL)).fetchone()
+                    if row is not None:
+                        fact = T.decode_fact(row[0], self._blob, classes=classes)
+                        if type(fact) is Call and fact.id == call_id:
+                            out[call_id] = fact
+                        break
+        return out
+
     # ---- integrity -----------------------------------------------------------------------------
 
     def verify(self, run_id: str, head: Optional[str] = None) -> tuple[bool, str, str]:
@@ -855,8 +877,9 @@ class SqliteRecorder:
                     db.execute("ROLLBACK")
                 raise
 
-    def close(self) -> None:
-        """Sync durably and release the lease (idempotent)."""
+    def close(self, halted: bool = False) -> None:
+        """Sync durably and release the lease (idempotent). `halted`: the run was interrupted
+        (flowrt.interrupts), so it is left halted even with calls open, not paused."""
         if self._closed:
             return
         try:
@@ -867,8 +890,9 @@ class SqliteRecorder:
             with self.store.transaction() as db:
                 db.execute(
                     "UPDATE runs SET owner=NULL, state=CASE WHEN state IN ('completed', 'faulted') THEN state "
+                    "WHEN ? THEN 'halted' "
                     "WHEN EXISTS (SELECT 1 FROM open_calls WHERE run=?) THEN 'paused' ELSE 'halted' END "
-                    "WHERE id=? AND owner=?", (self.run_id, self.run_id, self.owner))
+                    "WHERE id=? AND owner=?", (halted, self.run_id, self.run_id, self.owner))
 
     def __enter__(self):
         return self

@@ -11,6 +11,8 @@
 * Admission (`call_implementation`, `admit`) turns whatever the implementation did into the
   outcome the program receives: `Ok(v)`, `Err(Failed(e))`, `Err(Malformed("$.path: ..."))`,
   `Err(NotRun(reason))`, `Err(Unknown("Type: message"))`, or `PENDING` (the call stays open).
+  KeyboardInterrupt, SystemExit and BdbQuit are none of these: they halt the run
+  (flowrt.interrupts); a worker posts them as an `Interruption` for the driver to raise.
 
 Worker threads are daemon threads of our own rather than a `ThreadPoolExecutor`: an
 implementation that never returns (a search that hangs) must not keep the process from exiting
@@ -22,10 +24,12 @@ import asyncio
 import contextvars
 import inspect
 import threading
+from bdb import BdbQuit
 from dataclasses import dataclass
 from queue import SimpleQueue
 from typing import Any, Callable, Iterable, Optional
 
+from flowrt.interrupts import INTERRUPTS, Interruption
 from flowrt.requests import ToolSpec
 from flowrt.types import DecodeError, Named, _subst, compile_decoder, to_json, unicode_text
 from flowrt.values import Err, Failed, Malformed, NotRun, Ok, Result, Unknown
@@ -220,6 +224,8 @@ def call_implementation(impl: Callable, spec: ToolSpec, args: tuple, type_args: 
         raw = impl(*jargs)
     except NotRun as e:
         return Err(NotRun(_reason(e)))
+    except BdbQuit:  # like KeyboardInterrupt and SystemExit, not the Tool's answer: it halts the run
+        raise
     except Exception as e:  # the implementation failed: the call may or may not have happened
         return Err(Unknown(_problem_text(e)))
     finally:
@@ -243,6 +249,8 @@ async def _call_async(impl, spec, args, type_args, context=None):
         raw = await impl(*jargs)
     except NotRun as e:
         return Err(NotRun(_reason(e)))
+    except BdbQuit:
+        raise
     except Exception as e:
         return Err(Unknown(_problem_text(e)))
     if raw is pending:
@@ -256,6 +264,13 @@ def is_async(impl: Callable) -> bool:
 
 
 # ---- dispatch ---------------------------------------------------------------------------------
+
+def _unanswered(e: BaseException):
+    """The completion a worker posts when the implementation raised past admission: KeyboardInterrupt,
+    SystemExit or BdbQuit halt the run (the driver raises it again on its own thread); anything
+    else is the call's `Unknown`."""
+    return Interruption(e) if isinstance(e, INTERRUPTS) else Err(Unknown(_problem_text(e)))
+
 
 class _Pool:
     """Daemon worker threads pulling jobs from one queue; grows while every worker is busy."""
@@ -283,7 +298,7 @@ class _Pool:
             try:
                 outcome = call_implementation(impl, spec, args, type_args, context)
             except BaseException as e:  # never lose a completion, whatever the implementation did
-                outcome = Err(Unknown(_problem_text(e)))
+                outcome = _unanswered(e)
             with self.lock:
                 self.busy -= 1
             completions.put((call_id, outcome))
@@ -309,7 +324,7 @@ class _Loop:
             try:
                 outcome = await _call_async(impl, spec, args, type_args, context)
             except BaseException as e:
-                outcome = Err(Unknown(_problem_text(e)))
+                outcome = _unanswered(e)
             completions.put((call_id, outcome))
 
         self.loop.call_soon_threadsafe(self.loop.create_task, job())

@@ -235,3 +235,22 @@ def test_tampered_choice_diverges_naming_the_fact(cli):
     store.close()
     r = cli("replay", "a")
     assert r.exit_code == 5 and r.stdout.startswith(f"Diverged at fact {choice['n']}:")
+
+
+def test_a_parked_tasks_call_carried_across_a_checkpoint_is_shown_with_its_tool_and_arguments(tmp_path):
+    from pathlib import Path
+
+    golden = Path(__file__).parent.parent / "golden" / "history" / "parked"
+    for name in ("main.flow", "feed.flow", "tools.py"):
+        (tmp_path / name).write_text((golden / name).read_text())
+    cli = Cli(tmp_path)
+    r = cli.run("p", "{}", "--checkpoint-every", "1")
+    assert r.exit_code == 3 and "  root/1#1  feed.next()" in r.stdout.splitlines()
+    assert any(f["kind"] == "Checkpoint" for f in cli.facts("p"))
+    # from the latest checkpoint, the call's Call fact is before it (and archived, then)
+    assert cli("replay", "p").stdout.splitlines()[0] == (
+        "Incomplete: needs the reply to root/1#1 (feed.next), which is not recorded")
+    assert "archived" in cli("archive", "p").stdout
+    r = cli.resume("p")
+    assert r.exit_code == 3, r.output + r.stderr
+    assert r.stdout.splitlines() == ["paused: run p waits on 1 open call(s)", "  root/1#1  feed.next()"]
