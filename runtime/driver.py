@@ -135,18 +135,18 @@ def drive(
         raise ValueError(f"fact {begin} is not in the history given (facts {first}..{first + len(history) - 1})")
     fact = history[index]
     run.hpos = index
-    if type(fact) is Start:
-        if entry is None:
-            raise ValueError("beginning at Start needs the entry function")
-        run.begin_at_start(entry, fact)
-    elif type(fact) is Checkpoint:
-        run.hpos = index + 1
-        try:
+    try:  # beginning may already decide a replay: Incomplete when the input or a checkpoint holds a hole
+        if type(fact) is Start:
+            if entry is None:
+                raise ValueError("beginning at Start needs the entry function")
+            run.begin_at_start(entry, fact)
+        elif type(fact) is Checkpoint:
+            run.hpos = index + 1
             run.begin_at_checkpoint(fact)
-        except _Finish as f:
-            return f.outcome
-    else:
-        raise ValueError(f"fact {begin} is a {type(fact).__name__}, not a Start or a Checkpoint")
+        else:
+            raise ValueError(f"fact {begin} is a {type(fact).__name__}, not a Start or a Checkpoint")
+    except _Finish as f:
+        return f.outcome
     return run.loop()
 
 

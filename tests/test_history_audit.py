@@ -254,3 +254,18 @@ def test_a_parked_tasks_call_carried_across_a_checkpoint_is_shown_with_its_tool_
     r = cli.resume("p")
     assert r.exit_code == 3, r.output + r.stderr
     assert r.stdout.splitlines() == ["paused: run p waits on 1 open call(s)", "  root/1#1  feed.next()"]
+
+
+def test_replay_of_a_run_whose_input_is_redacted_is_incomplete_and_resume_is_refused(tmp_path):
+    cli = Cli(project(tmp_path))  # the loop: three steps, then a question left pending
+    assert cli.run("h", '{"ticket": "secret"}').exit_code == 3
+    start = cli.facts("h")[0]
+    assert cli("redact", "h", "--value", start["values"][0]).exit_code == 0
+    r = cli("replay", "h")
+    assert r.exit_code == 3, r.output + r.stderr
+    assert r.stdout.splitlines()[0] == "Incomplete: the run's input holds a hole"
+    n = len(cli.facts("h"))
+    r = cli.resume("h", "--reply", 'root#4={"Ok": "a"}')
+    assert r.exit_code == 1 and "internal error" not in r.stderr
+    assert "Incomplete: the run's input holds a hole" in r.stderr and "nothing was recorded" in r.stderr
+    assert len(cli.facts("h")) == n
