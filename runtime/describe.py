@@ -53,7 +53,7 @@ def describe(fact) -> str:
         e = fact.end
         if type(e) is Completed:
             return f"End Completed({show(e.value)})"
-        return f"End Faulted({e.message!r} at {e.file}:{e.line})"
+        return f"End Faulted({show(e.message)} at {e.file}:{e.line})"
     if t is Start:
         return f"Start {fact.entry}"
     return repr(fact)

@@ -272,11 +272,16 @@ def halted_report(store: Store, prog: Runnable, outcome: drv.RunHalted, run_id: 
     """`halted: run r: interrupted (Ctrl-C) ...` and the run's open calls as the store now holds
     them (what a resume will see), each marked pending or cut."""
     info, parked = store.load_run(run_id), store.parked(run_id)
-    known = {c.id: c for c in outcome.open}
+    known = {c.id: c for c in outcome.open if c.args is not None}
+    # a call the driver had not taken in yet (Ctrl-C right after its Call was recorded), or
+    # carried without its Call fact: the stored Call says what it is
+    made = store.open_call_facts(run_id, [c for c, _ in info.open_calls if c not in known],
+                                 classes=prog.classes)
     lines = [f"halted: run {run_id}: {outcome.reason}; no End is recorded"]
     for call_id, tool_id in info.open_calls:
-        spec = prog.tool_spec(tool_id)
-        c = known.get(call_id) or drv.OpenCall(call_id, spec.name if spec is not None else tool_id)
+        spec, f = prog.tool_spec(tool_id), made.get(call_id)
+        c = known.get(call_id) or (drv.OpenCall(call_id, f.tool, f.args) if f is not None else
+                                   drv.OpenCall(call_id, spec.name if spec is not None else tool_id))
         mark = ("pending: its reply can be given with --reply" if call_id in parked else
                 "cut: a resume records Err(Unknown(...)) for it unless --reply or --resend names it")
         lines.append(f"  {call_id}  {c.text()}  ({mark})")

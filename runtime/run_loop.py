@@ -327,7 +327,7 @@ class _Run(_Calls, _TaskOps, _Checkpoints):
             matches = lambda r: (type(r) is End and type(r.end) is Faulted and r.end.message == end.message
                                  and r.end.line == end.line
                                  and os.path.basename(r.end.file) == os.path.basename(end.file))
-            doing = f"faults with {end.message!r} at {end.file}:{end.line}"
+            doing = f"faults with {show(end.message)} at {end.file}:{end.line}"
         self._emit(fact, matches, doing)
         if self.hpos < self.hlen:
             self._diverge(f"the program has ended, and {describe(self.history[self.hpos])} is left unused")

@@ -788,7 +788,10 @@ def _show_bytes(b: bytes) -> str:
 
 
 def _show_decimal(d: decimal.Decimal) -> str:
-    return format(d, "f")
+    text = format(d, "f")
+    # a Decimal literal has digits on both sides of the point; one without a fraction (`3`, from
+    # input or rounding) is written as the std call that makes exactly it
+    return text if "." in text else f"decimal.from_int({text})"
 
 
 _UNITS = (
@@ -815,7 +818,7 @@ def _show_data(v: _Data) -> str:
     cls = type(v)
     fields = cls.__flow_fields__
     if not fields:
-        return cls.__flow_ctor__
+        return cls.__flow_ctor__ + " {}" if isinstance(v, Record) else cls.__flow_ctor__
     if cls.__flow_named__:
         inner = ", ".join(f"{n}: {show(x)}" for n, x in zip(cls.__flow_field_names__, v._flow_values()))
         return f"{cls.__flow_ctor__} {{ {inner} }}"
@@ -823,7 +826,9 @@ def _show_data(v: _Data) -> str:
 
 
 def show(v: Any) -> str:
-    """The Flow text of a value: what history, `run` and `repr` print."""
+    """The Flow text of a value: what history, `run` and `repr` print. For data it is a Flow
+    expression that reads back as an equal value where its type is expected, with std's modules
+    `set`, `instant` and `decimal` in use (docs/spec/data.md "Text")."""
     t = type(v)
     f = _SHOW.get(t)
     if f is not None:
@@ -862,9 +867,10 @@ _SHOW = {
     tuple: _show_tuple,
     List: lambda xs: "[" + ", ".join(show(x) for x in xs) + "]",
     Dict: lambda d: "[" + ", ".join(f"{show(k)}: {show(x)}" for k, x in d.items()) + "]" if len(d) else "[:]",
-    Set: lambda s: "Set.of([" + ", ".join(show(x) for x in s) + "])",
+    # std has no literal for these: the std call that builds the value (`use "std@v1/set"`)
+    Set: lambda s: "set.from_list([" + ", ".join(show(x) for x in s) + "])",
     Duration: _show_duration,
-    Instant: lambda i: f'Instant("{i.iso()}")',
+    Instant: lambda i: f"instant.from_unix_nanos({i.nanos})",
     HostToken: lambda h: f"<{_type_name(h.type_id)} {h.token}>",
     Hole: lambda h: f"<hole blake3:{h.hash}>",
 }

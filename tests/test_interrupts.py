@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 
@@ -36,12 +37,21 @@ pub flow main(q: Text) -> Text !tool = {
 HOLD = "hold"
 
 
-def _interrupted(d, *command):
+def _parked(d, call_id):
+    try:
+        with sqlite3.connect(d / "runs.db") as db:
+            return db.execute("SELECT 1 FROM parked_calls WHERE call=?", (call_id,)).fetchone() is not None
+    except sqlite3.Error:
+        return False
+
+
+def _interrupted(d, *command, parked=None):
     """Start `flow2py COMMAND` in its own process, wait until its slow call runs (the Tool writes
-    slow.marker), send SIGINT, and return (exit code, stdout, stderr)."""
+    slow.marker) and the call `parked` is parked, send SIGINT; (exit code, stdout, stderr)."""
     (d / "block.flag").write_text(HOLD)
     p = flow2py_process(d, *command, "--tools", "tools.py", "--store", "runs.db")
-    wait_for(lambda: (d / "slow.marker").exists() or p.poll() is not None, what="the slow call to run")
+    wait_for(lambda: ((d / "slow.marker").exists() and (parked is None or _parked(d, parked)))
+             or p.poll() is not None, what="the slow call to run")
     assert p.poll() is None, p.communicate()
     os.kill(p.pid, signal.SIGINT)
     out, err = p.communicate(timeout=60)
@@ -79,7 +89,7 @@ def test_ctrl_c_while_the_driver_waits_on_worker_threads_halts_with_every_open_c
     # `slow` runs on a worker (the spawned task was ready), `ask` answered pending: the main
     # thread is waiting for slow's completion when the signal comes.
     d = project(tmp_path, CRASH)
-    code, out, err = _interrupted(d, *_run("i2"))
+    code, out, err = _interrupted(d, *_run("i2"), parked="root/1#1")
     assert code == 130, out + err
     lines = out.splitlines()
     assert lines[0] == "halted: run i2: interrupted (Ctrl-C); no End is recorded"

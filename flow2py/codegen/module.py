@@ -251,6 +251,10 @@ class ModuleGen:
                 kw = {"tag": py.integer(c.tag), "fields": py.tuple_([py.string(f) for f in fields])}
                 if c.field_names:
                     kw.update(_names_kw(list(c.field_names), fields))
+                    if fields == [f"_{i}" for i in range(len(fields))]:
+                        # declared with named fields that look positional (`Wrap { _0: Int }`):
+                        # the runtime would take `_0, _1, ...` for a positional payload
+                        kw["named"] = py.const(True)
                 deco = py.call(py.dotted("rt.variant"), [py.string(t.decl), py.string(c.name)], **kw)
                 out.append(self._class(cname, base, fields, [deco], mark))
             return out
