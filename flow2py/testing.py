@@ -71,6 +71,8 @@ def run_test(loaded, info, bindings) -> TestResult:
     rec.record(start)
     outcome = drv.drive(fn, history=[start], recorder=rec, bindings=bindings, resolve=loaded.resolve,
                         classes=loaded.classes)
+    if isinstance(outcome, drv.RunHalted) and isinstance(outcome.cause, KeyboardInterrupt):
+        raise outcome.cause  # Ctrl-C stops the testing, not just this test (sys.exit in a fake fails it)
     return _verdict(info.decl, file, line, outcome)
 
 
