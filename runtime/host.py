@@ -307,7 +307,10 @@ def _drive_live(store: Store, rec: SqliteRecorder, prog: Runnable, fn, history, 
         except INTERRUPTS as e:  # outside the driver's loop (restoring a checkpoint, say)
             outcome = drv.RunHalted(reason(e), (), e)
         finally:
-            rec.close(halted=isinstance(outcome, drv.RunHalted))
+            try:
+                rec.close(halted=isinstance(outcome, drv.RunHalted))
+            except KeyboardInterrupt:  # Ctrl-C while the run was being released: it was, whole
+                pass
     for tool_id, _name in prog.reachable():
         spec = prog.tool_spec(tool_id)
         impl = bindings.lookup(spec) if spec is not None else None
