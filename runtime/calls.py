@@ -207,7 +207,7 @@ class _Calls:
                                     f"can be sent again")
             if call.spec is None:
                 raise ResendRefused(f"call {cid} was carried across a checkpoint by a parked task; "
-                                    f"its arguments are not at hand to send it again")
+                                    f"only a call made after the checkpoint can be sent again")
             self._dispatch(call)
 
     def _drain(self):
