@@ -177,7 +177,7 @@ def resume(base: Path, loaded, runs: int) -> dict:
     for run_id, answered in (("small", 500), ("large", 50_000)):
         out = record_run(store, loaded, run_id, 10 ** 9, answered, every=CP_EVERY)
         assert isinstance(out, drv.RunPaused), out
-        moved = store.archive(run_id)
+        moved = store.archive(run_id).moved
         info = store.load_run(run_id)
         sizes[run_id] = (moved, info.facts - info.latest_checkpoint + 1)
     store.close()

@@ -220,7 +220,7 @@ def fork(run_id, checkpoint, program_path, input_json, tools, store_path, new_ru
 @STORE
 @_guard
 def verify(run_id, head, store_path):
-    """Check the hash chain; print the head hash."""
+    """Check the chain, blobs and sources; say what was checked and what taken on trust."""
     ok, message = host.verify(run_id, head=head, store_path=store_path)
     click.echo(message)
     sys.exit(EXIT_OK if ok else EXIT_BROKEN)
@@ -238,11 +238,12 @@ def redact(run_id, value_hash, store_path):
 
 @main.command()
 @click.argument("run_id")
+@click.option("--delete", is_flag=True, help="Drop the archived facts instead of keeping them in the archive table.")
 @STORE
 @_guard
-def archive(run_id, store_path):
-    """Archive the facts before the latest checkpoint."""
-    click.echo(host.archive(run_id, store_path=store_path))
+def archive(run_id, delete, store_path):
+    """Archive the facts before the latest checkpoint (verified first; those a resume still reads stay)."""
+    click.echo(host.archive(run_id, delete=delete, store_path=store_path))
 
 
 @main.command()

@@ -213,10 +213,9 @@ def verify(run_id: str, *, head: Optional[str] = None, store_path: Optional[str]
             raise Refused(f"--head {head!r}: not a head hash (64 hex digits, as `verify` and "
                           f"`history --format json` print them)")
     store = open_store(store_path, create=False)
-    ok, message, head_hex = read(store.verify, run_id, head)
-    if not ok:
-        return False, f"broken: {message}"
-    return True, message if head is not None else f"intact: head {head_hex}"
+    ok, message, _head_hex = read(store.verify, run_id, head)
+    # The message says which facts were checked and which taken on trust, and ends with the head.
+    return ok, message if ok else f"broken: {message}"
 
 
 def redact(run_id: str, value_hash: str, *, store_path: Optional[str] = None) -> str:
@@ -224,19 +223,33 @@ def redact(run_id: str, value_hash: str, *, store_path: Optional[str] = None) ->
     return f"redacted {n} value slot(s) of run {run_id}; each is now <hole blake3:{value_hash.removeprefix('blake3:')}>"
 
 
-def archive(run_id: str, *, store_path: Optional[str] = None) -> str:
+def archive(run_id: str, *, delete: bool = False, store_path: Optional[str] = None) -> str:
     store = open_store(store_path, create=False)
-    n = read(store.archive, run_id)
-    if n == 0:
-        info = read(store.load_run, run_id)
-        if not info.latest_checkpoint:
-            return (f"run {run_id} has no checkpoint; nothing archived (archive keeps Start and "
-                    f"everything from the latest checkpoint on)")
-        if info.archived_through:
-            return (f"nothing new to archive: facts 2-{info.archived_through} of run {run_id} are archived "
-                    f"already; the latest checkpoint is fact {info.latest_checkpoint}")
-        return f"nothing to archive: run {run_id}'s latest checkpoint is fact {info.latest_checkpoint}"
-    return f"archived {n} fact(s) of run {run_id} before its latest checkpoint"
+    done = read(lambda: store.archive(run_id, delete=delete))
+    if done.latest is None:
+        return (f"run {run_id} has no checkpoint; nothing archived (archive keeps Start and "
+                f"everything from the latest checkpoint on)")
+    if done.checkpoint is None or done.checkpoint <= 2:
+        why = (f"it carries {_replies_to(done.held)}, recorded before any earlier checkpoint" if done.held
+               else "nothing lies between Start and it")
+        return (f"nothing to archive: run {run_id}'s latest checkpoint is fact {done.latest}, and {why}; "
+                f"the facts before it stay")
+    if done.moved == 0:
+        return (f"nothing new to archive: facts 2-{done.through} of run {run_id} are archived "
+                f"{'and deleted ' if delete else ''}already; the latest checkpoint is fact {done.latest}")
+    what = (f"deleted facts 2-{done.through} of run {run_id} ({done.moved} fact(s) dropped); its chain now "
+            f"resumes from the kept hash of fact {done.through}" if delete else
+            f"archived {done.moved} fact(s) of run {run_id} (facts 2-{done.through}, kept in the archive table)")
+    if done.checkpoint == done.latest:
+        return f"{what}: everything before its latest checkpoint (fact {done.latest})"
+    return (f"{what}: up to its checkpoint at fact {done.checkpoint}, not its latest (fact {done.latest}), "
+            f"which carries {_replies_to(done.held)}, recorded before it: facts {done.checkpoint}-"
+            f"{done.latest - 1} stay for resume and replay")
+
+
+def _replies_to(held) -> str:
+    calls = ", ".join(f"{call} (fact {n})" for call, n in held)
+    return f"the repl{'y' if len(held) == 1 else 'ies'} to {calls}"
 
 
 def list_runs(*, store_path: Optional[str] = None) -> list[str]:

@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable, Optional
 
 from flowrt import driver as drv
 from flowrt.calls import CUT_REASON
-from flowrt.facts import Call, Checkpoint, ParkedTask, Reply, Start
+from flowrt.facts import Call, Checkpoint, ParkedTask, Reply, Start, Stop
 from flowrt.history_view import to_html, to_jsonl, to_text
 from flowrt.interrupts import INTERRUPTS, Shielded, deferred, reason
 from flowrt.loader import Program
@@ -361,7 +361,7 @@ def _carried(store: Store, run_id: str, history: list, first: int, classes) -> d
     if not calls:
         return {}
     return {"carried_replies": _carried_replies(store, run_id, history, first, classes),
-            "carried_calls": read(lambda: store.open_call_facts(run_id, calls, classes=classes))}
+            "carried_calls": read(lambda: store.open_call_facts(run_id, calls, classes=classes, before_n=first))}
 
 
 def _carried_replies(store: Store, run_id: str, history: list, first: int, classes) -> dict:
@@ -371,10 +371,14 @@ def _carried_replies(store: Store, run_id: str, history: list, first: int, class
     calls = _parked_calls(history)
     if not calls:
         return {}
+    # Answered or closed from the checkpoint on, or still open: nothing recorded before it is needed.
     later = {f.id for f in history if type(f) is Reply}
+    later.update(c.call for f in history if type(f) is Stop for c in f.closed)
     still_open = {c for c, _ in store.open_calls(run_id)}
     wanted = [c for c in calls if c not in later and c not in still_open]
-    return carried_replies(store, run_id, wanted, first, classes=classes) if wanted else {}
+    # Each wanted call was answered before the checkpoint: a reply not found is a broken history.
+    return read(lambda: carried_replies(store, run_id, wanted, first, classes=classes,
+                                        require_all=True)) if wanted else {}
 
 
 def entry_of(prog: Runnable, info) -> Callable:

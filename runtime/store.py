@@ -43,14 +43,17 @@ from typing import Any, Optional
 
 import blake3
 
+from flowrt import integrity as I
 from flowrt import trace as T
 from flowrt.facts import Call, Checkpoint, End, Fact, Completed, Reply, Start, Stop
+from flowrt.integrity import Archived
 from flowrt.tokens import may_hold_token, tokens_in
 from flowrt.values import ClassTable
 
 __all__ = [
     "DEFAULT_STORE", "Store", "SqliteRecorder", "RunInfo", "StoredFact",
     "StoreError", "UnknownRun", "RunExists", "RunBusy", "HistoryConflict", "CallNotOpen", "BrokenHistory",
+    "ChangedBlob", "Archived",
 ]
 
 DEFAULT_STORE = Path(".flow") / "runs.db"
@@ -137,7 +140,17 @@ class CallNotOpen(StoreError):
 
 
 class BrokenHistory(StoreError):
-    """A stored history that fails its hash chain: refused whole, nothing changed."""
+    """A stored history that fails its hash chain, or a blob or module source that fails its
+    content hash: refused whole, nothing changed."""
+
+
+class ChangedBlob(BrokenHistory):
+    """A blob whose stored bytes do not hash to the digest it is kept under (raised by every read
+    of a blob; the reader names the fact that refers to it)."""
+
+    def __init__(self, digest: bytes):
+        self.digest = digest
+        super().__init__(f"blob {digest.hex()} was changed: its stored bytes do not hash to it")
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,6 +283,20 @@ class Store:
                     self._db.execute("ROLLBACK")
                 raise
 
+    @contextmanager
+    def _snapshot(self):
+        """Reads that see one state of the store (a deferred transaction: in WAL mode a snapshot,
+        which holds up no writer), so a fact appended meanwhile cannot read as a break."""
+        with self._lock:
+            if self._db.in_transaction:
+                yield
+                return
+            self._db.execute("BEGIN")
+            try:
+                yield
+            finally:
+                self._db.execute("COMMIT")
+
     def _run_row(self, run_id: str, check_version: bool = True) -> dict:
         cur = self._db.execute("SELECT * FROM runs WHERE id=?", (run_id,))
         row = cur.fetchone()
@@ -302,8 +329,15 @@ class Store:
         )
 
     def _blob(self, digest: bytes) -> Optional[bytes]:
+        """A blob's bytes, checked against the digest they are kept under (ChangedBlob), or None
+        when the store does not hold it (the value reads as a hole)."""
         row = self._db.execute("SELECT data FROM blobs WHERE hash=?", (digest,)).fetchone()
-        return None if row is None else row[0]
+        if row is None:
+            return None
+        data = row[0]
+        if type(data) is not bytes or blake3.blake3(data).digest() != digest:
+            raise ChangedBlob(digest)
+        return data
 
     def _rows(self, run_id: str, from_n: int = 1, kind: Optional[int] = None):
         sql = ("SELECT n, kind, data, hash FROM archived_facts WHERE run=? AND n>=?{k} UNION ALL "
@@ -359,12 +393,24 @@ class Store:
             return [self._info(self._run_row(i, check_version=False)) for i in ids]
 
     def sources(self, run_id: str) -> dict[str, str]:
-        """Module key -> source text, as stored when the run started."""
+        """Module key -> source text, as stored when the run started. Each text is checked against
+        the content hash it is kept under: a changed or missing one raises BrokenHistory."""
         with self._lock:
             self._run_row(run_id)
-            return dict(self._db.execute(
-                "SELECT rs.module, s.text FROM run_sources rs JOIN sources s ON s.hash = rs.hash "
-                "WHERE rs.run=? ORDER BY rs.module", (run_id,)).fetchall())
+            rows = self._source_rows(run_id)
+        out = {}
+        for module, digest, text in rows:
+            why = I.source_problem(module, digest, text)
+            if why:
+                raise BrokenHistory(f"run {run_id!r} fails its integrity check: {why}; refusing to "
+                                    f"compile it (`flow2py verify {run_id}` checks the run whole)")
+            out[module] = text
+        return out
+
+    def _source_rows(self, run_id: str) -> list:
+        return self._db.execute(
+            "SELECT rs.module, rs.hash, s.text FROM run_sources rs LEFT JOIN sources s ON s.hash = rs.hash "
+            "WHERE rs.run=? ORDER BY rs.module", (run_id,)).fetchall()
 
     # ---- reading history -----------------------------------------------------------------------
 
@@ -380,7 +426,10 @@ class Store:
             for n, kind, data, h in rows:
                 if out and out[-1].n != n - 1:
                     prev = r["archived_hash"] if n - 1 == r["archived_through"] else None
-                fact = T.decode_fact(data, self._blob, classes=classes) if decode else None
+                try:
+                    fact = T.decode_fact(data, self._blob, classes=classes) if decode else None
+                except ChangedBlob as e:
+                    raise _blob_broken(run_id, n, e) from None
                 out.append(StoredFact(n, T.KIND_NAMES[kind], fact, h.hex(), None if prev is None else prev.hex(), data))
                 prev = h
             return out
@@ -393,13 +442,16 @@ class Store:
 
         With `verify`, each fact is checked against the chain as it is decoded (one parse a fact):
         its stored hash must be blake3(hash of the fact before || its skeleton), numbers must run
-        on with no gap (archived facts are skipped over through the kept hash), starting from the
-        stored hash of fact `from_n - 1`. Any break raises `BrokenHistory` naming the fact. With
+        on with no gap (archived facts are skipped over through the kept hash, and the fact after
+        the archive marker must be a Checkpoint), starting from the stored hash of fact
+        `from_n - 1`; fact 1 is checked too (on its own when `from_n > 1`) and must name what the
+        run's record names. Any break raises `BrokenHistory` naming the fact (a changed blob:
+        naming the fact and the blob). With
         `whole` as well, the facts must also reach the run's stored head (a missing tail is a
         break too: what resume appends to); without it a history cut short at its end reads as
         the facts that are there (replay then reports it Incomplete).
         """
-        with self._lock:
+        with self._snapshot():
             r = self._run_row(run_id)
             rows = self._rows(run_id, from_n)
             # Decoding builds many small objects that all stay alive: the cyclic collector would
@@ -409,7 +461,11 @@ class Store:
             try:
                 if not verify:
                     dec, blob = T.decode_fact, self._blob
-                    return [dec(data, blob, classes=classes) for _n, _k, data, _h in rows]
+                    try:
+                        return [dec(data, blob, classes=classes) for _n, _k, data, _h in rows]
+                    except ChangedBlob as e:
+                        n = next(n for n, _k, data, _h in rows if e.digest in data)
+                        raise _blob_broken(run_id, n, e) from None
                 return self._verified(run_id, r, rows, from_n, whole, classes)
             finally:
                 if collecting:
@@ -418,26 +474,33 @@ class Store:
     def _verified(self, run_id: str, r: dict, rows, from_n: int, whole: bool,
                   classes: Optional[ClassTable]) -> list[Fact]:
         def broken(why: str) -> BrokenHistory:
-            return BrokenHistory(f"run {run_id!r} fails its hash chain: {why}; refusing to use its "
-                                 f"history (`flow2py verify {run_id}` checks it whole)")
+            return _chain_broken(run_id, why)
 
         prev = self._hash_of(run_id, from_n - 1, r) if from_n > 1 else T.ZERO_HASH
         if prev is None:
             raise broken(f"the hash of fact {from_n - 1}, before fact {from_n}, is not kept")
+        why = I.marker_problem(r) or (self._start_problem(r) if from_n > 1 else None)
+        if why:
+            raise broken(why)
         expected = from_n
         out = []
         append, dec, blob, b3 = out.append, T.decode_chained, self._blob, blake3.blake3
         gap_to = r["archived_through"] + 1 if r["archived_hash"] is not None else None
+        # Facts read just after the archive marker: each must be a Checkpoint (checked below).
+        after_marker = [0] if from_n == gap_to else []
         for n, _kind, data, h in rows:
             if n != expected:
                 if n < expected:
                     raise broken(f"fact {n} appears twice")
                 if expected >= 2 and n == gap_to:
                     prev = r["archived_hash"]
+                    after_marker.append(len(out))
                 else:
                     raise broken(f"fact {expected} is missing")
             try:
                 fact, skel = dec(data, blob, classes=classes)
+            except ChangedBlob as e:
+                raise _blob_broken(run_id, n, e) from None
             except (T.MissingClass, T.UnsupportedDataVersion):
                 raise
             except T.TraceError as e:
@@ -448,11 +511,34 @@ class Store:
                              f"not match its hash")
             append(fact)
             expected = n + 1
+        for i in after_marker:
+            if i < len(out) and type(out[i]) is not Checkpoint:
+                raise broken(I.marker_not_at_checkpoint(r, type(out[i]).__name__))
+        if from_n == 1 and rows:
+            try:
+                why = I.start_mismatch(r, T._raw(rows[0][2]))
+            except T.TraceError as e:
+                why = f"fact 1 is corrupt: {e}"
+            if why:
+                raise broken(why)
         if whole and (expected - 1 != r["n"] or prev != r["head"]):
             if expected - 1 < r["n"]:
                 raise broken(f"facts {expected}-{r['n']} are missing (the run records {r['n']} facts)")
             raise broken("the run's stored head does not match the chain")
         return out
+
+    def _start_problem(self, r: dict) -> Optional[str]:
+        """Fact 1 checked on its own, for a read that begins after it: its hash from the zero hash,
+        and the run's record naming what it names. None when it holds."""
+        row = self._db.execute("SELECT data, hash FROM facts WHERE run=? AND n=1", (r["id"],)).fetchone()
+        if row is None:
+            return "fact 1 (Start) is missing"
+        try:
+            if T.fact_hash(T.ZERO_HASH, row[0]) != row[1]:
+                return "fact 1 was changed, removed or moved: its content and position do not match its hash"
+            return I.start_mismatch(r, T._raw(row[0]))
+        except T.TraceError as e:
+            return f"fact 1 is corrupt: {e}"
 
     def latest_checkpoint(self, run_id: str, *, classes: Optional[ClassTable] = None) -> Optional[StoredFact]:
         """The run's latest Checkpoint (where resume and replay start), or None; its arguments
@@ -466,28 +552,41 @@ class Store:
 
     def _one(self, run_id: str, n: int, classes: Optional[ClassTable]) -> list[StoredFact]:
         recs = self.records(run_id, n, decode=False)[:1]
-        return [replace(recs[0], fact=T.decode_fact(recs[0].data, self._blob, classes=classes))] if recs else []
+        try:
+            return [replace(recs[0], fact=T.decode_fact(recs[0].data, self._blob, classes=classes))] if recs else []
+        except ChangedBlob as e:
+            raise _blob_broken(run_id, n, e) from None
 
     def checkpoint(self, run_id: str, number: int, *, classes: Optional[ClassTable] = None) -> StoredFact:
         """The run's `number`th Checkpoint (for `fork --checkpoint N`); its arguments decoded
-        with `classes` (the run's program's class table)."""
+        with `classes` (the run's program's class table). The chain is checked from it to the
+        run's stored head (BrokenHistory naming the fact that breaks it), as resume checks what
+        it reads."""
         with self._lock:
-            self._run_row(run_id)
+            r = self._run_row(run_id)
             for n, kind, data, h in self._rows(run_id, 1, T.CHECKPOINT):
                 if T.checkpoint_number(data) == number:
+                    why = I.walk(self, run_id, r, n, r["n"])
+                    if why is None and self._hash_of(run_id, r["n"], r) != r["head"]:
+                        why = "the run's stored head does not match the chain"
+                    if why:
+                        raise _chain_broken(run_id, why)
                     return self._one(run_id, n, classes)[0]
             raise StoreError(f"run {run_id!r} has no checkpoint {number} (or it was archived away)")
 
     def open_calls(self, run_id: str) -> list[tuple[str, str]]:
         return list(self.load_run(run_id).open_calls)
 
-    def open_call_facts(self, run_id: str, call_ids, *, classes: Optional[ClassTable] = None) -> dict:
+    def open_call_facts(self, run_id: str, call_ids, *, classes: Optional[ClassTable] = None,
+                        before_n: Optional[int] = None) -> dict:
         """{call id: Call fact} of those of `call_ids` that are open, hot or archived, read by the
         fact number the open_calls record keeps (one lookup each). For showing an open call (its
         Tool and arguments) whose Call precedes the checkpoint a resume starts at; nothing is
-        served to the program from it."""
+        served to the program from it. With `before_n` (that checkpoint's fact number) the chain is
+        checked from the earliest Call found to fact `before_n - 1`, as for carried replies."""
         wanted = set(call_ids)
         out: dict = {}
+        first = None
         with self._lock:
             for call_id, n in self._db.execute(
                     "SELECT call, n FROM open_calls WHERE run=? ORDER BY n", (run_id,)).fetchall():
@@ -497,61 +596,35 @@ class Store:
                     row = self._db.execute(f"SELECT data FROM {table} WHERE run=? AND n=? AND kind=?",
                                            (run_id, n, T.CALL)).fetchone()
                     if row is not None:
-                        fact = T.decode_fact(row[0], self._blob, classes=classes)
+                        try:
+                            fact = T.decode_fact(row[0], self._blob, classes=classes)
+                        except ChangedBlob as e:
+                            raise _blob_broken(run_id, n, e) from None
                         if type(fact) is Call and fact.id == call_id:
                             out[call_id] = fact
+                            first = n if first is None else min(first, n)
                         break
+            if before_n is not None and first is not None and first < before_n:
+                why = I.walk(self, run_id, self._run_row(run_id), first, before_n - 1)
+                if why:
+                    raise _chain_broken(run_id, why)
         return out
 
     # ---- integrity -----------------------------------------------------------------------------
 
     def verify(self, run_id: str, head: Optional[str] = None) -> tuple[bool, str, str]:
-        """Check the hash chain: (ok, message, head hash hex of the stored history).
+        """Check everything the store holds of a run: (ok, message, head hash hex).
 
-        Detects a changed, removed or reordered fact. Against `head` (a hash held elsewhere) it
-        also detects a history rewritten consistently, chain and stored head included.
+        Every fact held, hot or archived, against the chain from the zero hash (across a range
+        deleted from the archive, from the kept hash, which must end just before a Checkpoint);
+        the run's record against its facts (head, latest checkpoint, what Start names); every
+        blob a fact refers to and every module source against its content hash. The message says
+        which facts were checked and which were taken on trust (docs/spec/trace.md). Against
+        `head` (a hash held elsewhere) it also detects a history rewritten consistently.
         """
-        with self._lock:
-            r = self._run_row(run_id)
-            rows = self._rows(run_id)
-        prev, expected, note, seen = T.ZERO_HASH, 1, "", {}
-        fact_hash = T.fact_hash
-        for n, _kind, data, h in rows:
-            if n != expected:
-                if n < expected:
-                    return False, f"fact {n} appears twice", prev.hex()
-                if expected >= 2 and n == r["archived_through"] + 1 and r["archived_hash"] is not None:
-                    prev = r["archived_hash"]
-                    note = f"; facts {expected}-{n - 1} were archived away, checked from the kept hash of fact {n - 1}"
-                else:
-                    return False, f"fact {expected} is missing", prev.hex()
-            try:
-                calc = fact_hash(prev, data)
-            except T.TraceError as e:
-                return False, f"fact {n} is corrupt: {e}", prev.hex()
-            if calc != h:
-                return False, (f"fact {n} was changed, removed or moved: its content and position do "
-                               f"not match its hash"), prev.hex()
-            prev, expected = h, n + 1
-            if head is not None:
-                seen[h] = n
-        last = expected - 1
-        if last != r["n"]:
-            return False, f"facts {last + 1}-{r['n']} are missing (the run records {r['n']} facts)", prev.hex()
-        if prev != r["head"]:
-            return False, "the run's stored head does not match the chain", prev.hex()
-        if head is not None:
-            head = head.strip().lower()
-            try:
-                k = seen.get(bytes.fromhex(head))
-            except ValueError:
-                k = None
-            if k is None:
-                return False, (f"the given head {head} is not in this history: facts were changed, "
-                               f"removed or reordered"), prev.hex()
-            if k != last:
-                return True, f"intact up to the given head (fact {k}); {last - k} facts recorded after it{note}", prev.hex()
-        return True, f"intact: {last} facts, head {prev.hex()}{note}", prev.hex()
+        with self._snapshot():
+            a = I.audit(self, run_id, head)
+        return a.ok, a.message, a.head
 
     # ---- host operations on history ------------------------------------------------------------
 
@@ -589,32 +662,51 @@ class Store:
                 self._db.execute("PRAGMA secure_delete=OFF")
         return total
 
-    def archive(self, run_id: str, *, delete: bool = False) -> int:
-        """Move the facts between Start and the latest checkpoint out of the hot table.
-
-        They go to `archived_facts` (or are deleted with `delete=True`; retention is the host's).
-        Start and everything from the latest checkpoint on stay hot, so resume and replay work
-        unchanged; the hash of the last archived fact is kept so verify still checks the rest.
-        Returns how many facts left the hot table.
+    def archive(self, run_id: str, *, delete: bool = False) -> Archived:
+        """Move facts 2 .. C-1 out of the hot table, C being the latest Checkpoint fact that
+        nothing a resume from the latest checkpoint reads lies before: the latest checkpoint
+        itself, or an earlier one when it carries a reply recorded before it (seed 000: a parked
+        task finished from its call). They go to `archived_facts`, or are deleted with
+        `delete=True` (retention is the host's); the chain hash of fact C-1 is kept, so the rest
+        still verifies, and resume and replay never need an archived fact. The whole history is
+        verified first: a broken one is refused (BrokenHistory) and nothing moves.
         """
-        with self._lock, self.transaction() as db:
-            r = self._run_row(run_id)
-            cp = r["latest_checkpoint"]
-            if cp is None or cp <= 2:
-                return 0
-            last = db.execute("SELECT hash FROM facts WHERE run=? AND n=?", (run_id, cp - 1)).fetchone()
-            if last is None:
-                last = db.execute("SELECT hash FROM archived_facts WHERE run=? AND n=?", (run_id, cp - 1)).fetchone()
-            if not delete:
-                db.execute("INSERT INTO archived_facts SELECT * FROM facts WHERE run=? AND n>1 AND n<?", (run_id, cp))
-            else:
-                db.execute("DELETE FROM archived_facts WHERE run=?", (run_id,))
-                db.execute("DELETE FROM blob_refs WHERE run=? AND n>1 AND n<?", (run_id, cp))
-                db.execute("DELETE FROM blobs WHERE hash NOT IN (SELECT hash FROM blob_refs)")
-            moved = db.execute("DELETE FROM facts WHERE run=? AND n>1 AND n<?", (run_id, cp)).rowcount
-            db.execute("UPDATE runs SET archived_through=?, archived_hash=? WHERE id=?",
-                       (cp - 1, last[0] if last else r["archived_hash"], run_id))
-            return moved
+        with self._lock:
+            with self._snapshot():
+                a = I.audit(self, run_id)
+            if not a.ok:
+                raise BrokenHistory(f"run {run_id!r} fails its integrity check: {a.message}; refusing "
+                                    f"to archive it (that would remove facts of a history that does not verify)")
+            r = a.run
+            with self._snapshot():
+                cp, latest, held = I.archive_limit(self, run_id, a)
+            old = r["archived_through"]
+            through = (cp - 1) if cp is not None and cp > 2 else 0
+            if not delete and through <= old:
+                return Archived(0, False, old, cp, latest, held)
+            with self.transaction() as db:
+                now = db.execute("SELECT n, head, archived_through FROM runs WHERE id=?", (run_id,)).fetchone()
+                if now[2] != old:
+                    raise StoreError(f"run {run_id!r} was archived by another process meanwhile; nothing "
+                                     f"changed here: run archive again")
+                if through < 2:
+                    return Archived(0, delete, old, cp, latest, held)
+                kept = self._hash_of(run_id, through, r)
+                if delete:
+                    moved = sum(db.execute(f"DELETE FROM {t} WHERE run=? AND n>1 AND n<=?", (run_id, through)).rowcount
+                                for t in ("archived_facts", "facts"))
+                    db.execute("DELETE FROM blob_refs WHERE run=? AND n>1 AND n<=?", (run_id, through))
+                    db.execute("DELETE FROM blobs WHERE hash NOT IN (SELECT hash FROM blob_refs)")
+                    if not moved:
+                        return Archived(0, True, old, cp, latest, held)
+                else:
+                    db.execute("INSERT INTO archived_facts SELECT * FROM facts WHERE run=? AND n>1 AND n<=?",
+                               (run_id, through))
+                    moved = db.execute("DELETE FROM facts WHERE run=? AND n>1 AND n<=?", (run_id, through)).rowcount
+                # A deletion may lower the marker an older archive left past a reply still needed:
+                # the facts after it stay in the archive table, and verify checks them from it.
+                db.execute("UPDATE runs SET archived_through=?, archived_hash=? WHERE id=?", (through, kept, run_id))
+            return Archived(moved, delete, through, cp, latest, held)
 
     def record_reply(self, run_id: str, call_id: str, reply: Any) -> StoredFact:
         """Append the Reply the host delivers to an open call (`resume --reply`), durably. This is
@@ -699,6 +791,17 @@ class Store:
 def _issued_rows(run_id: str, call_id: str, reply: Any) -> list[tuple]:
     now = time.time()
     return [(t.type_id, t.token, run_id, call_id, now) for t in tokens_in(reply)]
+
+
+def _chain_broken(run_id: str, why: str) -> BrokenHistory:
+    return BrokenHistory(f"run {run_id!r} fails its hash chain: {why}; refusing to use its history "
+                         f"(`flow2py verify {run_id}` checks it whole)")
+
+
+def _blob_broken(run_id: str, n: int, e: ChangedBlob) -> BrokenHistory:
+    return BrokenHistory(f"run {run_id!r} fails its integrity check: fact {n} refers to blob {e.digest.hex()}, "
+                         f"whose stored bytes were changed (they do not hash to it); refusing to use its "
+                         f"history (`flow2py verify {run_id}` checks it whole)")
 
 
 def _close_call(db, run_id: str, call_id: str) -> None:
@@ -904,34 +1007,41 @@ class SqliteRecorder:
 # ---- replies carried by a checkpoint (added by the driver helper; see docs/spec/execution.md) ----
 
 def carried_replies(store: "Store", run_id: str, call_ids, before_n: int, *,
-                    classes: Optional[ClassTable] = None) -> dict:
+                    classes: Optional[ClassTable] = None, require_all: bool = False) -> dict:
     """{call id: reply}, in recorded order, of the Replies to `call_ids` recorded before fact
     `before_n` (the latest checkpoint), archived or hot. A task of the checkpoint parked on one of
     these calls is restored finished from its reply (driver `drive(carried_replies=...)`).
-    A reply deleted by `archive(delete=True)` is simply not found. `classes`: the class table of
-    the run's program, which decodes the replies."""
-    import cbor2
+    `classes`: the class table of the run's program, which decodes the replies.
 
+    The chain is checked from the earliest reply found up to fact `before_n - 1`, whose stored
+    hash is where the check of the facts served from the checkpoint begins, so a carried reply is
+    covered by the same chain (BrokenHistory naming the fact otherwise). A reply not found is left
+    out; with `require_all` (the caller knows each call was answered before the checkpoint) it is
+    a broken history."""
     wanted = set(call_ids)
     found: dict = {}
     if not wanted:
         return found
     with store._lock:
+        r = store._run_row(run_id)
         for cid in sorted(wanted):
-            needle = cbor2.dumps(cid)  # the id as the fact's CBOR holds it: a cheap pre-filter
-            for table in ("facts", "archived_facts"):
-                rows = store._db.execute(
-                    f"SELECT n, data FROM {table} WHERE run=? AND n<? AND kind=? AND instr(data, ?) > 0 "
-                    f"ORDER BY n DESC", (run_id, before_n, T.REPLY, needle)).fetchall()
-                hit = None
-                for n, data in rows:
+            rows = I.reply_rows(store, run_id, cid, before_n)
+            if rows:
+                n, data = rows[0]
+                try:
                     fact = T.decode_fact(data, store._blob, classes=classes)
-                    if type(fact) is Reply and fact.id == cid:
-                        hit = (n, fact.reply)
-                        break
-                if hit is not None:
-                    found[cid] = hit
-                    break
+                except ChangedBlob as e:
+                    raise _blob_broken(run_id, n, e) from None
+                found[cid] = (n, fact.reply)
+            elif require_all:
+                raise BrokenHistory(
+                    f"run {run_id!r} fails its integrity check: its checkpoint at fact {before_n} carries "
+                    f"call {cid}, which is not open, yet no reply to it recorded before the checkpoint is "
+                    f"in the store (deleted with archived facts?); refusing to use its history")
+        if found:
+            why = I.walk(store, run_id, r, min(n for n, _ in found.values()), before_n - 1)
+            if why:
+                raise _chain_broken(run_id, why)
     return {cid: reply for cid, (n, reply) in sorted(found.items(), key=lambda kv: kv[1][0])}
 
 
@@ -951,5 +1061,9 @@ def facts_of_call(store: "Store", run_id: str, call_id: str, *,
             rows = store._db.execute(
                 f"SELECT n, data FROM {table} WHERE run=? AND kind IN (?, ?, ?) AND instr(data, ?) > 0",
                 (run_id, T.CALL, T.REPLY, T.STOP, needle)).fetchall()
-            out += [(n, T.decode_fact(data, store._blob, classes=classes)) for n, data in rows]
+            for n, data in rows:
+                try:
+                    out.append((n, T.decode_fact(data, store._blob, classes=classes)))
+                except ChangedBlob as e:
+                    raise _blob_broken(run_id, n, e) from None
     return sorted(out, key=lambda e: e[0])

@@ -682,8 +682,12 @@ def test_task_finished_from_its_parked_call_survives_archive_between_pause_and_r
     r = host.start(f"{PROGRAMS}/pump/main.flow", input_json='{"limit": 5}', tools=[str(tools)],
                    store_path=db, run_id="p", checkpoint_every=1)
     assert r.exit_code == 3 and "c2:root#1" in r.text, r.text
-    # the read's Reply (fact 5) lies before the latest checkpoint: archive moves it out
-    assert host.archive("p", store_path=db) == "archived 7 fact(s) of run p before its latest checkpoint"
+    # the read's Reply (fact 7) lies before the latest checkpoint (fact 9): archive stops at the
+    # checkpoint before it (fact 5), and even deleting what it archived keeps the reply
+    assert host.archive("p", delete=True, store_path=db) == (
+        "deleted facts 2-4 of run p (3 fact(s) dropped); its chain now resumes from the kept hash of fact 4: "
+        "up to its checkpoint at fact 5, not its latest (fact 9), which carries the reply to root/1#1 (fact 7), "
+        "recorded before it: facts 5-8 stay for resume and replay")
     r = host.resume("p", replies=['c2:root#1={"Ok": 9}'], tools=[str(tools)], store_path=db)
     assert r.exit_code == 0 and r.text.strip() == '"hi"', r.text
     assert host.replay("p", store_path=db).text.strip() == "Matched"

@@ -66,7 +66,9 @@ def test_a_run_records_its_facts_in_order_with_a_chain(store):
     assert recs[3].fact == Call("root#2", "planner.next", "planner::next", ("Login fails", 2))
     info = store.load_run("r1")
     assert (info.state, info.facts, info.head, info.meta) == ("completed", 8, recs[-1].hash, {"tools": "tools.py"})
-    assert store.verify("r1") == (True, f"intact: 8 facts, head {recs[-1].hash}", recs[-1].hash)
+    assert store.verify("r1") == (True, "intact: facts 1-8 checked against the chain from Start; 2 module "
+                                        f"sources and 0 blobs match their content hashes; head {recs[-1].hash}",
+                                  recs[-1].hash)
 
 
 def test_sources_are_stored_by_content_and_read_back_per_run(store):
@@ -312,7 +314,7 @@ def test_archive_keeps_start_and_everything_from_the_latest_checkpoint(store):
     recs = run_calls(store, calls=4, checkpoint_at=3, end=False)
     cp = store.latest_checkpoint("r1")
     assert cp.n == 6 and cp.fact.function == "main::work"
-    assert store.archive("r1") == 4  # facts 2..5
+    assert store.archive("r1").moved == 4  # facts 2..5
     hot = [n for (n,) in store._db.execute("SELECT n FROM facts WHERE run='r1' ORDER BY n")]
     assert hot == [1] + list(range(6, 11))
     assert [r.fact for r in store.records("r1")] == [r.fact for r in recs]  # still readable
@@ -320,11 +322,12 @@ def test_archive_keeps_start_and_everything_from_the_latest_checkpoint(store):
     assert store.facts("r1", from_n=cp.n)[0] == cp.fact
     assert store.verify("r1")[0]
     # Deleting the archive: resume data and verify of the rest survive.
-    assert store.archive("r1", delete=True) == 0
+    assert store.archive("r1", delete=True).moved == 4
     assert [r.n for r in store.records("r1")] == [1] + list(range(6, 11))
     assert store.records("r1")[1].prev == recs[4].hash
     ok, message, _ = store.verify("r1")
-    assert ok and "facts 2-5 were archived away" in message
+    assert ok and ("fact 1 (Start) checked from the zero hash and facts 6-10 against the chain from the kept "
+                   "hash of fact 5; facts 2-5 were archived and deleted: taken on trust from that kept hash") in message
     with SqliteRecorder(store, "r1") as rec:  # appending still chains on
         rec.record(End(Completed("done")))
     assert store.verify("r1")[0]
