@@ -361,3 +361,14 @@ def test_archive_without_delete_also_stops_where_a_resume_reads_and_resume_compl
     r = cli.resume("a", "--reply", 'c2:root#1={"Ok": 9}')
     assert r.exit_code == 0 and r.stdout.strip() == '"hi"', r.stdout + r.stderr
     assert cli("replay", "a").stdout.strip() == "Matched"
+
+
+def test_archive_does_not_trust_a_latest_checkpoint_pointer_moved_past_the_facts(tmp_path):
+    cli = _cli(tmp_path, LOOP)
+    assert cli.run("a", '{"n": 4}').exit_code == 0  # no checkpoint at all
+    with cli.db() as db:
+        db.execute("UPDATE runs SET latest_checkpoint=6 WHERE id='a'")  # fact 6: a Call
+    before = _hot(cli)
+    r = cli("archive", "a", "--delete")
+    assert r.exit_code == 1 and "latest-checkpoint marker names fact 6" in r.stderr, r.stdout + r.stderr
+    assert "refusing to archive" in r.stderr and _hot(cli) == before
