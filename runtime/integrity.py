@@ -145,6 +145,8 @@ def reply_rows(store, run_id: str, call_id: str, before_n: int) -> list[tuple[in
         (run_id, before_n, T.REPLY, needle, run_id, before_n, T.REPLY, needle)).fetchall()
     out = []
     for n, data in rows:
+        if type(data) is not bytes:
+            continue
         try:
             item = T._raw(data)
         except T.TraceError:
@@ -166,6 +168,8 @@ def walk(store, run_id: str, r: dict, lo: int, hi: int) -> Optional[str]:
         return f"the hash of fact {lo - 1}, before fact {lo}, is not kept"
     expected = lo
     for n, _kind, data, h in store._db.execute(_UNION, (run_id, lo, hi, run_id, lo, hi)):
+        if type(n) is not int or type(data) is not bytes:
+            return f"fact {n!r} is corrupt: its stored row does not hold a number and bytes"
         if n != expected:
             return f"fact {n} appears twice" if n < expected else f"fact {expected} is missing"
         try:
@@ -213,6 +217,8 @@ def audit(store, run_id: str, head: Optional[str] = None) -> Audit:
     blobs: dict[bytes, int] = {}
     b3 = blake3.blake3
     for n, kind_col, data, h in rows:
+        if type(n) is not int or type(data) is not bytes or type(h) is not bytes:
+            return fail(f"fact {n!r} is corrupt: its stored row does not hold a number, bytes and a hash")
         if n != expected:
             if n < expected:
                 return fail(f"fact {n} appears twice")

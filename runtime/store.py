@@ -533,6 +533,8 @@ class Store:
         row = self._db.execute("SELECT data, hash FROM facts WHERE run=? AND n=1", (r["id"],)).fetchone()
         if row is None:
             return "fact 1 (Start) is missing"
+        if type(row[0]) is not bytes:
+            return "fact 1 is corrupt: its stored row does not hold bytes"
         try:
             if T.fact_hash(T.ZERO_HASH, row[0]) != row[1]:
                 return "fact 1 was changed, removed or moved: its content and position do not match its hash"

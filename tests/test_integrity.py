@@ -372,3 +372,12 @@ def test_archive_does_not_trust_a_latest_checkpoint_pointer_moved_past_the_facts
     r = cli("archive", "a", "--delete")
     assert r.exit_code == 1 and "latest-checkpoint marker names fact 6" in r.stderr, r.stdout + r.stderr
     assert "refusing to archive" in r.stderr and _hot(cli) == before
+
+
+def test_a_fact_row_holding_text_instead_of_bytes_is_a_broken_history_for_verify(tmp_path):
+    cli = _cli(tmp_path, LOOP)
+    assert cli.run("a", '{"n": 2}').exit_code == 0
+    with cli.db() as db:
+        db.execute("UPDATE facts SET data='not cbor' WHERE run='a' AND n=3")
+    r = cli("verify", "a")
+    assert r.exit_code == 6 and "fact 3 is corrupt" in r.stdout, r.stdout
