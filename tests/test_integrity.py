@@ -381,3 +381,20 @@ def test_a_fact_row_holding_text_instead_of_bytes_is_a_broken_history_for_verify
         db.execute("UPDATE facts SET data='not cbor' WHERE run='a' AND n=3")
     r = cli("verify", "a")
     assert r.exit_code == 6 and "fact 3 is corrupt" in r.stdout, r.stdout
+
+
+def test_the_call_of_a_parked_task_shown_after_a_checkpoint_is_checked_against_the_chain(tmp_path):
+    cli = _cli(tmp_path, STOP)
+    (tmp_path / "pending_read.py").write_text(TOOLS.replace('return {"Ok": "hi"}', "return pending"))
+    r = cli.run("a", '{"limit": 5}', "--checkpoint-every", "1", tools="pending_read.py")
+    assert r.exit_code == 3 and "root/1#1  svc.read()" in r.stdout, r.stdout + r.stderr
+    facts = _facts(cli)
+    call = next(n for n, f in facts.items() if f["kind"] == "Call" and f["id"] == "root/1#1")
+    assert call < max(n for n, f in facts.items() if f["kind"] == "Checkpoint")
+    from flowrt.facts import Call
+    forged = T.encode_fact(Call("root/1#1", "svc.big", "svc::big", (10 ** 6,))).data
+    with cli.db() as db:
+        db.execute("UPDATE facts SET data=? WHERE run='a' AND n=?", (forged, call))
+    r = cli.resume("a", "--reply", 'c2:root#1={"Ok": 1}', tools="pending_read.py")
+    assert r.exit_code == 1 and f"fact {call} was changed" in r.stderr and "svc.big" not in r.stdout, \
+        r.stdout + r.stderr
