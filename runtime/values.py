@@ -120,12 +120,19 @@ class Enum(_Data):
         return self._flow_values(), other._flow_values()
 
 
-#: Python names codegen renames by appending `_` (flow2py/codegen/names.py RESERVED).
-_RENAMED = frozenset({"rt", "isinstance", "len"}) | frozenset(keyword.kwlist)
-
-
 def _flow_name(f: str) -> str:
-    return f[:-1] if f.endswith("_") and f[:-1] in _RENAMED else f
+    """The default Flow name of a hand-written class's field: a keyword written with a trailing
+    `_` (PEP 8's `from_`) is Flow's `from`. Generated classes state their names (`names=`)."""
+    return f[:-1] if f.endswith("_") and keyword.iskeyword(f[:-1]) else f
+
+
+def _runtime_attribute(cls, f: str) -> bool:
+    """A field `f` would hide or replace what the runtime and Python keep on the class: a dunder
+    or private name (`__init__`, `__slots__`, `_flow_values`), `INSTANCE`, or anything a base
+    class defines. Codegen's names never are one (flow2py/codegen/names.py)."""
+    if f.startswith("__") or f.startswith("_flow") or f == "INSTANCE":
+        return True
+    return any(f in k.__dict__ for k in cls.__mro__[1:])
 
 
 def _slot_setter(cls, f: str):
@@ -147,6 +154,10 @@ def _install(cls, decl: str, ctor: str, tag: int, fields: tuple[str, ...], named
     for f in fields:
         if not f.isidentifier():
             raise ValueError(f"bad field name {f!r}")
+        if _runtime_attribute(cls, f):
+            raise ValueError(f"field name {f!r} of {cls.__name__} is a name the runtime or Python uses on the class")
+    if len(set(fields)) != len(fields):
+        raise ValueError(f"two fields of {cls.__name__} have one name")
     slots = set()
     for k in cls.__mro__:
         slots.update(k.__dict__.get("__slots__", ()))
@@ -160,8 +171,11 @@ def _install(cls, decl: str, ctor: str, tag: int, fields: tuple[str, ...], named
     cls.__flow_field_names__ = flow_names
     cls.__flow_named__ = named
     cls.__match_args__ = fields
-    # A field named like a Python keyword is still a valid slot, read with getattr.
-    params = [f + "_" if keyword.iskeyword(f) else f for f in fields]
+    # Parameters are the field names where that is a plain parameter; otherwise (`self`, a
+    # keyword, a name starting with `_`, which could meet `_set_0` or `_KEY`) `_p<i>`, which no
+    # plain name can be. A field named like a keyword is still a valid slot, read with getattr.
+    params = [f"_p{i}" if f == "self" or f.startswith("_") or keyword.iskeyword(f) else f
+              for i, f in enumerate(fields)]
     args = ", ".join(params)
 
     def read(obj, f):

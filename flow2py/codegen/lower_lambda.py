@@ -24,7 +24,7 @@ class LambdaMixin:
             forwarded = self.forwarded(e)
             if forwarded is not None:
                 return [], forwarded
-        fname = self.namer.fresh(hint or f"_flow{e.span.line}")
+        fname = self.namer.fresh(hint) if hint is not None else self.namer.generated(f"_flow{e.span.line}")
         if binder is not None:
             self.locals[binder] = fname
             self.scopes[-1][hint] = fname

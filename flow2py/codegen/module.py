@@ -18,13 +18,17 @@ from flow2py.codegen.names import Namer, python_module, safe
 from flow2py.codegen.tails import bouncing_functions, tail_callees, tail_groups
 from flow2py.syntax import ast as A
 
+#: the runtime's class of a std @lang constructor, where its name is not the constructor's
+RUNTIME_CLASS = {"None": "None_"}
 SCALARS = {"Int", "Decimal", "Text", "Bytes", "Bool", "Unit", "Duration", "Instant"}
 COLLECTIONS = {"List": "ListOf", "Dict": "DictOf", "Set": "SetOf", "Result": "ResultOf", "Option": "OptionOf"}
 
 
 class ProgramNames:
     """Python names of every top-level declaration, decided once for the whole program so that
-    a module referring to another's declaration knows its name."""
+    a module referring to another's declaration knows its name (names.py: Flow names through
+    `safe`, generated ones through `Namer.generated`). Every module-level name of a module is
+    taken here, before any function is lowered, so a function's temporaries never shadow one."""
 
     def __init__(self, prog: P.CheckedProgram):
         self.prog = prog
@@ -33,37 +37,51 @@ class ProgramNames:
         self.type_name: dict[str, str] = {}
         self.ctor_name: dict[tuple[str, str], str] = {}
         self.fn_name: dict[str, str] = {}
+        self.tool_variant: dict[str, str] = {}  # a poly function's effectful variant
         self.spec_name: dict[str, str] = {}
         self.groups: dict[str, list[str]] = {}  # member decl -> the group's members (merged loop)
         self.group_name: dict[str, str] = {}
+        self.aliases: dict[str, dict[str, str]] = {}  # module -> (module it refers to -> name)
         for key, m in prog.modules.items():
             namer = Namer()
             self.globals[key] = namer
-            for alias in m.aliases:
-                namer.taken.add(safe(alias))
+            aliases = {k: namer.fresh(a) for a, k in sorted(m.aliases.items()) if k is not None}
+            self.aliases[key] = aliases
             for t in _decl_order(m.types.values()):
                 if t.kind == "record" and not t.lang:
                     self.type_name[t.decl] = namer.fresh(t.name)
                     self.ctor_name[(t.decl, t.name)] = self.type_name[t.decl]
-                elif t.kind == "enum" and not t.lang:
+                elif t.kind == "enum":  # std's @lang enums too: aliases of the runtime's classes
                     self.type_name[t.decl] = namer.fresh(t.name)
                     for c in t.ctors:
-                        n = c.name if c.name not in namer.taken else f"{t.name}_{c.name}"
+                        n = c.name if safe(c.name) not in namer.taken else f"{t.name}_{c.name}"
                         self.ctor_name[(t.decl, c.name)] = namer.fresh(n)
             for f in _decl_order(m.fns.values()):
                 if f.is_tool:
                     self.fn_name[f.decl] = namer.fresh(f.name)
-                    self.spec_name[f.decl] = namer.fresh(f.name.upper())
+                    self.spec_name[f.decl] = namer.generated("_" + (f.name.lstrip("_").upper() or "SPEC"))
                 elif f.node is not None and f.node.body is not None:
                     self.fn_name[f.decl] = namer.fresh(f.name)
                     if f.effect == "poly":
-                        namer.taken.add(self.fn_name[f.decl] + "__tool")
+                        self.tool_variant[f.decl] = namer.generated("_" + self.fn_name[f.decl] + "__tool")
         for group in tail_groups(prog):
             key = prog.fn_decls[group[0]].module
-            n = self.globals[key].fresh("_" + "__".join(prog.fn_decls[d].name for d in group))
+            n = self.globals[key].generated("_" + "__".join(self.fn_name[d] for d in group))
             for d in group:
                 self.groups[d] = group
                 self.group_name[d] = n
+        for key in prog.modules:
+            # any module may name another's declarations (a type in a descriptor, a method's
+            # home module): an alias for each, used only where imported
+            for other in sorted(prog.modules):
+                if other != key and other not in self.aliases[key]:
+                    last = self.module_path[other].rsplit(".", 1)[-1]
+                    self.aliases[key][other] = self.globals[key].generated("_" + last)
+        # the package's __init__: its own names, the top-level submodules, an alias per module
+        init = Namer({"rt", "SOURCES", "MODULES", "FILES", "PROGRAM"}
+                     | {p.split(".", 1)[0] for p in self.module_path.values()})
+        self.init_aliases = {k: init.generated("_" + self.module_path[k].rsplit(".", 1)[-1])
+                             for k in sorted(prog.modules)}
         self.bouncing = bouncing_functions(prog, self.groups)
 
 
@@ -80,19 +98,15 @@ class ModuleGen:
         self.path = names.module_path[key]
         self.flow_file = key + ".flow"
         self.namer = names.globals[key]
-        self.imports: dict[str, str] = {}  # module key -> local alias
+        self.imports: dict[str, str] = {}  # module key -> local alias (the modules used)
+        self.alias_table = names.aliases[key]  # module key -> its name here (ProgramNames)
         self.home: object = key  # declarations of this module are referred to unqualified
 
     # ---- references to declarations -----------------------------------------------------------
 
     def module_alias(self, key: str) -> str:
         if key not in self.imports:
-            used = {a: k for a, k in self.mod.aliases.items()}
-            alias = next((a for a, k in used.items() if k == key), None)
-            if alias is not None:
-                self.imports[key] = safe(alias)
-            else:
-                self.imports[key] = self.namer.fresh("_" + self.names.module_path[key].rsplit(".", 1)[-1])
+            self.imports[key] = self.alias_table[key]
         return self.imports[key]
 
     def ref(self, decl_module: str, pyname: str) -> py.Expr:
@@ -106,7 +120,7 @@ class ModuleGen:
     def ctor_class(self, type_decl: str, ctor: str) -> py.Expr:
         info = self.type_info(type_decl)
         if info.lang:
-            return py.dotted("rt." + safe(ctor))
+            return py.dotted("rt." + RUNTIME_CLASS.get(ctor, ctor))
         return self.ref(info.module, self.names.ctor_name[(type_decl, ctor)])
 
     def ctor_value(self, type_decl: str, ctor: str) -> py.Expr:
@@ -148,10 +162,9 @@ class ModuleGen:
                 return self.ref(info.module, self.names.fn_name[decl])
             n = "rt.lang." + (info.lang or info.name).replace(".", "_")
             return py.dotted(n + ("__tool" if info.effect == "poly" and variant == "tool" else ""))
-        n = self.names.fn_name[decl]
         if info.effect == "poly" and variant == "tool":
-            n += "__tool"
-        return self.ref(info.module, n)
+            return self.ref(info.module, self.names.tool_variant[decl])
+        return self.ref(info.module, self.names.fn_name[decl])
 
     def spec_ref(self, decl: str) -> py.Expr:
         info = self.prog.fn_decls[decl]
@@ -230,9 +243,10 @@ class ModuleGen:
         mark = f"# flow: {self.flow_file}:{t.node.span.line}" if t.node is not None else None
         if t.lang and t.kind == "enum":
             # std's built-in enums are the runtime's classes
-            out = [py.assign(py.name(safe(t.name)), py.dotted("rt." + safe(t.name)), mark)]
+            out = [py.assign(py.name(self.names.type_name[t.decl]), py.dotted("rt." + t.name), mark)]
             for c in t.ctors:
-                out.append(py.assign(py.name(safe(c.name)), py.dotted("rt." + safe(c.name)), mark))
+                out.append(py.assign(py.name(self.names.ctor_name[(t.decl, c.name)]),
+                                     py.dotted("rt." + RUNTIME_CLASS.get(c.name, c.name)), mark))
             return out
         if t.kind == "record" and not t.lang:
             name = self.names.type_name[t.decl]
@@ -324,7 +338,7 @@ class ModuleGen:
         variants = ["pure", "tool"] if f.effect == "poly" else [("tool" if f.effect == "tool" else "pure")]
         out = []
         for v in variants:
-            name = self.names.fn_name[f.decl] + ("__tool" if (f.effect == "poly" and v == "tool") else "")
+            name = self.names.tool_variant[f.decl] if (f.effect == "poly" and v == "tool") else self.names.fn_name[f.decl]
             out.append(self.function_variant(f, v, name))
             if v == "pure" and f.decl in self.names.bouncing:
                 out.append(self._bouncing(name, f))
@@ -351,7 +365,7 @@ class ModuleGen:
 
     def function_variant(self, f: P.FnInfo, variant: str, name: str) -> cst.FunctionDef:
         mark = f"# flow: {self.flow_file}:{f.node.span.line}"
-        namer = Namer(self.namer.taken | set(self.imports.values()) | {safe(a) for a in self.mod.aliases})
+        namer = Namer(self.namer.taken)
         body = Body(self, namer, variant)
         body.ctx.bouncing = variant == "pure" and f.decl in self.names.bouncing
         params = [body.bind(p.id, p.name) for p in f.node.params]
@@ -392,7 +406,7 @@ class ModuleGen:
 
     def group_loop(self, group: list[str], loop_name: str) -> cst.FunctionDef:
         infos = [self.prog.fn_decls[d] for d in group]
-        namer = Namer(self.namer.taken | set(self.imports.values()) | {safe(a) for a in self.mod.aliases} | {"_fn"})
+        namer = Namer(self.namer.taken | {"_fn"})
         bodies = []
         all_params: list[str] = []
         member_params: dict[str, list[str]] = {}

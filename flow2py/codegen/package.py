@@ -32,7 +32,8 @@ def reachable_tools(program: P.CheckedProgram) -> list[P.FnInfo]:
 def init_source(program: P.CheckedProgram, modules) -> str:
     names = ProgramNames(program)
     entry = ModuleGen(names, program.entry_module)
-    entry.home = None  # from the package's __init__, every declaration is qualified
+    entry.home = None  # from the package's __init__, every declaration is qualified,
+    entry.alias_table = names.init_aliases  # through an alias of the __init__'s own (`_main`)
     sources = py.dict_([(py.string(k), py.string(m.ast.source)) for k, m in program.modules.items()])
     mods = py.dict_([(py.string(k), py.string(modules[k].python_name)) for k in program.modules])
     files = py.dict_([(py.string(k), py.string(modules[k].flow_file)) for k in program.modules])

@@ -11,7 +11,7 @@ def twice(xs, f):  # flow: poly_map.flow:4
 
 
 @rt.fn("poly_map::twice", params=("xs", "f"))
-def twice__tool(xs, f):  # flow: poly_map.flow:4
+def _twice__tool(xs, f):  # flow: poly_map.flow:4
     _t1 = yield rt.lang.list_map__tool(xs, f)  # flow: poly_map.flow:4
     return (yield rt.lang.list_map__tool(_t1, f))  # flow: poly_map.flow:4
 
@@ -23,7 +23,7 @@ def shout(t):  # flow: poly_map.flow:6
 
 @rt.fn("poly_map::fetch", params=("t",))
 def fetch(t):  # flow: poly_map.flow:8
-    _t1 = yield rt.ToolCall(web.SEARCH, (t,))  # flow: poly_map.flow:8
+    _t1 = yield rt.ToolCall(web._SEARCH, (t,))  # flow: poly_map.flow:8
     if isinstance(_t1, rt.Ok):  # flow: poly_map.flow:9
         hit = _t1._0  # flow: poly_map.flow:9
         return hit  # flow: poly_map.flow:9
@@ -40,6 +40,6 @@ def main(words):  # flow: poly_map.flow:13
         yield  # (unreachable: makes this function a generator)
 
     return rt.TailCall(
-        twice__tool, (loud, _flow15), type_args=(rt.T.TEXT,)
+        _twice__tool, (loud, _flow15), type_args=(rt.T.TEXT,)
     )  # flow: poly_map.flow:15
     yield  # (unreachable: makes this function a generator)

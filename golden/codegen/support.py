@@ -42,32 +42,36 @@ def main(ticket):  # flow: main.flow:9
 
 
 @rt.fn("main::work", params=("ticket", "notes", "round"))
-def work(ticket, notes, round):  # flow: main.flow:11
-    if not (round <= 10):  # flow: main.flow:12
+def work(ticket, notes, f_round):  # flow: main.flow:11
+    if not (f_round <= 10):  # flow: main.flow:12
         return GaveUp(notes)  # flow: main.flow:12
-    _t1 = yield rt.ToolCall(planner.NEXT, (ticket, notes))  # flow: main.flow:13
+    _t1 = yield rt.ToolCall(planner._NEXT, (ticket, notes))  # flow: main.flow:13
     match _t1:  # flow: main.flow:13
         case rt.Ok(planner.Search(query)):  # flow: main.flow:14
 
             def _flow15():  # flow: main.flow:15
-                return (yield rt.ParkCall(web.SEARCH, (query,)))  # flow: main.flow:15
+                return (yield rt.ParkCall(web._SEARCH, (query,)))  # flow: main.flow:15
 
             def _flow16():  # flow: main.flow:16
-                return (yield rt.ParkCall(docs.SEARCH, (query,)))  # flow: main.flow:16
+                return (yield rt.ParkCall(docs._SEARCH, (query,)))  # flow: main.flow:16
 
             _t2 = yield task.race(rt.list_of((_flow15, _flow16)))  # flow: main.flow:14
             if isinstance(_t2, rt.Ok):  # flow: main.flow:18
                 hit = _t2._0  # flow: main.flow:18
                 return rt.TailCall(
                     work,
-                    (ticket, rt.lang.list_concat(notes, rt.list_of((hit,))), round + 1),
+                    (
+                        ticket,
+                        rt.lang.list_concat(notes, rt.list_of((hit,))),
+                        f_round + 1,
+                    ),
                 )  # flow: main.flow:18
             elif isinstance(_t2, rt.Err):  # flow: main.flow:19
                 return rt.TailCall(
-                    work, (ticket, notes, round + 1)
+                    work, (ticket, notes, f_round + 1)
                 )  # flow: main.flow:19
         case rt.Ok(planner.Ask(question)):  # flow: main.flow:21
-            _t3 = yield rt.ToolCall(human.ASK, (question,))  # flow: main.flow:21
+            _t3 = yield rt.ToolCall(human._ASK, (question,))  # flow: main.flow:21
             if isinstance(_t3, rt.Ok):  # flow: main.flow:22
                 answer = _t3._0  # flow: main.flow:22
                 return rt.TailCall(
@@ -75,7 +79,7 @@ def work(ticket, notes, round):  # flow: main.flow:11
                     (
                         ticket,
                         rt.lang.list_concat(notes, rt.list_of((answer,))),
-                        round + 1,
+                        f_round + 1,
                     ),
                 )  # flow: main.flow:22
             elif isinstance(_t3, rt.Err):  # flow: main.flow:23

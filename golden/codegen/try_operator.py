@@ -40,7 +40,7 @@ def to_problem(t):  # flow: try_operator.flow:10
 
 
 @rt.fn("try_operator::sum", params=("a", "b"))
-def sum(a, b):  # flow: try_operator.flow:12
+def f_sum(a, b):  # flow: try_operator.flow:12
     _t1 = parse(a)  # flow: try_operator.flow:13
     if isinstance(_t1, rt.Err):  # flow: try_operator.flow:13
         return _t1  # flow: try_operator.flow:13
@@ -54,7 +54,7 @@ def sum(a, b):  # flow: try_operator.flow:12
 
 @rt.fn("try_operator::main", params=("a", "b"))
 def main(a, b):  # flow: try_operator.flow:18
-    _t1 = sum(a, b)  # flow: try_operator.flow:19
+    _t1 = f_sum(a, b)  # flow: try_operator.flow:19
     if isinstance(_t1, rt.Err):  # flow: try_operator.flow:19
         return rt.Err(to_problem(_t1._0))  # flow: try_operator.flow:19
     total = _t1._0  # flow: try_operator.flow:19
