@@ -26,14 +26,14 @@ _packages = itertools.count()
 
 @dataclass
 class Ran:
-    output: str  # `flow2py run`'s stdout: the End value's Flow text
-    history: str  # `flow2py history` of that run
+    output: Optional[str]  # `flow2py run`'s stdout: the End value's Flow text
+    history: Optional[str]  # `flow2py history` of that run
     built_value: object  # the End value of the run of the built package (a runtime value)
-    built_history: str  # flowrt.host's history of that run
+    built_history: Optional[str]  # flowrt.host's history of that run
     python: dict  # the built package's files: relative path -> Python text
 
 
-def cli(*args) -> object:
+def _cli(*args) -> object:
     r = CliRunner().invoke(cli_main, [str(a) for a in args], catch_exceptions=False)
     assert "Traceback" not in r.output and "internal error" not in r.output, r.output
     return r
@@ -46,26 +46,30 @@ def _tools_file(tools: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_everywhere(d: Path, files: dict, input: Optional[dict] = None, tools: Optional[dict] = None) -> Ran:
+def run_everywhere(d: Path, files: dict, input: Optional[dict] = None, tools: Optional[dict] = None,
+                   cli: bool = True, built: bool = True) -> Ran:
     """`files`: name -> Flow text (the entry is main.flow); `tools`: qualified Tool name -> the
-    Python source of its implementation (a lambda taking the JSON arguments)."""
+    Python source of its implementation (a lambda taking the JSON arguments). `cli=False` leaves
+    out the CLI's run (`output`, `history` None), `built=False` the built package's."""
     d.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         (d / name).parent.mkdir(parents=True, exist_ok=True)
         (d / name).write_text(text)
     main = d / "main.flow"
-    input_json = json.dumps(input or {})
-    tool_args: list = []
-    if tools:
-        (d / "tools.py").write_text(_tools_file(tools))
-        tool_args = ["--tools", d / "tools.py"]
-
-    r = cli("check", main)
+    r = _cli("check", main)
     assert r.exit_code == 0, r.output
+    ran = Ran(None, None, None, None, {})
+    if built:
+        ran.built_value, ran.built_history, ran.python = _run_built(d, main, input, tools)
+    if cli:
+        ran.output, ran.history = run_cli(d, input, tools)
+    return ran
 
-    # built to disk, imported, run through the host API
+
+def _run_built(d: Path, main: Path, input: Optional[dict], tools: Optional[dict]):
+    """`flow2py build` to disk, import, and run with flowrt.host: (End value, history, files)."""
     name = f"names_pkg{next(_packages)}"
-    r = cli("build", main, "-o", d / "built", "--name", name)
+    r = _cli("build", main, "-o", d / "built", "--name", name)
     assert r.exit_code == 0, r.output
     sys.path.insert(0, str(d / "built"))
     try:
@@ -76,25 +80,30 @@ def run_everywhere(d: Path, files: dict, input: Optional[dict] = None, tools: Op
         host = Host(str(d / "built.db"), bindings=bindings)
         report = host.start(pkg.PROGRAM, input=input or {}, run_id="b")
         assert report.exit_code == 0, report.text
-        built_history = host.history(pkg.PROGRAM, "b")
+        history = host.history(pkg.PROGRAM, "b")
         assert host.replay(pkg.PROGRAM, "b").text == "Matched"
-        built_value = report.outcome.value
     finally:
         sys.path.remove(str(d / "built"))
         for m in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
             del sys.modules[m]
     python = {str(p.relative_to(d / "built" / name)): p.read_text() for p in (d / "built" / name).rglob("*.py")}
+    return report.outcome.value, history, python
 
-    # the CLI, compiling in memory
+
+def run_cli(d: Path, input: Optional[dict], tools: Optional[dict]):
+    """`flow2py run` of `d`/main.flow (compiling in memory), `history`, `replay`: (stdout, history)."""
+    tool_args: list = []
+    if tools:
+        (d / "tools.py").write_text(_tools_file(tools))
+        tool_args = ["--tools", d / "tools.py"]
     store = d / "runs.db"
-    r = cli("run", main, "--input", input_json, "--store", store, "--run-id", "a", *tool_args)
+    r = _cli("run", d / "main.flow", "--input", json.dumps(input or {}), "--store", store, "--run-id", "a", *tool_args)
     assert r.exit_code == 0, r.output
-    output = r.stdout.strip()
-    h = cli("history", "a", "--store", store)
+    h = _cli("history", "a", "--store", store)
     assert h.exit_code == 0, h.output
-    rp = cli("replay", "a", "--store", store)
+    rp = _cli("replay", "a", "--store", store)
     assert (rp.exit_code, rp.stdout) == (0, "Matched\n"), rp.output
-    return Ran(output, h.stdout, built_value, built_history, python)
+    return r.stdout.strip(), h.stdout
 
 
 def end_line(history: str) -> str:

@@ -11,6 +11,7 @@ holds the `PROGRAM = rt.Program(...)` descriptor and loads its submodules throug
 """
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from typing import Optional
@@ -36,7 +37,10 @@ class GeneratedModule:
         return self.python_name.replace(".", "/") + ".py"
 
 
+@functools.lru_cache(maxsize=512)
 def format_code(code: str) -> str:
+    # black is deterministic and most of a build's time; std's modules come out the same text
+    # for every program, so a process compiling several programs formats them once
     return black.format_str(code, mode=black.Mode())
 
 
