@@ -33,7 +33,7 @@ class Ran:
     python: dict  # the built package's files: relative path -> Python text
 
 
-def _cli(*args) -> object:
+def flow2py(*args) -> object:
     r = CliRunner().invoke(cli_main, [str(a) for a in args], catch_exceptions=False)
     assert "Traceback" not in r.output and "internal error" not in r.output, r.output
     return r
@@ -56,7 +56,7 @@ def run_everywhere(d: Path, files: dict, input: Optional[dict] = None, tools: Op
         (d / name).parent.mkdir(parents=True, exist_ok=True)
         (d / name).write_text(text)
     main = d / "main.flow"
-    r = _cli("check", main)
+    r = flow2py("check", main)
     assert r.exit_code == 0, r.output
     ran = Ran(None, None, None, None, {})
     if built:
@@ -69,7 +69,7 @@ def run_everywhere(d: Path, files: dict, input: Optional[dict] = None, tools: Op
 def _run_built(d: Path, main: Path, input: Optional[dict], tools: Optional[dict]):
     """`flow2py build` to disk, import, and run with flowrt.host: (End value, history, files)."""
     name = f"names_pkg{next(_packages)}"
-    r = _cli("build", main, "-o", d / "built", "--name", name)
+    r = flow2py("build", main, "-o", d / "built", "--name", name)
     assert r.exit_code == 0, r.output
     sys.path.insert(0, str(d / "built"))
     try:
@@ -97,11 +97,11 @@ def run_cli(d: Path, input: Optional[dict], tools: Optional[dict]):
         (d / "tools.py").write_text(_tools_file(tools))
         tool_args = ["--tools", d / "tools.py"]
     store = d / "runs.db"
-    r = _cli("run", d / "main.flow", "--input", json.dumps(input or {}), "--store", store, "--run-id", "a", *tool_args)
+    r = flow2py("run", d / "main.flow", "--input", json.dumps(input or {}), "--store", store, "--run-id", "a", *tool_args)
     assert r.exit_code == 0, r.output
-    h = _cli("history", "a", "--store", store)
+    h = flow2py("history", "a", "--store", store)
     assert h.exit_code == 0, h.output
-    rp = _cli("replay", "a", "--store", store)
+    rp = flow2py("replay", "a", "--store", store)
     assert (rp.exit_code, rp.stdout) == (0, "Matched\n"), rp.output
     return r.stdout.strip(), h.stdout
 

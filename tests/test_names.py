@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import flowrt as rt
 from flow2py.codegen.names import RESERVED, Namer, plain, python_module, python_segment, safe
-from names_helpers import end_line, run_everywhere
+from names_helpers import end_line, flow2py, run_everywhere
 
 DUNDER_FIELDS = ["self", "_set_0", "__slots__", "__module__", "__dict__", "__weakref__", "__flow_fields__",
                  "__match_args__", "__getattribute__", "__del__"]
@@ -201,3 +201,42 @@ def test_hand_written_fields_named_self_or_like_the_setters_construct_positional
 
     o = Odd(1, 2, 3)
     assert (o.self, o._set_0, o.x) == (1, 2, 3) and rt.show(o) == "Odd { self: 1, _set_0: 2, x: 3 }"
+
+
+def test_a_checkpoint_and_a_parked_task_with_such_names_resume_and_replay(tmp_path):
+    """The checkpoint's function, its arguments and the parked task's constructor are found again
+    by their Flow names (declaration ids), and history shows them as written."""
+    (tmp_path / "main.flow").write_text("""\
+use "std@v1/task"
+use "./svc"
+
+type Box { Got { self: Result<Int, ToolProblem<Text>>, __slots__: Int } }
+
+flow __getattr__(__self__: Int, _t1: Int, rt: task.Task<Box>) -> Int !tool = if __self__ == 0 {
+    match task.await(rt) {
+        Got { self: Ok(v), __slots__ } => _t1 + v + __slots__,
+        Got { self: Err(_), __slots__ } => _t1 - __slots__,
+    }
+} else {
+    match svc.__call__(__self__) {
+        Ok(v) => __getattr__(__self__ - 1, _t1 + v, rt),
+        Err(_) => _t1,
+    }
+}
+
+pub flow main(__init__: Int) -> Int !tool =
+    __getattr__(__init__, 0, task.spawn(flow() = Got { __slots__: 7, self: svc.__call__(100) }))
+""")
+    (tmp_path / "svc.flow").write_text("@tool pub flow __call__(__x: Int) -> Result<Int, Text>\n")
+    (tmp_path / "tools.py").write_text(
+        'from flowrt import bind, pending\n\nbind("svc.__call__", lambda n: pending if n == 100 else {"Ok": n * 2})\n')
+    store, tools = tmp_path / "s.db", tmp_path / "tools.py"
+    r = flow2py("run", tmp_path / "main.flow", "--input", '{"__init__": 3}', "--tools", tools, "--store", store,
+                "--run-id", "a", "--checkpoint-every", "1")
+    assert r.exit_code == 3, r.output
+    history = flow2py("history", "a", "--store", store).stdout
+    assert "Checkpoint  __getattr__(0, 12, <task root/1 on root/1#1 as main::Box.Got(7, …)>)" in history
+    r = flow2py("resume", "a", "--tools", tools, "--store", store, "--reply", 'root/1#1={"Ok": 50}')
+    assert (r.exit_code, r.stdout) == (0, "69\n"), r.output
+    assert end_line(flow2py("history", "a", "--store", store).stdout) == "Completed(69)"
+    assert flow2py("replay", "a", "--store", store).stdout == "Matched\n"
