@@ -26,8 +26,7 @@ root named `root`, so a fork's history never needs its parent's.
 """
 from __future__ import annotations
 
-import re
-
+import functools
 from typing import Optional, Sequence
 
 from flowrt.facts import Call, Checkpoint, ParkedTask, Reply, Start
@@ -35,7 +34,7 @@ from flowrt.calls import _Call
 from flowrt.describe import _args_text, _same, describe
 from flowrt.requests import TailCall
 from flowrt.tasks import CALL, FINISHED, Task, build_parked, ctor_class, ctor_text, has_hole, rebuild, scan, walk
-from flowrt.types import type_text
+from flowrt.types import TypeTextError, parse_type_text, type_text
 from flowrt.values import ClassTable
 
 
@@ -52,7 +51,7 @@ class _Checkpoints:
 
     # -- taking one ----------------------------------------------------------------------------------
 
-    def _candidate(self, tc: TailCall, flow, type_args: tuple = ()):
+    def _candidate(self, tc: TailCall, flow):
         """A tail call by the root's outermost frame to a top-level function, the first since a
         fact: the one place a checkpoint may be taken (docs/spec/execution.md)."""
         self.fresh = False
@@ -62,7 +61,12 @@ class _Checkpoints:
                 return
         elif self.replay or not self.every or self.since_cp < self.every:
             return
-        args, why = self._checkpoint_args(tc.args)
+        # a typed function's first argument is its type arguments (abi.md), not a Flow argument
+        descs, call_args = (tc.args[0], tc.args[1:]) if flow.typed else (tc.type_args, tc.args)
+        type_args, why = self._type_arg_texts(descs, flow.typed)
+        args = None
+        if type_args is not None:
+            args, why = self._checkpoint_args(call_args)
         if args is None:
             if serving:
                 self._diverge(f"the program cannot take a checkpoint at its tail call to "
@@ -80,6 +84,27 @@ class _Checkpoints:
         root.id = f"c{n}:root"
         root.ncalls = 0
         root.nspawns = 0
+
+    def _type_arg_texts(self, descs: tuple, typed: bool) -> tuple[Optional[tuple], str]:
+        """The type arguments as texts, or (None, why not). A function or task type has no
+        descriptor, hence no text; a typed function's must also read back as the same
+        descriptors when the checkpoint is restored (a name two modules declare would not)."""
+        if not isinstance(self.classes, ClassTable):
+            self.classes = self.classes()
+        texts = []
+        for d in descs:
+            if d is None:
+                return None, "a type argument is a function or task type, which a checkpoint cannot record"
+            text = type_text(d)
+            if typed:
+                try:
+                    back = parse_type_text(text, self.classes)
+                except TypeTextError as e:
+                    return None, f"its type argument {e}"
+                if back != d:
+                    return None, f"its type argument `{text}` does not name one type of the program"
+            texts.append(text)
+        return tuple(texts), ""
 
     def _checkpoint_args(self, args) -> tuple[Optional[tuple], str]:
         """The arguments with parked tasks as ParkedTask, or (None, why not)."""
@@ -136,11 +161,19 @@ class _Checkpoints:
         root = Task(root_id or f"c{n}:root")
         self.root = root
         self.cp_count = n
-        self.root_targs = tuple(cp.type_args)
         restored: dict[str, Task] = {}
         order: list[Task] = []
         if not isinstance(self.classes, ClassTable):
             self.classes = self.classes()
+        flow = getattr(fn, "__flow__", None)
+        if flow is not None and flow.typed:
+            # its type arguments, read back from their texts: taking the checkpoint made sure
+            # they name the same descriptors (`_type_arg_texts`)
+            try:
+                targs = tuple(parse_type_text(t, self.classes) for t in cp.type_args)
+            except TypeTextError as e:
+                raise LookupError(f"checkpoint {n}'s type argument {e}") from None
+            fn = functools.partial(fn, targs)
 
         def restore(p: ParkedTask) -> Task:
             t = restored.get(p.task)
@@ -226,21 +259,31 @@ class _Checkpoints:
         for cid, f in remade.items():
             call = self.open[cid]
             call.tool, call.args = f.tool, tuple(f.args)
-            call.spec = None if self.replay else self._spec_of(f)
+            if not self.replay:
+                req = self._request_of(f)
+                call.spec, call.type_args = req.spec, req.type_args
         return True
 
-    def _spec_of(self, call: Call):
-        """The ToolSpec of a call made again in a fork: the program's Tool function (its whole body
-        is the call, abi.md "Parkable tasks") names it in the request it yields."""
+    def _request_of(self, call: Call):
+        """The ToolCall of a call made again in a fork: the program's Tool function (its whole body
+        is the call, abi.md "Parkable tasks") yields it; a generic Tool's is given the type
+        arguments the Call fact records (read back by name)."""
         fn = self.resolve(call.tool_id)
         if fn is None:
             raise LookupError(f"no Tool {call.tool_id!r} to make the fork's call {call.id} with")
+        if getattr(getattr(fn, "__flow__", None), "typed", False):
+            if not isinstance(self.classes, ClassTable):
+                self.classes = self.classes()
+            try:
+                fn = functools.partial(fn, tuple(parse_type_text(t, self.classes) for t in call.type_args))
+            except TypeTextError as e:
+                raise LookupError(f"the fork's call {call.id}: its type argument {e}") from None
         gen = fn(*call.args)
         try:
             req = gen.send(None)
         finally:
             gen.close()
-        return req.spec
+        return req
 
     def _call_fact(self, call_id: str):
         """The Call fact of a parked task's call: in the facts given before the checkpoint, else
@@ -250,18 +293,3 @@ class _Checkpoints:
                 return f
         return self.carried_calls.get(call_id)
 
-
-_VAR = re.compile(r"\$(\d+)")
-
-
-def concrete_type_args(descs: tuple, outer: tuple) -> tuple:
-    """Type argument texts of a tail call: each descriptor rendered as Flow type syntax, with the
-    calling generic function's own parameters (`T.Var(i)`, rendered `$i`) replaced by its
-    concrete type arguments `outer` (texts)."""
-    out = []
-    for d in descs:
-        text = type_text(d)
-        if "$" in text:
-            text = _VAR.sub(lambda m: outer[int(m.group(1))] if int(m.group(1)) < len(outer) else m.group(0), text)
-        out.append(text)
-    return tuple(out)

@@ -37,7 +37,7 @@ from flowrt.tasks import rebuild
 from flowrt.tokens import NONE_ISSUED, Issued, Noting, admitting
 from flowrt.tools import BINDINGS, Bindings, admit
 from flowrt.trace import DATA_VERSION, TraceError
-from flowrt.types import DecodeError, decode, loads_exact
+from flowrt.types import DecodeError, TypeTextError, decode, loads_exact, parse_type_text
 from flowrt.values import Err, HostToken, Malformed, show
 
 __all__ = ["Host", "Refused", "Report", "Runnable", "CRASH_REASON"]
@@ -221,26 +221,53 @@ def decode_input(obj: Any, params, what: str = "--input", issued: Issued = NONE_
 
 
 def admit_replies(replies: dict, open_calls: dict, prog: Runnable, run_id: str,
-                  issued: Issued = NONE_ISSUED) -> dict:
+                  issued: Issued = NONE_ISSUED,
+                  find_call: Callable[[str], Optional[Call]] = lambda _: None) -> dict:
     """Replies a host delivers (call id -> JSON value), each admitted against its Tool's result
     type; one that does not fit is refused rather than recorded Malformed (the host can fix it).
     A host token in one must be one the host issued (`issued`): a host delivering a reply does not
-    issue tokens, a Tool implementation does."""
+    issue tokens, a Tool implementation does. A generic Tool's reply is admitted at the concrete
+    type its Call fact records (`find_call(call_id)`)."""
     delivered = {}
     for call_id, raw in replies.items():
         if call_id not in open_calls:
             listing = ", ".join(open_calls) or "none"
             raise Refused(f"--reply {call_id}: run {run_id} has no open call {call_id} (open calls: {listing})")
         spec = prog.tool_spec(open_calls[call_id])
+        type_args = _recorded_type_args(spec, call_id, find_call, prog) if spec.type_params else ()
         refusals: list = []
         with admitting(Noting(issued, refusals)):
-            reply = admit(spec, raw)
+            reply = admit(spec, raw, type_args)
         if refusals:
             raise Refused(f"--reply {call_id}: {refusals[-1]}; nothing was recorded")
         if isinstance(reply, Err) and isinstance(reply._0, Malformed):
             raise Refused(f"--reply {call_id}: the reply does not fit {spec.name}'s result: {reply._0._0}")
         delivered[call_id] = reply
     return delivered
+
+
+def _recorded_type_args(spec: ToolSpec, call_id: str, find_call, prog: Runnable) -> tuple:
+    """The type arguments (descriptors) the Call fact `call_id` of a generic Tool records."""
+    call = find_call(call_id)
+    if call is None:
+        raise Refused(f"--reply {call_id}: the call's fact is not kept (archived), so the concrete "
+                      f"type of {spec.name}'s reply is not known")
+    try:
+        return tuple(parse_type_text(t, prog.classes) for t in call.type_args)
+    except TypeTextError as e:
+        raise Refused(f"--reply {call_id}: {spec.name}'s recorded type argument {e}") from None
+
+
+def call_finder(store: Store, run_id: str, info, classes) -> Callable[[str], Optional[Call]]:
+    """`find_call` for `admit_replies`: the Call fact of an open call, looked for from the latest
+    checkpoint on, then (a call a parked task carried across it) from the start."""
+    def find(call_id: str) -> Optional[Call]:
+        for first in dict.fromkeys((info.latest_checkpoint or 1, 1)):
+            for f in read(lambda: store.facts(run_id, first, classes=classes)):
+                if type(f) is Call and f.id == call_id:
+                    return f
+        return None
+    return find
 
 
 def bindings_for(prog: Runnable, bindings: Optional[Bindings], entry: Optional[str], what: str) -> Bindings:
@@ -434,7 +461,8 @@ def resume(store: Store, prog: Runnable, run_id: str, *, replies: Optional[dict]
         raise Refused(f"run {run_id} is {run_state(info)} in another process; refusing a second resume")
     same_program(prog, info)
     open_calls = dict(info.open_calls)
-    delivered = admit_replies(replies or {}, open_calls, prog, run_id, issued_in(store))
+    delivered = admit_replies(replies or {}, open_calls, prog, run_id, issued_in(store),
+                              call_finder(store, run_id, info, prog.classes))
     served, first = history_from(store, run_id, info, prog.classes)
     _check_resend(resend, open_calls, served, run_id)
     bindings = bindings_for(prog, bindings, None, "the run was not resumed")

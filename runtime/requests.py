@@ -10,11 +10,12 @@ and a generated program creates one per Tool call, so construction must cost one
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Optional
 
 __all__ = [
     "ToolSpec", "ToolCall", "ParkCall", "Spawn", "Await", "StopTask", "First", "TailCall",
-    "FlowFn", "fn", "lift", "module_resolver", "MAX_DEPTH",
+    "FlowFn", "fn", "lift", "with_type_args", "module_resolver", "MAX_DEPTH",
 ]
 
 #: Frames one task's explicit stack may hold; one more is the fault "stack exhausted".
@@ -133,31 +134,44 @@ class TailCall:
 
 
 class FlowFn:
-    """`f.__flow__`: what the runtime knows about a generated top-level function."""
+    """`f.__flow__`: what the runtime knows about a generated top-level function.
 
-    __slots__ = ("decl", "params", "top_level")
+    `typed`: the function takes its type arguments, a tuple of descriptors, as its first
+    parameter (before `params`): a generic function whose body needs them (abi.md, "Type
+    arguments at run time")."""
 
-    def __init__(self, decl: str, params: tuple, top_level: bool):
+    __slots__ = ("decl", "params", "top_level", "typed")
+
+    def __init__(self, decl: str, params: tuple, top_level: bool, typed: bool = False):
         self.decl = decl
         self.params = params
         self.top_level = top_level
+        self.typed = typed
 
     def __repr__(self):
         return f"FlowFn({self.decl!r})"
 
 
-def fn(decl: str, params: tuple = (), top_level: bool = True):
+def fn(decl: str, params: tuple = (), top_level: bool = True, typed: bool = False):
     """`@rt.fn("main::work", params=("ticket", "notes", "round"))`: attach `__flow__` metadata.
 
     Does not wrap: the decorated function is returned unchanged, so calling it costs nothing
     extra. Only a top-level function (the default) can be the function of a checkpoint.
+    `typed=True`: its first parameter is its type arguments (see FlowFn).
     """
 
     def deco(f):
-        f.__flow__ = FlowFn(decl, tuple(params), top_level)
+        f.__flow__ = FlowFn(decl, tuple(params), top_level, typed)
         return f
 
     return deco
+
+
+def with_type_args(f: Callable, type_args: tuple) -> Callable:
+    """A typed generic function used as a value, at one instantiation: `f` with its type
+    arguments bound (called with the Flow arguments only). Not a top-level function any more:
+    a tail call through it is not a checkpoint's place."""
+    return functools.partial(f, type_args)
 
 
 def module_resolver(entry: Callable) -> Callable[[str], Optional[Callable]]:

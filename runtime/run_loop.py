@@ -40,7 +40,7 @@ from typing import Any, Callable, Optional
 
 from flowrt.facts import Checkpoint, Completed, End, Faulted, Start
 from flowrt.calls import _Call, _Calls
-from flowrt.checkpoints import _Checkpoints, concrete_type_args
+from flowrt.checkpoints import _Checkpoints
 from flowrt.describe import _exception_message, _locate_exception, _locate_task, _same, describe
 from flowrt.interrupts import INTERRUPTS, reason
 from flowrt.outcomes import (
@@ -99,7 +99,6 @@ class _Run(_Calls, _TaskOps, _Checkpoints):
         self.fresh = False  # a fact was recorded/served since the last checkpoint candidate
         self.since_cp = 0  # facts since the last checkpoint (or Start)
         self.cp_count = 0
-        self.root_targs: tuple = ()  # type argument texts of the root's outermost (generic) function
         self.root: Optional[Task] = None
         self.ended = None
         self.halted_in = None  # (_Call, from a worker) whose implementation raised an interruption
@@ -234,15 +233,11 @@ class _Run(_Calls, _TaskOps, _Checkpoints):
                 depth = len(stack) - 1
                 while type(value) is TailCall:
                     tc = value
-                    if depth == 0 and task is self.root:
-                        # the root's outermost function changes: its type arguments, made concrete
-                        # (a generic caller passes its own as T.Var(i)), are a checkpoint's
-                        targs = concrete_type_args(tc.type_args, self.root_targs) if tc.type_args else ()
-                        if self.fresh and (self.every or self.hpos < self.hlen):
-                            flow = getattr(tc.fn, "__flow__", None)
-                            if flow is not None and flow.top_level:
-                                self._candidate(tc, flow, targs)
-                        self.root_targs = targs
+                    if depth == 0 and self.fresh and task is self.root and (
+                            self.every or self.hpos < self.hlen):
+                        flow = getattr(tc.fn, "__flow__", None)
+                        if flow is not None and flow.top_level:
+                            self._candidate(tc, flow)
                     try:
                         value = tc.fn(*tc.args)
                     except Exception as e:

@@ -12,6 +12,7 @@ called once, on first use. A class with `__flow_opaque__ = True` is never built 
 from __future__ import annotations
 
 import base64
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -20,7 +21,8 @@ from flowrt.values import (
     Record, Result, Set, Some, ToolProblem, Unknown, show,
 )
 
-__all__ = ["T", "DecodeError", "decode", "compile_decoder", "to_json", "loads_exact", "type_text", "field_types", "fields_of", "subst"]
+__all__ = ["T", "DecodeError", "decode", "compile_decoder", "to_json", "loads_exact", "type_text", "field_types", "fields_of", "subst",
+           "TypeTextError", "parse_type_text"]
 
 
 class DecodeError(Exception):
@@ -133,6 +135,7 @@ class Var(_Desc):
 
 class Token(_Desc):
     __slots__ = ("type_id",)
+    __flow_tool_type__ = True  # a module constant of this class names a `@tool type` (class_table)
 
     def __init__(self, type_id):
         self.type_id = type_id
@@ -273,6 +276,106 @@ def type_text(d) -> str:
         return d.type_id.rsplit("::", 1)[-1]
     raise TypeError(f"not a type descriptor: {d!r}")
 
+
+
+# ---- type text back to a descriptor ---------------------------------------------------------
+
+class TypeTextError(ValueError):
+    """A type text that names no type of the program, or more than one."""
+
+
+_PRIMS = {p.name: p for p in (T.INT, T.DECIMAL, T.TEXT, T.BYTES, T.BOOL, T.UNIT, T.DURATION, T.INSTANT)}
+_COLLECTIONS = {"List": (ListOf, 1), "Set": (SetOf, 1), "Dict": (DictOf, 2)}
+_TYPE_TOKEN = re.compile(r"\s*(?:([A-Za-z_][A-Za-z0-9_]*)|([<>,()]))")
+_MAX_TYPE_DEPTH = 200  # deeper than any type a program writes; keeps the parser's recursion bounded
+
+
+def _type_names(classes) -> dict:
+    """Type name -> the descriptor heads of that name: a record's or enum's class, or a
+    `@tool type`'s Token. Kept on the table (`type_names`) once built."""
+    names = classes.type_names
+    if names is None:
+        names = {}
+        for cls in classes.all_classes():
+            base = next((b for b in cls.__bases__ if "__flow_variants__" in b.__dict__), None)
+            head = base if base is not None else cls
+            names.setdefault(_class_name(head), {})[head] = None
+        for type_id in classes.tool_types:
+            names.setdefault(type_id.rsplit("::", 1)[-1], {})[Token(type_id)] = None
+        classes.type_names = names
+    return names
+
+
+def parse_type_text(text: str, classes) -> Any:
+    """The descriptor a type text (`type_text`'s output, as a Call or Checkpoint fact records
+    it) names in the program whose class table is `classes`: the inverse of `type_text`.
+    TypeTextError when a name is not one of the program's types or names two of them."""
+    toks = []
+    pos = 0
+    text = text.strip()
+    while pos < len(text):
+        m = _TYPE_TOKEN.match(text, pos)
+        if m is None or m.end() == pos:
+            raise TypeTextError(f"`{text}` is not a type")
+        toks.append(m.group(1) or m.group(2))
+        pos = m.end()
+    names = _type_names(classes)
+    at = [0]
+
+    def peek():
+        return toks[at[0]] if at[0] < len(toks) else ""
+
+    def take(want=None):
+        t = peek()
+        if not t or (want is not None and t != want):
+            raise TypeTextError(f"`{text}` is not a type")
+        at[0] += 1
+        return t
+
+    def many(close: str, depth: int) -> list:
+        out = [one(depth)]
+        while peek() == ",":
+            take(",")
+            out.append(one(depth))
+        take(close)
+        return out
+
+    def one(depth: int):
+        if depth > _MAX_TYPE_DEPTH:
+            raise TypeTextError(f"`{text[:60]}...` is nested too deeply")
+        t = take()
+        if t == "(":
+            return TupleOf(*many(")", depth + 1))
+        if not (t[0].isalpha() or t[0] == "_"):
+            raise TypeTextError(f"`{text}` is not a type")
+        args = []
+        if peek() == "<":
+            take("<")
+            args = many(">", depth + 1)
+        if t in _PRIMS and not args:
+            return _PRIMS[t]
+        if t in _COLLECTIONS:
+            make, n = _COLLECTIONS[t]
+            if len(args) != n:
+                raise TypeTextError(f"`{text}`: {t} takes {n} type argument{'s' if n > 1 else ''}")
+            return make(*args)
+        heads = list(names.get(t, ()))
+        if not heads:
+            raise TypeTextError(f"`{t}` in `{text}` names no type of the program")
+        if len(heads) > 1:
+            decls = ", ".join(sorted(getattr(h, "__flow_decl__", None) or h.type_id for h in heads))
+            raise TypeTextError(f"`{t}` in `{text}` names more than one type of the program ({decls})")
+        head = heads[0]
+        if type(head) is Token:
+            if args:
+                raise TypeTextError(f"`{text}`: the @tool type {t} takes no type arguments")
+            return head
+        return Named(head, *args)
+
+    d = one(0)
+    if at[0] != len(toks):
+        raise TypeTextError(f"`{text}` is not a type")
+    return d
 
 
 # ---- JSON form -------------------------------------------------------------------------------

@@ -282,7 +282,7 @@ class ClassTable:
     `lookup((decl, ctor))` is the table's C-level `dict.get` (the decoder calls it per value).
     """
 
-    __slots__ = ("_own", "_all", "lookup", "fallback")
+    __slots__ = ("_own", "_all", "lookup", "fallback", "tool_types", "type_names")
 
     def __init__(self, classes: Iterable[type] = (), *, fallback: Optional["ClassTable"] = None,
                  std: bool = True):
@@ -290,6 +290,10 @@ class ClassTable:
         self._own: dict[tuple[str, str], type] = {}
         self._all: dict[tuple[str, str], type] = dict(self.fallback._all) if self.fallback is not None else {}
         self.lookup = self._all.get
+        #: declaration ids of the program's `@tool type`s (a module's `rt.T.Token` constants)
+        self.tool_types: set[str] = set()
+        #: filled on first use by flowrt.types.parse_type_text: type name -> descriptor heads
+        self.type_names: Optional[dict] = None
         for cls in classes:
             self.add(cls)
 
@@ -308,10 +312,15 @@ class ClassTable:
                              f"{have.__module__}.{have.__qualname__} and {cls.__module__}.{cls.__qualname__}")
         self._own[key] = cls
         self._all[key] = cls
+        self.type_names = None
         return cls
 
     def get(self, key: tuple[str, str], default: Any = None) -> Optional[type]:
         return self._all.get(key, default)
+
+    def all_classes(self) -> Iterable[type]:
+        """Every class the table finds, the fallback's included."""
+        return self._all.values()
 
     def __getitem__(self, key: tuple[str, str]) -> type:
         return self._all[key]
@@ -334,7 +343,9 @@ def class_table(*sources: Any, fallback: Optional[ClassTable] = None) -> ClassTa
     """The class table of a program from where its classes are defined: each source is a module,
     a namespace dict, a function (its module's globals: `class_table(entry)` for a hand-written
     one-module program, like `flowrt.requests.module_resolver`), or a class. Every generated record
-    and variant class found at the top level (an enum's variants through its base) is taken."""
+    and variant class found at the top level (an enum's variants through its base) is taken, and
+    every `@tool type` descriptor (`rt.T.Token`), so the table knows each type of the program by
+    name (`flowrt.types.parse_type_text`)."""
     table = ClassTable(fallback=fallback)
     for src in sources:
         if isinstance(src, type):
@@ -346,6 +357,9 @@ def class_table(*sources: Any, fallback: Optional[ClassTable] = None) -> ClassTa
         else:
             values = list(vars(src).values())
         for v in values:
+            if getattr(type(v), "__flow_tool_type__", False):  # a `@tool type`'s descriptor
+                table.tool_types.add(v.type_id)
+                continue
             for cls in _flow_classes(v):
                 table.add(cls)
     return table

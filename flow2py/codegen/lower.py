@@ -52,6 +52,8 @@ class Body(StmtsMixin, MatchMixin, ExprsMixin, LambdaMixin, CallsMixin):
         self.scopes: list[dict[str, str]] = [{}]
         self.ctx = DefCtx(generator=variant == "tool")
         self.deferred: list = []  # list patterns whose elements are matched inside the case
+        #: (function decl, Python name) when the function takes its type arguments (typeargs.py)
+        self.targs: Optional[tuple[str, str]] = None
 
     # ---- small helpers -----------------------------------------------------------------------
 
@@ -83,6 +85,23 @@ class Body(StmtsMixin, MatchMixin, ExprsMixin, LambdaMixin, CallsMixin):
 
     def temp(self) -> str:
         return self.namer.temp()
+
+    def desc(self, t) -> py.Expr:
+        """A type descriptor here: the function's own type parameters read from `_targs`."""
+        return self.mg.desc(t, self.targs)
+
+    def type_args_of(self, node: A.Node) -> py.Expr:
+        """The type arguments of a site (a call, or a function used as a value) as a tuple of
+        descriptors, for a callee that takes them at run time."""
+        targs = self.prog.type_args.get(node.id)
+        if not targs:
+            raise self.error(node, "a call of a generic function without type arguments")
+        if self.targs is not None:
+            owner = self.targs[0]
+            own = tuple(P.TParam(n, owner) for n in self.prog.fn_decls[owner].type_params)
+            if tuple(targs) == own:  # passed on as they came
+                return py.name(self.targs[1])
+        return py.tuple_([self.desc(t) for t in targs])
 
     def error(self, node: A.Node, what: str) -> CodegenError:
         return CodegenError(f"{node.span.file}:{node.span.line}: {what}")

@@ -10,6 +10,7 @@ import libcst as cst
 from flow2py.check import program as P
 from flow2py.codegen import py
 from flow2py.codegen.lower_base import Loop
+from flow2py.codegen.typeargs import TARGS
 from flow2py.syntax import ast as A
 
 #: Int division and remainder: Python's operator when the divisor is a non-zero literal
@@ -94,9 +95,8 @@ class CallsMixin:
         call_eff = self.eff(e.id) if isinstance(e, A.Call) else "pure"
         if info.is_tool:
             kwargs = {}
-            targs = self.prog.type_args.get(e.id)
-            if info.type_params and targs:
-                kwargs["type_args"] = py.tuple_([self.mg.desc(t) for t in targs])
+            if info.type_params and self.prog.type_args.get(e.id):
+                kwargs["type_args"] = self.type_args_of(e)
             request = py.call(py.dotted("rt.ToolCall"), [self.mg.spec_ref(info.decl), py.tuple_(xs)], **kwargs)
             if tail:
                 return s + [py.return_(self.yield_(request), mark)], py.const(None)
@@ -126,15 +126,18 @@ class CallsMixin:
             return (s + [py.return_(value, mark)], py.const(None)) if tail else (s, value)
         variant = "tool" if (info.effect == "poly" and effectful) else ("tool" if info.effect == "tool" else "pure")
         f = self.mg.fn_value(info.decl, variant)
+        typed = info.decl in self.mg.names.typed
+        if typed:  # its type arguments first (codegen/typeargs.py)
+            xs = [self.type_args_of(e)] + list(xs)
         loop = self.ctx.loop
         if tail and loop is not None and isinstance(e, A.Call) and e.id in loop.self_calls:
             return s + self.continue_loop(loop, info.decl, xs, mark), py.const(None)
         if effectful:
             if tail:
                 kwargs = {}
-                targs = self.prog.type_args.get(e.id) if info.type_params else None
+                targs = self.prog.type_args.get(e.id) if info.type_params and not typed else None
                 if targs:  # a checkpoint at a generic function records its type arguments
-                    kwargs["type_args"] = py.tuple_([self.mg.desc(t) for t in targs])
+                    kwargs["type_args"] = py.tuple_([self.desc(t) for t in targs])
                 tc = py.call(py.dotted("rt.TailCall"), [f, py.tuple_(xs)], **kwargs)
                 return s + [py.return_(tc, mark)], py.const(None)
             return self.yielded(py.call(f, xs), e, s)
@@ -147,6 +150,8 @@ class CallsMixin:
     def continue_loop(self, loop: Loop, callee: str, xs: list, mark: str) -> list:
         targets = list(loop.params[callee])
         values = list(xs)
+        if targets and targets[0] == TARGS and isinstance(values[0], cst.Name) and values[0].value == TARGS:
+            del targets[0], values[0]  # the same type arguments: `_targs` stays as it is
         if loop.group and callee != loop.decl:
             targets.insert(0, "_fn")
             values.insert(0, py.integer(loop.index[callee]))

@@ -60,7 +60,10 @@ class ExprsMixin:
         if isinstance(ref, P.FnRef):
             t = self.prog.types.get(e.id)
             variant = self.fun_effect(t) if isinstance(t, P.TFun) else "pure"
-            return self.mg.fn_value(ref.decl, variant)
+            f = self.mg.fn_value(ref.decl, variant)
+            if ref.decl in self.mg.names.typed:  # the value carries its type arguments
+                return py.call(py.dotted("rt.with_type_args"), [f, self.type_args_of(e)])
+            return f
         if isinstance(ref, P.CtorRef):
             return self.mg.ctor_value(ref.type_decl, ref.ctor)
         raise self.error(e, f"{type(ref).__name__} used as a value")

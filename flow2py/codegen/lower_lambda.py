@@ -36,6 +36,8 @@ class LambdaMixin:
                 if b in self.locals:
                     n = self.locals[b]
                     kwonly.append(py.param(n, py.name(n)))
+            if self.targs is not None:  # a self call may pass other type arguments
+                kwonly.append(py.param(self.targs[1], py.name(self.targs[1])))
         bouncing = False
         if not generator:
             through_value, callees = tail_calls_of(self.prog, e.body)
@@ -68,7 +70,8 @@ class LambdaMixin:
         if not isinstance(body, A.Call) or self.eff(body.id) != "pure":
             return None
         info, receiver = self.callee_fn(body)
-        if info is None or info.is_tool or info.effect == "tool" or info.lang in LANG_REQUESTS:
+        if (info is None or info.is_tool or info.effect == "tool" or info.lang in LANG_REQUESTS
+                or info.decl in self.mg.names.typed):
             return None
         args = ([receiver] if receiver is not None else []) + list(body.args)
         if len(args) != len(e.params) or len(info.params) != len(args):
@@ -188,9 +191,8 @@ class LambdaMixin:
                 call_args.append(py.tuple_(data))
             if at:
                 kwargs["at"] = py.integer(at)
-        targs = self.prog.type_args.get(call.id)
-        if info.type_params and targs:
-            kwargs["type_args"] = py.tuple_([self.mg.desc(t) for t in targs])
+        if info.type_params and self.prog.type_args.get(call.id):
+            kwargs["type_args"] = self.type_args_of(call)
         request = py.call(py.dotted("rt.ParkCall"), call_args, **kwargs)
         return stmts + [py.return_(self.yield_(request), mark)]
 

@@ -16,6 +16,7 @@ from flow2py.codegen.lower import Body
 from flow2py.codegen.lower_base import RETURN, CodegenError, Loop, _generator_marker
 from flow2py.codegen.names import Namer, python_module, safe
 from flow2py.codegen.tails import bouncing_functions, tail_callees, tail_groups
+from flow2py.codegen.typeargs import TARGS, typed_functions
 from flow2py.syntax import ast as A
 
 #: the runtime's class of a std @lang constructor, where its name is not the constructor's
@@ -42,6 +43,8 @@ class ProgramNames:
         self.groups: dict[str, list[str]] = {}  # member decl -> the group's members (merged loop)
         self.group_name: dict[str, str] = {}
         self.aliases: dict[str, dict[str, str]] = {}  # module -> (module it refers to -> name)
+        #: functions taking their type arguments at run time (`_targs`, codegen/typeargs.py)
+        self.typed = typed_functions(prog)
         for key, m in prog.modules.items():
             namer = Namer()
             self.globals[key] = namer
@@ -56,6 +59,8 @@ class ProgramNames:
                     for c in t.ctors:
                         n = c.name if safe(c.name) not in namer.taken else f"{t.name}_{c.name}"
                         self.ctor_name[(t.decl, c.name)] = namer.fresh(n)
+                elif t.is_tool_type:
+                    self.type_name[t.decl] = namer.fresh(t.name)  # its descriptor, rt.T.Token
             for f in _decl_order(m.fns.values()):
                 if f.is_tool:
                     self.fn_name[f.decl] = namer.fresh(f.name)
@@ -65,6 +70,8 @@ class ProgramNames:
                     if f.effect == "poly":
                         self.tool_variant[f.decl] = namer.generated("_" + self.fn_name[f.decl] + "__tool")
         for group in tail_groups(prog):
+            if any(d in self.typed for d in group):
+                continue  # a merged loop has no slot for `_targs`: these stay separate functions
             key = prog.fn_decls[group[0]].module
             n = self.globals[key].generated("_" + "__".join(self.fn_name[d] for d in group))
             for d in group:
@@ -172,11 +179,14 @@ class ModuleGen:
 
     # ---- type descriptors -----------------------------------------------------------------------
 
-    def desc(self, t, params: Optional[list[str]] = None) -> py.Expr:
+    def desc(self, t, targs: Optional[tuple[str, str]] = None) -> py.Expr:
+        """The type descriptor of `t`. `targs` is (owner decl, Python name) inside a function
+        that takes its type arguments at run time: its own type parameters are read from them
+        (`_targs[0]`); elsewhere a type parameter is `rt.T.Var(i)` of its declaration."""
         T = "rt.T."
         if isinstance(t, P.TCon):
             info = self.prog.type_decls.get(t.decl)
-            args = [self.desc(a, params) for a in t.args]
+            args = [self.desc(a, targs) for a in t.args]
             if info is None:
                 raise CodegenError(f"unknown type {t.decl}")
             if info.lang in SCALARS:
@@ -184,12 +194,12 @@ class ModuleGen:
             if info.lang in COLLECTIONS:
                 return py.call(py.dotted(T + COLLECTIONS[info.lang]), args)
             if info.is_tool_type:
-                return py.call(py.dotted(T + "Token"), [py.string(info.decl)])
+                return self.ref(info.module, self.names.type_name[info.decl])
             if info.kind == "alias" and info.alias is not None:
                 from flow2py.check.types import subst
 
                 mapping = {P.TParam(n, info.decl): a for n, a in zip(info.type_params, t.args)}
-                return self.desc(subst(info.alias, mapping), params)
+                return self.desc(subst(info.alias, mapping), targs)
             if info.lang == "ToolProblem":
                 return py.call(py.dotted(T + "ToolProblemOf"), args)
             if info.lang:
@@ -198,9 +208,12 @@ class ModuleGen:
         if isinstance(t, P.TParam):
             owner = self.prog.type_decls.get(t.owner) or self.prog.fn_decls.get(t.owner)
             i = owner.type_params.index(t.name) if owner is not None and t.name in owner.type_params else 0
+            if targs is not None and targs[0] == t.owner:
+                return cst.Subscript(value=py.name(targs[1]),
+                                     slice=[cst.SubscriptElement(slice=cst.Index(value=py.integer(i)))])
             return py.call(py.dotted(T + "Var"), [py.integer(i)])
         if isinstance(t, P.TTuple):
-            return py.call(py.dotted(T + "TupleOf"), [self.desc(a, params) for a in t.items])
+            return py.call(py.dotted(T + "TupleOf"), [self.desc(a, targs) for a in t.items])
         return py.const(None)  # functions and tasks are not data: no descriptor
 
     # ---- the module -----------------------------------------------------------------------------
@@ -272,7 +285,12 @@ class ModuleGen:
                 deco = py.call(py.dotted("rt.variant"), [py.string(t.decl), py.string(c.name)], **kw)
                 out.append(self._class(cname, base, fields, [deco], mark))
             return out
-        return []  # aliases are transparent; @tool and @lang types have no class
+        if t.is_tool_type:
+            # a host token type has no class; its descriptor is named like the type, so that the
+            # program's class table knows it by name (restoring type arguments, abi.md)
+            name = self.names.type_name[t.decl]
+            return [py.assign(py.name(name), py.call(py.dotted("rt.T.Token"), [py.string(t.decl)]), mark)]
+        return []  # aliases are transparent; @lang types have no class
 
     def _class(self, name, base, fields, decorators, mark, doc=None, opaque=False) -> cst.ClassDef:
         slots = py.assign(py.name("__slots__"), py.tuple_([py.string(f) for f in fields]), None)
@@ -320,15 +338,22 @@ class ModuleGen:
         # the call; its whole body is the call, so a task running it is parkable (abi.md)
         pnames = Namer(self.namer.taken)
         params = [pnames.fresh(n) for n, _ in f.params]
-        request = py.call(py.dotted("rt.ParkCall"), [py.name(spec), py.tuple_([py.name(p) for p in params])])
+        kw = {}
+        if f.decl in self.names.typed:  # a generic Tool's value is given its type arguments
+            kw["type_args"] = py.name(TARGS)
+        request = py.call(py.dotted("rt.ParkCall"), [py.name(spec), py.tuple_([py.name(p) for p in params])], **kw)
         body = [py.return_(py.yield_(request), mark)]
+        if kw:
+            params = [TARGS] + params
         out.append(py.def_(self.names.fn_name[f.decl], [py.param(p) for p in params], body, mark,
                            decorators=[self._fn_decorator(f)]))
         return out
 
     def _fn_decorator(self, f: P.FnInfo) -> py.Expr:
-        return py.call(py.dotted("rt.fn"), [py.string(f.decl)],
-                       params=py.tuple_([py.string(n) for n, _ in f.params]))
+        kw = {"params": py.tuple_([py.string(n) for n, _ in f.params])}
+        if f.decl in self.names.typed:
+            kw["typed"] = py.const(True)
+        return py.call(py.dotted("rt.fn"), [py.string(f.decl)], **kw)
 
     # ---- functions --------------------------------------------------------------------------------
 
@@ -369,6 +394,10 @@ class ModuleGen:
         body = Body(self, namer, variant)
         body.ctx.bouncing = variant == "pure" and f.decl in self.names.bouncing
         params = [body.bind(p.id, p.name) for p in f.node.params]
+        if f.decl in self.names.typed:
+            namer.taken.add(TARGS)  # a generated name of its own (names.py): never handed out here
+            body.targs = (f.decl, TARGS)
+            params = [TARGS] + params
         self_calls = self._self_calls(f, variant)
         if self_calls:
             body.ctx.loop = Loop(decl=f.decl, params={f.decl: params}, index={}, self_calls=self_calls)

@@ -14,22 +14,27 @@ from flow2py.check import program as P
 from flow2py.syntax import ast as A
 
 
-def _calls_outside_lambdas(node):
-    """Call nodes of a function body, not descending into lambdas (their tail calls are theirs)."""
+def ast_nodes(node, lambdas: bool = True):
+    """Every AST node under `node` (itself included); with `lambdas=False`, lambdas and what is
+    inside them are left out."""
     stack = [node]
     while stack:
         n = stack.pop()
-        if isinstance(n, A.Lambda):
+        if isinstance(n, A.Lambda) and not lambdas:
             continue
-        if isinstance(n, A.Call):
-            yield n
         if isinstance(n, A.Node):
+            yield n
             for f in n.__dataclass_fields__:
                 if f in ("span", "id", "name_span", "source"):
                     continue
                 stack.append(getattr(n, f))
         elif isinstance(n, (list, tuple)):
             stack.extend(n)
+
+
+def _calls_outside_lambdas(node):
+    """Call nodes of a function body, not descending into lambdas (their tail calls are theirs)."""
+    return (n for n in ast_nodes(node, lambdas=False) if isinstance(n, A.Call))
 
 
 def tail_callees(prog: P.CheckedProgram, info: P.FnInfo) -> dict[int, str]:
