@@ -374,3 +374,55 @@ def test_grammar_page_reproduces_the_grammar_file_exactly():
     doc = (root / "docs" / "spec" / "grammar.md").read_text()
     block = doc.split("```lark\n", 1)[1].split("```", 1)[0]
     assert block.strip() == (root / "flow2py" / "syntax" / "grammar.lark").read_text().strip()
+
+
+def _let_names(fn) -> list[str]:
+    return [s.pattern.name for s in fn.body.stmts if isinstance(s, ast.Let)]
+
+
+def test_a_long_repetition_keeps_every_item_in_order():
+    """The `x*` repetitions grow one list in place (parsing stays linear in their length)."""
+    n = 3000
+    body = "".join(f"    let x{i} = {i}\n" for i in range(n))
+    params = ", ".join(f"p{i}: Int" for i in range(n))
+    src = f"flow f({params}) -> Int = {{\n{body}    x0\n}}\ntype Big {{ {', '.join(f'C{i}' for i in range(n))} }}\n"
+    mod, diags = parse_module(src, "m.flow")
+    assert not diags
+    fn = next(d for d in mod.decls if isinstance(d, ast.FnDecl))
+    assert _let_names(fn) == [f"x{i}" for i in range(n)]
+    assert [p.name for p in fn.params] == [f"p{i}" for i in range(n)]
+    big = next(d for d in mod.decls if isinstance(d, ast.TypeDecl))
+    assert [c.name for c in big.ctors] == [f"C{i}" for i in range(n)]
+
+
+def test_feeding_a_copy_of_the_parser_state_leaves_the_original_as_it_was():
+    """Recovery tries tokens on copies of the parser state, and a repetition's list grows in
+    place: the copy holds its own list, so what the trial reduces never reaches the original."""
+    from flow2py.syntax import parser as PS
+
+    src = "flow f() -> Int = {\n    let a = 1\n    let b = 2\n    let c = 3\n    let d = 4\n    a\n}\n"
+    diags: list = []
+    [(seg, _)] = PS._split_declarations(PS.tokenize(PS._scanner(), src, "m.flow", diags))
+    conf = PS._Conf(PS._table(), PS.Builder("m.flow", diags))
+    k = next(i for i, t in enumerate(seg) if t.value == "3") + 1  # the `_SEP` after `let c = 3` is next
+    original = PS._State([conf.start], [])
+    assert PS._feed_run(conf, original, seg[:k], 0) == k
+    trial = original.copy()
+    assert PS._feed_run(conf, trial, seg, k) == len(seg)  # reduces `let c = 3` into the list
+    done = PS._feed_run(conf, original, seg, k)
+    assert done == len(seg)
+    for ps in (trial, original):
+        fn = PS._feed_end(conf, ps, PS._end_token(seg))
+        assert _let_names(fn) == ["a", "b", "c", "d"]
+
+
+def test_recovery_inside_a_long_repetition_does_not_change_what_was_parsed_before():
+    """Error recovery tries tokens on copies of the parser state; the list a repetition grows in
+    place is copied with them, so a rejected trial leaves the statements already parsed alone."""
+    lines = [f"    let x{i} = {i}\n" for i in range(200)]
+    lines[120] = "    let = 3\n"  # a syntax error in the middle: skipped to the next separator
+    src = "flow f() -> Int = {\n" + "".join(lines) + "    g(x0\n"  # and an unclosed `(` and `{`
+    mod, diags = parse_module(src, "m.flow")
+    assert {d.code for d in diags} >= {"E004", "E005"}
+    [fn] = [d for d in mod.decls if isinstance(d, ast.FnDecl)]
+    assert _let_names(fn) == [f"x{i}" for i in range(200) if i != 120]

@@ -148,11 +148,14 @@ class Loader:
                 return hit[1], hit[2], hit[3]
         if source is None:
             try:
-                with open(file, encoding="utf-8") as f:
+                # surrogatepass: bytes that encode a lone surrogate read as one, so the parser
+                # reports where it is (E011) rather than the whole file being unreadable
+                with open(file, encoding="utf-8", errors="surrogatepass") as f:
                     source = f.read()
             except (OSError, UnicodeDecodeError):
                 return None
         module, diags = _parse(source, display)
+        source = module.source  # the text as parsed: a lone surrogate replaced (E011)
         if is_std:
             _std_cache[file] = (os.path.getmtime(file), source, module, diags)
         return source, module, diags

@@ -11,3 +11,4 @@ UNKNOWN_EFFECT = register("E007", "unknown-effect", "after `!` only `tool` or `p
 BAD_REST = register("E008", "misplaced-rest", "`..` in a pattern or record literal is written once, in its place")
 TOO_DEEP = register("E009", "too-deeply-nested", "the program nests deeper than the parser can follow")
 BAD_NUMBER = register("E010", "bad-number", "a number literal that is not well formed")
+LONE_SURROGATE = register("E011", "lone-surrogate", "the source holds a lone surrogate, which is not a Unicode scalar value")

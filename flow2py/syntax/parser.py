@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 from functools import lru_cache
 
 import lark
@@ -114,7 +115,7 @@ class _State:
         self.values = values
 
     def copy(self) -> "_State":
-        return _State(list(self.stack), list(self.values))
+        return _State(list(self.stack), [v.copied() if type(v) is Inline else v for v in self.values])
 
 
 def parse_module(source: str, path: str) -> tuple[ast.Module, list[Diagnostic]]:
@@ -135,6 +136,7 @@ def _parse(source: str, path: str, verify_fixes: bool) -> tuple[ast.Module, list
     if not isinstance(source, str):
         source = str(source)
     diags: list[Diagnostic] = []
+    source = _without_surrogates(source, path, diags)
     tokens = tokenize(_scanner(), source, path, diags)
     conf = _Conf(_table(), Builder(path, diags))
     uses: list[ast.Use] = []
@@ -160,6 +162,30 @@ def _parse(source: str, path: str, verify_fixes: bool) -> tuple[ast.Module, list
     module = ast.Module(path, uses, decls, source=source, span=span)
     diags.sort(key=lambda d: (d.span.start, d.span.line, d.span.column, d.code))
     return module, diags
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_surrogates(source: str, path: str, diags: list) -> str:
+    """The source with every lone surrogate reported (E011) and replaced by U+FFFD, one
+    character for one so every span stays where it was. Flow text is Unicode scalar values: a
+    surrogate has no UTF-8 form, so a literal holding one could be neither hashed into the
+    program's identity, stored, printed nor sent to a Tool. Only a source handed over as a
+    Python string (or a file whose bytes encode a surrogate, read as the loader reads) has one."""
+    if _SURROGATE.search(source) is None:
+        return source
+    for m in _SURROGATE.finditer(source):
+        at = m.start()
+        line = source.count("\n", 0, at) + 1
+        column = at - (source.rfind("\n", 0, at) + 1) + 1
+        diags.append(Diagnostic(
+            "E011",
+            f"the source holds U+{ord(m.group()):04X}, a lone surrogate: not a Unicode scalar value, "
+            f"so it cannot be Flow text (it has no UTF-8 form)",
+            ast.Span(path, line, column, line, column + 1, at, at + 1),
+        ))
+    return _SURROGATE.sub("\ufffd", source)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -52,6 +52,13 @@ class Inline(list):
 
     __slots__ = ("lo", "hi")
 
+    def copied(self) -> "Inline":
+        """A copy a parser-state copy holds: the reduce that extends an Inline in place (the
+        accumulating `x*` helpers) must not change another state's value."""
+        out = Inline(self)
+        out.lo, out.hi = self.lo, self.hi
+        return out
+
 
 def pass_up(s):
     """The callback of a rule that hands its one value on: a unit rule of the precedence ladder
@@ -149,12 +156,19 @@ def make_callbacks(rules, builder) -> list:
 
         def cb(s, keep=keep, take=take, splice=splice, everything=everything, inline=inline,
                expand1=expand1, method=method, first_at=first_at, last_at=last_at):
+            grown = None  # an inlined rule's first child, an Inline extended in place
             if splice:
+                # lark's `x*` helpers are left-recursive (`_star: _star x | x`): copying the
+                # accumulated Inline at every reduce made a list of n items cost O(n^2); it is
+                # consumed here, so an inlined rule extends it instead.
                 ch = []
                 for k, v in zip(keep, s):
                     if k:
                         if type(v) is Inline:
-                            ch.extend(v)
+                            if inline and grown is None and not ch:
+                                grown = ch = v
+                            else:
+                                ch.extend(v)
                         else:
                             ch.append(v)
             elif everything:
@@ -184,9 +198,10 @@ def make_callbacks(rules, builder) -> list:
                         last = v
                         break
             if inline:
-                out = Inline(ch)
-                out.lo = None if first is None else _lo(first)
-                out.hi = None if last is None else _hi(last)
+                lo = None if first is None else _lo(first)
+                hi = None if last is None else _hi(last)
+                out = ch if grown is not None else Inline(ch)
+                out.lo, out.hi = lo, hi
                 return out
             if first is None:
                 return method(None, ch)
