@@ -54,3 +54,29 @@ def test_task_and_clock_are_effectful():
     assert r.diagnostics == []
     assert r.program.fn("std@v1/clock::now").is_tool
     assert not r.program.type_info("std@v1/task::Task").is_data
+
+
+def test_task_is_a_prelude_type_named_unqualified_in_signatures():
+    """`Task<T>` is std's, marked "prelude" in std/task.flow (the compiler knows no name of its
+    own): a signature names it unqualified; its functions stay in std@v1/task."""
+    r = check('''
+        use "std@v1/task"
+
+        flow start(f: () -> Int !tool) -> Task<Int> !tool = task.spawn(f)
+
+        pub flow main() -> Int !tool = task.await(start(flow() = 1))
+    ''')
+    assert r.diagnostics == []
+    both = check('''
+        use "std@v1/task"
+
+        flow same(t: task.Task<Int>) -> Task<Int> = t
+
+        pub flow main() -> Int !tool = task.await(same(task.spawn(flow() = 2)))
+    ''')
+    assert both.diagnostics == []
+
+
+def test_declaring_task_again_is_e108():
+    r = check("pub type Task { A }\npub flow main() -> Int = 1\n")
+    assert [d.code for d in r.diagnostics] == ["E108"]
