@@ -93,9 +93,10 @@ class _Checkpoints:
             self.classes = self.classes()
         texts = []
         for d in descs:
-            if d is None:
+            try:
+                text = type_text(d)
+            except TypeError:  # a function or task type (or one inside it) has no descriptor
                 return None, "a type argument is a function or task type, which a checkpoint cannot record"
-            text = type_text(d)
             if typed:
                 try:
                     back = parse_type_text(text, self.classes)

@@ -21,6 +21,7 @@ from flow2py.check.exhaust import Exhaust
 from flow2py.check.identity import program_identity
 from flow2py.check.infer import BodyChecker
 from flow2py.check.loader import STD_VERSION, Loader
+from flow2py.check.checkpoints import refine_checkpoint_sites
 from flow2py.check.post import finish_fn
 from flow2py.check.program import CheckedProgram, TCon, TError, TFun, TParam, TTuple
 from flow2py.check.types import zonk
@@ -101,6 +102,7 @@ def _check(entry_path, cache_dir, source, problems: Problems, stored=None, commi
             types[k] = z
     for k, ts in prog.type_args.items():
         prog.type_args[k] = tuple(zonk(t, unit) for t in ts)
+    refine_checkpoint_sites(prog)  # needs every type solved
     prog.identity = program_identity(STD_VERSION, {m.key: m.ast for m in modules}, loader.commits)
     prog.commits = dict(loader.commits)
     return CheckResult(prog, [], loader.sources)
