@@ -186,23 +186,34 @@ def _outermost(prog: CheckedProgram, walk: _Walk, params: dict) -> tuple[set[str
 
 def _param_origins(prog: CheckedProgram, walk: _Walk) -> dict[int, Origins]:
     """Param id -> what is passed there, over every call of its function (a function also used
-    as a value may be called with anything: MAYBE). A least fixpoint; each round only adds."""
+    as a value may be called with anything: MAYBE). A least fixpoint over a worklist of calls:
+    when what a function's parameter can be grows, the calls inside that function are looked at
+    again. Only parameters whose type can hold a task or a function are followed."""
     params: dict[int, Origins] = {}
-    fns = [i for i in prog.fn_decls.values() if i.node is not None and i.node.body is not None]
-    for i in fns:
-        for p in i.node.params:
+    followed: dict[str, list] = {}  # callee decl -> [(param index, param id)] worth following
+    for i in prog.fn_decls.values():
+        if i.node is None or i.node.body is None:
+            continue
+        for k, (p, (_, t)) in enumerate(zip(i.node.params, i.params)):
             params[p.id] = frozenset() if i.decl not in walk.as_value else frozenset({MAYBE})
-    for _ in range(len(fns) + 1):
-        changed = False
-        for i in fns:
-            for call, args in walk.calls_of.get(i.decl, ()):
-                for p, a in zip(i.node.params, args):
-                    got = params[p.id] | _origins(prog, walk, a, params, 0)
-                    if got != params[p.id]:
-                        params[p.id] = got
-                        changed = True
-        if not changed:
-            break
+            if i.decl not in walk.as_value and _may_hold(prog, t, lambda x: isinstance(x, TFun) or _is_task(prog, x)):
+                followed.setdefault(i.decl, []).append((k, p.id))
+    calls_in: dict[str, list] = {}  # enclosing decl -> [(callee decl, call args)]
+    for callee, calls in walk.calls_of.items():
+        if callee in followed:
+            for call, args in calls:
+                calls_in.setdefault(walk.owner[call.id], []).append((callee, args))
+    todo = list(calls_in)
+    while todo:
+        owner = todo.pop()
+        for callee, args in calls_in.get(owner, ()):
+            for k, pid in followed[callee]:
+                if k >= len(args):
+                    continue
+                got = params[pid] | _origins(prog, walk, args[k], params, 0)
+                if got != params[pid]:
+                    params[pid] = got
+                    todo.append(callee)
     return params
 
 
@@ -297,7 +308,7 @@ def _dropped_spawn(prog: CheckedProgram, walk: _Walk, call: ast.Call) -> Optiona
     while p is not None and not isinstance(p, ast.Lambda):
         if isinstance(p, ast.Block):
             for st in p.stmts:
-                if st is node or _contains(walk, st, node):
+                if st is node:  # the statement on the way to the call: what follows is later
                     break
                 v = None
                 if isinstance(st, ast.ExprStmt):
@@ -311,15 +322,6 @@ def _dropped_spawn(prog: CheckedProgram, walk: _Walk, call: ast.Call) -> Optiona
                         return f"{v.span.file}:{v.span.line}:{v.span.column}"
         node, p = p, walk.parent.get(p.id)
     return None
-
-
-def _contains(walk: _Walk, outer: ast.Node, inner: ast.Node) -> bool:
-    p = walk.parent.get(inner.id)
-    while p is not None:
-        if p is outer:
-            return True
-        p = walk.parent.get(p.id)
-    return False
 
 
 # -- types ---------------------------------------------------------------------------------------
