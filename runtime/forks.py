@@ -36,7 +36,7 @@ from flowrt.store import Store, StoreError, facts_of_call
 from flowrt.tasks import ctor_class, has_hole, holds_parked, rebuild, walk
 from flowrt.tokens import RESTORE, admitting
 from flowrt.trace import MissingClass, TraceError
-from flowrt.types import T, fields_of
+from flowrt.types import T, TypeTextError, fields_of, parse_type_text, subst
 from flowrt.values import ClassTable, Enum, Record, Result
 
 __all__ = ["ForkRefused", "FORK_PREFIX", "fork_checkpoint", "rebuilt_args", "parked_in_fork", "reshaped"]
@@ -113,18 +113,17 @@ def parked_in_fork(store: Store, run_id: str, cp: Checkpoint, args: tuple, prog)
         spec = prog.tool_spec(call.tool_id) if call is not None else None
         if call is not None and spec is None:
             raise ForkRefused(f"{what}, calls {call.tool}, which the fork's program does not declare")
+        # a generic Tool's call at the type its Call fact records, read back in the fork's program
+        targs = _type_args(spec, call, prog, what) if spec is not None and spec.type_params else ()
         if reply is not None:
-            if spec is not None and not spec.type_params:
-                _check_reply(spec, reply, what)
+            if spec is not None and (targs or not spec.type_params):
+                _check_reply(spec, reply, what, targs)
             prelude.append(Reply(call_id, reply))
         else:
             if call is None:
                 raise ForkRefused(f"{what}: the parent recorded neither a reply to the call nor the call "
                                   f"itself (archived and deleted), so the fork cannot rebuild the task")
-            if spec.type_params:
-                raise ForkRefused(f"{what}: the call of the generic Tool {call.tool} has no reply in run "
-                                  f"{run_id}, and a fork cannot make a generic Tool's call again")
-            prelude.append(Call(call_id, spec.name, spec.tool_id, tuple(call.args), ()))
+            prelude.append(Call(call_id, spec.name, spec.tool_id, tuple(call.args), tuple(call.type_args)))
             remade.append(call_id)
         renamed[p.task] = ParkedTask(task, call_id, p.ctor, p.data)
     return rebuild(args, lambda p: renamed[p.task], (ParkedTask,)), prelude, remade
@@ -192,9 +191,21 @@ def _check_ctor(p: ParkedTask, prog, what: str) -> None:
                 raise ForkRefused(f"{what}: its data does not fit the fork's program: {e}") from None
 
 
-def _check_reply(spec, reply, what: str) -> None:
-    """The parent's reply fits the fork's Tool: Result<T, ToolProblem<E>> of its `Result<T, E>`."""
-    res = spec.result
+def _type_args(spec, call, prog, what: str) -> tuple:
+    """The descriptors of a generic Tool call's recorded type arguments, in the fork's program
+    (None when the parent's Call fact is not kept: the reply is then taken as recorded)."""
+    if call is None:
+        return ()
+    try:
+        return tuple(parse_type_text(t, prog.classes) for t in call.type_args)
+    except TypeTextError as e:
+        raise ForkRefused(f"{what}: {call.tool}'s recorded type argument {e} (in the fork's program)") from None
+
+
+def _check_reply(spec, reply, what: str, type_args: tuple = ()) -> None:
+    """The parent's reply fits the fork's Tool: Result<T, ToolProblem<E>> of its `Result<T, E>`
+    (a generic Tool's at the call's type arguments)."""
+    res = subst(spec.result, type_args) if type_args else spec.result
     desc = T.ResultOf(res.args[0], T.ToolProblemOf(res.args[1])) if res is not None and res.cls is Result else None
     if desc is None:
         return

@@ -192,3 +192,20 @@ def test_no_checkpoint_is_taken_where_its_type_argument_would_not_read_back(tmp_
     assert r.exit_code == 0, r.output
     assert not [f for f in _facts("x", db) if f["kind"] == "Checkpoint"]
     assert _replay_verdict("x", db) == "Matched"
+
+
+def test_fork_makes_a_parked_generic_tool_call_again_at_its_recorded_type(tmp_path):
+    src, tools, db = _copy(tmp_path)
+    r = _run(src, tools, db, "watched", "w", "--checkpoint-every", "1")
+    assert r.exit_code == 3, r.output
+    [box_call] = [f for f in _facts("w", db) if f["kind"] == "Call" and f["args"] == ['"box"']]
+    assert box_call["type_args"] == ["Box"]
+    f = _cli("fork", "w", "--checkpoint", "1", "--tools", tools, "--store", db, "--run-id", "fw")
+    assert f.exit_code == 3, f.output
+    [again] = [x for x in _facts("fw", db) if x["kind"] == "Call" and x["args"] == ['"box"']]
+    assert (again["id"], again["type_args"]) == ("f:root/1#1", ["Box"])
+    bad = _cli("resume", "fw", "--store", db, "--tools", tools, "--reply", 'f:root/1#1={"Ok": 7}')
+    assert bad.exit_code == 1 and "expected" in bad.output
+    done = _cli("resume", "fw", "--store", db, "--tools", tools, "--reply", 'f:root/1#1={"Ok": {"n": 7}}')
+    assert (done.exit_code, done.stdout.strip()) == (0, "Box { n: 7 }"), done.output
+    assert _replay_verdict("fw", db) == "Matched"
