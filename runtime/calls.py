@@ -13,7 +13,8 @@ the calls it names as cut by the crash are answered `Err(Unknown(CUT_REASON))` i
 completions that arrived before any other (`_history_ends`).
 
 In. `_admit` admits exactly one event when no task can move: the next recorded fact while
-history remains (it must be a Reply to an open call), else the next completion, which is
+history remains (it must be a Reply to an open call, and its value must fit the call's result
+type, else the history is corrupt: flowrt.stored), else the next completion, which is
 recorded and synced before its task sees it. A completion for a call a Stop closed meanwhile
 is dropped, and a PENDING outcome leaves the call open (the host is told; history is not).
 Because one event is admitted only when everything else is quiet, the order of admissions is the
@@ -28,12 +29,14 @@ from queue import Empty
 from flowrt.facts import Call, Reply
 from flowrt.interrupts import INTERRUPTS, Interruption
 from flowrt.outcomes import Incomplete, ResendRefused, _Finish
-from flowrt.describe import _args_text, _same, describe
+from flowrt.describe import _args_text, _locate_task, _same, describe
 from flowrt.requests import ToolCall
+from flowrt.stored import CorruptHistory, misfit, reply_checker
 from flowrt.tasks import CALL, READY, Task, build_parked, has_hole
 from flowrt.tools import PENDING
 from flowrt.types import type_text
-from flowrt.values import Err, NotRun, Unknown
+from flowrt.trace import TraceError, unrecordable
+from flowrt.values import Err, Malformed, NotRun, Unknown
 
 #: The reason an open call cut by a crash is closed with (`drive(cut=...)`; seed 000 "Unknown").
 CUT_REASON = "process ended while the call was out"
@@ -42,9 +45,9 @@ CUT_REASON = "process ended while the call was out"
 class _Call:
     """An open Tool call."""
 
-    __slots__ = ("id", "spec", "task", "park", "tool", "args", "type_args")
+    __slots__ = ("id", "spec", "task", "park", "tool", "args", "type_args", "want")
 
-    def __init__(self, id, spec, task, park, tool, args=None, type_args=()):
+    def __init__(self, id, spec, task, park, tool, args=None, type_args=(), want=None):
         self.id = id
         self.spec = spec  # None for a parked call restored from a checkpoint (not re-sendable)
         self.task = task
@@ -52,6 +55,8 @@ class _Call:
         self.tool = tool
         self.args = args  # None when not known (a parked call restored without its Call fact)
         self.type_args = type_args
+        # the check of a reply served from history (flowrt.stored); made on the first one
+        self.want = want
 
 
 class _Calls:
@@ -73,6 +78,11 @@ class _Calls:
                               f"call {fact.id}")
             if has_hole(fact.reply):
                 self._incomplete(f"needs the reply to {fact.id} ({call.tool}), which is a hole")
+            check = call.want
+            if check is None:
+                check = call.want = reply_checker(call.spec, call.type_args)
+            if not check(fact.reply):
+                self._corrupt_reply(call, fact.reply, self._fact_no())
             self.hpos += 1
             self.since_cp += 1
             self.fresh = True
@@ -103,12 +113,24 @@ class _Calls:
                 if parked is not None:
                     parked(cid)
                 continue
-            recorder.record(Reply(cid, outcome))
+            try:
+                recorder.record(Reply(cid, outcome))
+            except TraceError as e:  # admitted, but beyond what a history can hold (trace.md, "Limits")
+                outcome = Err(Malformed(f"$: the reply cannot be recorded: {e}"))
+                recorder.record(Reply(cid, outcome))
             recorder.sync()
             self.since_cp += 1
             self.fresh = True
             self._deliver(call, outcome)
             return True
+
+    def _corrupt_reply(self, call: _Call, reply, n: int, how: str = "recorded"):
+        """A reply from history that does not fit its call's type: the history is corrupt."""
+        desc = getattr(call.want, "desc", None)
+        why = misfit(desc, reply) if desc is not None else None
+        raise CorruptHistory(n, f"the Reply {how} for {call.id} ({call.tool or 'a parked call'}) does not "
+                                f"fit {type_text(desc) if desc is not None else 'its call'}: "
+                                f"{why or 'a value of another type'}")
 
     def _deliver(self, call: _Call, outcome):
         del self.open[call.id]
@@ -139,6 +161,7 @@ class _Calls:
             rec = self.history[self.hpos]
             if (type(rec) is not Call or rec.id != cid or rec.tool_id != spec.tool_id
                     or rec.type_args != type_args or not _same(rec.args, args)):
+                self._unrecordable_call(task, spec, args)  # as the live run found: a fault
                 self._diverge(f"the program calls {spec.name}{_args_text(args)} as {cid}, but the "
                               f"history records {describe(rec)}")
             self.hpos += 1
@@ -153,7 +176,11 @@ class _Calls:
                                      f"{spec.name} as {cid})"))
         if self.at_end:
             self._history_ends()
-        self.recorder.record(Call(cid, spec.name, spec.tool_id, args, type_args))
+        try:
+            self.recorder.record(Call(cid, spec.name, spec.tool_id, args, type_args))
+        except TraceError:
+            self._unrecordable_call(task, spec, args)
+            raise
         self.recorder.sync()  # a Call is written before the call is sent
         self.since_cp += 1
         self.fresh = True
@@ -161,6 +188,14 @@ class _Calls:
         task.call = call
         task.state = CALL
         self._dispatch(call)
+
+    def _unrecordable_call(self, task: Task, spec, args):
+        """An argument beyond what a history can hold (trace.md, "Limits") faults the caller: the
+        call is not made. Checked where the live run records the Call, and where a replay finds
+        another fact than that Call (so both see the same fault)."""
+        why = unrecordable(args)
+        if why:
+            self._fault(task, f"the arguments of {spec.name} cannot be recorded: {why}", *_locate_task(task))
 
     def _dispatch(self, call: _Call):
         """Send a recorded call to its implementation (its Call fact is already durable)."""

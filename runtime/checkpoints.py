@@ -12,8 +12,9 @@ while history remains it takes one exactly where the history records one (and di
 cannot). Taking one renames the root `c<n>:root` and restarts its call numbering, so the ids
 after a checkpoint do not depend on what came before it.
 
-Restoring. Beginning at a Checkpoint fact resolves its function by decl id, rebuilds the
-arguments with a fresh Task for each ParkedTask (its call reopened, owned by the root frame in
+Restoring. Beginning at a Checkpoint fact resolves its function by decl id, checks the
+arguments against its parameter types and each parked task against its constructor (a misfit is
+a corrupt history, flowrt.stored), rebuilds the arguments with a fresh Task for each ParkedTask (its call reopened, owned by the root frame in
 argument order, the order a continuing run also uses), and starts the root with the call. A
 parked task whose reply was recorded before the checkpoint is finished at once, in reply order,
 from `carried_replies` or the earlier facts given, since the archive may hold them elsewhere.
@@ -33,6 +34,8 @@ from flowrt.facts import Call, Checkpoint, ParkedTask, Reply, Start
 from flowrt.calls import _Call
 from flowrt.describe import _args_text, _same, describe
 from flowrt.requests import TailCall
+from flowrt.trace import TraceError
+from flowrt.stored import CorruptHistory, args_misfit, checker, fields_or_any, misfit, reply_checker
 from flowrt.tasks import CALL, FINISHED, Task, build_parked, ctor_class, ctor_text, has_hole, rebuild, scan, walk
 from flowrt.types import TypeTextError, parse_type_text, type_text
 from flowrt.values import ClassTable
@@ -75,9 +78,12 @@ class _Checkpoints:
             return
         n = self.cp_count + 1
         fact = Checkpoint(n, flow.decl, type_args, args)
-        self._emit(fact, lambda r: (type(r) is Checkpoint and r.checkpoint == n and r.function == flow.decl
-                                    and r.type_args == type_args and _same(r.args, args)),
-                   f"takes checkpoint {n} at {flow.decl}{_args_text(args)}")
+        try:
+            self._emit(fact, lambda r: (type(r) is Checkpoint and r.checkpoint == n and r.function == flow.decl
+                                        and r.type_args == type_args and _same(r.args, args)),
+                       f"takes checkpoint {n} at {flow.decl}{_args_text(args)}")
+        except TraceError:  # arguments beyond what a history can hold: no checkpoint here (live)
+            return
         self.cp_count = n
         self.since_cp = 0
         root = self.root
@@ -159,6 +165,12 @@ class _Checkpoints:
             raise LookupError(f"no function {cp.function!r} to resume the checkpoint with")
         if has_hole(cp.args):
             self._incomplete(f"checkpoint {n} holds a hole in its arguments")
+        # the fact the arguments are stored in: this Checkpoint, or a fork's Start (fact 1)
+        at = self._fact_no() - 1 if root_id is None else 1
+        what = f"checkpoint {n}" if root_id is None else "the fork's Start"
+        why = args_misfit(fn, cp.args, allow_parked=True)
+        if why:
+            raise CorruptHistory(at, f"{what}: its arguments do not fit {cp.function}: {why}")
         root = Task(root_id or f"c{n}:root")
         self.root = root
         self.cp_count = n
@@ -179,16 +191,22 @@ class _Checkpoints:
         def restore(p: ParkedTask) -> Task:
             t = restored.get(p.task)
             if t is None:
-                cls, at = ctor_class(p.ctor, self.classes)
+                if p.call in self.open:
+                    raise CorruptHistory(at, f"{what} parks two tasks on call {p.call}")
+                cls, pos, want = self._parked_shape(p, at, what)
+                spec = self.parked_specs.get(p.call)
                 t = Task(p.task, owner=root, odepth=0)
                 t.state = CALL
                 t.ncalls = 1
                 made = self._call_fact(p.call)
-                t.call = _Call(p.call, None, t, (cls, tuple(p.data), at), made.tool if made else "",
-                               made.args if made else None)
+                tool = made.tool if made else (spec.name if spec is not None else "")
+                t.call = _Call(p.call, None, t, (cls, tuple(p.data), pos), tool,
+                               made.args if made else None, want=want)
                 self.open[p.call] = t.call
                 restored[p.task] = t
                 order.append(t)
+            elif t.call is None or t.call.id != p.call:
+                raise CorruptHistory(at, f"{what} parks task {p.task} on two calls")
             return t
 
         args = rebuild(tuple(cp.args), restore, (ParkedTask,))
@@ -198,6 +216,29 @@ class _Checkpoints:
         self._finish_answered(order)
         root.start = lambda: fn(*args)
         self.ready.append(root)
+
+    def _parked_shape(self, p: ParkedTask, at: int, what: str):
+        """(constructor class, reply position, check of its reply) of a parked task from a
+        checkpoint, refusing one its program cannot rebuild: the constructor unknown, or its
+        data not fitting the constructor's other fields (flowrt.stored)."""
+        try:
+            cls, pos = ctor_class(p.ctor, self.classes)
+        except (LookupError, ValueError):
+            raise CorruptHistory(at, f"{what}: task {p.task} is parked with constructor "
+                                     f"{p.ctor!r}, which the program does not have") from None
+        if cls is None:
+            if p.data:
+                raise CorruptHistory(at, f"{what}: task {p.task} is parked with data but no constructor")
+            return None, 0, reply_checker(self.parked_specs.get(p.call))
+        fields = fields_or_any(cls)
+        if not 0 <= pos <= len(p.data) or len(fields) != len(p.data) + 1:
+            raise CorruptHistory(at, f"{what}: task {p.task}'s constructor {p.ctor} takes "
+                                     f"{len(fields)} value(s), not {len(p.data) + 1}")
+        for i, (desc, x) in enumerate(zip(fields[:pos] + fields[pos + 1:], p.data)):
+            why = misfit(desc, x, f"$.{p.task}[{i}]")
+            if why:
+                raise CorruptHistory(at, f"{what}: task {p.task}'s data does not fit {p.ctor}: {why}")
+        return cls, pos, checker(fields[pos])
 
     def _finish_answered(self, restored: list):
         """Restored parked tasks whose reply is recorded before the checkpoint are finished, in
@@ -223,6 +264,8 @@ class _Checkpoints:
                 self._incomplete(f"needs the reply to {cid}, carried by checkpoint {self.cp_count}, "
                                  f"which is a hole")
             call = t.call
+            if not call.want(reply):
+                self._corrupt_reply(call, reply, self._fact_no() - 1, f"before checkpoint {self.cp_count}")
             del self.open[cid]
             t.call = None
             value = build_parked(call.park, reply)

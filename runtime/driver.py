@@ -77,6 +77,7 @@ def drive(
     carried_replies: Optional[dict] = None,
     cut: Iterable[str] = (),
     carried_calls: Optional[dict] = None,
+    parked_specs: Optional[dict] = None,
 ) -> Outcome:
     """Run a program over its history: live (a new run or a resume) or replay.
 
@@ -106,6 +107,14 @@ def drive(
     `cut` (live): ids, in call order, of calls a crash cut (open, neither answered nor left
     pending): once the history is exhausted each one still open is answered
     `Err(Unknown("process ended while the call was out"))`, admitted before any other reply.
+    `parked_specs` ({call id: ToolSpec}): the Tools of those parked calls, whose Call facts come
+    before the checkpoint; a reply to one is checked against its Tool's result type (without it,
+    only that it is a Tool outcome at all).
+
+    Every value served from history is checked against the type the program expects (a Reply
+    against its Call's Tool, a Checkpoint's arguments and Start's input against the function's
+    parameters); one that does not fit raises `flowrt.stored.CorruptHistory` naming the fact,
+    before the program sees it.
 
     Returns RunCompleted / RunFaulted / RunPaused / RunHalted (live) or Matched / Incomplete /
     Diverged (replay). RunHalted: KeyboardInterrupt, SystemExit or BdbQuit was raised in generated
@@ -127,7 +136,7 @@ def drive(
     run = _Run(history, first, mode, recorder, bindings, checkpoint_every,
                resolve or module_resolver(entry), inline, () if mode == "replay" else resend,
                carried_replies, classes if classes is not None else lambda: _default_classes(entry),
-               () if mode == "replay" else cut, carried_calls)
+               () if mode == "replay" else cut, carried_calls, parked_specs)
     if begin == "latest":
         begin = latest_checkpoint(history, first) or first
     index = begin - first

@@ -33,6 +33,7 @@ from flowrt.loader import Program
 from flowrt.requests import ToolSpec
 from flowrt.forks import ForkRefused, fork_checkpoint, parked_in_fork, rebuilt_args
 from flowrt.store import RunBusy, SqliteRecorder, Store, StoreError, UnknownRun, carried_replies
+from flowrt.stored import CorruptHistory
 from flowrt.tasks import rebuild
 from flowrt.tokens import NONE_ISSUED, Issued, Noting, admitting
 from flowrt.tools import BINDINGS, Bindings, admit
@@ -326,11 +327,13 @@ def _drive_live(store: Store, rec: SqliteRecorder, prog: Runnable, fn, history, 
             outcome = drv.drive(fn, history=history, first=first, mode="live", recorder=rec,
                                 bindings=bindings, checkpoint_every=checkpoint_every,
                                 resolve=prog.resolve, classes=prog.classes, resend=resend, cut=cut,
-                                **_carried(store, run_id, history, first, prog.classes))
+                                **_carried(store, run_id, history, first, prog))
         except drv.ResumeRefused as e:
             raise Refused(f"run {run_id}: the stored history does not fit the program: {e.verdict.line()}") from None
         except drv.ResendRefused as e:
             raise Refused(f"--resend: {e}") from None
+        except CorruptHistory as e:
+            raise corrupt(run_id, e) from None
         except INTERRUPTS as e:  # outside the driver's loop (restoring a checkpoint, say)
             outcome = drv.RunHalted(reason(e), (), e)
         finally:
@@ -369,7 +372,19 @@ def history_from(store: Store, run_id: str, info, classes, whole: bool = True) -
     run's stored head (resume appends there); replay takes a history cut short at its end as it is
     (its verdict is then Incomplete)."""
     first = info.latest_checkpoint or 1
-    return read(lambda: store.facts(run_id, first, verify=True, whole=whole, classes=classes)), first
+    history = read(lambda: store.facts(run_id, first, verify=True, whole=whole, classes=classes))
+    if first > 1 and (not history or type(history[0]) is not Checkpoint
+                      or any(type(f) is Checkpoint for f in history[1:])):
+        what = f"a {type(history[0]).__name__}" if history else "missing"
+        raise Refused(f"run {run_id}: its record of the latest checkpoint (fact {first}) is corrupt: "
+                      f"fact {first} is {what}{'' if what == 'missing' else ', not the last Checkpoint'}; "
+                      f"refusing to use its history")
+    return history, first
+
+
+def corrupt(run_id: str, e: CorruptHistory) -> Refused:
+    """A stored value that does not fit the program (flowrt.stored): refused like a broken chain."""
+    return Refused(f"run {run_id}: {e}; refusing to use its history, nothing was recorded")
 
 
 def _parked_calls(history: list) -> list:
@@ -380,15 +395,18 @@ def _parked_calls(history: list) -> list:
     return calls
 
 
-def _carried(store: Store, run_id: str, history: list, first: int, classes) -> dict:
+def _carried(store: Store, run_id: str, history: list, first: int, prog: Runnable) -> dict:
     """What `drive` is given about the calls a checkpoint's parked tasks carry: the replies
-    recorded before it (`carried_replies`) and, for those still open, their Call facts
-    (`carried_calls`: their Tool and arguments, shown like any open call's)."""
+    recorded before it (`carried_replies`), for those still open their Call facts
+    (`carried_calls`: their Tool and arguments, shown like any open call's), and the Tools of all
+    of them (`parked_specs`: a reply served to one is checked against its Tool, flowrt.stored)."""
     calls = _parked_calls(history)
     if not calls:
         return {}
+    classes = prog.classes
     return {"carried_replies": _carried_replies(store, run_id, history, first, classes),
-            "carried_calls": read(lambda: store.open_call_facts(run_id, calls, classes=classes, before_n=first))}
+            "carried_calls": read(lambda: store.open_call_facts(run_id, calls, classes=classes, before_n=first)),
+            "parked_specs": _parked_specs(store, prog, run_id, history, first)}
 
 
 def _carried_replies(store: Store, run_id: str, history: list, first: int, classes) -> dict:
@@ -406,6 +424,17 @@ def _carried_replies(store: Store, run_id: str, history: list, first: int, class
     # Each wanted call was answered before the checkpoint: a reply not found is a broken history.
     return read(lambda: carried_replies(store, run_id, wanted, first, classes=classes,
                                         require_all=True)) if wanted else {}
+
+
+def _parked_specs(store: Store, prog: Runnable, run_id: str, history: list, first: int) -> dict:
+    """{call id: ToolSpec} of the calls the parked tasks of the checkpoint `history` begins at
+    wait on: their Call facts come before it, so the driver, which checks a reply to one against
+    its Tool's result type, cannot see them (flowrt.stored)."""
+    calls = _parked_calls(history)
+    if not calls:
+        return {}
+    tools = read(lambda: store.call_tools(run_id, calls, first))
+    return {c: spec for c, t in tools.items() if (spec := prog.tool_spec(t)) is not None}
 
 
 def entry_of(prog: Runnable, info) -> Callable:
@@ -519,12 +548,14 @@ def _check_fits(store: Store, prog: Runnable, fn, run_id: str, history: list, fi
     try:
         drv.drive(fn, history=history, first=first, mode="live", recorder=_ProbeRecorder(store, run_id),
                             bindings=Bindings(), resolve=prog.resolve, classes=prog.classes,
-                            **_carried(store, run_id, history, first, prog.classes))
+                            **_carried(store, run_id, history, first, prog))
     except _Fits:  # it would record something: everything before fits
         pass
     except drv.ResumeRefused as e:
         raise Refused(f"run {run_id}: the stored history does not fit the program: {e.verdict.line()}; "
                       f"refusing to resume, nothing was recorded") from None
+    except CorruptHistory as e:
+        raise corrupt(run_id, e) from None
 
 
 def replay(store: Store, prog: Runnable, run_id: str) -> Report:
@@ -536,9 +567,11 @@ def replay(store: Store, prog: Runnable, run_id: str) -> Report:
     if not history:
         return Report("Incomplete: the history holds no facts from its latest checkpoint on", EXIT_PAUSED)
     fn = entry_of(prog, info) if first == 1 else None
-    outcome = drv.drive(fn, history=history, first=first, begin=first, mode="replay", resolve=prog.resolve,
-                        classes=prog.classes,
-                        **_carried(store, run_id, history, first, prog.classes))
+    try:
+        outcome = drv.drive(fn, history=history, first=first, begin=first, mode="replay", resolve=prog.resolve,
+                            classes=prog.classes, **_carried(store, run_id, history, first, prog))
+    except CorruptHistory as e:
+        raise corrupt(run_id, e) from None
     return Report(outcome.line(), outcome.exit_code, outcome, run_id)
 
 

@@ -16,6 +16,7 @@ from typing import Any, Optional
 import blake3
 import cbor2
 
+from flowrt import strict as S
 from flowrt import trace as T
 
 _UNION = ("SELECT n, kind, data, hash FROM archived_facts WHERE run=? AND n BETWEEN ? AND ? UNION ALL "
@@ -121,8 +122,8 @@ def parked_calls(store, data: bytes) -> list[str]:
         if type(slot) is not bytes:
             continue  # a hole, or a blob lost
         try:
-            stack = [cbor2.loads(slot, max_depth=T._MAX_DEPTH)]
-        except cbor2.CBORDecodeError as e:
+            stack = [S.loads(slot)]  # strictly: no tag decoded into a host object (flowrt.strict)
+        except S.StrictError as e:
             raise T.TraceError(f"corrupt value encoding: {e}") from None
         while stack:  # every value is an array [code, ...] or a plain item; a parked task is [17, task, call, ...]
             x = stack.pop()

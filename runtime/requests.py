@@ -32,7 +32,7 @@ class ToolSpec:
     number of type parameters of a generic Tool.
     """
 
-    __slots__ = ("tool_id", "name", "params", "result", "type_params", "admitters")
+    __slots__ = ("tool_id", "name", "params", "result", "type_params", "admitters", "checks")
 
     def __init__(self, tool_id: str, name: str, params: tuple = (), result: Any = None,
                  type_params: int = 0):
@@ -43,6 +43,8 @@ class ToolSpec:
         self.type_params = type_params
         #: type args -> the compiled admission of a reply (flowrt.tools.admitter); filled on use
         self.admitters: dict = {}
+        #: type args -> the check of a stored reply against the result (flowrt.stored); on use
+        self.checks: dict = {}
 
     def __repr__(self):
         return f"ToolSpec({self.tool_id!r}, {self.name!r})"
@@ -138,30 +140,36 @@ class FlowFn:
 
     `typed`: the function takes its type arguments, a tuple of descriptors, as its first
     parameter (before `params`): a generic function whose body needs them (abi.md, "Type
-    arguments at run time")."""
+    arguments at run time"). `types`: the parameters' type descriptors (None where a parameter
+    is a task or a function), or a zero-argument function making them (called once, on first
+    use); None when not given."""
 
-    __slots__ = ("decl", "params", "top_level", "typed")
+    __slots__ = ("decl", "params", "top_level", "typed", "types")
 
-    def __init__(self, decl: str, params: tuple, top_level: bool, typed: bool = False):
+    def __init__(self, decl: str, params: tuple, top_level: bool, typed: bool = False, types=None):
         self.decl = decl
         self.params = params
         self.top_level = top_level
         self.typed = typed
+        self.types = types
 
     def __repr__(self):
         return f"FlowFn({self.decl!r})"
 
 
-def fn(decl: str, params: tuple = (), top_level: bool = True, typed: bool = False):
+def fn(decl: str, params: tuple = (), top_level: bool = True, typed: bool = False, types=None):
     """`@rt.fn("main::work", params=("ticket", "notes", "round"))`: attach `__flow__` metadata.
 
     Does not wrap: the decorated function is returned unchanged, so calling it costs nothing
     extra. Only a top-level function (the default) can be the function of a checkpoint.
-    `typed=True`: its first parameter is its type arguments (see FlowFn).
+    `typed=True`: its first parameter is its type arguments (see FlowFn). `types`: the
+    parameters' descriptors, or a zero-argument function making them; a stored Start input or
+    checkpoint's arguments are checked against them before the function sees them
+    (flowrt.stored).
     """
 
     def deco(f):
-        f.__flow__ = FlowFn(decl, tuple(params), top_level, typed)
+        f.__flow__ = FlowFn(decl, tuple(params), top_level, typed, types)
         return f
 
     return deco

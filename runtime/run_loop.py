@@ -48,9 +48,11 @@ from flowrt.outcomes import (
     RunHalted, RunPaused, _Finish,
 )
 from flowrt.requests import MAX_DEPTH, Await, First, Spawn, StopTask, TailCall, ToolCall
+from flowrt.stored import CorruptHistory, args_misfit
 from flowrt.task_ops import _TaskOps
 from flowrt.tasks import FAULTED, READY, STOPPED, Task, has_hole
 from flowrt.tools import Dispatcher
+from flowrt.trace import unrecordable
 from flowrt.values import STD_CLASSES, show
 
 
@@ -69,7 +71,7 @@ class _Run(_Calls, _TaskOps, _Checkpoints):
     """One drive's state, and the core its mixins (calls, task operations, checkpoints) share."""
 
     def __init__(self, history, first, mode, recorder, bindings, checkpoint_every, resolve, inline,
-                 resend=(), carried=None, classes=STD_CLASSES, cut=(), carried_calls=None):
+                 resend=(), carried=None, classes=STD_CLASSES, cut=(), carried_calls=None, parked_specs=None):
         if mode not in ("live", "replay"):
             raise ValueError(f"mode must be 'live' or 'replay', not {mode!r}")
         self.replay = mode == "replay"
@@ -85,6 +87,7 @@ class _Run(_Calls, _TaskOps, _Checkpoints):
         self.at_end = bool(self.resend or self.cut)  # something to do when history is exhausted
         self.carried = dict(carried or {})  # replies of parked calls recorded before the checkpoint
         self.carried_calls = carried_calls or {}  # their Call facts, when not in history (to show them)
+        self.parked_specs = dict(parked_specs or {})  # call id -> ToolSpec of a checkpoint's parked call
         self.completions = self.dispatcher.completions if self.dispatcher else None
         self.every = checkpoint_every
         self.resolve = resolve
@@ -154,6 +157,10 @@ class _Run(_Calls, _TaskOps, _Checkpoints):
         self.fresh = True
         if has_hole(start.input):
             self._incomplete("the run's input holds a hole")
+        # a fork's Start may hold parked tasks (flowrt.forks), begun as a checkpoint would be
+        why = args_misfit(entry, tuple(start.input), allow_parked=start.parent is not None)
+        if why:
+            raise CorruptHistory(self._fact_no() - 1, f"the run's input does not fit {start.entry}: {why}")
         if start.parent is not None and self.begin_fork(entry, start):
             return  # a fork's Start holding parked tasks (flowrt.checkpoints)
         args = tuple(start.input)
@@ -323,6 +330,10 @@ class _Run(_Calls, _TaskOps, _Checkpoints):
                                  and r.end.line == end.line
                                  and os.path.basename(r.end.file) == os.path.basename(end.file))
             doing = f"faults with {show(end.message)} at {end.file}:{end.line}"
+        if type(end) is Completed and (self.hpos >= self.hlen or not matches(self.history[self.hpos])):
+            why = unrecordable((end.value,))
+            if why:  # a result beyond what a history can hold (trace.md, "Limits"): a fault
+                self._end(Faulted(f"the result cannot be recorded: {why}", "<result>", 0))
         self._emit(fact, matches, doing)
         if self.hpos < self.hlen:
             self._diverge(f"the program has ended, and {describe(self.history[self.hpos])} is left unused")

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import blake3
+import cbor2
 
 from flowrt import integrity as I
 from flowrt import trace as T
@@ -157,7 +158,7 @@ class ChangedBlob(BrokenHistory):
 class RunInfo:
     id: str
     created: float
-    state: str  # running | paused | halted | completed | faulted | "unreadable (data version N)"
+    state: str  # running | paused | halted | completed | faulted | "unreadable (data version N)" | "corrupt (its run record)"
     program: str
     std: str
     data_version: int
@@ -302,16 +303,26 @@ class Store:
         row = cur.fetchone()
         if row is None:
             known = [r[0] for r in self._db.execute("SELECT id FROM runs ORDER BY created DESC LIMIT 5")]
-            hint = f" (recent runs: {', '.join(known)})" if known else " (the store has no runs)"
+            hint = f" (recent runs: {', '.join(map(str, known))})" if known else " (the store has no runs)"
             raise UnknownRun(f"unknown run {run_id!r} in {self.path}{hint}")
         r = dict(zip([d[0] for d in cur.description], row))
+        if type(r["data_version"]) is not int:
+            raise BrokenHistory(f"run {run_id!r}: its run record is corrupt (data_version holds "
+                                f"{type(r['data_version']).__name__}); refusing to use it")
+        if r["data_version"] == T.DATA_VERSION:
+            _check_run_row(r)
         if not check_version:
             return r
         if r["data_version"] != T.DATA_VERSION:
             raise T.UnsupportedDataVersion(r["data_version"], where=f"run {run_id!r}")
         start = self._db.execute("SELECT data FROM facts WHERE run=? AND n=1", (run_id,)).fetchone()
-        if start is not None and T.start_data_version(start[0]) != T.DATA_VERSION:
-            raise T.UnsupportedDataVersion(T.start_data_version(start[0]), where=f"run {run_id!r}")
+        if start is not None:
+            try:
+                version = T.start_data_version(start[0])
+            except T.TraceError as e:
+                raise BrokenHistory(f"run {run_id!r}: fact 1 is corrupt: {e}; refusing to use its history") from None
+            if version != T.DATA_VERSION:
+                raise T.UnsupportedDataVersion(version, where=f"run {run_id!r}")
         return r
 
     def _info(self, r: dict) -> RunInfo:
@@ -389,8 +400,16 @@ class Store:
         with self._lock:
             ids = [r[0] for r in self._db.execute("SELECT id FROM runs ORDER BY created, id")]
             # Listing does not read any history, so a run of another data version is listed
-            # (as unreadable) rather than refusing the whole listing.
-            return [self._info(self._run_row(i, check_version=False)) for i in ids]
+            # (as unreadable) rather than refusing the whole listing, and so is a run whose record
+            # is corrupt (as corrupt: every other read of it is refused).
+            out = []
+            for i in ids:
+                try:
+                    out.append(self._info(self._run_row(i, check_version=False)))
+                except BrokenHistory:
+                    out.append(RunInfo(str(i), 0.0, "corrupt (its run record)", "", "", T.DATA_VERSION, "",
+                                       None, None, 0, "", None, 0, (), None))
+            return out
 
     def sources(self, run_id: str) -> dict[str, str]:
         """Module key -> source text, as stored when the run started. Each text is checked against
@@ -426,10 +445,9 @@ class Store:
             for n, kind, data, h in rows:
                 if out and out[-1].n != n - 1:
                     prev = r["archived_hash"] if n - 1 == r["archived_through"] else None
-                try:
-                    fact = T.decode_fact(data, self._blob, classes=classes) if decode else None
-                except ChangedBlob as e:
-                    raise _blob_broken(run_id, n, e) from None
+                fact = _read_fact(self, run_id, n, data, classes, kind) if decode else None
+                if kind not in T.KIND_NAMES or type(h) is not bytes:  # a row is anyone's bytes
+                    raise _corrupt(run_id, n, f"its row holds kind {kind!r} and hash {h!r:.40}")
                 out.append(StoredFact(n, T.KIND_NAMES[kind], fact, h.hex(), None if prev is None else prev.hex(), data))
                 prev = h
             return out
@@ -488,7 +506,7 @@ class Store:
         gap_to = r["archived_through"] + 1 if r["archived_hash"] is not None else None
         # Facts read just after the archive marker: each must be a Checkpoint (checked below).
         after_marker = [0] if from_n == gap_to else []
-        for n, _kind, data, h in rows:
+        for n, kind, data, h in rows:
             if n != expected:
                 if n < expected:
                     raise broken(f"fact {n} appears twice")
@@ -498,13 +516,13 @@ class Store:
                 else:
                     raise broken(f"fact {expected} is missing")
             try:
-                fact, skel = dec(data, blob, classes=classes)
+                fact, skel = dec(data, blob, classes=classes, kind=kind)
             except ChangedBlob as e:
                 raise _blob_broken(run_id, n, e) from None
             except (T.MissingClass, T.UnsupportedDataVersion):
                 raise
             except T.TraceError as e:
-                raise broken(f"fact {n} is corrupt: {e}") from None
+                raise _corrupt(run_id, n, e) from None
             prev = b3(prev + skel).digest()
             if prev != h:
                 raise broken(f"fact {n} was changed, removed or moved: its content and position do "
@@ -554,10 +572,9 @@ class Store:
 
     def _one(self, run_id: str, n: int, classes: Optional[ClassTable]) -> list[StoredFact]:
         recs = self.records(run_id, n, decode=False)[:1]
-        try:
-            return [replace(recs[0], fact=T.decode_fact(recs[0].data, self._blob, classes=classes))] if recs else []
-        except ChangedBlob as e:
-            raise _blob_broken(run_id, n, e) from None
+        if not recs:
+            return []
+        return [replace(recs[0], fact=_read_fact(self, run_id, recs[0].n, recs[0].data, classes))]
 
     def checkpoint(self, run_id: str, number: int, *, classes: Optional[ClassTable] = None) -> StoredFact:
         """The run's `number`th Checkpoint (for `fork --checkpoint N`); its arguments decoded
@@ -567,7 +584,11 @@ class Store:
         with self._lock:
             r = self._run_row(run_id)
             for n, kind, data, h in self._rows(run_id, 1, T.CHECKPOINT):
-                if T.checkpoint_number(data) == number:
+                try:
+                    found = T.checkpoint_number(data)
+                except T.TraceError as e:
+                    raise _corrupt(run_id, n, e) from None
+                if found == number:
                     why = I.walk(self, run_id, r, n, r["n"])
                     if why is None and self._hash_of(run_id, r["n"], r) != r["head"]:
                         why = "the run's stored head does not match the chain"
@@ -575,6 +596,25 @@ class Store:
                         raise _chain_broken(run_id, why)
                     return self._one(run_id, n, classes)[0]
             raise StoreError(f"run {run_id!r} has no checkpoint {number} (or it was archived away)")
+
+    def call_tools(self, run_id: str, call_ids, before_n: int) -> dict[str, str]:
+        """{call id: tool id} of the Calls to `call_ids` recorded before fact `before_n` (archived
+        or hot; one deleted by `archive(delete=True)` is not found). Read without their values."""
+        out: dict[str, str] = {}
+        with self._lock:
+            for cid in sorted(set(call_ids)):
+                needle = cbor2.dumps(cid)  # the id as the fact's CBOR holds it: a cheap pre-filter
+                for table in ("facts", "archived_facts"):
+                    for n, data in self._db.execute(
+                            f"SELECT n, data FROM {table} WHERE run=? AND n<? AND kind=? AND instr(data, ?) > 0",
+                            (run_id, before_n, T.CALL, needle)).fetchall():
+                        try:
+                            item = T.parse_fact(data, T.CALL)
+                        except T.TraceError as e:
+                            raise _corrupt(run_id, n, e) from None
+                        if item[1] == cid:
+                            out[cid] = item[3]
+        return out
 
     def open_calls(self, run_id: str) -> list[tuple[str, str]]:
         return list(self.load_run(run_id).open_calls)
@@ -598,10 +638,7 @@ class Store:
                     row = self._db.execute(f"SELECT data FROM {table} WHERE run=? AND n=? AND kind=?",
                                            (run_id, n, T.CALL)).fetchone()
                     if row is not None:
-                        try:
-                            fact = T.decode_fact(row[0], self._blob, classes=classes)
-                        except ChangedBlob as e:
-                            raise _blob_broken(run_id, n, e) from None
+                        fact = _read_fact(self, run_id, n, row[0], classes)
                         if type(fact) is Call and fact.id == call_id:
                             out[call_id] = fact
                             first = n if first is None else min(first, n)
@@ -625,7 +662,10 @@ class Store:
         `head` (a hash held elsewhere) it also detects a history rewritten consistently.
         """
         with self._snapshot():
-            a = I.audit(self, run_id, head)
+            try:
+                a = I.audit(self, run_id, head)
+            except BrokenHistory as e:  # a corrupt run record or Start (`_run_row`): broken
+                return False, str(e), ""
         return a.ok, a.message, a.head
 
     # ---- host operations on history ------------------------------------------------------------
@@ -789,9 +829,56 @@ class Store:
             return None if row is None else (row[0], row[1])
 
 
+# The `runs` columns every reader relies on, and what each must hold (a store file is anyone's to
+# edit: a record that does not fit is refused naming the run, never half-read).
+_RUN_COLUMNS = (
+    ("state", (str,)), ("program", (str,)), ("std", (str,)), ("entry", (str,)), ("n", (int,)),
+    ("head", (bytes,)), ("archived_through", (int,)), ("created", (int, float)),
+    ("parent", (str, type(None))), ("from_checkpoint", (int, type(None))),
+    ("latest_checkpoint", (int, type(None))), ("archived_hash", (bytes, type(None))),
+    ("owner", (str, type(None))), ("meta", (str,)),
+)
+_STATES = frozenset({"running", "paused", "halted", "completed", "faulted"})
+_META_KEYS = {"entry_module": str, "entry_decl": str, "parent": str, "commits": dict}
+
+
+def _check_run_row(r: dict) -> None:
+    """Refuse a run record (`runs` row) whose columns do not hold what the store writes there."""
+    def corrupt(why: str) -> BrokenHistory:
+        return BrokenHistory(f"run {r.get('id')!r}: its run record is corrupt ({why}); refusing to use it")
+
+    for col, types in _RUN_COLUMNS:
+        if type(r.get(col)) not in types:
+            raise corrupt(f"{col} holds {type(r.get(col)).__name__}")
+    if r["state"] not in _STATES:
+        raise corrupt(f"state {r['state'][:20]!r}")
+    if r["n"] < 1 or len(r["head"]) != 32 or (r["latest_checkpoint"] is not None and not 1 < r["latest_checkpoint"] <= r["n"]):
+        raise corrupt("its fact count, head or latest checkpoint is out of range")
+    try:
+        meta = json.loads(r["meta"])
+    except (ValueError, RecursionError):
+        raise corrupt("meta is not JSON") from None
+    if type(meta) is not dict or any(k in meta and type(meta[k]) is not t for k, t in _META_KEYS.items()):
+        raise corrupt("meta is not the host's JSON object")
 def _issued_rows(run_id: str, call_id: str, reply: Any) -> list[tuple]:
     now = time.time()
     return [(t.type_id, t.token, run_id, call_id, now) for t in tokens_in(reply)]
+
+
+def _corrupt(run_id: str, n: int, e: Exception) -> BrokenHistory:
+    return BrokenHistory(f"run {run_id!r}: fact {n} is corrupt: {e}; refusing to use its history")
+
+
+def _read_fact(store: "Store", run_id: str, n: int, data, classes, kind=None) -> Fact:
+    """One stored fact decoded; a row that is anyone's bytes and not a fact is refused naming it."""
+    try:
+        return T.decode_fact(data, store._blob, classes=classes, kind=kind)
+    except ChangedBlob as e:
+        raise _blob_broken(run_id, n, e) from None
+    except (T.MissingClass, T.UnsupportedDataVersion):
+        raise
+    except T.TraceError as e:
+        raise _corrupt(run_id, n, e) from None
 
 
 def _chain_broken(run_id: str, why: str) -> BrokenHistory:
@@ -1029,11 +1116,7 @@ def carried_replies(store: "Store", run_id: str, call_ids, before_n: int, *,
             rows = I.reply_rows(store, run_id, cid, before_n)
             if rows:
                 n, data = rows[0]
-                try:
-                    fact = T.decode_fact(data, store._blob, classes=classes)
-                except ChangedBlob as e:
-                    raise _blob_broken(run_id, n, e) from None
-                found[cid] = (n, fact.reply)
+                found[cid] = (n, _read_fact(store, run_id, n, data, classes).reply)
             elif require_all:
                 raise BrokenHistory(
                     f"run {run_id!r} fails its integrity check: its checkpoint at fact {before_n} carries "
@@ -1053,7 +1136,6 @@ def facts_of_call(store: "Store", run_id: str, call_id: str, *,
     """(n, fact), in order, of every fact of run `run_id` (hot or archived) that may concern call
     `call_id`: its Call, its Reply, and any Stop that names it (the caller reads which call a Stop
     closed). `classes`: the class table that rebuilds the values (the forking program's)."""
-    import cbor2
 
     needle = cbor2.dumps(call_id)  # the id as the fact's CBOR holds it: a cheap pre-filter
     out = []
@@ -1063,8 +1145,5 @@ def facts_of_call(store: "Store", run_id: str, call_id: str, *,
                 f"SELECT n, data FROM {table} WHERE run=? AND kind IN (?, ?, ?) AND instr(data, ?) > 0",
                 (run_id, T.CALL, T.REPLY, T.STOP, needle)).fetchall()
             for n, data in rows:
-                try:
-                    out.append((n, T.decode_fact(data, store._blob, classes=classes)))
-                except ChangedBlob as e:
-                    raise _blob_broken(run_id, n, e) from None
+                out.append((n, _read_fact(store, run_id, n, data, classes)))
     return sorted(out, key=lambda e: e[0])

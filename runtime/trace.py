@@ -33,7 +33,12 @@ from typing import Any, Callable, Optional
 import blake3
 import cbor2
 
+from flowrt import strict as S
 from flowrt import values as V
+from flowrt.strict import (
+    BLOB, CALL, CHECKPOINT, CHOICE, DATA, DECIMAL, DICT, DURATION, END, ERR, FAILED, HOLE, INSTANT,
+    LIST, MALFORMED, NONE, NOTRUN, OK, PARKED, REPLY, SET, SOME, START, STOP, TOKEN, TUPLE, UNKNOWN,
+)
 from flowrt.facts import (
     Call, Checkpoint, Choice, Closed, Completed, End, Fact, Faulted, ParkedTask, Reply, Start, Stop,
 )
@@ -51,18 +56,17 @@ DATA_VERSION = 1
 BLOB_THRESHOLD = 1024
 ZERO_HASH = bytes(32)
 
-START, CALL, REPLY, CHOICE, STOP, CHECKPOINT, END = 1, 2, 3, 4, 5, 6, 7
+# Fact kinds and value codes (docs/spec/trace.md's tables) are defined with the strict reader,
+# flowrt.strict, and used here under the same names: `T.REPLY`, `T.LIST`, ...
 KINDS = {Start: START, Call: CALL, Reply: REPLY, Choice: CHOICE, Stop: STOP, Checkpoint: CHECKPOINT, End: END}
 KIND_NAMES = {v: k.__name__ for k, v in KINDS.items()}
 
-# Value codes: the first element of an array item.
-LIST, TUPLE, DICT, SET, DECIMAL, DURATION, INSTANT, TOKEN = 0, 1, 2, 3, 4, 5, 6, 7
-OK, ERR, SOME, NONE, FAILED, MALFORMED, NOTRUN, UNKNOWN = 8, 9, 10, 11, 12, 13, 14, 15
-DATA, PARKED, HOLE, BLOB = 16, 17, 18, 19
 
-# cbor2's own limit; our walks (_item, _value) are recursive and stop first, at Python's
-# recursion limit (about 300 levels of nesting), with a TraceError.
-_MAX_DEPTH = 5000
+# Stored bytes are read strictly (flowrt.strict: no CBOR tags but bignums, bounded Ints, Decimal
+# exponents and nesting); the encoder refuses what the reader would, so everything it writes reads
+# back. The walks (_item, _value) are recursive and also stop at Python's recursion limit (about
+# 300 levels of nesting), with a TraceError.
+_INT_LIMIT = 1 << S.MAX_INT_BITS
 
 
 class TraceError(Exception):
@@ -127,6 +131,10 @@ def _enc_decimal(d: decimal.Decimal):
     sign, digits, exp = d.as_tuple()
     # Through Decimal, not str: a coefficient beyond Python's 4,300-digit str limit converts too.
     coef = int(decimal.Decimal((0, digits, 0))) if digits else 0
+    if not -S.MAX_DECIMAL_EXPONENT <= exp <= S.MAX_DECIMAL_EXPONENT or coef >= _INT_LIMIT:
+        raise TraceError(f"cannot encode a Decimal of {len(digits)} digits and exponent {exp}: a stored "
+                         f"Decimal has an exponent within ±{S.MAX_DECIMAL_EXPONENT} and fewer than "
+                         f"{S.MAX_INT_BITS} bits of digits")
     if sign and coef == 0:
         return [DECIMAL, exp, 0, 1]  # negative zero keeps its sign
     return [DECIMAL, exp, -coef if sign else coef]
@@ -148,8 +156,8 @@ _ENC: dict[type, Callable[[Any], Any]] = {
     V.Dict: _enc_dict,
     V.Set: _enc_set,
     decimal.Decimal: _enc_decimal,
-    V.Duration: lambda v: [DURATION, v.nanos],
-    V.Instant: lambda v: [INSTANT, v.nanos],
+    V.Duration: lambda v: [DURATION, _item(v.nanos)],
+    V.Instant: lambda v: [INSTANT, _item(v.nanos)],
     V.HostToken: lambda v: [TOKEN, v.type_id, v.token],
     V.Ok: _one(OK),
     V.Err: _one(ERR),
@@ -168,6 +176,9 @@ _PLAIN = {int, str, bytes, bool, type(None)}
 def _item(v):
     t = type(v)
     if t in _PLAIN:
+        if t is int and not -_INT_LIMIT < v < _INT_LIMIT:
+            raise TraceError(f"cannot encode an Int of {v.bit_length()} bits: a stored Int has fewer "
+                             f"than {S.MAX_INT_BITS}")
         return v
     enc = _ENC.get(t)
     if enc is not None:
@@ -188,67 +199,6 @@ def encode_value(v: Any) -> bytes:
         raise TraceError("cannot encode a value nested this deeply") from None
 
 
-def _dec_data(x, get):
-    cls = get((x[1], x[2]))
-    if cls is None:
-        raise MissingClass(x[1], x[2])
-    if len(x) == 3 and not cls.__flow_fields__:
-        return cls.INSTANCE
-    return cls(*[_value(f, get) for f in x[3:]])
-
-
-def _dec_decimal(x, get):
-    exp, coef = x[1], x[2]
-    sign = 1 if (coef < 0 or len(x) > 3) else 0
-    return decimal.Decimal((sign, decimal.Decimal(abs(coef)).as_tuple().digits, exp))
-
-
-def _dec_dict(x, get):
-    it = iter(x[1:])
-    return V.dict_of([(_value(k, get), _value(v, get)) for k, v in zip(it, it)])
-
-
-def _dec_one(cls):
-    return lambda x, get: cls(_value(x[1], get))
-
-
-# Each decoder takes the item and `get`, the class table's lookup ((decl, ctor) -> class or None):
-# a record or enum value is rebuilt with the class of the program whose history is read.
-_DEC: dict[int, Callable[[list, Callable], Any]] = {
-    LIST: lambda x, get: V.list_of([_value(e, get) for e in x[1:]]),
-    TUPLE: lambda x, get: tuple(_value(e, get) for e in x[1:]),
-    DICT: _dec_dict,
-    SET: lambda x, get: V.set_of([_value(e, get) for e in x[1:]]),
-    DECIMAL: _dec_decimal,
-    DURATION: lambda x, get: V.Duration(x[1]),
-    INSTANT: lambda x, get: V.Instant(x[1]),
-    TOKEN: lambda x, get: V.HostToken(x[1], x[2]),
-    OK: _dec_one(V.Ok),
-    ERR: _dec_one(V.Err),
-    SOME: _dec_one(V.Some),
-    NONE: lambda x, get: V.NONE,
-    FAILED: _dec_one(V.Failed),
-    MALFORMED: _dec_one(V.Malformed),
-    NOTRUN: _dec_one(V.NotRun),
-    UNKNOWN: _dec_one(V.Unknown),
-    DATA: _dec_data,
-    PARKED: lambda x, get: ParkedTask(x[1], x[2], x[3], tuple(_value(e, get) for e in x[4:])),
-    HOLE: lambda x, get: V.Hole(x[1].hex()),
-}
-
-
-def _value(x, get):
-    if type(x) is not list:
-        if type(x) in _PLAIN:
-            return x
-        raise TraceError(f"unexpected CBOR item {x!r:.60} in a value")
-    try:
-        dec = _DEC[x[0]]
-    except (KeyError, IndexError, TypeError):
-        raise TraceError(f"unknown value code in {x!r:.60}") from None
-    return dec(x, get)
-
-
 Classes = Optional[V.ClassTable]
 
 
@@ -265,13 +215,23 @@ def decode_value(b: bytes, *, classes: Classes = None) -> Any:
 
 def _decode(b: bytes, get: Callable) -> Any:
     try:
-        item = cbor2.loads(b, max_depth=_MAX_DEPTH)
-    except cbor2.CBORDecodeError as e:
+        return S.value_of(b, get)
+    except S.StrictError as e:
         raise TraceError(f"corrupt value encoding: {e}") from None
-    try:
-        return _value(item, get)
+    except S.NoClass as e:
+        raise MissingClass(e.decl, e.ctor) from None
     except RecursionError:
         raise TraceError("cannot decode a value nested this deeply") from None
+
+
+def unrecordable(values) -> Optional[str]:
+    """Why one of `values` cannot be encoded (beyond the trace format's bounds), or None."""
+    for v in values:
+        try:
+            encode_value(v)
+        except TraceError as e:
+            return str(e)
+    return None
 
 
 def value_digest(v: Any) -> str:
@@ -373,14 +333,25 @@ def chain(prev: bytes, chained: bytes) -> bytes:
     return blake3.blake3(prev + chained).digest()
 
 
-def _raw(data: bytes) -> list:
+def _raw(data: bytes, kind: Optional[int] = None) -> list:
+    """The parsed stored form of a fact, strictly (flowrt.strict): CBOR of the trace format's
+    subset and the exact shape of its kind. `kind`: the kind its store row says it has."""
     try:
-        item = cbor2.loads(data, max_depth=_MAX_DEPTH)
-    except cbor2.CBORDecodeError as e:
+        item = S.loads(data)
+        if (type(item) is list and len(item) > 1 and item[0] == START and type(item[0]) is int
+                and type(item[1]) is int and item[1] != DATA_VERSION):
+            raise UnsupportedDataVersion(item[1])  # another version: refused whole, unread
+        k = S.check_fact(item)
+    except S.StrictError as e:
         raise TraceError(f"corrupt fact encoding: {e}") from None
-    if type(item) is not list or not item or item[0] not in KIND_NAMES:
-        raise TraceError(f"corrupt fact encoding: not a fact array ({data[:16].hex()}...)")
+    if kind is not None and kind != k:
+        raise TraceError(f"corrupt fact: its row says kind {kind!r} but it is a {KIND_NAMES[k]}")
     return item
+
+
+def parse_fact(data: bytes, kind: Optional[int] = None) -> list:
+    """The stored form of a fact parsed strictly to its CBOR array (values not decoded)."""
+    return _raw(data, kind)
 
 
 def _slot_places(item: list) -> list[tuple[list, int]]:
@@ -404,23 +375,23 @@ def _slot_places(item: list) -> list[tuple[list, int]]:
 
 
 def _digest(slot) -> bytes:
+    # `_raw` checked every slot: inline bytes, or [HOLE | BLOB, 32-byte digest].
     if type(slot) is bytes:
         return blake3.blake3(slot).digest()
-    if type(slot) is list and len(slot) == 2 and slot[0] in (HOLE, BLOB) and type(slot[1]) is bytes:
-        return slot[1]
-    raise TraceError(f"corrupt value slot {slot!r:.60}")
+    return slot[1]
 
 
-def skeleton(data: bytes) -> bytes:
-    """The chained bytes of a stored fact (its value slots replaced by their digests)."""
-    item = _raw(data)
+def skeleton(data: bytes, kind: Optional[int] = None) -> bytes:
+    """The chained bytes of a stored fact (its value slots replaced by their digests). `kind`:
+    the kind its store row says (a mismatch is a TraceError)."""
+    item = _raw(data, kind)
     for container, i in _slot_places(item):
         container[i] = _digest(container[i])
     return cbor2.dumps(item)
 
 
-def fact_hash(prev: bytes, data: bytes) -> bytes:
-    return chain(prev, skeleton(data))
+def fact_hash(prev: bytes, data: bytes, kind: Optional[int] = None) -> bytes:
+    return chain(prev, skeleton(data, kind))
 
 
 def chain_hashes(facts, prev: bytes = ZERO_HASH) -> list[bytes]:
@@ -465,19 +436,21 @@ def redact_slots(data: bytes, digest: bytes) -> tuple[bytes, int]:
 def checkpoint_number(data: bytes) -> int:
     """The number of a stored Checkpoint, read without decoding its arguments."""
     item = _raw(data)
-    if item[0] != CHECKPOINT or len(item) < 2 or type(item[1]) is not int:
-        raise TraceError("corrupt history: not a Checkpoint fact")
+    if item[0] != CHECKPOINT:
+        raise TraceError(f"corrupt fact: its row says Checkpoint but it is a {KIND_NAMES[item[0]]}")
     return item[1]
 
 
 def start_data_version(data: bytes) -> Any:
     """The data version of a stored Start, read before anything else in it is interpreted."""
     try:
-        item = cbor2.loads(data)
-    except cbor2.CBORDecodeError as e:
+        item = S.loads(data)
+    except S.StrictError as e:
         raise TraceError(f"corrupt Start fact: {e}") from None
-    if type(item) is not list or len(item) < 2 or item[0] != START:
+    if type(item) is not list or len(item) < 2 or item[0] != START or type(item[0]) is not int:
         raise TraceError("corrupt history: fact 1 is not a Start")
+    if type(item[1]) is not int:
+        raise TraceError("corrupt Start fact: its data version is not a number")
     return item[1]
 
 
@@ -485,16 +458,14 @@ BlobLookup = Callable[[bytes], Optional[bytes]]
 
 
 def _slot_value(slot, blob: Optional[BlobLookup], get: Callable):
-    """(value, digest) of one stored value slot: its value and blake3 of its encoding."""
+    """(value, digest) of one stored value slot (checked by `_raw`): its value and blake3 of its
+    encoding. A blob that is not there reads as a hole."""
     if type(slot) is bytes:
         return _decode(slot, get), blake3.blake3(slot).digest()
-    if type(slot) is list and len(slot) == 2 and type(slot[1]) is bytes:
-        if slot[0] == BLOB:
-            b = blob(slot[1]) if blob is not None else None
-            return (V.Hole(slot[1].hex()) if b is None else _decode(b, get)), slot[1]
-        if slot[0] == HOLE:
-            return V.Hole(slot[1].hex()), slot[1]
-    raise TraceError(f"corrupt value slot {slot!r:.60}")
+    if slot[0] == BLOB:
+        b = blob(slot[1]) if blob is not None else None
+        return (V.Hole(slot[1].hex()) if b is None else _decode(b, get)), slot[1]
+    return V.Hole(slot[1].hex()), slot[1]
 
 
 def _bstr_head(n: int) -> bytes:
@@ -511,8 +482,8 @@ def _bstr_head(n: int) -> bytes:
 _DIGEST_HEAD = b"\x58\x20"  # a 32-byte digest as a CBOR byte string
 
 
-def decode_chained(data: bytes, blob: Optional[BlobLookup] = None, *,
-                   classes: Classes = None) -> tuple[Fact, bytes]:
+def decode_chained(data: bytes, blob: Optional[BlobLookup] = None, *, classes: Classes = None,
+                   kind: Optional[int] = None) -> tuple[Fact, bytes]:
     """The fact of a stored form and its skeleton (what the chain covers), parsing `data` once.
 
     Equal to `(decode_fact(data, blob, classes=classes), skeleton(data))`; replay and resume read history with it,
@@ -520,15 +491,15 @@ def decode_chained(data: bytes, blob: Optional[BlobLookup] = None, *,
     slots are inline and laid out canonically (the slots end the stored bytes, or come just before
     an empty type-argument list), the skeleton is cut from the stored bytes with each slot's bytes
     replaced by its digest, which are the same bytes re-encoding gives; otherwise the parsed item
-    is re-encoded with the digests in place.
+    is re-encoded with the digests in place. `kind`: the kind the fact's store row says.
     """
-    item = _raw(data)
+    item = _raw(data, kind)
     get = _lookup(classes)
     k = item[0]
     try:
         if k == REPLY:
             slot = item[2]
-            if type(slot) is bytes and len(item) == 3:
+            if type(slot) is bytes:
                 fact = Reply(item[1], _decode(slot, get))
                 d = blake3.blake3(slot).digest()
                 n = len(slot)
@@ -544,7 +515,7 @@ def decode_chained(data: bytes, blob: Optional[BlobLookup] = None, *,
             slots = item[4]
             vals, digests = [], []
             pos = len(data) - 1
-            laid = not item[5] and len(item) == 6 and data[-1] == 0x80
+            laid = not item[5] and data[-1] == 0x80
             for slot in slots:
                 v, d = _slot_value(slot, blob, get)
                 vals.append(v)
@@ -580,23 +551,17 @@ def decode_chained(data: bytes, blob: Optional[BlobLookup] = None, *,
 
 
 def decode_fact(data: bytes, blob: Optional[BlobLookup] = None, *, item: Optional[list] = None,
-                classes: Classes = None) -> Fact:
+                classes: Classes = None, kind: Optional[int] = None) -> Fact:
     """The fact of a stored form. `blob(digest)` returns a blob's bytes (None: lost, a hole).
-    `item`: the stored form already parsed (not changed here). `classes`: the class table of the
-    run's program, which rebuilds its record and enum values (see `decode_value`)."""
+    `item`: the stored form already parsed by `_raw` (not changed here). `classes`: the class
+    table of the run's program, which rebuilds its record and enum values (see `decode_value`).
+    `kind`: the kind the fact's store row says (a mismatch is a TraceError)."""
     if item is None:
-        item = _raw(data)
+        item = _raw(data, kind)
     get = _lookup(classes)
 
-    def val(slot):
-        if type(slot) is bytes:
-            return _decode(slot, get)
-        if slot[0] == BLOB:
-            b = blob(slot[1]) if blob is not None else None
-            return V.Hole(slot[1].hex()) if b is None else _decode(b, get)
-        if slot[0] == HOLE:
-            return V.Hole(slot[1].hex())
-        raise TraceError(f"corrupt value slot {slot!r:.60}")
+    def val(slot, get=get):
+        return _slot_value(slot, blob, get)[0]
 
     k = item[0]
     try:
@@ -605,9 +570,9 @@ def decode_fact(data: bytes, blob: Optional[BlobLookup] = None, *, item: Optiona
         if k == REPLY:
             return Reply(item[1], val(item[2]))
         if k == START:
-            if item[1] != DATA_VERSION:
-                raise UnsupportedDataVersion(item[1])
-            return Start(item[2], item[3], item[1], item[4], tuple(map(val, item[5])),
+            # a fork's Start may hold the parked tasks of the checkpoint it began from (flowrt.forks)
+            in_get = S.parked_get(get) if item[7] is not None else get
+            return Start(item[2], item[3], item[1], item[4], tuple(val(a, in_get) for a in item[5]),
                          tuple(item[6]), item[7], item[8])
         if k == CHOICE:
             return Choice(item[1], item[2])
@@ -615,9 +580,10 @@ def decode_fact(data: bytes, blob: Optional[BlobLookup] = None, *, item: Optiona
             closed = tuple(Closed(c[0], val(c[1]), True) if len(c) > 1 else Closed(c[0]) for c in item[4])
             return Stop(item[1], item[2], None if item[3] is None else val(item[3]), closed)
         if k == CHECKPOINT:
-            return Checkpoint(item[1], item[2], tuple(item[3]), tuple(map(val, item[4])))
+            cp_get = S.parked_get(get)
+            return Checkpoint(item[1], item[2], tuple(item[3]), tuple(val(a, cp_get) for a in item[4]))
         if item[1] == 0:
             return End(Completed(val(item[2])))
         return End(Faulted(item[2], item[3], item[4], item[5]))
-    except (IndexError, TypeError) as e:
+    except (IndexError, TypeError, ValueError) as e:  # `_raw` checked the shape: a safety net only
         raise TraceError(f"corrupt {KIND_NAMES[k]} fact: {e}") from None

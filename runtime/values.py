@@ -898,7 +898,7 @@ _SHOW = {
     # std has no literal for these: the std call that builds the value (`use "std@v1/set"`)
     Set: lambda s: "set.from_list([" + ", ".join(show(x) for x in s) + "])",
     Duration: _show_duration,
-    Instant: lambda i: f"instant.from_unix_nanos({i.nanos})",
+    Instant: lambda i: f"instant.from_unix_nanos({int_text(i.nanos)})",
     HostToken: lambda h: f"<{_type_name(h.type_id)} {h.token}>",
     Hole: lambda h: f"<hole blake3:{h.hash}>",
 }

@@ -350,7 +350,10 @@ class ModuleGen:
         return out
 
     def _fn_decorator(self, f: P.FnInfo) -> py.Expr:
-        kw = {"params": py.tuple_([py.string(n) for n, _ in f.params])}
+        # `types`: the parameters' descriptors, against which the runtime checks a stored Start
+        # input or checkpoint's arguments before the function sees them (docs/spec/trace.md)
+        kw = {"params": py.tuple_([py.string(n) for n, _ in f.params]),
+              "types": py.tuple_([self.desc(t) for _, t in f.params])}
         if f.decl in self.names.typed:
             kw["typed"] = py.const(True)
         return py.call(py.dotted("rt.fn"), [py.string(f.decl)], **kw)

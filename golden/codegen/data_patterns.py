@@ -35,7 +35,7 @@ Circle.__flow_field_types__ = (rt.T.Named(Point), rt.T.INT)
 Rect.__flow_field_types__ = (rt.T.Named(Point), rt.T.INT, rt.T.INT)
 
 
-@rt.fn("data_patterns::area", params=("s",))
+@rt.fn("data_patterns::area", params=("s",), types=(rt.T.Named(Shape),))
 def area(s):  # flow: data_patterns.flow:6
     if type(s) is Circle:  # flow: data_patterns.flow:7
         r = s._1  # flow: data_patterns.flow:7
@@ -47,12 +47,12 @@ def area(s):  # flow: data_patterns.flow:6
         return 0  # flow: data_patterns.flow:9
 
 
-@rt.fn("data_patterns::length", params=("xs",))
+@rt.fn("data_patterns::length", params=("xs",), types=(rt.T.ListOf(rt.T.INT),))
 def length(xs):  # flow: data_patterns.flow:12
     return rt.lang.list_length(xs)  # flow: data_patterns.flow:12
 
 
-@rt.fn("data_patterns::describe", params=("xs",))
+@rt.fn("data_patterns::describe", params=("xs",), types=(rt.T.ListOf(rt.T.INT),))
 def describe(xs):  # flow: data_patterns.flow:14
     match xs:  # flow: data_patterns.flow:14
         case rt.List() as _t1 if len(_t1) == 0:  # flow: data_patterns.flow:15
@@ -85,7 +85,7 @@ def describe(xs):  # flow: data_patterns.flow:14
                 return "many"  # flow: data_patterns.flow:18
 
 
-@rt.fn("data_patterns::small", params=("n",))
+@rt.fn("data_patterns::small", params=("n",), types=(rt.T.INT,))
 def small(n):  # flow: data_patterns.flow:21
     match n:  # flow: data_patterns.flow:21
         case 0 | 1 | 2:  # flow: data_patterns.flow:22
@@ -94,12 +94,16 @@ def small(n):  # flow: data_patterns.flow:21
             return False  # flow: data_patterns.flow:23
 
 
-@rt.fn("data_patterns::moved", params=("p", "dx"))
+@rt.fn("data_patterns::moved", params=("p", "dx"), types=(rt.T.Named(Point), rt.T.INT))
 def moved(p, dx):  # flow: data_patterns.flow:26
     return Point(p.x + dx, p.y)  # flow: data_patterns.flow:26
 
 
-@rt.fn("data_patterns::first_area", params=("shapes",))
+@rt.fn(
+    "data_patterns::first_area",
+    params=("shapes",),
+    types=(rt.T.ListOf(rt.T.Named(Shape)),),
+)
 def first_area(shapes):  # flow: data_patterns.flow:28
     match shapes:  # flow: data_patterns.flow:29
         case rt.List() as _t1 if len(_t1) >= 1:  # flow: data_patterns.flow:29
@@ -111,7 +115,7 @@ def first_area(shapes):  # flow: data_patterns.flow:28
     return area(s)  # flow: data_patterns.flow:31
 
 
-@rt.fn("data_patterns::main", params=("n",))
+@rt.fn("data_patterns::main", params=("n",), types=(rt.T.INT,))
 def main(n):  # flow: data_patterns.flow:34
     p = moved(Point(n, 2), 1)  # flow: data_patterns.flow:35
     a, b = (area(Circle(p, 2)), area(Rect(p, p.x, p.y)))  # flow: data_patterns.flow:36

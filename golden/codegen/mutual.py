@@ -4,7 +4,7 @@
 import flowrt as rt
 
 
-@rt.fn("mutual::is_even", params=("n",))
+@rt.fn("mutual::is_even", params=("n",), types=(rt.T.INT,))
 def is_even(n):  # flow: mutual.flow:2
     return _is_even__is_odd(0, n, None)  # flow: mutual.flow:2
 
@@ -25,11 +25,11 @@ def _is_even__is_odd(_fn, n, n_1):  # flow: mutual.flow:2
             continue  # flow: mutual.flow:4
 
 
-@rt.fn("mutual::is_odd", params=("n",))
+@rt.fn("mutual::is_odd", params=("n",), types=(rt.T.INT,))
 def is_odd(n):  # flow: mutual.flow:4
     return _is_even__is_odd(1, None, n)  # flow: mutual.flow:4
 
 
-@rt.fn("mutual::main", params=("n",))
+@rt.fn("mutual::main", params=("n",), types=(rt.T.INT,))
 def main(n):  # flow: mutual.flow:6
     return is_even(n)  # flow: mutual.flow:6

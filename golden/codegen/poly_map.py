@@ -5,23 +5,23 @@ import flowrt as rt
 from .lib import web
 
 
-@rt.fn("poly_map::twice", params=("xs", "f"))
+@rt.fn("poly_map::twice", params=("xs", "f"), types=(rt.T.ListOf(rt.T.Var(0)), None))
 def twice(xs, f):  # flow: poly_map.flow:4
     return rt.lang.list_map(rt.lang.list_map(xs, f), f)  # flow: poly_map.flow:4
 
 
-@rt.fn("poly_map::twice", params=("xs", "f"))
+@rt.fn("poly_map::twice", params=("xs", "f"), types=(rt.T.ListOf(rt.T.Var(0)), None))
 def _twice__tool(xs, f):  # flow: poly_map.flow:4
     _t1 = yield rt.lang.list_map__tool(xs, f)  # flow: poly_map.flow:4
     return (yield rt.lang.list_map__tool(_t1, f))  # flow: poly_map.flow:4
 
 
-@rt.fn("poly_map::shout", params=("t",))
+@rt.fn("poly_map::shout", params=("t",), types=(rt.T.TEXT,))
 def shout(t):  # flow: poly_map.flow:6
     return t + "!"  # flow: poly_map.flow:6
 
 
-@rt.fn("poly_map::fetch", params=("t",))
+@rt.fn("poly_map::fetch", params=("t",), types=(rt.T.TEXT,))
 def fetch(t):  # flow: poly_map.flow:8
     _t1 = yield rt.ToolCall(web._SEARCH, (t,))  # flow: poly_map.flow:8
     if isinstance(_t1, rt.Ok):  # flow: poly_map.flow:9
@@ -31,7 +31,7 @@ def fetch(t):  # flow: poly_map.flow:8
         return t  # flow: poly_map.flow:10
 
 
-@rt.fn("poly_map::main", params=("words",))
+@rt.fn("poly_map::main", params=("words",), types=(rt.T.ListOf(rt.T.TEXT),))
 def main(words):  # flow: poly_map.flow:13
     loud = twice(words, shout)  # flow: poly_map.flow:14
 

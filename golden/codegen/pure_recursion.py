@@ -4,7 +4,7 @@
 import flowrt as rt
 
 
-@rt.fn("pure_recursion::factorial", params=("n",))
+@rt.fn("pure_recursion::factorial", params=("n",), types=(rt.T.INT,))
 def factorial(n):  # flow: pure_recursion.flow:2
     if n <= 1:  # flow: pure_recursion.flow:2
         return 1  # flow: pure_recursion.flow:2
@@ -12,7 +12,7 @@ def factorial(n):  # flow: pure_recursion.flow:2
         return n * factorial(n - 1)  # flow: pure_recursion.flow:2
 
 
-@rt.fn("pure_recursion::count", params=("n", "acc"))
+@rt.fn("pure_recursion::count", params=("n", "acc"), types=(rt.T.INT, rt.T.INT))
 def count(n, acc):  # flow: pure_recursion.flow:4
     while True:  # flow: pure_recursion.flow:4
         if n == 0:  # flow: pure_recursion.flow:4
@@ -22,6 +22,6 @@ def count(n, acc):  # flow: pure_recursion.flow:4
             continue  # flow: pure_recursion.flow:4
 
 
-@rt.fn("pure_recursion::main", params=("n",))
+@rt.fn("pure_recursion::main", params=("n",), types=(rt.T.INT,))
 def main(n):  # flow: pure_recursion.flow:6
     return factorial(5) + count(n, 0)  # flow: pure_recursion.flow:6

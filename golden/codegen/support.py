@@ -35,13 +35,17 @@ GaveUp.__flow_field_types__ = (rt.T.ListOf(rt.T.TEXT),)
 Unanswered.__flow_field_types__ = (rt.T.TEXT,)
 
 
-@rt.fn("main::main", params=("ticket",))
+@rt.fn("main::main", params=("ticket",), types=(rt.T.TEXT,))
 def main(ticket):  # flow: main.flow:9
     return rt.TailCall(work, (ticket, rt.EMPTY_LIST, 1))  # flow: main.flow:9
     yield  # (unreachable: makes this function a generator)
 
 
-@rt.fn("main::work", params=("ticket", "notes", "round"))
+@rt.fn(
+    "main::work",
+    params=("ticket", "notes", "round"),
+    types=(rt.T.TEXT, rt.T.ListOf(rt.T.TEXT), rt.T.INT),
+)
 def work(ticket, notes, f_round):  # flow: main.flow:11
     if not (f_round <= 10):  # flow: main.flow:12
         return GaveUp(notes)  # flow: main.flow:12

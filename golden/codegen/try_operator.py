@@ -24,7 +24,7 @@ Missing.__flow_field_types__ = (rt.T.TEXT,)
 Bad.__flow_field_types__ = (rt.T.INT,)
 
 
-@rt.fn("try_operator::parse", params=("t",))
+@rt.fn("try_operator::parse", params=("t",), types=(rt.T.TEXT,))
 def parse(t):  # flow: try_operator.flow:5
     _t1 = rt.lang.int_parse(t)  # flow: try_operator.flow:5
     if isinstance(_t1, rt.Some):  # flow: try_operator.flow:6
@@ -34,12 +34,12 @@ def parse(t):  # flow: try_operator.flow:5
         return rt.Err(t)  # flow: try_operator.flow:7
 
 
-@rt.fn("try_operator::to_problem", params=("t",))
+@rt.fn("try_operator::to_problem", params=("t",), types=(rt.T.TEXT,))
 def to_problem(t):  # flow: try_operator.flow:10
     return Missing(t)  # flow: try_operator.flow:10
 
 
-@rt.fn("try_operator::sum", params=("a", "b"))
+@rt.fn("try_operator::sum", params=("a", "b"), types=(rt.T.TEXT, rt.T.TEXT))
 def f_sum(a, b):  # flow: try_operator.flow:12
     _t1 = parse(a)  # flow: try_operator.flow:13
     if isinstance(_t1, rt.Err):  # flow: try_operator.flow:13
@@ -52,7 +52,7 @@ def f_sum(a, b):  # flow: try_operator.flow:12
     return rt.Ok(x + y)  # flow: try_operator.flow:15
 
 
-@rt.fn("try_operator::main", params=("a", "b"))
+@rt.fn("try_operator::main", params=("a", "b"), types=(rt.T.TEXT, rt.T.TEXT))
 def main(a, b):  # flow: try_operator.flow:18
     _t1 = f_sum(a, b)  # flow: try_operator.flow:19
     if isinstance(_t1, rt.Err):  # flow: try_operator.flow:19
