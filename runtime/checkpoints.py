@@ -161,8 +161,9 @@ class _Checkpoints:
         """Begin at `cp`; `fn` and `root_id` only for a fork's Start holding parked tasks (begin_fork)."""
         n = cp.checkpoint
         fn = fn or self.resolve(cp.function)
-        if fn is None:
-            raise LookupError(f"no function {cp.function!r} to resume the checkpoint with")
+        if fn is None:  # the program has none: this history is not the program's
+            raise CorruptHistory(self._fact_no() - 1, f"checkpoint {n} names function {cp.function!r}, "
+                                                      f"which the program does not have")
         if has_hole(cp.args):
             self._incomplete(f"checkpoint {n} holds a hole in its arguments")
         # the fact the arguments are stored in: this Checkpoint, or a fork's Start (fact 1)
@@ -185,7 +186,7 @@ class _Checkpoints:
             try:
                 targs = tuple(parse_type_text(t, self.classes) for t in cp.type_args)
             except TypeTextError as e:
-                raise LookupError(f"checkpoint {n}'s type argument {e}") from None
+                raise CorruptHistory(at, f"{what}'s type argument {e}") from None
             fn = functools.partial(fn, targs)
 
         def restore(p: ParkedTask) -> Task:
@@ -304,7 +305,10 @@ class _Checkpoints:
             call = self.open[cid]
             call.tool, call.args = f.tool, tuple(f.args)
             if not self.replay:
-                req = self._request_of(f)
+                try:
+                    req = self._request_of(f)
+                except LookupError as e:  # the fork's own Call names what its program lacks
+                    raise CorruptHistory(self.first + self.history.index(f), str(e)) from None
                 call.spec, call.type_args = req.spec, req.type_args
         return True
 

@@ -121,6 +121,16 @@ def test_checkpoint_arguments_that_do_not_fit_the_function_are_refused(store, ba
     assert why in results["replay"][1], results["replay"]
 
 
+def test_a_checkpoint_naming_a_function_the_program_lacks_is_refused(store, base):
+    n = H.db(store).execute("SELECT latest_checkpoint FROM runs WHERE id='solo'").fetchone()[0]
+    with Store(store) as st:
+        cp = st.records("solo", n, classes=base.loaded.classes)[0].fact
+    H.set_fact(store, "solo", n, T.encode_fact(Checkpoint(cp.checkpoint, "main::nope", cp.type_args, cp.args)).data)
+    results = H.every_command(store, base.loaded, "solo")
+    _assert_refused(results, ("replay",), n)
+    assert "names function 'main::nope', which the program does not have" in results["replay"][1]
+
+
 @pytest.mark.parametrize("parked, why", [
     (ParkedTask("root/1", "root/1#1", "main::Nope", ()), "constructor 'main::Nope'"),
     (ParkedTask("root/1", "root/1#1", None, ("extra",)), "data but no constructor"),
