@@ -328,6 +328,9 @@ class Store:
     def _info(self, r: dict) -> RunInfo:
         calls = tuple(self._db.execute(
             "SELECT call, tool_id FROM open_calls WHERE run=? ORDER BY n", (r["id"],)).fetchall())
+        if any(type(c) is not str or type(t) is not str for c, t in calls):  # a host record is anyone's too
+            raise BrokenHistory(f"run {r['id']!r}: its record of open calls is corrupt (a call or Tool "
+                                f"id that is not text); refusing to use it")
         state = r["state"]
         if r["data_version"] != T.DATA_VERSION:
             state = f"unreadable (data version {r['data_version']})"

@@ -4,8 +4,8 @@ exception, or a value served to the program that does not fit its type.
 
 Two sources of hostile bytes, over the real runs of tests/stored_helpers.py (records, a parked
 task, a carried reply, a blob, checkpoints, an End): the bytes of real stored facts, blobs,
-checkpoints and run records mutated (bytes flipped, cut, inserted, fields swapped, re-chained or
-not), and arbitrary CBOR, every semantic tag cbor2 knows included, put where a value, a fact field
+checkpoints, run records and open-call records mutated (bytes flipped, cut, inserted, fields
+swapped, re-chained or not), and arbitrary CBOR, every semantic tag cbor2 knows included, put where a value, a fact field
 or a whole fact is stored.
 
 The suite runs a bounded budget; a longer run (docs/spec/trace.md, "Strict decoding"):
@@ -88,7 +88,7 @@ _COLUMN_VALUES = st.one_of(st.integers(-(2**63), 2**63 - 1), st.text(max_size=20
 
 
 @FUZZ
-@given(run=st.sampled_from(RUN_IDS), target=st.sampled_from(["fact", "checkpoint", "blob", "run", "kind"]),
+@given(run=st.sampled_from(RUN_IDS), target=st.sampled_from(["fact", "checkpoint", "blob", "run", "kind", "open"]),
        pick=st.integers(0, 1000), edits=_edits, column_value=_COLUMN_VALUES,
        column=st.sampled_from(["state", "n", "head", "latest_checkpoint", "archived_through",
                                "archived_hash", "meta", "entry", "program", "parent", "data_version"]),
@@ -110,12 +110,18 @@ def test_mutated_stored_bytes_are_refused_or_work_never_crash(base, run, target,
             blobs = con.execute("SELECT hash, data FROM blobs ORDER BY hash").fetchall()
             h, data = blobs[pick % len(blobs)]
             con.execute("UPDATE blobs SET data=? WHERE hash=?", (_edit(data, edits), h))
+        elif target == "open":  # the host's record of the run's open calls
+            try:
+                con.execute(f"UPDATE open_calls SET {'call' if pick % 2 else 'tool_id'}=? WHERE run=?",
+                            (column_value, run))
+            except sqlite3.IntegrityError:
+                assume(False)
         else:
             try:
                 con.execute(f"UPDATE runs SET {column}=? WHERE id=?", (column_value, run))
             except sqlite3.IntegrityError:  # NOT NULL: the schema itself refuses this one
                 assume(False)
-        if chain and target != "run":
+        if chain and target not in ("run", "open"):
             H.rechain(con, run)
     finally:
         con.close()

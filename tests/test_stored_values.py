@@ -259,6 +259,16 @@ def test_a_corrupt_run_record_is_refused_and_verify_reports_it_broken(store, bas
     assert results["runs"][0] == 0 and "plain  corrupt (its run record)" in results["runs"][1]
 
 
+def test_a_corrupt_open_call_record_is_refused(store, base):
+    con = H.db(store)
+    con.execute("UPDATE open_calls SET call=X'07' WHERE run='plain'")  # a blob: no text affinity
+    con.close()
+    results = H.every_command(store, base.loaded, "plain")
+    for name in ("history", "replay", "resume"):
+        code, text = results[name]
+        assert code == 1 and "record of open calls is corrupt" in text, (name, results[name])
+
+
 def test_a_5000_digit_int_is_shown_by_history_and_replay_diverges_as_usual(store, base):
     big = 10**5000
     n = _set_reply(store, "done", "c3:root#1", rt.Ok(big))
