@@ -24,7 +24,8 @@ here is how the host (flowrt.host.fork) applies them.
     parent's Tool and arguments right after Start and the driver sends it (as a resend of the
     recorded call: one Call, one Reply).
   The fork's Start holds the renamed ParkedTasks; the facts after it make its history whole, so
-  resuming or replaying the fork never reads the parent.
+  resuming or replaying the fork never reads the parent. The store commits the Start and them in
+  one transaction (Store.create_run's `then`): a crash never leaves a Start without them.
 """
 from __future__ import annotations
 

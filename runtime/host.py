@@ -352,11 +352,12 @@ def _drive_live(store: Store, rec: SqliteRecorder, prog: Runnable, fn, history, 
     return report(outcome, run_id)
 
 
-def _new_run(store: Store, run_id: Optional[str], start: Start, prog: Runnable, meta: dict):
-    """Record a new run's Start and take its lease: (run id, recorder)."""
+def _new_run(store: Store, run_id: Optional[str], start: Start, prog: Runnable, meta: dict, then: tuple = ()):
+    """Record a new run's Start and the facts `then` after it, in one commit, and take its lease:
+    (run id, recorder)."""
     run_id = run_id or "run-" + secrets.token_hex(6)
     try:
-        store.create_run(run_id, start, prog.program.sources, meta)
+        store.create_run(run_id, start, prog.program.sources, meta, then=then)
     except StoreError as e:
         raise Refused(str(e)) from None
     except sqlite3.Error as e:
@@ -627,14 +628,9 @@ def fork(store: Store, parent: Runnable, prog: Runnable, run_id: str, checkpoint
     start_fact = Start(prog.program.identity, prog.program.std, DATA_VERSION, cp.function.split("::")[-1],
                        args, tuple(n for n, _ in params), parent=run_id, from_checkpoint=checkpoint)
     meta = dict(meta or prog.meta(), parent=run_id, entry_decl=cp.function)
-    new_run_id, rec = _new_run(store, new_run_id, start_fact, prog, meta)
-    try:
-        for fact in prelude:  # the parked tasks' replies, or their calls made again (flowrt.forks)
-            rec.record(fact)
-        rec.sync(durable=True)
-    except BaseException:
-        rec.close()
-        raise
+    # The parked tasks' replies, or their calls made again (flowrt.forks), are committed with the
+    # Start: a fork whose Start holds parked tasks is never left without the facts that settle them.
+    new_run_id, rec = _new_run(store, new_run_id, start_fact, prog, meta, then=tuple(prelude))
     return _drive_live(store, rec, prog, fn, [start_fact, *prelude], 1, bindings, checkpoint_every, remade)
 
 

@@ -371,12 +371,20 @@ class Store:
 
     # ---- runs ----------------------------------------------------------------------------------
 
-    def create_run(self, run_id: str, start: Start, sources: dict[str, str], meta: Optional[dict] = None) -> RunInfo:
-        """Record a new run's Start (fact 1) and its module sources, durably."""
+    def create_run(self, run_id: str, start: Start, sources: dict[str, str], meta: Optional[dict] = None,
+                   then: tuple = ()) -> RunInfo:
+        """Record a new run's Start (fact 1), the facts `then` that follow it (a fork's prelude:
+        flowrt.forks) and its module sources, durably and in one commit: a crash leaves either
+        no run or the run with all of them."""
         if type(start) is not Start:
             raise StoreError("a run begins with a Start fact")
         enc = T.encode_fact(start)
         head = T.chain(T.ZERO_HASH, enc.chained)
+        pending = []
+        for n, fact in enumerate(then, 2):
+            e = T.encode_fact(fact)
+            pending.append((n, e, T.chain(pending[-1][2] if pending else head, e.chained), fact))
+        batch = _Batch(run_id, pending, set())
         with self.transaction() as db:
             if db.execute("SELECT 1 FROM runs WHERE id=?", (run_id,)).fetchone():
                 raise RunExists(f"run {run_id!r} already exists in {self.path}; choose another --run-id")
@@ -386,12 +394,15 @@ class Store:
                 db.execute("INSERT INTO run_sources VALUES (?, ?, ?)", (run_id, module, h))
             db.execute(
                 "INSERT INTO runs (id, created, state, program, std, data_version, entry, parent, "
-                "from_checkpoint, n, head, meta) VALUES (?, ?, 'halted', ?, ?, ?, ?, ?, ?, 1, ?, ?)",
-                (run_id, time.time(), start.program, start.std, start.data_version, start.entry,
-                 start.parent, start.from_checkpoint, head, json.dumps(meta or {})),
+                "from_checkpoint, n, head, latest_checkpoint, meta) "
+                "VALUES (?, ?, coalesce(?, 'halted'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (run_id, time.time(), batch.state, start.program, start.std, start.data_version, start.entry,
+                 start.parent, start.from_checkpoint, 1 + len(pending), pending[-1][2] if pending else head,
+                 batch.latest_cp, json.dumps(meta or {})),
             )
             db.execute("INSERT INTO facts VALUES (?, 1, ?, ?, ?)", (run_id, enc.kind, enc.data, head))
             _put_blobs(db, run_id, 1, enc.blobs)
+            batch.write(db)
             return self._info(self._run_row(run_id))
 
     def load_run(self, run_id: str) -> RunInfo:
@@ -906,6 +917,68 @@ def _put_blobs(db, run_id: str, n: int, blobs) -> None:
         db.execute("INSERT OR IGNORE INTO blob_refs VALUES (?, ?, ?)", (h, run_id, n))
 
 
+class _Batch:
+    """Facts to append to a run, (n, encoded, chain hash, fact) each, and what appending them
+    changes in the host records beside the facts (open and parked calls, issued tokens, the
+    latest checkpoint, the end state): one commit writes them all (`write`)."""
+
+    def __init__(self, run: str, pending, parked: set):
+        self.run, self.pending, self.parked = run, pending, parked
+        self.latest_cp, self.state = None, None
+        self.opened, self.closed, self.unpark, self.rows, self.issued = [], [], [], [], []
+        for n, enc, h, fact in pending:
+            self.rows.append((run, n, enc.kind, enc.data, h))
+            t = type(fact)
+            if t is Call:
+                self.opened.append((run, fact.id, fact.tool_id, n))
+            elif t is Reply:
+                self._close(fact.id)
+                if may_hold_token(enc):
+                    self.issued += _issued_rows(run, fact.id, fact.reply)
+            elif t is Stop:
+                for c in fact.closed:
+                    self._close(c.call)
+                    if c.has_reply and may_hold_token(enc):
+                        self.issued += _issued_rows(run, c.call, c.reply)
+            elif t is Checkpoint:
+                self.latest_cp = n
+            elif t is End:
+                self.state = "completed" if type(fact.end) is Completed else "faulted"
+
+    def _close(self, call: str) -> None:
+        self.closed.append((self.run, call))
+        if call in self.parked:
+            self.unpark.append((self.run, call))
+
+    def write(self, db) -> None:
+        """Insert the facts and update the host records, inside the caller's transaction."""
+        run, pending = self.run, self.pending
+        if not pending:
+            return
+        try:
+            db.executemany("INSERT INTO facts VALUES (?, ?, ?, ?, ?)", self.rows)
+        except sqlite3.IntegrityError:
+            raise HistoryConflict(
+                f"run {run!r} already holds a fact numbered {pending[0][0]} or later; refusing "
+                f"to rewrite recorded history") from None
+        for n, enc, _h, _f in pending:
+            if enc.blobs:
+                _put_blobs(db, run, n, enc.blobs)
+        closed = self.closed
+        if closed:
+            # A Call and its Reply in one batch: the row is inserted below only if still open.
+            db.executemany("DELETE FROM open_calls WHERE run=? AND call=?", closed)
+        if self.unpark:
+            db.executemany("DELETE FROM parked_calls WHERE run=? AND call=?", self.unpark)
+            self.parked.difference_update(c for _, c in self.unpark)
+        if self.issued:  # the host's record of the tokens these replies issued (flowrt.tokens)
+            db.executemany("INSERT OR IGNORE INTO host_tokens VALUES (?, ?, ?, ?, ?)", self.issued)
+        if self.opened:
+            done = {c for _, c in closed}
+            db.executemany("INSERT OR REPLACE INTO open_calls VALUES (?, ?, ?, ?)",
+                           [o for o in self.opened if o[1] not in done] if done else self.opened)
+
+
 class SqliteRecorder:
     """The Recorder (flowrt.facts) of one run: appends facts to the store, one writer at a time.
 
@@ -1002,31 +1075,7 @@ class SqliteRecorder:
     def _write(self, pending, durable: bool) -> None:
         run = self.run_id
         store = self.store
-        latest_cp, state = None, None
-        opened, closed, unpark, rows, issued = [], [], [], [], []
-        parked = self._parked
-        for n, enc, h, fact in pending:
-            rows.append((run, n, enc.kind, enc.data, h))
-            t = type(fact)
-            if t is Call:
-                opened.append((run, fact.id, fact.tool_id, n))
-            elif t is Reply:
-                closed.append((run, fact.id))
-                if fact.id in parked:
-                    unpark.append((run, fact.id))
-                if may_hold_token(enc):
-                    issued += _issued_rows(run, fact.id, fact.reply)
-            elif t is Stop:
-                for c in fact.closed:
-                    closed.append((run, c.call))
-                    if c.call in parked:
-                        unpark.append((run, c.call))
-                    if c.has_reply and may_hold_token(enc):
-                        issued += _issued_rows(run, c.call, c.reply)
-            elif t is Checkpoint:
-                latest_cp = n
-            elif t is End:
-                state = "completed" if type(fact.end) is Completed else "faulted"
+        batch = _Batch(run, pending, self._parked)
         with store._lock:
             db = store._db
             store._set_sync(durable)
@@ -1037,30 +1086,11 @@ class SqliteRecorder:
                 cur = db.execute(
                     "UPDATE runs SET n=?, head=?, latest_checkpoint=coalesce(?, latest_checkpoint), "
                     "state=coalesce(?, state) WHERE id=? AND owner=? AND n=? AND head=?",
-                    (self.n, self.head, latest_cp, state, run, self.owner, self._synced[0], self._synced[1]))
+                    (self.n, self.head, batch.latest_cp, batch.state, run, self.owner, self._synced[0],
+                     self._synced[1]))
                 if cur.rowcount != 1:
                     raise self._refusal(db)
-                try:
-                    db.executemany("INSERT INTO facts VALUES (?, ?, ?, ?, ?)", rows)
-                except sqlite3.IntegrityError:
-                    raise HistoryConflict(
-                        f"run {run!r} already holds a fact numbered {pending[0][0]} or later; refusing "
-                        f"to rewrite recorded history") from None
-                for n, enc, _h, _f in pending:
-                    if enc.blobs:
-                        _put_blobs(db, run, n, enc.blobs)
-                if closed:
-                    # A Call and its Reply in one batch: the row is inserted below only if still open.
-                    db.executemany("DELETE FROM open_calls WHERE run=? AND call=?", closed)
-                if unpark:
-                    db.executemany("DELETE FROM parked_calls WHERE run=? AND call=?", unpark)
-                    parked.difference_update(c for _, c in unpark)
-                if issued:  # the host's record of the tokens these replies issued (flowrt.tokens)
-                    db.executemany("INSERT OR IGNORE INTO host_tokens VALUES (?, ?, ?, ?, ?)", issued)
-                if opened:
-                    done = {c for _, c in closed}
-                    db.executemany("INSERT OR REPLACE INTO open_calls VALUES (?, ?, ?, ?)",
-                                   [o for o in opened if o[1] not in done] if done else opened)
+                batch.write(db)
             except BaseException:
                 db.execute("ROLLBACK")
                 raise

@@ -3,6 +3,9 @@ parked tasks come back as the program made them, still checked against the fork'
 types; a fork may start from any checkpoint (docs/spec/execution.md, "Host operations": Fork)."""
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from history_e2e_helpers import Cli, calls, project
@@ -299,6 +302,60 @@ def test_fork_finishes_a_parked_task_from_a_reply_recorded_before_the_checkpoint
     assert (r.exit_code, r.stdout.strip()) == (0, '"answer early"'), r.stderr
     # the background question once (the fork does not ask it again), two rounds in the parent, one in the fork
     assert calls(cli.d, "ask") == 4
+    assert cli("replay", "f").stdout == "Matched\n"
+
+
+# A `flow2py fork` whose process dies (os._exit: no cleanup, like a kill) the moment the fork's
+# Start is committed: whatever that commit holds is all the crash leaves.
+CRASH_AFTER_START = """\
+import os, sys
+from flowrt.store import Store
+made = Store.create_run
+def create_then_crash(self, *args, **kw):
+    info = made(self, *args, **kw)
+    if info.parent is not None:
+        os._exit(9)
+    return info
+Store.create_run = create_then_crash
+from flow2py.cli import main
+main(sys.argv[1:], prog_name="flow2py")
+"""
+
+
+def _fork_crashing_after_start(cli, *args):
+    r = subprocess.run([sys.executable, "-c", CRASH_AFTER_START, "fork", *map(str, args),
+                        "--tools", cli.d / "tools.py", "--store", cli.store], cwd=cli.d, capture_output=True, text=True)
+    assert r.returncode == 9, r.stdout + r.stderr
+
+
+def test_a_fork_crashed_right_after_its_start_holds_the_remade_call_and_resumes(tmp_path):
+    cli = _cli(tmp_path, ROUNDS)
+    _paused_rounds(cli)
+    _fork_crashing_after_start(cli, "a", "--checkpoint", "1", "--run-id", "f")
+    facts = cli.facts("f")  # the Start and the call made again: one commit
+    assert [(f["kind"], f.get("id")) for f in facts] == [("Start", None), ("Call", "f:root/1#1")]
+    assert calls(cli.d, "ask") == 1  # the fork's call was never sent
+    # the crash may have cut the call once it was recorded: the resume closes it Unknown, like any
+    # cut call, and `--resend` sends it
+    r = cli.resume("f", "--resend", "f:root/1#1")
+    assert r.exit_code == 3 and "f:root/1#1  svc.ask" in r.stdout, r.output + r.stderr
+    assert calls(cli.d, "ask") == 2
+    r = cli.resume("f", "--reply", 'f:root/1#1={"Ok": "fork"}')
+    assert (r.exit_code, r.stdout.strip()) == (0, '"answer fork"'), r.stderr
+    assert cli("replay", "f").stdout == "Matched\n"
+
+
+def test_a_fork_crashed_right_after_its_start_holds_the_parents_reply_and_resumes(tmp_path):
+    cli = _cli(tmp_path, ROUNDS)
+    _paused_rounds(cli)
+    assert cli.resume("a", "--reply", 'root/1#1={"Ok": "parent"}').exit_code == 0
+    _fork_crashing_after_start(cli, "a", "--checkpoint", "2", "--run-id", "f")
+    facts = cli.facts("f")
+    assert [(f["kind"], f.get("id"), f.get("reply")) for f in facts] == [
+        ("Start", None, None), ("Reply", "f:root/1#1", 'Ok("parent")')]
+    r = cli.resume("f")
+    assert (r.exit_code, r.stdout.strip()) == (0, '"answer parent"'), r.output + r.stderr
+    assert calls(cli.d, "ask") == 1
     assert cli("replay", "f").stdout == "Matched\n"
 
 
