@@ -185,12 +185,12 @@ def resume(run_id: str, *, replies=(), resend=(), tools=(), store_path: Optional
 
 def replay(run_id: str, *, store_path: Optional[str] = None) -> Report:
     """`flow2py replay`: the run's stored program over its history, nothing bound; one verdict."""
-    store = open_store(store_path, create=False)
+    store = open_store(store_path, create=False, readonly=True)
     return rh.replay(store, compile_stored(store, run_id), run_id)
 
 
 def history(run_id: str, *, store_path: Optional[str] = None, fmt: str = "text") -> str:
-    store = open_store(store_path, create=False)
+    store = open_store(store_path, create=False, readonly=True)
     return rh.history(store, compile_stored(store, run_id), run_id, fmt)
 
 
@@ -212,7 +212,7 @@ def verify(run_id: str, *, head: Optional[str] = None, store_path: Optional[str]
         if len(head) != 64 or any(c not in "0123456789abcdef" for c in head):
             raise Refused(f"--head {head!r}: not a head hash (64 hex digits, as `verify` and "
                           f"`history --format json` print them)")
-    store = open_store(store_path, create=False)
+    store = open_store(store_path, create=False, readonly=True)
     ok, message, _head_hex = read(store.verify, run_id, head)
     # The message says which facts were checked and which taken on trust, and ends with the head.
     return ok, message if ok else f"broken: {message}"
@@ -253,7 +253,7 @@ def _replies_to(held) -> str:
 
 
 def list_runs(*, store_path: Optional[str] = None) -> list[str]:
-    return rh.list_runs(open_store(store_path, create=False))
+    return rh.list_runs(open_store(store_path, create=False, readonly=True))
 
 
 # ---- nested runs and tests -----------------------------------------------------------------------

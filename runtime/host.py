@@ -124,15 +124,16 @@ def sqlite_problem(e: sqlite3.Error, where: str) -> Optional[str]:
     return None
 
 
-def open_store(path: Optional[str], *, create: bool = True) -> Store:
+def open_store(path: Optional[str], *, create: bool = True, readonly: bool = False) -> Store:
     """Open the store, or refuse with what is wrong with it (not SQLite, another data version,
     locked, read-only). `create=False` (every command but `run`): a store that does not exist is
-    refused rather than created empty."""
+    refused rather than created empty. `readonly` (the commands that only read: runs, history,
+    replay, verify): opened without write access, so a store the user can only read serves them."""
     where = f"store {path or '.flow/runs.db'}"
-    if not create and not store_exists(path):
+    if not (create and not readonly) and not store_exists(path):
         raise Refused(f"{where}: no such store (a store is created by `flow2py run`)")
     try:
-        return Store(path)
+        return Store(path, readonly=readonly)
     except sqlite3.Error as e:
         known = sqlite_problem(e, where)
         if known:
@@ -722,6 +723,8 @@ class Host:
             self.store.issue_token(type_id, token)
         except StoreError as e:
             raise Refused(str(e)) from None
+        except sqlite3.Error as e:  # a store file this process can only read, or one locked
+            raise Refused(sqlite_problem(e, f"store {self.store.path}") or str(e)) from None
         return HostToken(type_id, token)
 
     def verify(self, run_id: str, head: Optional[str] = None) -> tuple[bool, str, str]:

@@ -11,7 +11,9 @@ docs/spec/trace.md ("Store") is the description; the short version:
   (open calls whose implementation answered `pending`: left open on purpose, not cut by a crash)
   and `nested_runs` (outer run + call id -> the inner run a Tool started); `host_tokens` (every
   host token the host issued, by @tool type identity and token, with the run and call whose
-  Reply issued it: flowrt.tokens). A store made before a table existed gets it when opened.
+  Reply issued it: flowrt.tokens). A store made before a table existed gets it when a writer opens
+  it; a reader (`Store(readonly=True)`, or a file SQLite cannot write) writes nothing and sees the
+  table empty.
 * Reading decodes values with the class table of the run's program (`classes=`, from
   `Program.classes`): the store holds values by declaration id and constructor name, and two
   programs in one process may share a declaration id. Without a table only std's built-in enums
@@ -216,37 +218,68 @@ def _describe_owner(owner: str) -> str:
 class Store:
     """One store file. Thread-safe (one connection behind a lock); open one per process."""
 
-    def __init__(self, path: os.PathLike | str | None = None, *, durable: bool = True):
+    def __init__(self, path: os.PathLike | str | None = None, *, durable: bool = True, readonly: bool = False):
+        """Open the store at `path`. `readonly`: a reader's open (SQLite `mode=ro`): it never writes,
+        so a store file the user can only read opens too. A store made before a table existed gets
+        the table from its first writer; a reader (or an open of a file SQLite cannot write) sees
+        it as empty: no host tokens issued, no nested runs, ..."""
         self.path = Path(path) if path is not None else Path.cwd() / DEFAULT_STORE
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.durable = durable
+        self.readonly = readonly
         self._lock = threading.RLock()
-        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+        if readonly:
+            self._db = sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=ro", uri=True,
+                                       isolation_level=None, check_same_thread=False, timeout=30)
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
         self._sync_mode = None
         # A store that already has its schema is opened without taking the write lock, so reading
         # (runs, history, replay, verify) is never held up by another process's write transaction.
         tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if _TABLES <= tables:
+        if _TABLES <= tables or (readonly and "store_meta" in tables):
             mode = self._db.execute("PRAGMA journal_mode").fetchone()[0]
-            if mode.lower() != "wal":
+            if mode.lower() != "wal" and not readonly:
                 self._db.execute("PRAGMA journal_mode=WAL")
             self._set_sync(True)
             row = self._db.execute("SELECT value FROM store_meta WHERE key='data_version'").fetchone()
             if row is not None:
                 if row[0] != str(T.DATA_VERSION):
                     raise T.UnsupportedDataVersion(row[0], where=f"the store {self.path}")
+                if not _TABLES <= tables:
+                    self._stand_in(_TABLES - tables)
                 return
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._set_sync(True)
-        with self.transaction():
-            for stmt in _SCHEMA.split(";"):
-                if stmt.strip():
-                    self._db.execute(stmt)
-            row = self._db.execute("SELECT value FROM store_meta WHERE key='data_version'").fetchone()
-            if row is None:
-                self._db.execute("INSERT INTO store_meta VALUES ('data_version', ?)", (str(T.DATA_VERSION),))
-            elif row[0] != str(T.DATA_VERSION):
-                raise T.UnsupportedDataVersion(row[0], where=f"the store {self.path}")
+        if readonly:
+            raise StoreError(f"{self.path} is not a Flow store (it records no data version); nothing was read")
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._set_sync(True)
+            with self.transaction():
+                for stmt in _SCHEMA.split(";"):
+                    if stmt.strip():
+                        self._db.execute(stmt)
+                row = self._db.execute("SELECT value FROM store_meta WHERE key='data_version'").fetchone()
+                if row is None:
+                    self._db.execute("INSERT INTO store_meta VALUES ('data_version', ?)", (str(T.DATA_VERSION),))
+                elif row[0] != str(T.DATA_VERSION):
+                    raise T.UnsupportedDataVersion(row[0], where=f"the store {self.path}")
+        except sqlite3.OperationalError as e:
+            # An older store in a file this process cannot write (chmod, a read-only mount): it
+            # is read as it is. Writing to it is refused when it is tried, as for any such file.
+            if "readonly" not in str(e).lower() or "store_meta" not in tables:
+                raise
+            self.readonly = True
+            self._stand_in(_TABLES - tables)
+
+    def _stand_in(self, missing) -> None:
+        """Empty TEMP tables of the same shape for the tables an older store lacks, for this
+        connection only (they shadow nothing: the store has no such table): readers read them
+        as every other table. The store is read-only here, so `transaction` refuses every write
+        before one could reach them."""
+        for stmt in _SCHEMA.split(";"):
+            m = re.search(r"CREATE TABLE IF NOT EXISTS (\w+)", stmt)
+            if m and m.group(1) in missing:
+                self._db.execute(stmt.replace("CREATE TABLE IF NOT EXISTS", "CREATE TEMP TABLE", 1))
 
     # ---- plumbing ------------------------------------------------------------------------------
 
@@ -268,7 +301,10 @@ class Store:
 
     @contextmanager
     def transaction(self, durable: bool = True):
-        """BEGIN IMMEDIATE ... COMMIT (fsynced when `durable`), rolled back on any error."""
+        """BEGIN IMMEDIATE ... COMMIT (fsynced when `durable`), rolled back on any error. Every
+        write goes through here; a store opened read-only refuses them all."""
+        if self.readonly:
+            raise StoreError(f"the store {self.path} is read-only here (opened for reading); nothing was changed")
         with self._lock:
             self._set_sync(durable)
             self._db.execute("BEGIN IMMEDIATE")

@@ -4,13 +4,14 @@ other token in input or a delivered reply is refused with its path, and nothing 
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 import pytest
 
 import flowrt as rt
 from flow2py import host as fhost
 from flowrt.host import Host, Refused
-from flowrt.store import Store
+from flowrt.store import Store, StoreError
 from history_e2e_helpers import Cli
 
 BROWSER = """\
@@ -183,20 +184,66 @@ def test_a_host_application_issues_tokens_in_code_to_hand_a_run_a_primary_and_a_
         host.issue_token("Model", "x")
 
 
-def test_a_store_made_before_the_token_record_still_opens_and_gets_it(cli):
+def _older_store(cli):
+    """A store with a run of tokens, as this version's predecessor left it: no token record."""
     assert _run(cli, "--input", '{"u": "a"}', "--run-id", "a").exit_code == 0
-    with cli.db() as db:  # the store as this version's predecessor left it
+    with cli.db() as db:
         db.execute("DROP TABLE host_tokens")
+
+
+def _has_token_table(cli) -> bool:
+    with cli.db() as db:
+        return db.execute("SELECT 1 FROM sqlite_master WHERE name='host_tokens'").fetchone() is not None
+
+
+def test_readers_of_a_store_made_before_the_token_record_write_nothing_and_a_writer_adds_it(cli):
+    _older_store(cli)
     assert "a  completed" in cli("runs").stdout
     assert cli("replay", "a").stdout == "Matched\n"
-    assert _issued(cli) == []  # the table is back, empty: the old run's tokens were never recorded
+    assert cli("verify", "a").exit_code == 0
+    assert cli("history", "a").stdout.splitlines()[-1].split(maxsplit=2)[1:] == ["End", 'Completed("contents of tab-a")']
+    assert not _has_token_table(cli)  # the readers opened it read-only
     r = _run(cli, "--entry", "go", "--input", '{"p": {"$token": "tab-a"}}', "--run-id", "b")
     assert r.exit_code == 1 and "was not issued by this host" in r.stderr
+    assert _issued(cli) == []  # the writer made the table, empty: the old run's tokens were never recorded
     store = Store(cli.store)
     store.issue_token("browser::Page", "tab-a")  # the host vouches for it again, in code
     store.close()
     r = _run(cli, "--entry", "go", "--input", '{"p": {"$token": "tab-a"}}', "--run-id", "b")
     assert (r.exit_code, r.stdout.strip()) == (0, '"contents of tab-a"')
+
+
+def test_a_read_only_open_of_a_store_made_before_the_token_record_sees_no_tokens_issued(cli):
+    _older_store(cli)
+    store = Store(cli.store, readonly=True)  # SQLite's mode=ro: what runs, history, replay, verify use
+    assert store.load_run("a").state == "completed"
+    assert store.verify("a")[0]
+    assert store.token_issuer("browser::Page", "tab-a") is None  # no tokens issued
+    with pytest.raises(StoreError, match="is read-only here"):
+        store.issue_token("browser::Page", "tab-a")  # writing is refused, nothing changed
+    store.close()
+    assert not _has_token_table(cli)
+
+
+def test_a_store_made_before_the_token_record_in_a_file_sqlite_cannot_write_opens_for_reading(cli, monkeypatch):
+    """A plain open (the Python host API's) of a file the process cannot write. The tests run as
+    root, whom chmod does not stop, so the file is opened the way SQLite opens a file it may not
+    write: read-only (SQLITE_OPEN_READONLY, what `mode=ro` asks for), whatever the store asked."""
+    _older_store(cli)
+    connect = sqlite3.connect
+
+    def unwritable(path, *args, **kw):
+        return connect(f"{Path(path).absolute().as_uri()}?mode=ro", *args, **dict(kw, uri=True))
+
+    monkeypatch.setattr(sqlite3, "connect", unwritable)
+    host = Host(cli.store)
+    assert host.store.readonly and host.store.token_issuer("browser::Page", "tab-a") is None
+    assert [r.state for r in host.store.runs()] == ["completed"]
+    with pytest.raises(Refused, match="read-only"):
+        host.issue_token("browser::Page", "tab-a")
+    host.store.close()
+    monkeypatch.undo()
+    assert not _has_token_table(cli)
 
 
 def test_issuing_a_token_twice_keeps_its_first_issuer(tmp_path):
