@@ -58,6 +58,37 @@ def test_int_text_parse_and_decimals_beyond_4300_digits_work_in_a_program(tmp_pa
     assert invoke("replay", entry, "--store", db).stdout == "Matched\n"
 
 
+# A literal of 5,000 digits: beyond Python's int/str limit, in source as in the generated code.
+BIG = "7" * 4999 + "3"
+LITERAL = f"""\
+pub flow main() -> Int = {BIG}
+pub flow negated() -> Int = -{BIG[:2]}_{BIG[2:]} + 0
+pub flow matched() -> Text = match {BIG} - 1 + 1 {{
+    -{BIG} => "negated",
+    {BIG} => "the literal",
+    _ => "another",
+}}
+pub flow long() -> Duration = {BIG}ns
+"""
+
+
+def test_an_int_literal_of_5000_digits_checks_builds_runs_and_shows_in_history(tmp_path):
+    (tmp_path / "lit.flow").write_text(LITERAL)
+    assert invoke("check", tmp_path / "lit.flow").exit_code == 0
+    built = invoke("build", tmp_path / "lit.flow", "--out", tmp_path / "out")
+    assert built.exit_code == 0, built.output
+    code = (tmp_path / "out" / "lit_flow" / "lit.py").read_text().lower()  # (__init__.py keeps the sources)
+    assert BIG[:600] not in code and f"0x{int_from_text(BIG):x}" in code  # Python compiles a hex literal of any length
+    db = tmp_path / "lit.db"
+    for entry, shown in [("main", BIG), ("negated", "-" + BIG), ("matched", '"the literal"')]:
+        r = invoke("run", tmp_path / "lit.flow", "--entry", entry, "--store", db, "--run-id", entry)
+        assert (r.exit_code, r.stdout) == (0, shown + "\n"), r.output
+        assert invoke("history", entry, "--store", db).stdout.splitlines()[-1].split(maxsplit=2)[1:] == ["End", f"Completed({shown})"]
+        assert invoke("replay", entry, "--store", db).stdout == "Matched\n"
+    r = invoke("run", tmp_path / "lit.flow", "--entry", "long", "--store", db, "--run-id", "long")
+    assert (r.exit_code, r.stdout) == (0, BIG + "ns\n"), r.output
+
+
 EDGES = [0, 1, -1, 10 ** 599, 10 ** 600, 10 ** 600 - 1, 10 ** 1200 + 7, 10 ** 4299, 10 ** 4300, 10 ** 4300 - 1,
          -(10 ** 9000) - 123456789, 2 ** 50_000, 7 ** 6000]
 

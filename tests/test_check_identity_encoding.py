@@ -41,3 +41,14 @@ def test_program_identity_equals_the_plain_computation():
     assert identity.encode(lit) == cbor2.dumps(ast.to_data(lit), canonical=True)
     commits = {"github.com/acme/tools": "abc123"}
     assert identity.program_identity("std@v1", modules, commits) == identity.reference_identity("std@v1", modules, commits)
+
+
+def test_an_int_literal_of_5000_digits_is_encoded_into_the_identity_as_its_value():
+    src = "pub flow main() -> Int = {}\n"
+    big = "7" * 4999 + "3"
+    module, diags = parse_module(src.format(big), "big.flow")
+    assert diags == []
+    assert identity.encode(module) == cbor2.dumps(ast.to_data(module), canonical=True)
+    other, _ = parse_module(src.format(big[:-1] + "4"), "big.flow")
+    ids = [identity.program_identity("std@v1", {"big": m}, {}) for m in (module, other)]
+    assert ids[0] != ids[1]  # the last digit counts

@@ -34,7 +34,7 @@ SOURCES = {
     "Dict<Int, Text>": ['[2: "b", 1: "a"]', "[:]"],
     "(Option<Int>, Result<Text, Int>, Bytes, Bool, ())": ['(None, Err(-1), b"\\x00\\xff\\"", true, ())'],
     "List<(Int, Text)>": ["[(1, \"a\"), (-2, \"\")]"],
-    "Int": ["-5", "7 * 0"],
+    "Int": ["-5", "7 * 0", "-" + "7" * 4999 + "3"],  # 5,000 digits: beyond Python's int/str limit
 }
 
 
@@ -67,7 +67,8 @@ def test_the_text_of_every_kind_of_value_reads_back_as_the_same_value(tmp_path):
     assert [rt.show(v) for v in back] == texts
 
 
-_ints = st.integers()  # (an Int of more than 4,300 digits: its text is right, the compiler refuses it as E010)
+# Ints of any size: more than 4,300 digits (Python's int/str limit) read back too
+_ints = st.integers() | st.integers(10 ** 4300, 10 ** 5000) | st.integers(-10 ** 5000, -10 ** 4300)
 _texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
 _decimals = st.decimals(allow_nan=False, allow_infinity=False, places=3, min_value=-10**6, max_value=10**6)
 _scalars = st.tuples(

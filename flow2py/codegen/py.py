@@ -59,9 +59,13 @@ def dict_(pairs: Sequence[tuple[Expr, Expr]]) -> cst.Dict:
 
 
 def integer(v: int) -> Expr:
+    """An int literal: decimal, or hexadecimal for one of more than 600 digits. Python refuses a
+    decimal literal (and `str()`) beyond its int/str conversion limit, 4,300 digits by default and
+    640 at the least a host may set; a hexadecimal literal of any length compiles and loads, in
+    linear time, under every setting (docs/spec/codegen.md, "Expressions": literals)."""
     if v < 0:
-        return cst.UnaryOperation(operator=cst.Minus(), expression=cst.Integer(str(-v)))
-    return cst.Integer(str(v))
+        return cst.UnaryOperation(operator=cst.Minus(), expression=integer(-v))
+    return cst.Integer(hex(v) if v.bit_length() > 1993 else str(v))  # 2**1993 < 10**600
 
 
 def string(s: str) -> cst.SimpleString:

@@ -111,6 +111,19 @@ def _ty(x):
     return x.as_type() if isinstance(x, _Paren) else x
 
 
+def decimal_int(digits: str) -> int:
+    """`int(digits)` for a literal's decimal digits, however many. A Flow Int is unbounded, but
+    Python's `int()` refuses text of more than 4,300 digits (its conversion limit, which the
+    compiler leaves as the process set it): a longer literal is read in halves, joined by one
+    multiplication each, which also keeps reading it subquadratic."""
+    if len(digits) <= 600:  # under the smallest limit Python allows
+        return int(digits)
+    if not (digits.isascii() and digits.isdigit()):
+        raise ValueError(digits)
+    low = len(digits) // 2
+    return decimal_int(digits[:-low]) * 10 ** low + decimal_int(digits[-low:])
+
+
 _DURATION = re.compile(r"([0-9_]+)(ns|us|ms|s|m|h|d)$")
 _UNIT_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9, "d": 86400 * 10**9}
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "0": "\0"}
@@ -492,7 +505,7 @@ class Builder:
         if t == "INT":
             digits = s.replace("_", "")
             try:
-                value = int(digits, 16) if digits.startswith(("0x", "0X")) else int(digits)
+                value = int(digits, 16) if digits.startswith(("0x", "0X")) else decimal_int(digits)
             except ValueError:
                 self._error("E010", f"`{s}` is not a well-formed number", span)
                 value = 0
@@ -501,7 +514,7 @@ class Builder:
             return ast.Literal("decimal", s.replace("_", ""), span=span)
         if t == "DURATION":
             m = _DURATION.match(s)
-            return ast.Literal("duration", int(m.group(1).replace("_", "")) * _UNIT_NS[m.group(2)], span=span)
+            return ast.Literal("duration", decimal_int(m.group(1).replace("_", "")) * _UNIT_NS[m.group(2)], span=span)
         if t == "TEXT":
             return ast.Literal("text", self._text(tok), span=span)
         if t == "BYTES":
