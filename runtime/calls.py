@@ -34,9 +34,9 @@ from flowrt.requests import ToolCall
 from flowrt.stored import CorruptHistory, misfit, reply_checker
 from flowrt.tasks import CALL, READY, Task, build_parked, has_hole
 from flowrt.tools import PENDING
-from flowrt.types import type_text
+from flowrt.types import names_types, type_text
 from flowrt.trace import TraceError, unrecordable
-from flowrt.values import Err, Malformed, NotRun, Unknown
+from flowrt.values import ClassTable, Err, Malformed, NotRun, Unknown
 
 #: The reason an open call cut by a crash is closed with (`drive(cut=...)`; seed 000 "Unknown").
 CUT_REASON = "process ended while the call was out"
@@ -160,7 +160,8 @@ class _Calls:
         if self.hpos < self.hlen:
             rec = self.history[self.hpos]
             if (type(rec) is not Call or rec.id != cid or rec.tool_id != spec.tool_id
-                    or rec.type_args != type_args or not _same(rec.args, args)):
+                    or (rec.type_args != type_args and not self._recorded_types(rec.type_args, req.type_args))
+                    or not _same(rec.args, args)):
                 self._unrecordable_call(task, spec, args)  # as the live run found: a fault
                 self._diverge(f"the program calls {spec.name}{_args_text(args)} as {cid}, but the "
                               f"history records {describe(rec)}")
@@ -196,6 +197,13 @@ class _Calls:
         why = unrecordable(args)
         if why:
             self._fault(task, f"the arguments of {spec.name} cannot be recorded: {why}", *_locate_task(task))
+
+    def _recorded_types(self, texts: tuple, descs: tuple) -> bool:
+        """Whether type argument texts the history records name `descs`, though written otherwise
+        (a one-element tuple `(Int)` from an older flowrt: flowrt.types.names_types)."""
+        if not isinstance(self.classes, ClassTable):
+            self.classes = self.classes()
+        return names_types(texts, descs, self.classes)
 
     def _dispatch(self, call: _Call):
         """Send a recorded call to its implementation (its Call fact is already durable)."""

@@ -80,7 +80,8 @@ class _Checkpoints:
         fact = Checkpoint(n, flow.decl, type_args, args)
         try:
             self._emit(fact, lambda r: (type(r) is Checkpoint and r.checkpoint == n and r.function == flow.decl
-                                        and r.type_args == type_args and _same(r.args, args)),
+                                        and (r.type_args == type_args or self._recorded_types(r.type_args, descs))
+                                        and _same(r.args, args)),
                        f"takes checkpoint {n} at {flow.decl}{_args_text(args)}")
         except TraceError:  # arguments beyond what a history can hold: no checkpoint here (live)
             return

@@ -22,7 +22,7 @@ from flowrt.values import (
 )
 
 __all__ = ["T", "DecodeError", "decode", "compile_decoder", "to_json", "loads_exact", "type_text", "field_types", "fields_of", "subst",
-           "TypeTextError", "parse_type_text"]
+           "TypeTextError", "parse_type_text", "names_types"]
 
 
 class DecodeError(Exception):
@@ -255,7 +255,7 @@ def _class_name(cls) -> str:
 
 
 def type_text(d) -> str:
-    """A descriptor in Flow type syntax: `List<Text>`, `Result<Int, Oops>`, `(Int, Text)`."""
+    """A descriptor in Flow type syntax: `List<Text>`, `Result<Int, Oops>`, `(Int, Text)`, `(Int,)`."""
     t = type(d)
     if t is _Prim:
         return d.name
@@ -265,8 +265,8 @@ def type_text(d) -> str:
         return f"Set<{type_text(d.item)}>"
     if t is DictOf:
         return f"Dict<{type_text(d.key)}, {type_text(d.value)}>"
-    if t is TupleOf:
-        return "(" + ", ".join(type_text(x) for x in d.items) + ")"
+    if t is TupleOf:  # a one-element tuple keeps its comma: `(Int)` is Int in Flow
+        return "(" + ", ".join(type_text(x) for x in d.items) + ("," if len(d.items) == 1 else "") + ")"
     if t is Named:
         name = _class_name(d.cls)
         return f"{name}<{', '.join(type_text(a) for a in d.args)}>" if d.args else name
@@ -309,7 +309,9 @@ def _type_names(classes) -> dict:
 def parse_type_text(text: str, classes) -> Any:
     """The descriptor a type text (`type_text`'s output, as a Call or Checkpoint fact records
     it) names in the program whose class table is `classes`: the inverse of `type_text`.
-    TypeTextError when a name is not one of the program's types or names two of them."""
+    TypeTextError when a name is not one of the program's types or names two of them. A type
+    text never groups, so `(Int)`, which flowrt wrote for a one-element tuple before its text
+    became `(Int,)`, reads as that tuple too: recorded facts are read as they were written."""
     toks = []
     pos = 0
     text = text.strip()
@@ -336,6 +338,8 @@ def parse_type_text(text: str, classes) -> Any:
         out = [one(depth)]
         while peek() == ",":
             take(",")
+            if peek() == close:  # `(Int,)`, a one-element tuple
+                break
             out.append(one(depth))
         take(close)
         return out
@@ -376,6 +380,18 @@ def parse_type_text(text: str, classes) -> Any:
     if at[0] != len(toks):
         raise TypeTextError(f"`{text}` is not a type")
     return d
+
+
+def names_types(texts: tuple, descs: tuple, classes) -> bool:
+    """Whether the type texts a fact records name the descriptors `descs` (the type arguments a
+    program now calls with): the same texts, or texts that read back as them in the program of
+    `classes`, as a one-element tuple recorded `(Int)` by an older flowrt does."""
+    if len(texts) != len(descs):
+        return False
+    try:
+        return all(parse_type_text(t, classes) == d for t, d in zip(texts, descs))
+    except TypeTextError:
+        return False
 
 
 # ---- JSON form -------------------------------------------------------------------------------

@@ -265,3 +265,20 @@ def test_fake_must_match_the_tool():
 
 def test_refutable_let():
     assert codes(check("pub flow f(x: Option<Int>) -> Int = {\n let Some(y) = x\n y\n}")) == ["E410"]
+
+
+def test_a_one_element_tuple_is_a_type_and_a_value_and_neither_is_its_element():
+    r = check('''
+        pub flow one() -> (Int,) = (1,)
+        pub flow first(p: (Int,)) -> Int = match p { (x,) => x }
+        pub flow grouped() -> (Int) = 1
+        pub flow nested() -> List<((Text,),)> = [(("a",),)]
+    ''')
+    assert codes(r) == []
+    r = check('''
+        pub flow bare() -> (Int,) = 1
+        pub flow wrapped() -> Int = (1,)
+    ''')
+    assert codes(r) == ["E201", "E201"]
+    assert "expected `(Int,)`, found `Int`" in r.diagnostics[0].message
+    assert "expected `Int`, found `(Int,)`" in r.diagnostics[1].message

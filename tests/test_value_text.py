@@ -34,6 +34,8 @@ SOURCES = {
     "Dict<Int, Text>": ['[2: "b", 1: "a"]', "[:]"],
     "(Option<Int>, Result<Text, Int>, Bytes, Bool, ())": ['(None, Err(-1), b"\\x00\\xff\\"", true, ())'],
     "List<(Int, Text)>": ["[(1, \"a\"), (-2, \"\")]"],
+    "(Int,)": ["(1,)"],  # a one-element tuple keeps its comma: `(1)` is the Int 1
+    "List<((Text,), Option<(Int,)>)>": ['[(("a",), Some((2,)))]'],
     "Int": ["-5", "7 * 0", "-" + "7" * 4999 + "3"],  # 5,000 digits: beyond Python's int/str limit
 }
 
@@ -77,8 +79,9 @@ _scalars = st.tuples(
     st.frozensets(st.integers(-50, 50), max_size=4).map(rt.set_of),
     st.dictionaries(_texts, st.integers(), max_size=3).map(rt.dict_of),
     st.lists(_texts, max_size=3).map(rt.list_of),
+    st.tuples(_ints),
 )
-_SCALAR_TYPE = "(Int, Decimal, Text, Bytes, Duration, Instant, Set<Int>, Dict<Text, Int>, List<Text>)"
+_SCALAR_TYPE = "(Int, Decimal, Text, Bytes, Duration, Instant, Set<Int>, Dict<Text, Int>, List<Text>, (Int,))"
 
 
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

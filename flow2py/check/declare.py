@@ -229,8 +229,7 @@ class Declarations:
         if isinstance(te, ast.TupleType):
             if not te.items:
                 return self.unit()
-            if len(te.items) == 1:
-                return self.resolve_texpr(te.items[0], env, tparams, in_param, user)
+            # `(T,)` is a one-element tuple (grammar.md); grouping `(T)` never reaches here
             return TTuple(tuple(self.resolve_texpr(x, env, tparams, in_param, user) for x in te.items))
         if isinstance(te, ast.FunctionType):
             eff = te.effect

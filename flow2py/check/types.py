@@ -218,8 +218,8 @@ def show(t, name_of: Callable[[str], str] = lambda d: d.split("::")[-1]) -> str:
         if t.args:
             return f"{n}<{', '.join(show(a, name_of) for a in t.args)}>"
         return n
-    if k is TTuple:
-        return "(" + ", ".join(show(a, name_of) for a in t.items) + ")"
+    if k is TTuple:  # a one-element tuple keeps its comma: `(Int)` is Int
+        return "(" + ", ".join(show(a, name_of) for a in t.items) + ("," if len(t.items) == 1 else "") + ")"
     if k is TFun:
         eff = " !tool" if t.effect == "tool" else (" !pure" if t.effect == "pure_marked" else "")
         return "(" + ", ".join(show(a, name_of) for a in t.params) + ") -> " + show(t.result, name_of) + eff
