@@ -201,3 +201,32 @@ def test_built_package_imports_and_describes_the_program(tmp_path):
         sys.path.remove(str(tmp_path))
         for m in [m for m in sys.modules if m == "support_flow" or m.startswith("support_flow.")]:
             del sys.modules[m]
+
+
+def test_std_marks_decide_which_lists_are_not_built():
+    # list.range is marked "lazy:iter.range" and fold "iterates"; list.map is "lazy-all:iter.map",
+    # which only text.join ("iterates-all") takes lazily: find may stop before calling f on all
+    pkg, prog = _load(
+        """
+use "std@v1/list"
+use "std@v1/text"
+use "std@v1/int"
+
+flow square(i: Int) -> Int = i * i
+
+pub flow main(n: Int) -> Text = {
+    let total = list.range(0, n).fold(0, flow(a, i) = a + i)
+    let joined = text.join(list.map(list.range(0, n), flow(i) = int.to_text(i)), ",")
+    let found = list.find(list.map(list.range(0, n), square), flow(x) = x > 3)
+    let kept = list.range(0, n)
+    let f = match found { Some(x) => int.to_text(x), None => "-" }
+    int.to_text(total) ++ " " ++ joined ++ " " ++ int.to_text(kept.length()) ++ " " ++ f
+}
+"""
+    )
+    src = "".join(generate(prog)[prog.entry_module].source.split())  # black's line breaks aside
+    assert "total=rt.lang.list_fold(rt.lang.iter_range(0,n)" in src
+    assert "joined=rt.lang.text_join(rt.lang.iter_map(rt.lang.iter_range(0,n),rt.lang.int_to_text)" in src
+    assert "found=rt.lang.list_find(rt.lang.list_map(rt.lang.iter_range(0,n),square)" in src
+    assert "kept=rt.lang.list_range(0,n)" in src
+    assert pkg.PROGRAM.module("main").main(5) == "10 0,1,2,3,4 5 4"

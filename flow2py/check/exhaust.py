@@ -13,8 +13,6 @@ literal type has infinitely many values, so only `_` (or a binding) completes it
 """
 from __future__ import annotations
 
-from typing import Optional
-
 from flow2py.check.program import CtorRef, TCon, TTuple
 from flow2py.check.types import subst
 from flow2py.syntax import ast
@@ -25,7 +23,7 @@ LIMIT = 6
 class Column:
     """The constructors of one type: key -> (arity, arg types, render(args))."""
 
-    def __init__(self, sig: Optional[list], single: bool = False) -> None:
+    def __init__(self, sig: list | None, single: bool = False) -> None:
         self.sig = sig  # list of (key, arity, arg_types, render) or None (infinite)
         self.single = single
 

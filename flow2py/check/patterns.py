@@ -2,8 +2,8 @@
 bind its names. Exhaustiveness is decided later (exhaust.py), once types are solved."""
 from __future__ import annotations
 
-from flow2py.check.declare import field_span, ordinal, suggest
-from flow2py.check.program import CtorRef, ModuleRef, TCon, TError, TNever, TTuple
+from flow2py.check.declare import field_span, suggest
+from flow2py.check.program import CtorRef, TCon, TError, TNever, TTuple
 from flow2py.check.types import TVar, resolve, subst, unify
 from flow2py.diagnostics import Related
 from flow2py.syntax import ast

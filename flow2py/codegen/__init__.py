@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass
-from typing import Optional
 
 import black
 
@@ -22,7 +21,7 @@ from flow2py.check.program import CheckedProgram
 from flow2py.codegen.lower import CodegenError
 from flow2py.codegen.module import ModuleGen, ProgramNames
 
-__all__ = ["GeneratedModule", "generate", "package_files", "build_package", "CodegenError"]
+__all__ = ["CodegenError", "GeneratedModule", "build_package", "generate", "package_files"]
 
 
 @dataclass
@@ -54,7 +53,7 @@ def generate(program: CheckedProgram) -> dict[str, GeneratedModule]:
     return out
 
 
-def package_files(program: CheckedProgram, modules: Optional[dict[str, GeneratedModule]] = None) -> dict[str, str]:
+def package_files(program: CheckedProgram, modules: dict[str, GeneratedModule] | None = None) -> dict[str, str]:
     """Every file of the generated package by relative path (`__init__.py`, `std_v1/task.py`)."""
     from flow2py.codegen.package import init_source
 
@@ -68,7 +67,7 @@ def package_files(program: CheckedProgram, modules: Optional[dict[str, Generated
     return files
 
 
-def build_package(program: CheckedProgram, out_dir: str, package_name: Optional[str] = None) -> str:
+def build_package(program: CheckedProgram, out_dir: str, package_name: str | None = None) -> str:
     """Write the package to `out_dir/<package_name>` (default: the entry module's name) and return
     that folder. A host imports it normally: `import <package_name>`; `<package>.PROGRAM`."""
     package_name = package_name or default_package_name(program)

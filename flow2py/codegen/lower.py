@@ -25,8 +25,6 @@ lower_base.py.
 """
 from __future__ import annotations
 
-from typing import Optional
-
 import libcst as cst
 
 from flow2py.check import program as P
@@ -38,6 +36,7 @@ from flow2py.codegen.lower_lambda import LambdaMixin
 from flow2py.codegen.lower_match import MatchMixin
 from flow2py.codegen.lower_stmts import StmtsMixin
 from flow2py.codegen.names import Namer
+from flow2py.syntax import ast as A
 
 
 class Body(StmtsMixin, MatchMixin, ExprsMixin, LambdaMixin, CallsMixin):
@@ -53,7 +52,7 @@ class Body(StmtsMixin, MatchMixin, ExprsMixin, LambdaMixin, CallsMixin):
         self.ctx = DefCtx(generator=variant == "tool")
         self.deferred: list = []  # list patterns whose elements are matched inside the case
         #: (function decl, Python name) when the function takes its type arguments (typeargs.py)
-        self.targs: Optional[tuple[str, str]] = None
+        self.targs: tuple[str, str] | None = None
 
     # ---- small helpers -----------------------------------------------------------------------
 
@@ -71,7 +70,7 @@ class Body(StmtsMixin, MatchMixin, ExprsMixin, LambdaMixin, CallsMixin):
             return self.variant if t.effect == "poly" else t.effect
         return "pure"
 
-    def bind(self, binder: int, flow_name: str, py_name: Optional[str] = None) -> str:
+    def bind(self, binder: int, flow_name: str, py_name: str | None = None) -> str:
         n = py_name or self.namer.fresh(flow_name)
         self.locals[binder] = n
         self.scopes[-1][flow_name] = n

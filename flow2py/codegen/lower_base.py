@@ -4,7 +4,6 @@ lower raises. No lowering happens here; `lower.Body` and its parts (lower_*.py) 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 import libcst as cst
 
@@ -18,9 +17,9 @@ class CodegenError(Exception):
 @dataclass
 class Sink:
     kind: str  # return | assign | discard
-    target: Optional[str] = None
+    target: str | None = None
 
-    def finish(self, x: py.Expr, mark: Optional[str]) -> list:
+    def finish(self, x: py.Expr, mark: str | None) -> list:
         if self.kind == "return":
             return [py.return_(x, mark)]
         if self.kind == "assign":
@@ -41,9 +40,7 @@ def _atomic(x: py.Expr) -> bool:
         return True
     if isinstance(x, cst.Attribute):
         return _atomic(x.value) and isinstance(x.value, (cst.Name, cst.Attribute))
-    if isinstance(x, cst.UnaryOperation) and isinstance(x.expression, cst.Integer):
-        return True
-    return False
+    return isinstance(x, cst.UnaryOperation) and isinstance(x.expression, cst.Integer)
 
 
 @dataclass
@@ -61,7 +58,7 @@ class Loop:
 class DefCtx:
     generator: bool
     has_yield: bool = False
-    loop: Optional[Loop] = None
+    loop: Loop | None = None
     bouncing: bool = False  # pure, wrapped by rt.bouncing: pure tail calls through values return rt.Tail
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import libcst as cst
 
 from flow2py.check import program as P
+from flow2py.check.declare import lang_args
 from flow2py.codegen import py
 from flow2py.codegen.lower_base import Loop
 from flow2py.codegen.typeargs import TARGS
@@ -15,11 +16,14 @@ from flow2py.syntax import ast as A
 
 #: Int division and remainder: Python's operator when the divisor is a non-zero literal
 INLINE_DIVISION = {"int.div": "//", "int.rem": "%"}
-#: @lang functions that only iterate their first argument, once, from the start (their `__tool`
-#: variants too): a List built right there for them is never seen again, so it is not built:
-#: `list.range(a, b)` passes `rt.lang.iter_range(a, b)` (Python's `range`), and `text.join` of a
-#: pure `list.map` passes `rt.lang.iter_map(xs, f)` (`join` runs every `f` before it joins).
-ITERATE_FIRST = {"list.map", "list.filter", "list.fold", "list.each", "list.flat_map", "list.find", "text.join"}
+#: std's marks (docs/spec/stdlib.md): a function marked "iterates" only iterates its first
+#: argument, once, from the start (its `__tool` variant too), "iterates-all" also always to the
+#: end before it returns. A List built right there for it is never seen again, so it is not
+#: built: a plain call of a function marked "lazy:NAME" passes `rt.lang.NAME` instead (same
+#: arguments, the same elements, no List: `list.range` -> `rt.lang.iter_range`), and one marked
+#: "lazy-all:NAME" does so only into "iterates-all" (its lazy form runs its work as the elements
+#: are taken: `text.join` of a pure `list.map`).
+ITERATES = ("iterates", "iterates-all")
 #: @lang task operations are requests the generator yields to the driver (abi.md, "Requests")
 LANG_REQUESTS = {"task.spawn": "rt.Spawn", "task.await": "rt.Await", "task.stop": "rt.StopTask", "task.first": "rt.First"}
 
@@ -44,7 +48,7 @@ class CallsMixin:
             arg_nodes = ([receiver] if receiver is not None else []) + list(e.args)
             s, xs = self.seq(arg_nodes)
             xs = self.lift_args(info, e, arg_nodes, xs)
-            return self.apply(e, info, xs, s, tail)
+            return self.apply(e, info, xs, s, tail, arg_nodes[0] if arg_nodes else None)
         ref = self.prog.refs.get(e.callee.id)
         if isinstance(ref, P.CtorRef):
             s, xs = self.seq(list(e.args))
@@ -89,8 +93,9 @@ class CallsMixin:
             return self.eff(node.id)
         return self.fun_effect(self.prog.types.get(node.id))
 
-    def apply(self, e: A.Node, info: P.FnInfo, xs: list, s: list, tail: bool):
-        """A call of the top-level function `info` on already lowered arguments."""
+    def apply(self, e: A.Node, info: P.FnInfo, xs: list, s: list, tail: bool, first: A.Node | None = None):
+        """A call of the top-level function `info` on already lowered arguments (`first`: the
+        node of the first, when the call has one)."""
         mark = self.mark(e)
         call_eff = self.eff(e.id) if isinstance(e, A.Call) else "pure"
         if info.is_tool:
@@ -112,8 +117,10 @@ class CallsMixin:
             # Python's `//` and `%` are Flow's (floor) division; only a zero divisor must fault
             value = py.binop(INLINE_DIVISION[info.lang], xs[0], xs[1])
             return (s + [py.return_(value, mark)], py.const(None)) if tail else (s, value)
-        if bodyless and info.lang in ITERATE_FIRST and xs:
-            xs = [_lazy(xs[0], info.lang)] + list(xs[1:])
+        if bodyless and info.lang and xs and first is not None:
+            consumes = [f for f in lang_flags(info) if f in ITERATES]
+            if consumes:
+                xs = [self.lazy(first, xs[0], "iterates-all" in consumes)] + list(xs[1:])
         if bodyless and info.lang:
             fname = "rt.lang." + info.lang.replace(".", "_")
             if info.effect == "poly" and effectful:
@@ -166,20 +173,29 @@ class CallsMixin:
         out.append(py.continue_(mark))
         return out
 
+    def lazy(self, node: A.Node, x: py.Expr, to_the_end: bool) -> py.Expr:
+        """The first argument `x` (lowered from `node`) of a function marked "iterates", without
+        the List it would build, when it is a plain call of a function marked lazy."""
+        info = self.callee_fn(node)[0] if isinstance(node, A.Call) else None
+        if info is None or not info.lang or not _lang_call(x, info.lang.replace(".", "_")):
+            return x  # not that call, or not lowered as its plain call (yielded, hoisted)
+        for flag in lang_flags(info):
+            kind, _, name = flag.partition(":")
+            if name and (kind == "lazy" or (kind == "lazy-all" and to_the_end)):
+                return x.with_changes(func=py.dotted("rt.lang." + name.replace(".", "_")))
+        return x
+
+
+def lang_flags(info: P.FnInfo) -> list[str]:
+    """The flags of a std function's `@lang("name", flags...)`."""
+    la = lang_args(info.node.annotations) if info.node is not None else None
+    return [f for f in la[1:] if f] if la else []
+
 
 def _lang_call(x: py.Expr, fname: str) -> bool:
     f = x.func if isinstance(x, cst.Call) else None
     return (isinstance(f, cst.Attribute) and f.attr.value == fname and isinstance(f.value, cst.Attribute)
             and f.value.attr.value == "lang" and isinstance(f.value.value, cst.Name) and f.value.value.value == "rt")
-
-
-def _lazy(x: py.Expr, consumer: str) -> py.Expr:
-    """The first argument of an ITERATE_FIRST function, without the List it would build."""
-    if _lang_call(x, "list_range"):
-        return x.with_changes(func=py.dotted("rt.lang.iter_range"))
-    if consumer == "text.join" and _lang_call(x, "list_map"):
-        return x.with_changes(func=py.dotted("rt.lang.iter_map"))
-    return x
 
 
 def _nonzero_literal(x: py.Expr) -> bool:

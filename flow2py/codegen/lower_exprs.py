@@ -159,7 +159,8 @@ class ExprsMixin:
         if info is None or info.lang not in ("data.lt", "data.le", "data.gt", "data.ge"):
             return False
         t = self.prog.types.get(e.left.id)
-        return isinstance(t, P.TCon) and t.decl.endswith("::Unit")
+        ti = self.prog.type_decls.get(t.decl) if isinstance(t, P.TCon) else None
+        return ti is not None and ti.lang == "Unit"
 
     def short_circuit(self, e: A.Binary):
         op = SHORT_CIRCUIT[e.op]

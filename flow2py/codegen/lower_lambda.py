@@ -4,8 +4,6 @@ calls, and a task body that is one Tool call lowered to an `rt.ParkCall` request
 "Parkable tasks"). Part of `lower.Body`."""
 from __future__ import annotations
 
-from typing import Optional
-
 from flow2py.check import program as P
 from flow2py.codegen import py
 from flow2py.codegen.lower_base import RETURN, DefCtx, _generator_marker
@@ -18,7 +16,7 @@ class LambdaMixin:
     def e_Lambda(self, e: A.Lambda):
         return self.lambda_(e)
 
-    def lambda_(self, e: A.Lambda, hint: Optional[str] = None, binder: Optional[int] = None):
+    def lambda_(self, e: A.Lambda, hint: str | None = None, binder: int | None = None):
         generator = self.eff(e.id) == "tool"
         if binder is None and not generator:
             forwarded = self.forwarded(e)
@@ -60,7 +58,7 @@ class LambdaMixin:
             return [d, wrap], py.name(fname)
         return [d], py.name(fname)
 
-    def forwarded(self, e: A.Lambda) -> Optional[py.Expr]:
+    def forwarded(self, e: A.Lambda) -> py.Expr | None:
         """The function itself for a pure lambda that only passes its parameters on, in order,
         to a pure top-level or @lang function: `flow(i) = int.to_text(i)` is `rt.lang.int_to_text`
         (one Python call an element instead of two). None for any other lambda."""
@@ -102,7 +100,7 @@ class LambdaMixin:
 
         return all(self.eff(c.id) != "tool" for c in _calls_outside_lambdas(e))
 
-    def parked(self, body: A.Expr) -> Optional[list]:
+    def parked(self, body: A.Expr) -> list | None:
         """The statements of a lambda whose whole body is one Tool call, optionally the argument
         of one constructor (enum constructor or record literal) that may also carry data:
         `return (yield rt.ParkCall(SPEC, args, Ctor, data, at=k))`. None for any other body

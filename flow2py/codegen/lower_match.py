@@ -5,7 +5,6 @@ through to the remaining alternatives. Part of `lower.Body`."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Optional
 
 import libcst as cst
 
@@ -178,7 +177,7 @@ class MatchMixin:
 
     # ---- patterns -------------------------------------------------------------------------------
 
-    def pattern(self, p: A.Pattern, alt_names: Optional[dict] = None):
+    def pattern(self, p: A.Pattern, alt_names: dict | None = None):
         """-> (Python pattern, extra guard expressions, statements to run first in the case body)."""
         guards: list = []
         post: list = []
@@ -290,7 +289,7 @@ def _has_list(m: A.Match) -> bool:
     return any(isinstance(n, A.ListPattern) for arm in m.arms for n in A.walk(arm.pattern))
 
 
-def _and(guards: list) -> Optional[py.Expr]:
+def _and(guards: list) -> py.Expr | None:
     if not guards:
         return None
     g = guards[0]

@@ -66,7 +66,7 @@ class StmtsMixin:
             s, x = self.expr(st.value)
             if not isinstance(x, cst.Name):
                 x = self.hoist(x, self.mark(st.value), s)
-            alts = [(st.pattern, None, lambda: [], self.mark(st.pattern))]
+            alts = [(st.pattern, None, list, self.mark(st.pattern))]
             return s + self.match_alts(x, alts, lambda: self.block(st.else_, DISCARD), self.mark(st))
         raise self.error(st, f"unknown statement {type(st).__name__}")
 
@@ -92,7 +92,7 @@ class StmtsMixin:
             return s + [py.assign(py.tuple_(targets).with_changes(lpar=[], rpar=[]), x, self.mark(st))]
         if not isinstance(x, cst.Name):
             x = self.hoist(x, self.mark(st.value), s)
-        return s + self.match_alts(x, [(p, None, lambda: [], self.mark(p))], None, self.mark(st))
+        return s + self.match_alts(x, [(p, None, list, self.mark(p))], None, self.mark(st))
 
     def if_(self, e: A.If, sink: Sink) -> list:
         s, c = self.expr(e.cond)

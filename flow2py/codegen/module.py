@@ -6,8 +6,6 @@ the functions. Classes come before anything that refers to them in a descriptor.
 """
 from __future__ import annotations
 
-from typing import Optional
-
 import libcst as cst
 
 from flow2py.check import program as P
@@ -17,12 +15,13 @@ from flow2py.codegen.lower_base import RETURN, CodegenError, Loop, _generator_ma
 from flow2py.codegen.names import Namer, python_module, safe
 from flow2py.codegen.tails import bouncing_functions, tail_callees, tail_groups
 from flow2py.codegen.typeargs import TARGS, typed_functions
-from flow2py.syntax import ast as A
 
 #: the runtime's class of a std @lang constructor, where its name is not the constructor's
 RUNTIME_CLASS = {"None": "None_"}
 SCALARS = {"Int", "Decimal", "Text", "Bytes", "Bool", "Unit", "Duration", "Instant"}
-COLLECTIONS = {"List": "ListOf", "Dict": "DictOf", "Set": "SetOf", "Result": "ResultOf", "Option": "OptionOf"}
+#: the runtime's descriptor of each std @lang type with type parameters that has one
+COLLECTIONS = {"List": "ListOf", "Dict": "DictOf", "Set": "SetOf", "Result": "ResultOf", "Option": "OptionOf",
+               "ToolProblem": "ToolProblemOf"}
 
 
 class ProgramNames:
@@ -179,7 +178,7 @@ class ModuleGen:
 
     # ---- type descriptors -----------------------------------------------------------------------
 
-    def desc(self, t, targs: Optional[tuple[str, str]] = None) -> py.Expr:
+    def desc(self, t, targs: tuple[str, str] | None = None) -> py.Expr:
         """The type descriptor of `t`. `targs` is (owner decl, Python name) inside a function
         that takes its type arguments at run time: its own type parameters are read from them
         (`_targs[0]`); elsewhere a type parameter is `rt.T.Var(i)` of its declaration."""
@@ -200,10 +199,8 @@ class ModuleGen:
 
                 mapping = {P.TParam(n, info.decl): a for n, a in zip(info.type_params, t.args)}
                 return self.desc(subst(info.alias, mapping), targs)
-            if info.lang == "ToolProblem":
-                return py.call(py.dotted(T + "ToolProblemOf"), args)
-            if info.lang:
-                return py.const(None)  # Task<T> (a scheduler handle) is not data: no descriptor
+            if info.lang and info.kind == "abstract" and not info.is_data:
+                return py.const(None)  # a bodyless type std does not mark "data" (Task<T>): no descriptor
             return py.call(py.dotted(T + "Named"), [self.ref(info.module, self.names.type_name[info.decl])] + args)
         if isinstance(t, P.TParam):
             owner = self.prog.type_decls.get(t.owner) or self.prog.fn_decls.get(t.owner)

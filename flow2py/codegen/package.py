@@ -13,8 +13,6 @@
 """
 from __future__ import annotations
 
-import libcst as cst
-
 from flow2py.check import program as P
 from flow2py.codegen import py
 from flow2py.codegen.module import ModuleGen, ProgramNames

@@ -6,7 +6,7 @@ For a compound statement the marker sits on its header line.
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import libcst as cst
 
@@ -168,43 +168,43 @@ def isinstance_(value: Expr, cls: Expr) -> Expr:
 # ---- statements -------------------------------------------------------------------------------
 
 
-def _trailing(mark: Optional[str]) -> cst.TrailingWhitespace:
+def _trailing(mark: str | None) -> cst.TrailingWhitespace:
     if mark is None:
         return cst.TrailingWhitespace()
     return cst.TrailingWhitespace(whitespace=cst.SimpleWhitespace("  "), comment=cst.Comment(mark))
 
 
-def simple(small: cst.BaseSmallStatement, mark: Optional[str]) -> cst.SimpleStatementLine:
+def simple(small: cst.BaseSmallStatement, mark: str | None) -> cst.SimpleStatementLine:
     return cst.SimpleStatementLine(body=[small], trailing_whitespace=_trailing(mark))
 
 
-def assign(target: Expr, value: Expr, mark: Optional[str]) -> cst.SimpleStatementLine:
+def assign(target: Expr, value: Expr, mark: str | None) -> cst.SimpleStatementLine:
     return simple(cst.Assign(targets=[cst.AssignTarget(target=target)], value=value), mark)
 
 
-def expr_stmt(value: Expr, mark: Optional[str]) -> cst.SimpleStatementLine:
+def expr_stmt(value: Expr, mark: str | None) -> cst.SimpleStatementLine:
     return simple(cst.Expr(value=value), mark)
 
 
-def return_(value: Optional[Expr], mark: Optional[str]) -> cst.SimpleStatementLine:
+def return_(value: Expr | None, mark: str | None) -> cst.SimpleStatementLine:
     if isinstance(value, cst.Yield):
         value = paren(value)
     return simple(cst.Return(value=value), mark)
 
 
-def continue_(mark: Optional[str]) -> cst.SimpleStatementLine:
+def continue_(mark: str | None) -> cst.SimpleStatementLine:
     return simple(cst.Continue(), mark)
 
 
-def pass_(mark: Optional[str] = None) -> cst.SimpleStatementLine:
+def pass_(mark: str | None = None) -> cst.SimpleStatementLine:
     return simple(cst.Pass(), mark)
 
 
-def block(body: Sequence[Stmt], mark: Optional[str] = None) -> cst.IndentedBlock:
+def block(body: Sequence[Stmt], mark: str | None = None) -> cst.IndentedBlock:
     return cst.IndentedBlock(body=list(body) or [pass_()], header=_trailing(mark))
 
 
-def if_(test: Expr, body: Sequence[Stmt], orelse: Optional[Sequence[Stmt]], mark: Optional[str]) -> cst.If:
+def if_(test: Expr, body: Sequence[Stmt], orelse: Sequence[Stmt] | None, mark: str | None) -> cst.If:
     else_node = None
     if orelse:
         if len(orelse) == 1 and isinstance(orelse[0], cst.If):
@@ -214,22 +214,22 @@ def if_(test: Expr, body: Sequence[Stmt], orelse: Optional[Sequence[Stmt]], mark
     return cst.If(test=test, body=block(body, mark), orelse=else_node)
 
 
-def while_true(body: Sequence[Stmt], mark: Optional[str]) -> cst.While:
+def while_true(body: Sequence[Stmt], mark: str | None) -> cst.While:
     return cst.While(test=cst.Name("True"), body=block(body, mark))
 
 
-def match(subject: Expr, cases: Sequence[cst.MatchCase], mark: Optional[str]) -> cst.Match:
+def match(subject: Expr, cases: Sequence[cst.MatchCase], mark: str | None) -> cst.Match:
     return cst.Match(subject=subject, cases=list(cases), whitespace_after_colon=_trailing(mark))
 
 
-def case(pattern: cst.MatchPattern, guard: Optional[Expr], body: Sequence[Stmt], mark: Optional[str]) -> cst.MatchCase:
+def case(pattern: cst.MatchPattern, guard: Expr | None, body: Sequence[Stmt], mark: str | None) -> cst.MatchCase:
     return cst.MatchCase(
         pattern=pattern, guard=guard, body=block(body, mark),
         whitespace_before_if=cst.SimpleWhitespace(" "), whitespace_after_if=cst.SimpleWhitespace(" "),
     )
 
 
-def param(n: str, default: Optional[Expr] = None) -> cst.Param:
+def param(n: str, default: Expr | None = None) -> cst.Param:
     if default is None:
         return cst.Param(name=cst.Name(n))
     return cst.Param(name=cst.Name(n), default=default, equal=_eq())
@@ -239,7 +239,7 @@ def def_(
     fname: str,
     params: Sequence[cst.Param],
     body: Sequence[Stmt],
-    mark: Optional[str],
+    mark: str | None,
     decorators: Sequence[Expr] = (),
     kwonly: Sequence[cst.Param] = (),
     leading: Sequence[cst.EmptyLine] = (),
@@ -298,7 +298,7 @@ def p_tuple(items: Sequence[cst.MatchPattern]) -> cst.MatchTuple:
     return cst.MatchTuple(patterns=elements)
 
 
-def p_list(items: Sequence[cst.MatchPattern], star: Optional[str | bool]) -> cst.MatchList:
+def p_list(items: Sequence[cst.MatchPattern], star: str | bool | None) -> cst.MatchList:
     """`[a, b]`; `star` adds `*_` (True) or `*name` (a string) at the end."""
     elements: list = [cst.MatchSequenceElement(value=p) for p in items]
     if star:
@@ -324,7 +324,7 @@ def import_rt() -> cst.SimpleStatementLine:
     )
 
 
-def from_import(level: int, package: Optional[str], what: str, asname: Optional[str]) -> cst.SimpleStatementLine:
+def from_import(level: int, package: str | None, what: str, asname: str | None) -> cst.SimpleStatementLine:
     """`from .std_v1 import task` / `from .. import planner as planner_`."""
     mod = dotted(package) if package else None
     alias = cst.ImportAlias(
