@@ -4,12 +4,38 @@ calls, and a task body that is one Tool call lowered to an `rt.ParkCall` request
 "Parkable tasks"). Part of `lower.Body`."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from flow2py.check import program as P
 from flow2py.codegen import py
 from flow2py.codegen.lower_base import RETURN, DefCtx, _generator_marker
 from flow2py.codegen.lower_calls import LANG_REQUESTS
 from flow2py.codegen.tails import tail_calls_of
 from flow2py.syntax import ast as A
+
+
+@dataclass(frozen=True, slots=True)
+class ParkShape:
+    """A task body that is one Tool call, alone or as one value of a constructor."""
+
+    call: A.Call  # the Tool call
+    info: P.FnInfo  # the Tool
+    args: list  # the call's argument nodes
+    ctor: P.CtorRef | None  # the constructor its result is a value of, if any
+    fields: list  # the constructor's values: (declared position, node), in source order
+    order: list[int]  # the constructor's declared positions
+    k: int  # the index in `fields` of the call
+
+    def before(self) -> list:
+        return [n for _, n in self.fields[:self.k]] if self.ctor is not None else []
+
+    def after(self) -> list:
+        return [n for _, n in self.fields[self.k + 1:]] if self.ctor is not None else []
+
+
+def _value_node(n):
+    """A constructor's value: the node itself, or a record field's value (None: shorthand)."""
+    return n.value if isinstance(n, A.FieldInit) else n
 
 
 class LambdaMixin:
@@ -107,14 +133,19 @@ class LambdaMixin:
         (the lambda is then lowered as usual; only checkpoints are affected)."""
         while isinstance(body, A.Block) and len(body.stmts) == 1 and isinstance(body.stmts[0], A.ExprStmt):
             body = body.stmts[0].expr
-        mark = self.mark(body)
+        shape = self.park_shape(body)
+        if shape is None or not self._parkable(shape):
+            return None
+        return self.park_request(shape, self.mark(body))
+
+    def park_shape(self, body: A.Expr) -> ParkShape | None:
+        """The Tool call of a body that is one, alone or as one value of a constructor."""
         direct = self.tool_call_of(body)
         if direct is not None:
-            call, ctor, fields, order = body, None, [], []
-        elif isinstance(body, A.Call) and isinstance(self.prog.refs.get(body.callee.id), P.CtorRef):
-            ref = self.prog.refs[body.callee.id]
-            ctor = ref
-            fields = [(i, a) for i, a in enumerate(body.args)]  # (declared position, node)
+            return ParkShape(body, direct[0], direct[1], None, [], [], 0)
+        if isinstance(body, A.Call) and isinstance(self.prog.refs.get(body.callee.id), P.CtorRef):
+            ctor = self.prog.refs[body.callee.id]
+            fields = list(enumerate(body.args))  # (declared position, node)
             order = list(range(len(body.args)))
         elif isinstance(body, A.RecordLiteral) and body.base is None and isinstance(
                 self.prog.refs.get(body.id), P.CtorRef):
@@ -126,71 +157,65 @@ class LambdaMixin:
             order = list(range(len(order_names)))
         else:
             return None
-        if ctor is not None:
-            calls = [k for k, (_, node) in enumerate(fields)
-                     if self.tool_call_of(node.value if isinstance(node, A.FieldInit) else node) is not None]
-            if len(calls) != 1:
-                return None
-            k = calls[0]
-            node = fields[k][1]
-            call = node.value if isinstance(node, A.FieldInit) else node
-            direct = self.tool_call_of(call)
-        info, arg_nodes = direct
-        if not all(self._effect_free(a) for a in arg_nodes):
+        calls = [k for k, (_, node) in enumerate(fields) if self.tool_call_of(_value_node(node)) is not None]
+        if len(calls) != 1:
             return None
-        before = [n for _, n in fields[:k]] if ctor is not None else []
-        after = [n for _, n in fields[k + 1:]] if ctor is not None else []
+        k = calls[0]
+        call = _value_node(fields[k][1])
+        info, arg_nodes = self.tool_call_of(call)
+        return ParkShape(call, info, arg_nodes, ctor, fields, order, k)
 
-        def value_node(n):
-            return n.value if isinstance(n, A.FieldInit) else n
-
-        for n in before:
-            v = value_node(n)
+    def _parkable(self, shape: ParkShape) -> bool:
+        """Whether moving the constructor's other values around the call changes nothing."""
+        if not all(self._effect_free(a) for a in shape.args):
+            return False
+        for n in shape.before():
+            v = _value_node(n)
             if v is not None and not self._effect_free(v):
-                return None
-        for n in after:
-            v = value_node(n)
+                return False
+        for n in shape.after():
+            v = _value_node(n)
             if v is None:
                 continue  # a shorthand field: a variable
             if isinstance(v, A.Literal) and v.kind not in ("decimal", "duration"):
                 continue
             if isinstance(v, A.Name) and isinstance(self.prog.refs.get(v.id), P.LocalRef):
                 continue
-            return None  # computing it before the call could fault or differ: not parkable
+            return False  # computing it before the call could fault or differ: not parkable
+        return True
+
+    def park_request(self, shape: ParkShape, mark: str) -> list:
         # lower: the fields before the call (source order), then the call's arguments
+        before = shape.before()
         parts, nodes = [], []
         for n in before:
-            v = value_node(n)
-            if v is None:
-                parts.append(([], self.shorthand(n)))
-            else:
-                parts.append(self.expr(v))
+            v = _value_node(n)
+            parts.append(([], self.shorthand(n)) if v is None else self.expr(v))
             nodes.append(n)
-        for a in arg_nodes:
+        for a in shape.args:
             parts.append(self.expr(a))
             nodes.append(a)
         stmts, xs = self._seq(parts, nodes)
         data_by_pos: dict[int, py.Expr] = {}
-        for (pos, _), x in zip(fields[:k] if ctor is not None else [], xs[:len(before)]):
+        for (pos, _), x in zip(shape.fields[:shape.k] if shape.ctor is not None else [], xs[:len(before)]):
             data_by_pos[pos] = x
-        for pos, n in (fields[k + 1:] if ctor is not None else []):
-            v = value_node(n)
+        for pos, n in (shape.fields[shape.k + 1:] if shape.ctor is not None else []):
+            v = _value_node(n)
             s, x = ([], self.shorthand(n)) if v is None else self.expr(v)
             assert not s
             data_by_pos[pos] = x
-        args = xs[len(before):]
-        call_args = [self.mg.spec_ref(info.decl), py.tuple_(args)]
+        call_args = [self.mg.spec_ref(shape.info.decl), py.tuple_(xs[len(before):])]
         kwargs = {}
-        if ctor is not None:
-            at = fields[k][0]
-            call_args.append(self.mg.ctor_class(ctor.type_decl, ctor.ctor))
-            data = [data_by_pos[p] for p in order if p != at]
+        if shape.ctor is not None:
+            at = shape.fields[shape.k][0]
+            call_args.append(self.mg.ctor_class(shape.ctor.type_decl, shape.ctor.ctor))
+            data = [data_by_pos[p] for p in shape.order if p != at]
             if data or at:
                 call_args.append(py.tuple_(data))
             if at:
                 kwargs["at"] = py.integer(at)
-        if info.type_params and self.prog.type_args.get(call.id):
-            kwargs["type_args"] = self.type_args_of(call)
+        if shape.info.type_params and self.prog.type_args.get(shape.call.id):
+            kwargs["type_args"] = self.type_args_of(shape.call)
         request = py.call(py.dotted("rt.ParkCall"), call_args, **kwargs)
         return stmts + [py.return_(self.yield_(request), mark)]
 
