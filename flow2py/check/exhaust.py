@@ -1,9 +1,12 @@
 """Exhaustiveness and unreachable arms: Maranget's usefulness algorithm ("Warnings for pattern
 matching", JFP 2007) over a matrix of normalized patterns.
 
-A pattern is normalized to: None (matches anything), ('con', key, args), ('rest', prefix) for a
-list pattern with `..` (matching every length >= len(prefix)), or ('or', alternatives).
-A column's constructors come from its type: an enum's constructors, the one constructor of a
+A pattern is normalized to the typed form below: None (matches anything), `Con(key, args)`,
+`Rest(prefix)` for a list pattern with `..` (matching every length >= len(prefix)), `Or(alts)`, or
+`OPAQUE`: a pattern whose checking reported a mistake (or a rest pattern that is not a name or
+`_`), which never covers anything and is never reported unreachable. A constructor's key says
+which value it is: `Lit(kind, value)`, `TupleOf(n)`, `ListOf(n)`, `ListMore(n)` (n or more
+elements), `Rec(decl)`, `Ctor(decl, name)`. A column's constructors come from its type: an enum's constructors, the one constructor of a
 record or tuple, `false`/`true` and `()` for the literal kinds bool and unit, and for lists the
 lengths 0..L plus "L+1 or more" where L is the longest list pattern in the column. Every other
 literal type has infinitely many values, so only `_` (or a binding) completes it.
@@ -13,6 +16,10 @@ literal type has infinitely many values, so only `_` (or a binding) completes it
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
 from flow2py.check.program import CtorRef, TCon, TTuple
 from flow2py.check.types import subst
 from flow2py.syntax import ast
@@ -20,12 +27,96 @@ from flow2py.syntax import ast
 LIMIT = 6
 
 
-class Column:
-    """The constructors of one type: key -> (arity, arg types, render(args))."""
+# -- the pattern space ------------------------------------------------------------------------
 
-    def __init__(self, sig: list | None, single: bool = False) -> None:
-        self.sig = sig  # list of (key, arity, arg_types, render) or None (infinite)
+@dataclass(frozen=True, slots=True)
+class Lit:
+    kind: str  # the literal kind: int, text, bool, unit, decimal, ...
+    value: object
+
+
+@dataclass(frozen=True, slots=True)
+class TupleOf:
+    n: int
+
+
+@dataclass(frozen=True, slots=True)
+class ListOf:
+    n: int  # exactly n elements
+
+
+@dataclass(frozen=True, slots=True)
+class ListMore:
+    n: int  # n elements or more (the last of a List column's constructors)
+
+
+@dataclass(frozen=True, slots=True)
+class Rec:
+    decl: str
+
+
+@dataclass(frozen=True, slots=True)
+class Ctor:
+    decl: str
+    name: str
+
+
+Key = Lit | TupleOf | ListOf | ListMore | Rec | Ctor
+
+
+@dataclass(frozen=True, slots=True)
+class Con:
+    key: Key
+    args: tuple  # normalized sub-patterns, one per value of the constructor
+
+
+@dataclass(frozen=True, slots=True)
+class Rest:
+    prefix: tuple  # a list pattern with `..`: these elements first, then any number
+
+
+@dataclass(frozen=True, slots=True)
+class Or:
+    alts: tuple
+
+
+@dataclass(frozen=True, slots=True)
+class Opaque:
+    pass
+
+
+OPAQUE = Opaque()
+#: a normalized pattern; None matches anything
+Pat = Con | Rest | Or | Opaque | None
+
+
+@dataclass(frozen=True, slots=True)
+class Sig:
+    """One constructor of a column's type."""
+
+    key: Key
+    arity: int
+    arg_types: tuple
+    render: Callable[[list], str]  # the witness text, given its arguments' texts
+
+
+class Column:
+    """The constructors of one type, or None (infinitely many values: only `_` completes it)."""
+
+    __slots__ = ("sig", "single")
+
+    def __init__(self, sig: list[Sig] | None, single: bool = False) -> None:
+        self.sig = sig
         self.single = single
+
+
+class Budget:
+    """How many more witnesses `missing` may produce (the message names at most LIMIT)."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, left: int) -> None:
+        self.left = left
 
 
 class Exhaust:
@@ -43,62 +134,63 @@ class Exhaust:
 
     # -- normalizing ----------------------------------------------------------------------
 
-    def norm(self, p, t):
+    def norm(self, p, t) -> Pat:
         k = type(p)
         if k is ast.WildcardPattern or k is ast.BindPattern:
             return None
         if k is ast.OrPattern:
-            return ("or", [self.norm(a, t) for a in p.alternatives])
+            return Or(tuple(self.norm(a, t) for a in p.alternatives))
         if k is ast.LiteralPattern:
             v = p.literal.value
             if p.literal.kind == "decimal":
-                from decimal import Decimal
-
                 try:
                     v = Decimal(str(v))
-                except Exception:
-                    pass
-            return ("con", ("lit", p.literal.kind, v), [])
+                except InvalidOperation:
+                    pass  # compared as written
+            return Con(Lit(p.literal.kind, v), ())
         if k is ast.TuplePattern:
             items = t.items if type(t) is TTuple and len(t.items) == len(p.items) else [None] * len(p.items)
-            return ("con", ("tuple", len(p.items)), [self.norm(x, it) for x, it in zip(p.items, items)])
+            return Con(TupleOf(len(p.items)), tuple(self.norm(x, it) for x, it in zip(p.items, items)))
         if k is ast.ListPattern:
             elem = t.args[0] if type(t) is TCon and t.args else None
-            items = [self.norm(x, elem) for x in p.items]
+            items = tuple(self.norm(x, elem) for x in p.items)
             if p.has_rest:
                 if p.rest is not None and not isinstance(p.rest, (ast.WildcardPattern, ast.BindPattern)):
-                    return ("opaque",)
-                return ("rest", items)
-            return ("con", ("list", len(items)), items)
+                    return OPAQUE
+                return Rest(items)
+            return Con(ListOf(len(items)), items)
         if k is ast.CtorPattern:
-            ref = self.refs.get(p.id)
-            if not isinstance(ref, CtorRef) or type(t) is not TCon:
-                return ("opaque",)
-            info = self.d.type_decls.get(ref.type_decl)
-            if info is None:
-                return ("opaque",)
-            mapping = {(info.decl, q): a for q, a in zip(info.type_params, t.args)}
-            if info.kind == "record":
-                names = [f.name for f in info.fields]
-                ftypes = [subst(f.type, mapping) for f in info.fields]
-                key = ("rec", info.decl)
-            else:
-                ctor = next((c for c in info.ctors if c.name == ref.ctor), None)
-                if ctor is None:
-                    return ("opaque",)
-                names = ctor.field_names
-                ftypes = [subst(x, mapping) for x in ctor.params]
-                key = ("ctor", info.decl, ctor.name)
-            if p.fields is not None and names is not None:
-                given = dict(p.fields)
-                args = [self.norm(given[n], ft) if n in given else None for n, ft in zip(names, ftypes)]
-            else:
-                subs = p.args or []
-                if len(subs) != len(ftypes):
-                    return ("opaque",)
-                args = [self.norm(x, ft) for x, ft in zip(subs, ftypes)]
-            return ("con", key, args)
-        return ("opaque",)
+            return self._norm_ctor(p, t)
+        return OPAQUE
+
+    def _norm_ctor(self, p: ast.CtorPattern, t) -> Pat:
+        ref = self.refs.get(p.id)
+        if not isinstance(ref, CtorRef) or type(t) is not TCon:
+            return OPAQUE
+        info = self.d.type_decls.get(ref.type_decl)
+        if info is None:
+            return OPAQUE
+        mapping = {(info.decl, q): a for q, a in zip(info.type_params, t.args)}
+        if info.kind == "record":
+            names = [f.name for f in info.fields]
+            ftypes = [subst(f.type, mapping) for f in info.fields]
+            key = Rec(info.decl)
+        else:
+            ctor = next((c for c in info.ctors if c.name == ref.ctor), None)
+            if ctor is None:
+                return OPAQUE
+            names = ctor.field_names
+            ftypes = [subst(x, mapping) for x in ctor.params]
+            key = Ctor(info.decl, ctor.name)
+        if p.fields is not None and names is not None:
+            given = dict(p.fields)
+            args = tuple(self.norm(given[n], ft) if n in given else None for n, ft in zip(names, ftypes))
+        else:
+            subs = p.args or []
+            if len(subs) != len(ftypes):
+                return OPAQUE
+            args = tuple(self.norm(x, ft) for x, ft in zip(subs, ftypes))
+        return Con(key, args)
 
     # -- signatures -----------------------------------------------------------------------
 
@@ -118,65 +210,65 @@ class Exhaust:
     def _column(self, t, rows_col: list) -> Column:
         if type(t) is TTuple:
             n = len(t.items)
-            return Column([(("tuple", n), n, list(t.items), lambda a: "(" + ", ".join(a) + ")")], single=True)
+            return Column([Sig(TupleOf(n), n, tuple(t.items), lambda a: "(" + ", ".join(a) + ")")], single=True)
         if type(t) is not TCon:
             return Column(None)
         if t.decl == self.bool_decl:
-            return Column([(("lit", "bool", v), 0, [], lambda a, v=v: "true" if v else "false") for v in (False, True)])
+            return Column([Sig(Lit("bool", v), 0, (), lambda a, v=v: "true" if v else "false") for v in (False, True)])
         if t.decl == self.unit_decl:
-            return Column([(("lit", "unit", None), 0, [], lambda a: "()")], single=True)
+            return Column([Sig(Lit("unit", None), 0, (), lambda a: "()")], single=True)
         if t.decl == self.list_decl:
-            elem = t.args[0] if t.args else None
-            longest = 0
-            for h in rows_col:
-                for x in _alts(h):
-                    if x is None:
-                        continue
-                    if x[0] == "con" and x[1][0] == "list":
-                        longest = max(longest, x[1][1])
-                    elif x[0] == "rest":
-                        longest = max(longest, len(x[1]))
-            sig = [(("list", n), n, [elem] * n, lambda a: "[" + ", ".join(a) + "]") for n in range(longest + 1)]
-            m = longest + 1
-            sig.append((("list+", m), m, [elem] * m, lambda a: "[" + ", ".join(a + [".."]) + "]"))
-            return Column(sig)
+            return self._list_column(t, rows_col)
         info = self.d.type_decls.get(t.decl)
         if info is None:
             return Column(None)
         mapping = {(info.decl, q): a for q, a in zip(info.type_params, t.args)}
         if info.kind == "record":
             names = [f.name for f in info.fields]
-            return Column([(("rec", info.decl), len(names), [subst(f.type, mapping) for f in info.fields],
-                            lambda a, n=info.name, ns=names: _render_named(n, ns, a))], single=True)
+            return Column([Sig(Rec(info.decl), len(names), tuple(subst(f.type, mapping) for f in info.fields),
+                               lambda a, n=info.name, ns=names: _render_named(n, ns, a))], single=True)
         if info.kind == "enum":
             sig = []
             for c in info.ctors:
-                ts = [subst(x, mapping) for x in c.params]
+                ts = tuple(subst(x, mapping) for x in c.params)
                 if c.field_names is not None:
                     r = (lambda a, n=c.name, ns=c.field_names: _render_named(n, ns, a))
                 elif c.params:
                     r = (lambda a, n=c.name: f"{n}({', '.join(a)})")
                 else:
                     r = (lambda a, n=c.name: n)
-                sig.append((("ctor", info.decl, c.name), len(ts), ts, r))
+                sig.append(Sig(Ctor(info.decl, c.name), len(ts), ts, r))
             return Column(sig)
         return Column(None)
 
+    def _list_column(self, t, rows_col: list) -> Column:
+        """Lengths 0..L and "L+1 or more", L the longest list pattern in the column."""
+        elem = t.args[0] if t.args else None
+        longest = 0
+        for h in rows_col:
+            for x in _alts(h):
+                if type(x) is Con and type(x.key) is ListOf:
+                    longest = max(longest, x.key.n)
+                elif type(x) is Rest:
+                    longest = max(longest, len(x.prefix))
+        sig = [Sig(ListOf(n), n, (elem,) * n, lambda a: "[" + ", ".join(a) + "]") for n in range(longest + 1)]
+        m = longest + 1
+        sig.append(Sig(ListMore(m), m, (elem,) * m, lambda a: "[" + ", ".join(a + [".."]) + "]"))
+        return Column(sig)
+
     # -- the algorithm --------------------------------------------------------------------
 
-    def _specialize(self, rows, key, arity):
+    def _specialize(self, rows, key: Key, arity: int):
         out = []
         for row in rows:
-            h = row[0]
-            for x in _alts(h):
+            for x in _alts(row[0]):
                 if x is None:
                     out.append([None] * arity + row[1:])
-                elif x[0] == "con":
-                    if x[1] == key:
-                        out.append(list(x[2]) + row[1:])
-                elif x[0] == "rest":
-                    if key[0] in ("list", "list+") and len(x[1]) <= key[1]:
-                        out.append(list(x[1]) + [None] * (arity - len(x[1])) + row[1:])
+                elif type(x) is Con:
+                    if x.key == key:
+                        out.append(list(x.args) + row[1:])
+                elif type(x) is Rest and _is_list_key(key) and len(x.prefix) <= key.n:
+                    out.append(list(x.prefix) + [None] * (arity - len(x.prefix)) + row[1:])
         return out
 
     def _default(self, rows):
@@ -193,78 +285,72 @@ class Exhaust:
             for x in _alts(row[0]):
                 if x is None:
                     continue
-                if x[0] == "con":
-                    keys.add(x[1])
-                elif x[0] == "rest":
-                    for key, *_ in col.sig or []:
-                        if key[0] in ("list", "list+") and key[1] >= len(x[1]):
-                            keys.add(key)
+                if type(x) is Con:
+                    keys.add(x.key)
+                elif type(x) is Rest:
+                    for sg in col.sig or []:
+                        if _is_list_key(sg.key) and sg.key.n >= len(x.prefix):
+                            keys.add(sg.key)
         return keys
 
-    def missing(self, rows, tys, budget) -> list:
-        if budget[0] <= 0:
+    def missing(self, rows, tys, budget: Budget) -> list:
+        if budget.left <= 0:
             return []
         if not tys:
             return [] if rows else [[]]
-        t = tys[0]
-        col = self.column(t, [r[0] for r in rows])
-        if col.sig is not None:
-            covered = self._covered(rows, col)
-            complete = all(key in covered for key, *_ in col.sig)
-            if complete or col.single:
-                out = []
-                for key, arity, argt, render in col.sig:
-                    for w in self.missing(self._specialize(rows, key, arity), list(argt) + tys[1:], budget):
-                        out.append([render(w[:arity])] + w[arity:])
-                        if len(out) >= budget[0]:
-                            return out
-                return out
-            ws = self.missing(self._default(rows), tys[1:], budget)
-            if not ws:
-                return []
+        col = self.column(tys[0], [r[0] for r in rows])
+        if col.sig is None:
+            return [["_"] + w for w in self.missing(self._default(rows), tys[1:], budget)]
+        covered = self._covered(rows, col)
+        if col.single or all(sg.key in covered for sg in col.sig):
             out = []
-            if covered:
-                for key, arity, argt, render in col.sig:
-                    if key not in covered:
-                        for w in ws:
-                            out.append([render(["_"] * arity)] + w)
-            else:
-                out = [["_"] + w for w in ws]
-            budget[0] -= len(out)
+            for sg in col.sig:
+                for w in self.missing(self._specialize(rows, sg.key, sg.arity), list(sg.arg_types) + tys[1:], budget):
+                    out.append([sg.render(w[:sg.arity])] + w[sg.arity:])
+                    if len(out) >= budget.left:
+                        return out
             return out
         ws = self.missing(self._default(rows), tys[1:], budget)
-        return [["_"] + w for w in ws]
+        if not ws:
+            return []
+        if covered:
+            out = [[sg.render(["_"] * sg.arity)] + w for sg in col.sig if sg.key not in covered for w in ws]
+        else:
+            out = [["_"] + w for w in ws]
+        budget.left -= len(out)
+        return out
 
     def useful(self, rows, q, tys) -> bool:
         if not tys:
             return not rows
         h = q[0]
-        if h is not None and h[0] == "or":
-            return any(self.useful(rows, [a] + q[1:], tys) for a in h[1])
-        if h is not None and h[0] == "opaque":
+        kh = type(h)
+        if kh is Or:
+            return any(self.useful(rows, [a] + q[1:], tys) for a in h.alts)
+        if kh is Opaque:
             return True
-        t = tys[0]
-        col = self.column(t, [r[0] for r in rows] + [h])
-        if h is not None and h[0] == "con":
-            if col.sig is None:
-                return self.useful(self._specialize(rows, h[1], len(h[2])), list(h[2]) + q[1:], [None] * len(h[2]) + tys[1:])
-            for key, arity, argt, _ in col.sig:
-                if key == h[1]:
-                    return self.useful(self._specialize(rows, key, arity), list(h[2]) + q[1:], list(argt) + tys[1:])
-            return self.useful(self._specialize(rows, h[1], len(h[2])), list(h[2]) + q[1:], [None] * len(h[2]) + tys[1:])
-        if h is not None and h[0] == "rest":
-            for key, arity, argt, _ in col.sig or []:
-                if key[1] >= len(h[1]):
-                    qq = list(h[1]) + [None] * (arity - len(h[1])) + q[1:]
-                    if self.useful(self._specialize(rows, key, arity), qq, list(argt) + tys[1:]):
+        col = self.column(tys[0], [r[0] for r in rows] + [h])
+        if kh is Con:
+            n = len(h.args)
+            for sg in col.sig or []:
+                if sg.key == h.key:
+                    return self.useful(self._specialize(rows, sg.key, sg.arity), list(h.args) + q[1:],
+                                       list(sg.arg_types) + tys[1:])
+            return self.useful(self._specialize(rows, h.key, n), list(h.args) + q[1:], [None] * n + tys[1:])
+        if kh is Rest:
+            for sg in col.sig or []:
+                if _is_list_key(sg.key) and sg.key.n >= len(h.prefix):
+                    qq = list(h.prefix) + [None] * (sg.arity - len(h.prefix)) + q[1:]
+                    if self.useful(self._specialize(rows, sg.key, sg.arity), qq, list(sg.arg_types) + tys[1:]):
                         return True
             return False
         # wildcard
         if col.sig is not None:
             covered = self._covered(rows, col)
-            if all(key in covered for key, *_ in col.sig):
-                return any(self.useful(self._specialize(rows, key, arity), [None] * arity + q[1:], list(argt) + tys[1:])
-                           for key, arity, argt, _ in col.sig)
+            if all(sg.key in covered for sg in col.sig):
+                return any(self.useful(self._specialize(rows, sg.key, sg.arity), [None] * sg.arity + q[1:],
+                                       list(sg.arg_types) + tys[1:])
+                           for sg in col.sig)
         return self.useful(self._default(rows), q[1:], tys[1:])
 
     # -- entry points ---------------------------------------------------------------------
@@ -277,34 +363,37 @@ class Exhaust:
             n = self.norm(p, t)
             if not self.useful(rows, [n], [t]):
                 unreachable.append(i)
-            if not guarded and n != ("opaque",) and not _has_opaque(n):
+            if not guarded and not _has_opaque(n):
                 rows.append([n])
-        ws = self.missing(rows, [t], [LIMIT])
+        ws = self.missing(rows, [t], Budget(LIMIT))
         return [w[0] for w in ws], unreachable
 
 
-def _alts(h):
-    if h is not None and h[0] == "or":
+def _is_list_key(key: Key) -> bool:
+    return type(key) is ListOf or type(key) is ListMore
+
+
+def _alts(h: Pat) -> list:
+    if type(h) is Or:
         out = []
-        for a in h[1]:
+        for a in h.alts:
             out.extend(_alts(a))
         return out
-    if h is not None and h[0] == "opaque":
+    if type(h) is Opaque:
         return []
     return [h]
 
 
-def _has_opaque(n) -> bool:
-    if n is None:
-        return False
-    if n[0] == "opaque":
+def _has_opaque(n: Pat) -> bool:
+    k = type(n)
+    if k is Opaque:
         return True
-    if n[0] == "or":
-        return any(_has_opaque(a) for a in n[1])
-    if n[0] == "con":
-        return any(_has_opaque(a) for a in n[2])
-    if n[0] == "rest":
-        return any(_has_opaque(a) for a in n[1])
+    if k is Or:
+        return any(_has_opaque(a) for a in n.alts)
+    if k is Con:
+        return any(_has_opaque(a) for a in n.args)
+    if k is Rest:
+        return any(_has_opaque(a) for a in n.prefix)
     return False
 
 
