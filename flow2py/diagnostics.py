@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Optional
 
-from flow2py.syntax.ast import Span
+from flow2py.span import Span
 
 
 @dataclass(frozen=True)

@@ -12,30 +12,13 @@ import itertools
 from dataclasses import dataclass, field, fields
 from typing import Any, Optional, Union
 
+from flow2py.span import NO_SPAN, Span
+
 _ids = itertools.count(1)
 
 
 def _next_id() -> int:
     return next(_ids)
-
-
-@dataclass(frozen=True, slots=True)
-class Span:
-    """A region of one source file. Lines and columns are 1-based; `end_*` is exclusive."""
-
-    file: str
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-    start: int = 0  # character offsets into the source
-    end: int = 0
-
-    def merge(self, other: "Span") -> "Span":
-        return Span(self.file, self.line, self.column, other.end_line, other.end_column, self.start, other.end)
-
-
-NO_SPAN = Span("<none>", 0, 0, 0, 0)
 
 
 @dataclass(eq=False)

@@ -13,8 +13,8 @@ from typing import Any, Optional
 
 from flow2py.diagnostics import Diagnostic
 from flow2py.syntax import ast
-from flow2py.syntax.lexer import Tok
-from flow2py.syntax.reduce import make_span
+from flow2py.syntax.engine.scanner import Tok
+from flow2py.syntax.engine.reduce import make_span
 
 
 def span_of_token(path: str, tok: Tok) -> ast.Span:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import dataclasses
 from operator import itemgetter
 
-from flow2py.syntax import ast
-from flow2py.syntax.lexer import Tok
+from flow2py.span import Span as _SpanClass
+from flow2py.syntax.engine.scanner import Tok
 
 
 def _span_maker():
@@ -20,7 +20,7 @@ def _span_maker():
     dataclass's `__init__` sets each field through `object.__setattr__`, which costs about
     as much as the rest of a reduce. The instance is the same (same class, same slots);
     should Span ever change shape, this falls back to the class."""
-    Span = ast.Span
+    Span = _SpanClass
     names = ("file", "line", "column", "end_line", "end_column", "start", "end")
     if tuple(f.name for f in dataclasses.fields(Span)) != names or hasattr(Span, "__post_init__"):
         return Span
@@ -85,9 +85,9 @@ def _analyse(rules):
             child = unit_child(r)
             if _is_inline(r):
                 if not (_keeps_one(r) and (child.is_term or child.name not in makers)):
-                    more.add(r.origin.name)
-            elif r.options.expand1 and not r.alias and child is not None and not child.is_term and child.name in makers:
-                more.add(r.origin.name)
+                    more.add(r.origin)
+            elif r.expand1 and not r.alias and child is not None and not child.is_term and child.name in makers:
+                more.add(r.origin)
         if more <= makers:
             break
         makers |= more
@@ -95,7 +95,7 @@ def _analyse(rules):
                and (unit_child(r).is_term or unit_child(r).name not in makers)}
     nullable: set[str] = set()
     while True:
-        more = {r.origin.name for r in rules
+        more = {r.origin for r in rules
                 if all(not sym.is_term and sym.name in nullable for sym in r.expansion)} - nullable
         if not more:
             break
@@ -104,11 +104,11 @@ def _analyse(rules):
 
 
 def _is_inline(rule) -> bool:
-    return (rule.alias or rule.origin.name).startswith("_")
+    return (rule.alias or rule.origin).startswith("_")
 
 
 def _keeps_one(rule) -> bool:
-    return len(rule.expansion) == 1 and (rule.options.keep_all_tokens or not (rule.expansion[0].is_term and rule.expansion[0].filter_out))
+    return len(rule.expansion) == 1 and (rule.keep_all_tokens or not (rule.expansion[0].is_term and rule.expansion[0].filter_out))
 
 
 def make_callbacks(rules, builder) -> list:
@@ -123,11 +123,11 @@ def make_callbacks(rules, builder) -> list:
     makers, nullable, passing = _analyse(rules)
     callbacks = []
     for rule in rules:
-        name = rule.alias or rule.origin.name
-        keep_all = rule.options.keep_all_tokens
+        name = rule.alias or rule.origin
+        keep_all = rule.keep_all_tokens
         keep = tuple(keep_all or not (sym.is_term and sym.filter_out) for sym in rule.expansion)
         inline = name.startswith("_")
-        expand1 = rule.options.expand1 and not rule.alias
+        expand1 = rule.expand1 and not rule.alias
         method = None if inline else getattr(builder, name, None)  # None: a `?rule` that always passes its child up
         if expand1 and keep == (True,) or rule in passing:
             callbacks.append(pass_up)  # most reductions are these
