@@ -22,14 +22,33 @@ import re
 from functools import lru_cache
 
 from flow2py.diagnostics import Diagnostic, Edit, Fix
-from flow2py.syntax import ast
-from flow2py.syntax import codes  # noqa: F401  (registers E001-E099)
+from flow2py.syntax import (
+    ast,
+    codes,  # noqa: F401  (registers E001-E099)
+)
 from flow2py.syntax.build import Builder, span_of_token
 from flow2py.syntax.engine.lalr import (
-    Conf, State, acceptable, end_token, feed, feed_end, feed_run, gc_paused, pop_until_accepts, synthetic, try_feed,
+    Conf,
+    State,
+    acceptable,
+    end_token,
+    feed,
+    feed_end,
+    feed_run,
+    gc_paused,
+    pop_until_accepts,
+    synthetic,
+    try_feed,
 )
 from flow2py.syntax.engine.lark_tables import table, terminals
-from flow2py.syntax.engine.scanner import CLOSERS, OPENERS, Scanner, Tok, starts_declaration, tokenize
+from flow2py.syntax.engine.scanner import (
+    CLOSERS,
+    OPENERS,
+    Scanner,
+    Tok,
+    starts_declaration,
+    tokenize,
+)
 from flow2py.syntax.messages import describe_expected, describe_token
 
 MAX_ERRORS_PER_DECL = 5
@@ -153,10 +172,9 @@ def _split_declarations(tokens: list[Tok]) -> list[tuple[list[Tok], int]]:
         elif typ in CLOSERS:
             if depth:
                 depth -= 1
-        elif in_prefix and depth == 0 and typ not in _PREFIX:
+        elif in_prefix and depth == 0 and typ not in _PREFIX and not (typ == "LOWER" and prev_type == "AT"):
             # `@name` keeps the prefix going; anything else is the head of the declaration
-            if not (typ == "LOWER" and prev_type == "AT"):
-                in_prefix = False
+            in_prefix = False
         cur.append(tok)
         prev_type = typ
     if cur:

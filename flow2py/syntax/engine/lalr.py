@@ -34,7 +34,7 @@ def gc_paused() -> Iterator[None]:
 class Conf:
     """The table with one parse's callbacks: `(size, origin, callback)` per rule."""
 
-    __slots__ = ("states", "rules", "start", "end")
+    __slots__ = ("end", "rules", "start", "states")
 
     def __init__(self, table: Table, builder):
         self.states = table.states

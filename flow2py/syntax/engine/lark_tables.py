@@ -14,9 +14,9 @@ tests/test_parser_engine.py compares what the engine builds with lark's own LALR
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable, Iterator
 
 import lark
 from lark.lark import PostLex

@@ -50,9 +50,9 @@ class Inline(list):
     `lo` / `hi`: where the first of them starts and the last ends, as (line, column, offset);
     None when the rule matched nothing. Plain tuples, as an Inline never reaches the AST."""
 
-    __slots__ = ("lo", "hi")
+    __slots__ = ("hi", "lo")
 
-    def copied(self) -> "Inline":
+    def copied(self) -> Inline:
         """A copy a parser-state copy holds: the reduce that extends an Inline in place (the
         accumulating `x*` helpers) must not change another state's value."""
         out = Inline(self)
@@ -118,114 +118,122 @@ def make_callbacks(rules, builder) -> list:
     Each callback sees every value of its rule's expansion, tokens included, which gives the
     exact span; then it drops anonymous tokens, splices inlined rules and calls the builder.
     """
-    path = builder.path
-    Span = make_span
     makers, nullable, passing = _analyse(rules)
-    callbacks = []
-    for rule in rules:
-        name = rule.alias or rule.origin
-        keep_all = rule.keep_all_tokens
-        keep = tuple(keep_all or not (sym.is_term and sym.filter_out) for sym in rule.expansion)
-        inline = name.startswith("_")
-        expand1 = rule.expand1 and not rule.alias
-        method = None if inline else getattr(builder, name, None)  # None: a `?rule` that always passes its child up
-        if expand1 and keep == (True,) or rule in passing:
-            callbacks.append(pass_up)  # most reductions are these
-            continue
-        kept = tuple(k for k, want in enumerate(keep) if want)
-        # Splicing is only needed where an Inline can show up; elsewhere the kept values are
-        # the children as they are (and, when every value is kept, `s` itself, a fresh list).
-        splice = any(not rule.expansion[k].is_term and rule.expansion[k].name in makers for k in kept)
-        everything = len(kept) == len(keep)
-        # Where the span starts and ends is known without a search when the first (last)
-        # symbol always has a position: a token, or a rule that cannot match nothing and
-        # whose value is not an Inline.
-        syms = rule.expansion
-        sure = [sym.is_term or (sym.name not in makers and sym.name not in nullable) for sym in syms]
-        first_at = 0 if syms and sure[0] else -1
-        last_at = len(syms) - 1 if syms and sure[-1] else -1
+    return [_callback(rule, builder, makers, nullable, passing) for rule in rules]
 
-        if len(kept) == 1:
-            pick = kept[0]
-            take = lambda s, k=pick: [s[k]]  # noqa: E731
-        elif len(kept) > 1:
-            getter = itemgetter(*kept)
-            take = lambda s, g=getter: list(g(s))  # noqa: E731
-        else:
-            take = lambda s: []  # noqa: E731
 
-        def cb(s, keep=keep, take=take, splice=splice, everything=everything, inline=inline,
-               expand1=expand1, method=method, first_at=first_at, last_at=last_at):
-            grown = None  # an inlined rule's first child, an Inline extended in place
-            if splice:
-                # lark's `x*` helpers are left-recursive (`_star: _star x | x`): copying the
-                # accumulated Inline at every reduce made a list of n items cost O(n^2); it is
-                # consumed here, so an inlined rule extends it instead.
-                ch = []
-                for k, v in zip(keep, s):
-                    if k:
-                        if type(v) is Inline:
-                            if inline and grown is None and not ch:
-                                grown = ch = v
-                            else:
-                                ch.extend(v)
+def _callback(rule, builder, makers: set[str], nullable: set[str], passing: set):
+    """The callback for one rule: what it keeps, whether it splices, where its span is found
+    are worked out here, once, so that the callback itself only does what its rule needs."""
+    name = rule.alias or rule.origin
+    keep = tuple(rule.keep_all_tokens or not (sym.is_term and sym.filter_out) for sym in rule.expansion)
+    inline = name.startswith("_")
+    expand1 = rule.expand1 and not rule.alias
+    method = None if inline else getattr(builder, name, None)  # None: a `?rule` that always passes its child up
+    if expand1 and keep == (True,) or rule in passing:
+        return pass_up  # most reductions are these
+    kept = tuple(k for k, want in enumerate(keep) if want)
+    # Splicing is only needed where an Inline can show up; elsewhere the kept values are
+    # the children as they are (and, when every value is kept, `s` itself, a fresh list).
+    splice = any(not rule.expansion[k].is_term and rule.expansion[k].name in makers for k in kept)
+    everything = len(kept) == len(keep)
+    # Where the span starts and ends is known without a search when the first (last)
+    # symbol always has a position: a token, or a rule that cannot match nothing and
+    # whose value is not an Inline.
+    syms = rule.expansion
+    sure = [sym.is_term or (sym.name not in makers and sym.name not in nullable) for sym in syms]
+    first_at = 0 if syms and sure[0] else -1
+    last_at = len(syms) - 1 if syms and sure[-1] else -1
+    return _reducer(builder.path, keep, _taker(kept), splice, everything, inline, expand1, method, first_at, last_at)
+
+
+def _taker(kept: tuple[int, ...]):
+    """A function from a rule's values to the list of those at the indices `kept`."""
+    if len(kept) == 1:
+        pick = kept[0]
+        return lambda s, k=pick: [s[k]]
+    if len(kept) > 1:
+        getter = itemgetter(*kept)
+        return lambda s, g=getter: list(g(s))
+    return lambda s: []
+
+
+def _reducer(path, keep, take, splice, everything, inline, expand1, method, first_at, last_at):
+    """The callback proper; its settings are default arguments, which the hot path reads as
+    fast locals."""
+    Span = make_span
+
+    def cb(s, keep=keep, take=take, splice=splice, everything=everything, inline=inline,
+           expand1=expand1, method=method, first_at=first_at, last_at=last_at):
+        grown = None  # an inlined rule's first child, an Inline extended in place
+        if splice:
+            # lark's `x*` helpers are left-recursive (`_star: _star x | x`): copying the
+            # accumulated Inline at every reduce made a list of n items cost O(n^2); it is
+            # consumed here, so an inlined rule extends it instead.
+            ch = []
+            for k, v in zip(keep, s):
+                if k:
+                    if type(v) is Inline:
+                        if inline and grown is None and not ch:
+                            grown = ch = v
                         else:
-                            ch.append(v)
-            elif everything:
-                ch = s
-            else:
-                ch = take(s)
-            if expand1 and len(ch) == 1:
-                return ch[0]
-            # The span runs from the first value that has a position to the last one.
-            if first_at == 0:
-                first = s[0]
-            else:
-                first = None
-                for v in s:
-                    t = type(v)
-                    if t is Tok or (v.lo if t is Inline else v.span) is not None:
-                        first = v
-                        break
-            if last_at >= 0:
-                last = s[last_at]
-            elif first is None:
-                last = None
-            else:
-                for v in reversed(s):
-                    t = type(v)
-                    if t is Tok or (v.lo if t is Inline else v.span) is not None:
-                        last = v
-                        break
-            if inline:
-                lo = None if first is None else _lo(first)
-                hi = None if last is None else _hi(last)
-                out = ch if grown is not None else Inline(ch)
-                out.lo, out.hi = lo, hi
-                return out
-            if first is None:
-                return method(None, ch)
-            t = type(first)
-            if t is Tok:
-                line, column, start = first.line, first.column, first.start_pos
-            elif t is Inline:
-                line, column, start = first.lo
-            elif first is last:
-                return method(first.span, ch)  # one child covers the rule: its (immutable) span is the same
-            else:
-                sp = first.span
-                line, column, start = sp.line, sp.column, sp.start
-            t = type(last)
-            if t is Tok:
-                return method(Span(path, line, column, last.end_line, last.end_column, start, last.end_pos), ch)
-            if t is Inline:
-                end_line, end_column, end = last.hi
-                return method(Span(path, line, column, end_line, end_column, start, end), ch)
-            sp = last.span
-            return method(Span(path, line, column, sp.end_line, sp.end_column, start, sp.end), ch)
+                            ch.extend(v)
+                    else:
+                        ch.append(v)
+        elif everything:
+            ch = s
+        else:
+            ch = take(s)
+        if expand1 and len(ch) == 1:
+            return ch[0]
+        # The span runs from the first value that has a position to the last one.
+        if first_at == 0:
+            first = s[0]
+        else:
+            first = None
+            for v in s:
+                t = type(v)
+                if t is Tok or (v.lo if t is Inline else v.span) is not None:
+                    first = v
+                    break
+        if last_at >= 0:
+            last = s[last_at]
+        elif first is None:
+            last = None
+        else:
+            for v in reversed(s):
+                t = type(v)
+                if t is Tok or (v.lo if t is Inline else v.span) is not None:
+                    last = v
+                    break
+        if inline:
+            lo = None if first is None else _lo(first)
+            hi = None if last is None else _hi(last)
+            out = ch if grown is not None else Inline(ch)
+            out.lo, out.hi = lo, hi
+            return out
+        if first is None:
+            return method(None, ch)
+        t = type(first)
+        if t is Tok:
+            line, column, start = first.line, first.column, first.start_pos
+        elif t is Inline:
+            line, column, start = first.lo
+        elif first is last:
+            return method(first.span, ch)  # one child covers the rule: its (immutable) span is the same
+        else:
+            sp = first.span
+            line, column, start = sp.line, sp.column, sp.start
+        t = type(last)
+        if t is Tok:
+            return method(Span(path, line, column, last.end_line, last.end_column, start, last.end_pos), ch)
+        if t is Inline:
+            end_line, end_column, end = last.hi
+            return method(Span(path, line, column, end_line, end_column, start, end), ch)
+        sp = last.span
+        return method(Span(path, line, column, sp.end_line, sp.end_column, start, sp.end), ch)
 
-        callbacks.append(cb)
-    return callbacks
+    return cb
 
 
 def _lo(v) -> tuple[int, int, int]:

@@ -22,7 +22,7 @@ terminal that can end a statement or continue a line is listed there.
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from flow2py.diagnostics import Diagnostic
 from flow2py.span import Span
@@ -53,7 +53,7 @@ class Tok:
     """A token: what lark's Token holds, without its cost (it is a str subclass built by a
     Python-level `__new__`, and the parser makes one per token)."""
 
-    __slots__ = ("type", "value", "start_pos", "line", "column", "end_line", "end_column", "end_pos")
+    __slots__ = ("column", "end_column", "end_line", "end_pos", "line", "start_pos", "type", "value")
 
     def __init__(self, type, value, start_pos, line, column, end_line, end_column, end_pos):
         self.type = type
