@@ -1,20 +1,18 @@
 """Flow source text to an AST, with every syntax error reported as a diagnostic.
 
-The pipeline: our scanner over grammar.lark's terminals, with separator insertion (lexer.py)
--> the token stream is cut into top-level declarations -> each declaration is fed to an LALR
-loop over the parse table lark builds from grammar.lark -> reduce callbacks (build.py) turn
-each rule into AST nodes as it is reduced.
+The pipeline: the engine's scanner over grammar.lark's terminals, with separator insertion
+(engine/scanner.py) -> the token stream is cut into top-level declarations (here) -> each
+declaration is fed to the engine's LALR loop over the parse table lark builds from grammar.lark
+(engine/lalr.py) -> reduce callbacks (engine/reduce.py) hand each rule to the Builder
+(build.py), which turns it into AST nodes as it is reduced.
 
 Feeding tokens ourselves instead of calling `Lark.parse` is what makes error recovery simple:
-on an unexpected token we report it in words, drop parser states until the parser can go on
-from the next separator (or the offending closing bracket), and continue. Cutting the stream
-into declarations first means an error costs at most the declaration it is in, and the other
-declarations still reach the Module. An unclosed bracket at the end of a declaration is
-closed for the parser (and offered as a fix when that makes the file parse cleanly).
-
-The LALR loop is ours too (lark's `ParserState.feed_token` step by step, same order of
-reductions and so the same callbacks): lark keys its table by Rule objects, whose hash is
-computed in Python on every reduce, and it goes through a method call per token.
+on an unexpected token we report it in words (messages.py), drop parser states until the
+parser can go on from the next separator (or the offending closing bracket), and continue.
+Cutting the stream into declarations first means an error costs at most the declaration it is
+in, and the other declarations still reach the Module. An unclosed bracket at the end of a
+declaration is closed for the parser (and offered as a fix when that makes the file parse
+cleanly).
 """
 from __future__ import annotations
 
@@ -143,7 +141,7 @@ def _is_decl_start(tok: Tok, nxt: Tok | None) -> bool:
 
 
 def _split_declarations(tokens: list[Tok]) -> list[tuple[list[Tok], int]]:
-    """Cut at each declaration start that is at bracket depth 0 (or in column 1: see lexer.py),
+    """Cut at each declaration start that is at bracket depth 0 (or in column 1: see engine/scanner.py),
     once the current piece is more than annotations and modifiers. Each piece comes with the
     deepest bracket depth before any of its tokens (a `_SEP` never changes the depth, so the
     maximum over the other tokens is the maximum over the piece once its trailing `_SEP`s go)."""
