@@ -10,10 +10,9 @@ E4xx checks (exhaustiveness, discards, unused, `?`, guard), E5xx declarations an
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import Optional
+from dataclasses import dataclass
 
-from flow2py.syntax.ast import Span
+from flow2py.span import Span
 
 
 @dataclass(frozen=True)

@@ -399,20 +399,22 @@ def test_feeding_a_copy_of_the_parser_state_leaves_the_original_as_it_was():
     """Recovery tries tokens on copies of the parser state, and a repetition's list grows in
     place: the copy holds its own list, so what the trial reduces never reaches the original."""
     from flow2py.syntax import parser as PS
+    from flow2py.syntax.engine import lalr
+    from flow2py.syntax.engine.lark_tables import table
 
     src = "flow f() -> Int = {\n    let a = 1\n    let b = 2\n    let c = 3\n    let d = 4\n    a\n}\n"
     diags: list = []
     [(seg, _)] = PS._split_declarations(PS.tokenize(PS._scanner(), src, "m.flow", diags))
-    conf = PS._Conf(PS._table(), PS.Builder("m.flow", diags))
+    conf = lalr.Conf(table(), PS.Builder("m.flow", diags))
     k = next(i for i, t in enumerate(seg) if t.value == "3") + 1  # the `_SEP` after `let c = 3` is next
-    original = PS._State([conf.start], [])
-    assert PS._feed_run(conf, original, seg[:k], 0) == k
+    original = lalr.State([conf.start], [])
+    assert lalr.feed_run(conf, original, seg[:k], 0) == k
     trial = original.copy()
-    assert PS._feed_run(conf, trial, seg, k) == len(seg)  # reduces `let c = 3` into the list
-    done = PS._feed_run(conf, original, seg, k)
+    assert lalr.feed_run(conf, trial, seg, k) == len(seg)  # reduces `let c = 3` into the list
+    done = lalr.feed_run(conf, original, seg, k)
     assert done == len(seg)
     for ps in (trial, original):
-        fn = PS._feed_end(conf, ps, PS._end_token(seg))
+        fn = lalr.feed_end(conf, ps, lalr.end_token(seg))
         assert _let_names(fn) == ["a", "b", "c", "d"]
 
 

@@ -10,32 +10,15 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field, fields
-from typing import Any, Optional, Union
+from typing import Any
+
+from flow2py.span import NO_SPAN, Span
 
 _ids = itertools.count(1)
 
 
 def _next_id() -> int:
     return next(_ids)
-
-
-@dataclass(frozen=True, slots=True)
-class Span:
-    """A region of one source file. Lines and columns are 1-based; `end_*` is exclusive."""
-
-    file: str
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-    start: int = 0  # character offsets into the source
-    end: int = 0
-
-    def merge(self, other: "Span") -> "Span":
-        return Span(self.file, self.line, self.column, other.end_line, other.end_column, self.start, other.end)
-
-
-NO_SPAN = Span("<none>", 0, 0, 0, 0)
 
 
 @dataclass(eq=False)
@@ -52,28 +35,28 @@ class Node:
 class TypeName(Node):
     """`Int`, `List<Text>`, `planner.Action`, `T` (a type parameter is also a TypeName)."""
 
-    module: Optional[str]  # the `use` alias when qualified: `planner` in `planner.Action`
+    module: str | None  # the `use` alias when qualified: `planner` in `planner.Action`
     name: str
-    args: list["TypeExpr"] = field(default_factory=list)
+    args: list[TypeExpr] = field(default_factory=list)
 
 
 @dataclass(eq=False)
 class TupleType(Node):
     """`(A, B)`; `()` is the empty tuple, which is Unit."""
 
-    items: list["TypeExpr"]
+    items: list[TypeExpr]
 
 
 @dataclass(eq=False)
 class FunctionType(Node):
     """`(A, B) -> C`, optionally `!tool` or `!pure`. Unmarked in a parameter: the effect passes through."""
 
-    params: list["TypeExpr"]
-    result: "TypeExpr"
-    effect: Optional[str] = None  # None | "tool" | "pure"
+    params: list[TypeExpr]
+    result: TypeExpr
+    effect: str | None = None  # None | "tool" | "pure"
 
 
-TypeExpr = Union[TypeName, TupleType, FunctionType]
+TypeExpr = TypeName | TupleType | FunctionType
 
 
 # ---------------------------------------------------------------------------------------------
@@ -92,7 +75,7 @@ class BindPattern(Node):
 
 @dataclass(eq=False)
 class LiteralPattern(Node):
-    literal: "Literal"
+    literal: Literal
 
 
 @dataclass(eq=False)
@@ -104,16 +87,16 @@ class CtorPattern(Node):
     `rest` is True when the braced form ends with `..`.
     """
 
-    module: Optional[str]
+    module: str | None
     name: str
-    args: Optional[list["Pattern"]] = None
-    fields: Optional[list[tuple[str, "Pattern"]]] = None
+    args: list[Pattern] | None = None
+    fields: list[tuple[str, Pattern]] | None = None
     rest: bool = False
 
 
 @dataclass(eq=False)
 class TuplePattern(Node):
-    items: list["Pattern"]
+    items: list[Pattern]
 
 
 @dataclass(eq=False)
@@ -121,17 +104,17 @@ class ListPattern(Node):
     """`[]`, `[a, b]`, `[first, ..rest]`, `[_, ..]`: `rest` is the pattern after `..` (None if absent);
     `has_rest` says whether `..` was written at all."""
 
-    items: list["Pattern"]
-    rest: Optional["Pattern"] = None
+    items: list[Pattern]
+    rest: Pattern | None = None
     has_rest: bool = False
 
 
 @dataclass(eq=False)
 class OrPattern(Node):
-    alternatives: list["Pattern"]
+    alternatives: list[Pattern]
 
 
-Pattern = Union[WildcardPattern, BindPattern, LiteralPattern, CtorPattern, TuplePattern, ListPattern, OrPattern]
+Pattern = WildcardPattern | BindPattern | LiteralPattern | CtorPattern | TuplePattern | ListPattern | OrPattern
 
 
 # ---------------------------------------------------------------------------------------------
@@ -162,15 +145,15 @@ class Name(Node):
 class FieldAccess(Node):
     """`target.name`: a qualified name (`planner.next`), a record field, or, as a callee, a method."""
 
-    target: "Expr"
+    target: Expr
     name: str
     name_span: Span = field(default=NO_SPAN, kw_only=True, repr=False)
 
 
 @dataclass(eq=False)
 class Call(Node):
-    callee: "Expr"
-    args: list["Expr"]
+    callee: Expr
+    args: list[Expr]
 
 
 @dataclass(eq=False)
@@ -178,7 +161,7 @@ class FieldInit(Node):
     """`name: value` in a record literal; shorthand `name` has value None."""
 
     name: str
-    value: Optional["Expr"]
+    value: Expr | None
 
 
 @dataclass(eq=False)
@@ -186,34 +169,34 @@ class RecordLiteral(Node):
     """`Arrived { index, reply: research.search(item) }`, `Point { ..p, x: 1 }`.
     `ctor` is a Name or a FieldAccess (qualified)."""
 
-    ctor: "Expr"
+    ctor: Expr
     fields: list[FieldInit]
-    base: Optional["Expr"] = None
+    base: Expr | None = None
 
 
 @dataclass(eq=False)
 class ListLiteral(Node):
-    items: list["Expr"]
+    items: list[Expr]
 
 
 @dataclass(eq=False)
 class DictLiteral(Node):
     """`["a": 1, "b": 2]`; `[:]` is the empty Dict."""
 
-    entries: list[tuple["Expr", "Expr"]]
+    entries: list[tuple[Expr, Expr]]
 
 
 @dataclass(eq=False)
 class TupleLiteral(Node):
     """`(a, b)`; the unit value `()` is a Literal of kind unit, never an empty TupleLiteral."""
 
-    items: list["Expr"]
+    items: list[Expr]
 
 
 @dataclass(eq=False)
 class Unary(Node):
     op: str  # "-" | "!"
-    operand: "Expr"
+    operand: Expr
 
 
 @dataclass(eq=False)
@@ -221,22 +204,22 @@ class Binary(Node):
     """op: || && == != < <= > >= ++ + - * / %"""
 
     op: str
-    left: "Expr"
-    right: "Expr"
+    left: Expr
+    right: Expr
 
 
 @dataclass(eq=False)
 class Try(Node):
     """`x?` (convert is None) or `x ? f` (the error converted through `f` before returning)."""
 
-    operand: "Expr"
-    convert: Optional["Expr"] = None
+    operand: Expr
+    convert: Expr | None = None
 
 
 @dataclass(eq=False)
 class Param(Node):
     name: str
-    type: Optional[TypeExpr] = None  # required on top-level functions, optional on lambdas
+    type: TypeExpr | None = None  # required on top-level functions, optional on lambdas
     name_span: Span = field(default=NO_SPAN, kw_only=True, repr=False)
 
 
@@ -245,47 +228,47 @@ class Lambda(Node):
     """`flow(r) = catalog.read(r)`, `flow(x: Int) -> Int = x + 1`."""
 
     params: list[Param]
-    result: Optional[TypeExpr]
-    effect: Optional[str]
-    body: "Expr"
+    result: TypeExpr | None
+    effect: str | None
+    body: Expr
 
 
 @dataclass(eq=False)
 class Block(Node):
     """`{ stmt* }`: its value is the last statement when that is an ExprStmt, else Unit."""
 
-    stmts: list["Stmt"]
+    stmts: list[Stmt]
 
 
 @dataclass(eq=False)
 class If(Node):
-    cond: "Expr"
+    cond: Expr
     then: Block
-    else_: Optional[Union[Block, "If"]] = None
+    else_: Block | If | None = None
 
 
 @dataclass(eq=False)
 class MatchArm(Node):
     pattern: Pattern
-    guard: Optional["Expr"]
-    body: "Expr"
+    guard: Expr | None
+    body: Expr
 
 
 @dataclass(eq=False)
 class Match(Node):
-    scrutinee: "Expr"
+    scrutinee: Expr
     arms: list[MatchArm]
 
 
 @dataclass(eq=False)
 class Return(Node):
-    value: Optional["Expr"] = None
+    value: Expr | None = None
 
 
-Expr = Union[
-    Literal, Name, FieldAccess, Call, RecordLiteral, ListLiteral, DictLiteral, TupleLiteral,
-    Unary, Binary, Try, Lambda, Block, If, Match, Return,
-]
+Expr = (
+    Literal | Name | FieldAccess | Call | RecordLiteral | ListLiteral | DictLiteral | TupleLiteral
+    | Unary | Binary | Try | Lambda | Block | If | Match | Return
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -295,7 +278,7 @@ Expr = Union[
 @dataclass(eq=False)
 class Let(Node):
     pattern: Pattern
-    type: Optional[TypeExpr]
+    type: TypeExpr | None
     value: Expr
 
 
@@ -321,7 +304,7 @@ class ExprStmt(Node):
     expr: Expr
 
 
-Stmt = Union[Let, Guard, GuardLet, ExprStmt]
+Stmt = Let | Guard | GuardLet | ExprStmt
 
 
 # ---------------------------------------------------------------------------------------------
@@ -353,8 +336,8 @@ class CtorDecl(Node):
     """`Resolved(Text)` (positional), `Moved { from: Text, to: Text }` (named), `Empty` (neither)."""
 
     name: str
-    positional: Optional[list[TypeExpr]] = None
-    named: Optional[list[FieldDecl]] = None
+    positional: list[TypeExpr] | None = None
+    named: list[FieldDecl] | None = None
 
 
 @dataclass(eq=False)
@@ -369,7 +352,7 @@ class TypeDecl(Node):
     kind: str
     fields: list[FieldDecl] = field(default_factory=list)
     ctors: list[CtorDecl] = field(default_factory=list)
-    alias: Optional[TypeExpr] = None
+    alias: TypeExpr | None = None
     name_span: Span = field(default=NO_SPAN, kw_only=True, repr=False)
 
 
@@ -383,12 +366,12 @@ class FnDecl(Node):
     type_params: list[str]
     params: list[Param]
     result: TypeExpr
-    effect: Optional[str]  # None (pure) | "tool"
-    body: Optional[Expr]
+    effect: str | None  # None (pure) | "tool"
+    body: Expr | None
     name_span: Span = field(default=NO_SPAN, kw_only=True, repr=False)
 
 
-Decl = Union[TypeDecl, FnDecl]
+Decl = TypeDecl | FnDecl
 
 
 @dataclass(eq=False)

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Optional
-
+from typing import Any
 
 from flow2py.diagnostics import Diagnostic
 from flow2py.syntax import ast
-from flow2py.syntax.lexer import Tok
-from flow2py.syntax.reduce import make_span
+from flow2py.syntax.engine.reduce import make_span
+from flow2py.syntax.engine.scanner import Tok
 
 
 def span_of_token(path: str, tok: Tok) -> ast.Span:
@@ -62,7 +61,7 @@ class _Entry:
 
 @dataclass
 class _Path:
-    module: Optional[str]
+    module: str | None
     name: str
     span: ast.Span
 
@@ -427,14 +426,12 @@ class Builder:
         return ast.BindPattern(ch[0].value, span=span)
 
     def lit_pat(self, span, ch):
-        span = span
         lit = self._literal(ch[-1], span)
         if len(ch) == 2:  # `-` INT / `-` DECIMAL
             lit.value = -lit.value if lit.kind == "int" else "-" + lit.value
         return ast.LiteralPattern(lit, span=span)
 
     def unit_pat(self, span, ch):
-        span = span
         return ast.LiteralPattern(ast.Literal("unit", None, span=span), span=span)
 
     def ctor_path(self, span, ch):

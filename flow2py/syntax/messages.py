@@ -1,7 +1,8 @@
 """Words for syntax errors: what the parser expected and what it found, never a token dump."""
 from __future__ import annotations
 
-from lark import Token
+from flow2py.syntax.engine.lark_tables import terminals
+from flow2py.syntax.engine.scanner import Tok
 
 _EXPR = {"INT", "TEXT", "LPAR", "LSQB", "IF", "MATCH"}
 _PATTERN = {"UNDERSCORE", "LOWER", "UPPER", "LPAR", "LSQB"}
@@ -35,13 +36,9 @@ _ORDER = [
 def _token_words(name: str) -> str:
     if name in _WORDS:
         return _WORDS[name]
-    from flow2py.syntax.parser import _lark
-
-    for t in _lark().terminals:
-        if t.name == name:
-            v = t.pattern.value
-            if t.pattern.type == "str":
-                return f"`{v}`"
+    for t in terminals()[0]:
+        if t.name == name and t.is_string:
+            return f"`{t.value}`"
     return name.lower()
 
 
@@ -84,7 +81,7 @@ def describe_expected(expected) -> str:
     return ", ".join(items[:-1]) + " or " + items[-1]
 
 
-def describe_token(tok: Token | None) -> str:
+def describe_token(tok: Tok | None) -> str:
     if tok is None:
         return "nothing"
     if tok.type == "$END":

@@ -13,20 +13,20 @@ A declaration keyword in column 1 (`@`, `use`, `type`, `opaque`, `pub flow`, `pu
 `pub opaque`, `flow name`) always starts a new declaration: the bracket stack is reset there,
 so one unclosed bracket cannot swallow the rest of the file.
 
-The terminals come from grammar.lark (through lark, which also builds the parse table), but
-the scanning is ours: lark's lexer spends most of its time in per-token Python bookkeeping,
-and it reports a bad character by raising, which we would have to catch for every one.
+The terminals come from grammar.lark (through lark_tables.py, which also builds the parse
+table), but the scanning is ours: lark's lexer spends most of its time in per-token Python
+bookkeeping, and it reports a bad character by raising, which we would have to catch for every
+one. The token classes below (ENDERS, CONTINUERS, ...) name grammar.lark's terminals: a new
+terminal that can end a statement or continue a line is listed there.
 """
 from __future__ import annotations
 
 import re
-from typing import Iterable, Iterator
-
-from lark.lark import PostLex
-from lark.lexer import PatternRE, PatternStr
+from collections.abc import Iterable
 
 from flow2py.diagnostics import Diagnostic
-from flow2py.syntax import ast
+from flow2py.span import Span
+from flow2py.syntax.engine.lark_tables import Terminal
 
 # Tokens after which a newline ends a statement. `>` ends a type (`-> List<Text>` at the end
 # of a bodyless declaration).
@@ -45,7 +45,7 @@ CLOSERS = {"RPAR": "LPAR", "RSQB": "LSQB", "RBRACE": "LBRACE"}
 NO_SEP_AFTER = frozenset({"LBRACE", "COMMA", "_SEP"})
 NO_SEP_BEFORE = frozenset({"RBRACE", "RPAR", "RSQB"})
 DECL_KEYWORDS = frozenset({"AT", "USE", "TYPE", "OPAQUE"})
-# No separator goes before these, whatever precedes them (see `insert_separators`).
+# No separator goes before these, whatever precedes them (see `_separate`).
 _NO_NL_SEP = CONTINUERS | NO_SEP_BEFORE
 
 
@@ -53,7 +53,7 @@ class Tok:
     """A token: what lark's Token holds, without its cost (it is a str subclass built by a
     Python-level `__new__`, and the parser makes one per token)."""
 
-    __slots__ = ("type", "value", "start_pos", "line", "column", "end_line", "end_column", "end_pos")
+    __slots__ = ("column", "end_column", "end_line", "end_pos", "line", "start_pos", "type", "value")
 
     def __init__(self, type, value, start_pos, line, column, end_line, end_column, end_pos):
         self.type = type
@@ -93,17 +93,6 @@ def starts_declaration(tok: Tok, nxt: Tok | None) -> bool:
     return False
 
 
-class SeparatorPostLex(PostLex):
-    """Declares the terminals the grammar never mentions but the lexer must produce (`NL`,
-    `SEMICOLON`); without a postlexer lark would drop them from its terminal list. It also
-    works as a lark postlexer, should anyone parse through lark itself."""
-
-    always_accept = ("NL", "SEMICOLON")
-
-    def process(self, stream: Iterable) -> Iterator:
-        return iter(insert_separators(stream))
-
-
 # ---------------------------------------------------------------------------------------------
 # Scanning
 
@@ -112,23 +101,24 @@ class Scanner:
     """One compiled alternation of every terminal, in lark's order and with lark's keyword rule,
     so it splits text exactly as lark's basic lexer would."""
 
-    def __init__(self, terminals, ignore):
+    def __init__(self, terminals: Iterable[Terminal], ignore: Iterable[str]):
         terms = list(terminals)
+        ignore = frozenset(ignore)
         # lark's order: higher priority, then longer possible match, then longer pattern text.
-        terms.sort(key=lambda t: (-t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name))
-        regexes = [t for t in terms if isinstance(t.pattern, PatternRE)]
+        terms.sort(key=lambda t: (-t.priority, -t.max_width, -len(t.value), t.name))
+        regexes = [t for t in terms if not t.is_string]
         # A string terminal that some same-priority regex terminal matches whole (`flow` for
         # LOWER) is a keyword: the regex matches it and the value then picks the type.
         self.keywords: dict[str, dict[str, str]] = {}
         embedded = set()
         for rt in regexes:
             for st in terms:
-                if isinstance(st.pattern, PatternStr) and st.priority == rt.priority:
-                    s = st.pattern.value
-                    m = re.match(rt.pattern.to_regexp(), s)
+                if st.is_string and st.priority == rt.priority:
+                    s = st.value
+                    m = re.match(rt.regexp, s)
                     if m and m.group(0) == s:
                         self.keywords.setdefault(rt.name, {})[s] = st.name
-                        if st.pattern.flags <= rt.pattern.flags:
+                        if st.flags <= rt.flags:
                             embedded.add(st.name)
         # tokenize() looks keywords up for LOWER only, which is all this grammar has.
         assert set(self.keywords) <= {"LOWER"}, self.keywords
@@ -140,13 +130,13 @@ class Scanner:
             # COMMENT comes before SLASH in lark's order.
             assert t in ("WS", "COMMENT"), t
         by_name = {t.name: t for t in terms}
-        skip = "|".join(by_name[t].pattern.to_regexp() for t in sorted(ignore))
+        skip = "|".join(by_name[t].regexp for t in sorted(ignore))
         # Each alternative is the terminal's regex followed by an empty group named after it:
         # `lastgroup` still names the terminal, and as the alternative now starts with the
         # terminal's own first character (class), the regex engine rejects it from that one
         # character instead of entering a group first (twice as fast on this alternation).
         # Group 1 is the ignored text, so a token starts where group 1 ends.
-        alts = "|".join(f"(?:{t.pattern.to_regexp()})(?P<{t.name}>)" for t in kept)
+        alts = "|".join(f"(?:{t.regexp})(?P<{t.name}>)" for t in kept)
         # `open_text`: a `"` where TEXT did not match is a literal left open up to the end of
         # the line. `bad`: anything else no terminal starts with. `eof`: the trailing ignored
         # text, so that matches are contiguous and nothing is skipped silently.
@@ -182,12 +172,12 @@ def tokenize(scanner: Scanner, source: str, path: str, diags: list[Diagnostic]) 
             break
         elif kind == "bad":
             ch = source[start]
-            span = ast.Span(path, line, start - col0, line, start - col0 + 1, start, start + 1)
+            span = Span(path, line, start - col0, line, start - col0 + 1, start, start + 1)
             shown = ch if ch.isprintable() else repr(ch)[1:-1]
             diags.append(Diagnostic("E001", f"unexpected character `{shown}`: no Flow token starts with it", span))
             continue
         elif kind == "open_text":
-            span = ast.Span(path, line, start - col0, line, end - col0, start, end)
+            span = Span(path, line, start - col0, line, end - col0, start, end)
             diags.append(Diagnostic(
                 "E002", "this text literal is not closed: add `\"` before the end of the line", span))
             # Stand in a closed literal so that the parser can go on with the line.
@@ -200,21 +190,6 @@ def tokenize(scanner: Scanner, source: str, path: str, diags: list[Diagnostic]) 
         append(Tok(kind, value, start, line, start - col0, line, end - col0, end))
         nl_append(nl)
         nl = False
-    return _separate(toks, nls)
-
-
-def insert_separators(stream: Iterable) -> list[Tok]:
-    """Go-style separator insertion over a token stream that still contains `NL` tokens."""
-    toks = []
-    nls: list[bool] = []
-    nl = False
-    for t in stream:
-        if t.type == "NL":
-            nl = True
-        else:
-            toks.append(t)
-            nls.append(nl)
-            nl = False
     return _separate(toks, nls)
 
 
