@@ -21,7 +21,7 @@ from typing import Callable, Iterable, Optional
 
 import flowrt as rt
 from flow2py.check import CheckResult, check_program
-from flow2py.check.program import CheckedProgram
+from flow2py.check.typed import CheckedProgram
 from flow2py.diagnostics import render_text
 from flowrt import host as rh
 from flowrt.host import Refused, Report, open_store, read

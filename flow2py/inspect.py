@@ -1,9 +1,9 @@
 """What `flow2py check --checkpoints` and `flow2py tools` show about a checked program."""
 from __future__ import annotations
 
-from flow2py.check.program import CheckedProgram
+from flow2py.check.typed import CheckedProgram
 from flow2py.check.reach import entry_roots, reachable_tools
-from flow2py.check.types import show
+from flow2py.check.typeterms import show
 
 
 def checkpoint_sites(program: CheckedProgram) -> list[dict]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 import flowrt as rt
-from flow2py.check.program import CheckedProgram
+from flow2py.check.typed import CheckedProgram
 from flowrt import driver as drv
 from flowrt.facts import Start
 

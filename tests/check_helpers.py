@@ -5,8 +5,8 @@ import os
 import textwrap
 
 from flow2py.check import check_program, check_source
-from flow2py.check.types import TVar
-from flow2py.check.program import TCon, TFun, TTuple
+from flow2py.check.typeterms import TVar
+from flow2py.check.typed import TCon, TFun, TTuple
 from flow2py.syntax import ast
 
 HERE = os.path.dirname(os.path.abspath(__file__))

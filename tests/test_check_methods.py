@@ -2,7 +2,7 @@
 (std/data.flow), the same rule the operators follow."""
 from check_helpers import check, check_program, codes, write_program
 
-from flow2py.check.program import MethodRef
+from flow2py.check.typed import MethodRef
 from flow2py.syntax import ast
 
 

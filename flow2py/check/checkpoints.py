@@ -26,11 +26,11 @@ from __future__ import annotations
 
 from typing import Optional
 
-from flow2py.check.program import (
+from flow2py.check.typed import (
     CheckedProgram, CheckpointSite, CtorRef, FnInfo, FnRef, LocalRef, MethodRef, TCon, TFun, TTuple,
     TParam,
 )
-from flow2py.check.types import show
+from flow2py.check.typeterms import show
 from flow2py.syntax import ast
 
 MAYBE = "maybe"  # a value the checker cannot follow
@@ -358,7 +358,7 @@ def _may_hold(prog: CheckedProgram, t, want, depth: int = 0) -> bool:
         info = prog.type_decls.get(t.decl)
         if info is None or info.lang:
             return False
-        from flow2py.check.types import subst
+        from flow2py.check.typeterms import subst
         mapping = {TParam(n, info.decl): a for n, a in zip(info.type_params, t.args)}
         parts = [f.type for f in info.fields] + [p for c in info.ctors for p in c.params]
         return any(_may_hold(prog, subst(p, mapping), want, depth + 1) for p in parts)
@@ -377,7 +377,7 @@ def _always_function(prog: CheckedProgram, t, depth: int = 0) -> bool:
         info = prog.type_decls.get(t.decl)
         if info is None or info.lang or info.kind != "record":
             return False
-        from flow2py.check.types import subst
+        from flow2py.check.typeterms import subst
         mapping = {TParam(n, info.decl): a for n, a in zip(info.type_params, t.args)}
         return any(_always_function(prog, subst(f.type, mapping), depth + 1) for f in info.fields)
     return False

@@ -14,11 +14,11 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Optional
 
-from flow2py.check.loader import LoadedModule
-from flow2py.check.program import (
+from flow2py.check.modgraph import LoadedModule
+from flow2py.check.typed import (
     CheckedModule, CtorInfo, FieldInfo, FnInfo, TCon, TError, TFun, TParam, TTuple, Type, TypeInfo,
 )
-from flow2py.check.types import has_effect, subst
+from flow2py.check.typeterms import has_effect, subst
 from flow2py.diagnostics import Edit, Fix, Problems, Related
 from flow2py.syntax import ast
 
@@ -565,7 +565,7 @@ class Declarations:
                               related=[Related("the Tool is declared here", target.node.span)])
 
     def show(self, t) -> str:
-        from flow2py.check.types import show
+        from flow2py.check.typeterms import show
 
         return show(t, self.name_of)
 

@@ -1,6 +1,6 @@
 """The checker's pipeline on one screen:
 
-    load modules (loader.py) -> declarations (declare.py) -> every function body (infer.py with
+    load modules (modgraph.py) -> declarations (declare.py) -> every function body (infer.py with
     its infer_*.py parts, patterns.py), each settled when done (post.py, exhaust.py) ->
     program-wide rules (data requirements, unused declarations and imports, the entry
     function) -> solved side tables and the program identity.
@@ -20,11 +20,11 @@ from flow2py.check.declare import Declarations, has_ann
 from flow2py.check.exhaust import Exhaust
 from flow2py.check.identity import program_identity
 from flow2py.check.infer import BodyChecker
-from flow2py.check.loader import STD_VERSION, Loader
+from flow2py.check.modgraph import STD_VERSION, Loader
 from flow2py.check.checkpoints import refine_checkpoint_sites
 from flow2py.check.post import finish_fn
-from flow2py.check.program import CheckedProgram, TCon, TError, TFun, TParam, TTuple
-from flow2py.check.types import zonk
+from flow2py.check.typed import CheckedProgram, TCon, TError, TFun, TParam, TTuple
+from flow2py.check.typeterms import zonk
 from flow2py.diagnostics import Diagnostic, Edit, Fix, Problems, Related
 from flow2py.syntax import ast
 
@@ -169,7 +169,7 @@ def _annotation_args(decls: Declarations, prog: CheckedProgram, modules) -> None
                     fn = env.cm.fns.get(d.name)
                     if fn is not None and fn.node is d and fn.fake_of and a.args:
                         tool = decls.fn_decls[fn.fake_of]
-                        from flow2py.check.program import FnRef, ModuleRef
+                        from flow2py.check.typed import FnRef, ModuleRef
                         x = a.args[0]
                         prog.refs[x.id] = FnRef(tool.decl)
                         prog.types[x.id] = TFun(tuple(t for _, t in tool.params), tool.result, "tool")

@@ -20,8 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-from flow2py.check.program import CtorRef, TCon, TTuple
-from flow2py.check.types import subst
+from flow2py.check.typed import CtorRef, TCon, TTuple
+from flow2py.check.typeterms import subst
 from flow2py.syntax import ast
 
 LIMIT = 6

@@ -28,8 +28,8 @@ from flow2py.check.infer_control import ControlMixin
 from flow2py.check.infer_ctx import Binding, FnCtx, Why
 from flow2py.check.infer_data import DataMixin
 from flow2py.check.infer_names import NamesMixin
-from flow2py.check.program import CheckedProgram, FnInfo, TError, TFun
-from flow2py.check.types import join, show, unify
+from flow2py.check.typed import CheckedProgram, FnInfo, TError, TFun
+from flow2py.check.typeterms import join, show, unify
 from flow2py.diagnostics import Edit, Fix, Related
 from flow2py.syntax import ast
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from flow2py.check.declare import ordinal, suggest
 from flow2py.check.infer_ctx import LazyWhy, Why
-from flow2py.check.program import (
+from flow2py.check.typed import (
     CtorInfo, CtorRef, FnInfo, FnRef, MethodRef, ModuleRef, TCon, TError, TFun, TNever, TTuple,
     TypeInfo,
 )
-from flow2py.check.types import TVar, fun_effects, has_effect, join, resolve, subst, unify
+from flow2py.check.typeterms import TVar, fun_effects, has_effect, join, resolve, subst, unify
 from flow2py.diagnostics import Related
 from flow2py.syntax import ast
 

@@ -5,8 +5,8 @@ type; exhaustiveness is settled later, post.py). Part of `infer.BodyChecker`."""
 from __future__ import annotations
 
 from flow2py.check.infer_ctx import FnCtx, Why
-from flow2py.check.program import TError, TFun, TNever, TParam
-from flow2py.check.types import TVar, resolve, unify
+from flow2py.check.typed import TError, TFun, TNever, TParam
+from flow2py.check.typeterms import TVar, resolve, unify
 from flow2py.diagnostics import Edit, Fix, Related
 from flow2py.syntax import ast
 

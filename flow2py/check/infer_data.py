@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from flow2py.check.declare import field_span, ordinal, suggest
 from flow2py.check.infer_ctx import Why
-from flow2py.check.program import CtorRef, LocalRef, ModuleRef, TCon, TError, TTuple
-from flow2py.check.types import TVar, resolve, subst, unify
+from flow2py.check.typed import CtorRef, LocalRef, ModuleRef, TCon, TError, TTuple
+from flow2py.check.typeterms import TVar, resolve, subst, unify
 from flow2py.diagnostics import Related
 from flow2py.syntax import ast
 

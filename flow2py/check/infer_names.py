@@ -5,10 +5,10 @@ record field (with its visibility rules). Part of `infer.BodyChecker`."""
 from __future__ import annotations
 
 from flow2py.check.declare import field_span, suggest
-from flow2py.check.program import (
+from flow2py.check.typed import (
     CtorRef, FieldRef, FnInfo, FnRef, LocalRef, ModuleRef, TCon, TError, TFun, TNever, TypeInfo,
 )
-from flow2py.check.types import TVar, resolve, subst
+from flow2py.check.typeterms import TVar, resolve, subst
 from flow2py.diagnostics import Edit, Fix, Related
 from flow2py.syntax import ast
 

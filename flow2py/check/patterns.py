@@ -3,8 +3,8 @@ bind its names. Exhaustiveness is decided later (exhaust.py), once types are sol
 from __future__ import annotations
 
 from flow2py.check.declare import field_span, suggest
-from flow2py.check.program import CtorRef, TCon, TError, TNever, TTuple
-from flow2py.check.types import TVar, resolve, subst, unify
+from flow2py.check.typed import CtorRef, TCon, TError, TNever, TTuple
+from flow2py.check.typeterms import TVar, resolve, subst, unify
 from flow2py.diagnostics import Related
 from flow2py.syntax import ast
 

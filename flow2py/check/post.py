@@ -4,8 +4,8 @@ checkpoint sites among them."""
 from __future__ import annotations
 
 from flow2py.check.exhaust import Exhaust
-from flow2py.check.program import CheckpointSite, CtorRef, FnRef, MethodRef
-from flow2py.check.types import zonk
+from flow2py.check.typed import CheckpointSite, CtorRef, FnRef, MethodRef
+from flow2py.check.typeterms import zonk
 from flow2py.diagnostics import Edit, Fix
 from flow2py.syntax import ast
 

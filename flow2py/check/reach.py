@@ -6,7 +6,7 @@ body refers to (called or passed as a value, methods and operators included) is 
 """
 from __future__ import annotations
 
-from flow2py.check.program import CheckedProgram, FnRef, MethodRef
+from flow2py.check.typed import CheckedProgram, FnRef, MethodRef
 from flow2py.syntax import ast
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import black
 
-from flow2py.check.program import CheckedProgram
+from flow2py.check.typed import CheckedProgram
 from flow2py.codegen.lower import CodegenError
 from flow2py.codegen.module import ModuleGen, ProgramNames
 

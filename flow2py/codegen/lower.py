@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from flow2py.check import program as P
+from flow2py.check import typed as P
 from flow2py.codegen import py
 from flow2py.codegen.lower_base import CodegenError, DefCtx, _atomic
 from flow2py.codegen.lower_calls import CallsMixin

@@ -4,7 +4,7 @@ operators (Python's own operator where it means the same, else the @lang functio
 and `?`. Control forms used as values go through a temporary's sink. Part of `lower.Body`."""
 from __future__ import annotations
 
-from flow2py.check import program as P
+from flow2py.check import typed as P
 from flow2py.codegen import py
 from flow2py.codegen.lower_base import RETURN, Sink, _atomic
 from flow2py.syntax import ast as A

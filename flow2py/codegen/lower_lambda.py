@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flow2py.check import program as P
+from flow2py.check import typed as P
 from flow2py.codegen import py
 from flow2py.codegen.lower_base import RETURN, DefCtx, _generator_marker
 from flow2py.codegen.lower_calls import LANG_REQUESTS

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from flow2py.check import program as P
+from flow2py.check import typed as P
 from flow2py.codegen import py
 from flow2py.codegen.lower_base import Sink
 from flow2py.syntax import ast as A

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from flow2py.check import program as P
+from flow2py.check import typed as P
 from flow2py.codegen import py
 from flow2py.codegen.lower import Body
 from flow2py.codegen.lower_base import RETURN, CodegenError, Loop, _generator_marker
@@ -195,7 +195,7 @@ class ModuleGen:
             if info.is_tool_type:
                 return self.ref(info.module, self.names.type_name[info.decl])
             if info.kind == "alias" and info.alias is not None:
-                from flow2py.check.types import subst
+                from flow2py.check.typeterms import subst
 
                 mapping = {P.TParam(n, info.decl): a for n, a in zip(info.type_params, t.args)}
                 return self.desc(subst(info.alias, mapping), targs)

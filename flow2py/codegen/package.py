@@ -13,7 +13,7 @@
 """
 from __future__ import annotations
 
-from flow2py.check import program as P
+from flow2py.check import typed as P
 from flow2py.codegen import py
 from flow2py.codegen.module import ModuleGen, ProgramNames
 

@@ -10,7 +10,7 @@ too, so a chain stays in one trampoline. Effectful tail calls are always the dri
 """
 from __future__ import annotations
 
-from flow2py.check import program as P
+from flow2py.check import typed as P
 from flow2py.syntax import ast as A
 
 

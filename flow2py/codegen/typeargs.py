@@ -21,7 +21,7 @@ their plain signature, so code without generic Tools is emitted exactly as befor
 """
 from __future__ import annotations
 
-from flow2py.check import program as P
+from flow2py.check import typed as P
 from flow2py.codegen.tails import ast_nodes
 from flow2py.syntax import ast as A
 

@@ -2,7 +2,7 @@
 
 Every node carries a `span` (where it came from) and a unique integer `id`. Later phases never
 mutate the tree: the checker keeps what it learns (types, resolutions, effects, tail positions)
-in side tables keyed by `node.id` (see flow2py/check/program.py). Nodes are plain dataclasses
+in side tables keyed by `node.id` (see flow2py/check/typed.py). Nodes are plain dataclasses
 so that a reader can print them, and `to_data` turns a tree into plain data without spans,
 which is what program identity hashes (comments and layout never reach the tree).
 """

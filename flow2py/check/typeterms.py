@@ -1,4 +1,4 @@
-"""Types during checking: the semantic types of program.py plus unification variables.
+"""Types during checking: the semantic types of typed.py plus unification variables.
 
 A `TVar` is a hole a later constraint fills (union-find through `ref`). Only the checker ever
 sees one: `zonk` replaces every solved variable by its solution and every unsolved one by the
@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 from typing import Callable, Optional
 
-from flow2py.check.program import TCon, TError, TFun, TNever, TParam, TTuple, Type
+from flow2py.check.typed import TCon, TError, TFun, TNever, TParam, TTuple, Type
 
 _var_ids = itertools.count(1)
 
