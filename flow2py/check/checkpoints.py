@@ -24,11 +24,18 @@ Proofs, each a reason a site gets:
 """
 from __future__ import annotations
 
-from typing import Optional
-
 from flow2py.check.typed import (
-    CheckedProgram, CheckpointSite, CtorRef, FnInfo, FnRef, LocalRef, MethodRef, TCon, TFun, TTuple,
+    CheckedProgram,
+    CheckpointSite,
+    CtorRef,
+    FnInfo,
+    FnRef,
+    LocalRef,
+    MethodRef,
+    TCon,
+    TFun,
     TParam,
+    TTuple,
 )
 from flow2py.check.typeterms import show
 from flow2py.syntax import ast
@@ -83,7 +90,7 @@ class _Walk:
             self._fn(prog, decl, info)
 
     def _fn(self, prog: CheckedProgram, decl: str, info: FnInfo) -> None:
-        stack: list[tuple[object, Optional[ast.Node], Optional[ast.Lambda]]] = [(info.node.body, None, None)]
+        stack: list[tuple[object, ast.Node | None, ast.Lambda | None]] = [(info.node.body, None, None)]
         own: list[ast.Call] = []
         while stack:
             n, parent, lam = stack.pop()
@@ -128,7 +135,7 @@ class _Walk:
             self.lambda_tail_calls.append((n, decl, lam.id))
 
 
-def _callee(prog: CheckedProgram, call: ast.Call) -> Optional[FnInfo]:
+def _callee(prog: CheckedProgram, call: ast.Call) -> FnInfo | None:
     """The top-level Flow function (with a body, not a Tool) a tail call makes, effectfully."""
     ref = prog.refs.get(call.callee.id)
     if not isinstance(ref, (FnRef, MethodRef)):
@@ -278,13 +285,13 @@ def _never_parked(prog: CheckedProgram, walk: _Walk, f, depth: int) -> bool:
     return False
 
 
-def _held_never_parked(prog, walk, e, params) -> Optional[str]:
+def _held_never_parked(prog, walk, e, params) -> str | None:
     """The spawn place of a never-parked task the expression surely holds, or None."""
     t = prog.types.get(e.id)
     if _is_task(prog, t):
         o = _origins(prog, walk, e, params, 0)
         if o and all(x != MAYBE and x[0] == "never" for x in o):
-            return sorted(o)[0][1]
+            return min(o)[1]
         return None
     if isinstance(e, (ast.TupleLiteral, ast.ListLiteral)):
         items = e.items
@@ -301,7 +308,7 @@ def _held_never_parked(prog, walk, e, params) -> Optional[str]:
     return None
 
 
-def _dropped_spawn(prog: CheckedProgram, walk: _Walk, call: ast.Call) -> Optional[str]:
+def _dropped_spawn(prog: CheckedProgram, walk: _Walk, call: ast.Call) -> str | None:
     """A task spawned earlier on the way to `call` in the same body and dropped: its place."""
     node: ast.Node = call
     p = walk.parent.get(node.id)
@@ -385,7 +392,7 @@ def _always_function(prog: CheckedProgram, t, depth: int = 0) -> bool:
 
 # -- one site ---------------------------------------------------------------------------------------
 
-def _judge(prog, walk, origins, call: ast.Call, callee_decl: Optional[str], outer: bool,
+def _judge(prog, walk, origins, call: ast.Call, callee_decl: str | None, outer: bool,
            kind: str) -> tuple[bool, str]:
     caller = prog.fn_decls[walk.owner[call.id]].name
     if callee_decl is None:  # a function value

@@ -12,11 +12,20 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from typing import Optional
 
 from flow2py.check.modgraph import LoadedModule
 from flow2py.check.typed import (
-    CheckedModule, CtorInfo, FieldInfo, FnInfo, TCon, TError, TFun, TParam, TTuple, Type, TypeInfo,
+    CheckedModule,
+    CtorInfo,
+    FieldInfo,
+    FnInfo,
+    TCon,
+    TError,
+    TFun,
+    TParam,
+    TTuple,
+    Type,
+    TypeInfo,
 )
 from flow2py.check.typeterms import has_effect, subst
 from flow2py.diagnostics import Edit, Fix, Problems, Related
@@ -52,7 +61,7 @@ def suggest(name: str, candidates) -> list[str]:
     return difflib.get_close_matches(name, sorted(set(candidates)), n=3, cutoff=0.6)
 
 
-def lang_args(annotations: list[ast.Annotation]) -> Optional[list[str]]:
+def lang_args(annotations: list[ast.Annotation]) -> list[str] | None:
     """The text arguments of `@lang(...)`, or None when there is no @lang."""
     for a in annotations:
         if a.name == "lang":
@@ -223,7 +232,7 @@ class Declarations:
 
     # -- type expressions -----------------------------------------------------------------
 
-    def resolve_texpr(self, te, env: ModEnv, tparams: dict[str, TParam], in_param: bool, user: Optional[str]) -> Type:
+    def resolve_texpr(self, te, env: ModEnv, tparams: dict[str, TParam], in_param: bool, user: str | None) -> Type:
         if isinstance(te, ast.TypeName):
             return self._resolve_name(te, env, tparams, in_param, user)
         if isinstance(te, ast.TupleType):
@@ -238,7 +247,7 @@ class Declarations:
                         self.resolve_texpr(te.result, env, tparams, in_param, user), effect)
         return TError()
 
-    def lookup_type(self, te: ast.TypeName, env: ModEnv, report: bool = True) -> Optional[TypeInfo]:
+    def lookup_type(self, te: ast.TypeName, env: ModEnv, report: bool = True) -> TypeInfo | None:
         if te.module is not None:
             target = self.alias_env(env, te.module, te.span, report)
             if target is None:
@@ -274,7 +283,7 @@ class Declarations:
             return []
         return [Fix(f"replace `{name}` with `{s[0]}`", (Edit(span, s[0]),), False)]
 
-    def alias_env(self, env: ModEnv, alias: str, span, report: bool = True) -> Optional[ModEnv]:
+    def alias_env(self, env: ModEnv, alias: str, span, report: bool = True) -> ModEnv | None:
         if alias in env.lm.aliases:
             env.used_aliases.add(alias)
             key = env.lm.aliases[alias]

@@ -11,19 +11,17 @@ add noise); after that, independent parts keep reporting, so one run lists every
 from __future__ import annotations
 
 import gc
-import os
 from dataclasses import dataclass, field
-from typing import Optional
 
 from flow2py.check import codes  # noqa: F401  (registers E1xx-E5xx)
+from flow2py.check.checkpoints import refine_checkpoint_sites
 from flow2py.check.declare import Declarations, has_ann
 from flow2py.check.exhaust import Exhaust
 from flow2py.check.identity import program_identity
 from flow2py.check.infer import BodyChecker
 from flow2py.check.modgraph import STD_VERSION, Loader
-from flow2py.check.checkpoints import refine_checkpoint_sites
 from flow2py.check.post import finish_fn
-from flow2py.check.typed import CheckedProgram, TCon, TError, TFun, TParam, TTuple
+from flow2py.check.typed import CheckedProgram, TCon, TFun, TParam, TTuple
 from flow2py.check.typeterms import zonk
 from flow2py.diagnostics import Diagnostic, Edit, Fix, Problems, Related
 from flow2py.syntax import ast
@@ -31,14 +29,14 @@ from flow2py.syntax import ast
 
 @dataclass
 class CheckResult:
-    program: Optional[CheckedProgram]
+    program: CheckedProgram | None
     diagnostics: list[Diagnostic]
     sources: dict[str, str] = field(default_factory=dict)
 
 
-def check_program(entry_path: str, *, cache_dir: Optional[str] = None, source: Optional[str] = None,
-                  sources: Optional[dict[str, str]] = None,
-                  commits: Optional[dict[str, str]] = None) -> CheckResult:
+def check_program(entry_path: str, *, cache_dir: str | None = None, source: str | None = None,
+                  sources: dict[str, str] | None = None,
+                  commits: dict[str, str] | None = None) -> CheckResult:
     """Check the program whose entry module is `entry_path` (with `source` standing in for the
     file's text when given). `sources` (module key -> text) and `commits` (repository -> commit)
     give a stored program: every module is read from them, nothing from disk. Never raises on bad
@@ -57,7 +55,7 @@ def check_program(entry_path: str, *, cache_dir: Optional[str] = None, source: O
             gc.enable()
 
 
-def check_source(text: str, path: str = "main.flow", *, cache_dir: Optional[str] = None) -> CheckResult:
+def check_source(text: str, path: str = "main.flow", *, cache_dir: str | None = None) -> CheckResult:
     """Check one module given as text (its `use "./x"` imports are read relative to `path`)."""
     return check_program(path, cache_dir=cache_dir, source=text)
 
@@ -153,7 +151,6 @@ def _annotation_args(decls: Declarations, prog: CheckedProgram, modules) -> None
     """Annotation arguments are expressions too: `@lang("int.add", "+")` holds Text literals and
     `@fake(web.search)` names a Tool; give them types (and the fake its reference)."""
     unit = decls.unit()
-    text = decls.literal_types.get("text")
     for m in modules:
         env = decls.envs[m.key]
         for d in m.ast.decls:

@@ -20,8 +20,6 @@ keeps (bindings, function contexts, `Why`) are in infer_ctx.py.
 """
 from __future__ import annotations
 
-from typing import Optional
-
 from flow2py.check.declare import Declarations, ModEnv
 from flow2py.check.infer_calls import CallsMixin
 from flow2py.check.infer_control import ControlMixin
@@ -100,20 +98,20 @@ class BodyChecker(NamesMixin, CallsMixin, DataMixin, ControlMixin):
             self.problems.add("E301", f"`{fn.name}` may reach a Tool but is not marked `!tool`",
                               node.name_span if node.name_span.line else node.span, related=related, fixes=fixes)
 
-    def expr(self, e, expected=None, why: Optional[Why] = None):
+    def expr(self, e, expected=None, why: Why | None = None):
         t = self._dispatch[type(e)](e, expected)
         if expected is not None:
             t = self.expect(t, expected, e, why)
         self.types[e.id] = t
         return t
 
-    def expect(self, actual, expected, node, why: Optional[Why]):
+    def expect(self, actual, expected, node, why: Why | None):
         if unify(actual, expected):
             return actual
         self.mismatch(actual, expected, node.span, why)
         return TError()
 
-    def mismatch(self, actual, expected, span, why: Optional[Why]) -> None:
+    def mismatch(self, actual, expected, span, why: Why | None) -> None:
         msg = f"type mismatch: expected `{self.show(expected)}`, found `{self.show(actual)}`"
         related = []
         if why is not None:
@@ -143,7 +141,7 @@ class BodyChecker(NamesMixin, CallsMixin, DataMixin, ControlMixin):
         self.binders.append(b)
         return b
 
-    def _lookup(self, name: str) -> Optional[Binding]:
+    def _lookup(self, name: str) -> Binding | None:
         for scope in reversed(self.scopes):
             b = scope.get(name)
             if b is not None:

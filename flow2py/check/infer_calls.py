@@ -9,10 +9,28 @@ from __future__ import annotations
 from flow2py.check.declare import ordinal, suggest
 from flow2py.check.infer_ctx import LazyWhy, Why
 from flow2py.check.typed import (
-    CtorInfo, CtorRef, FnInfo, FnRef, MethodRef, ModuleRef, TCon, TError, TFun, TNever, TTuple,
+    CtorInfo,
+    CtorRef,
+    FnInfo,
+    FnRef,
+    MethodRef,
+    ModuleRef,
+    TCon,
+    TError,
+    TFun,
+    TNever,
+    TTuple,
     TypeInfo,
 )
-from flow2py.check.typeterms import TVar, fun_effects, has_effect, join, resolve, subst, unify
+from flow2py.check.typeterms import (
+    TVar,
+    fun_effects,
+    has_effect,
+    join,
+    resolve,
+    subst,
+    unify,
+)
 from flow2py.diagnostics import Related
 from flow2py.syntax import ast
 
@@ -84,7 +102,7 @@ class CallsMixin:
                 return any(f.name == name for f in info.fields)
         return False
 
-    def _method(self, callee: ast.FieldAccess, tt) -> Optional[FnInfo]:
+    def _method(self, callee: ast.FieldAccess, tt) -> FnInfo | None:
         """`x.f(...)`: the `f` of the home module of x's type; when that module declares no `f`
         (or x's type has no home module: tuples, functions), the generic std function `f` whose
         first parameter is a type parameter (std/data.flow: `to_text`, `compare`, ...), the same
@@ -191,7 +209,7 @@ class CallsMixin:
                 out = join(out, self.value_effect(x))
             return out
         ref = self.refs.get(a.id)
-        if isinstance(ref, FnRef) and (isinstance(a, ast.Name) or isinstance(a, ast.FieldAccess)):
+        if isinstance(ref, FnRef) and isinstance(a, (ast.Name, ast.FieldAccess)):
             fn = self.d.fn_decls[ref.decl]
             return "tool" if fn.effect != "pure" else "pure"
         return fun_effects(self.types.get(a.id, TError()))
@@ -254,13 +272,13 @@ class CallsMixin:
 
     def _pure_slot(self, a, t) -> None:
         """A function stored in data must not be more effectful than its declared type says."""
-        if has_effect(t, "pure") and not has_effect(t, "tool") and not has_effect(t, "poly"):
-            if self.value_effect(a) != "pure":
-                self.problems.add("E302", "this function may reach a Tool, but the type it is stored as is pure: mark the type `!tool`", a.span)
+        if (has_effect(t, "pure") and not has_effect(t, "tool") and not has_effect(t, "poly")
+                and self.value_effect(a) != "pure"):
+            self.problems.add("E302", "this function may reach a Tool, but the type it is stored as is pure: mark the type `!tool`", a.span)
 
     # -- operators ------------------------------------------------------------------------
 
-    def _op_fn(self, op: str, arity: int, t) -> Optional[FnInfo]:
+    def _op_fn(self, op: str, arity: int, t) -> FnInfo | None:
         t = resolve(t)
         if type(t) is TCon:
             home = t.decl.split("::")[0]

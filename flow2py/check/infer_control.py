@@ -169,10 +169,8 @@ class ControlMixin:
                 vt = self.expr(s.value)
                 self._else_leaves(s.else_)
                 self.pat.bind(s.pattern, vt, self)
-            if not last or not isinstance(s, ast.ExprStmt):
-                if last:
-                    if expected is not None:
-                        result = self.expect(self.d.unit(), expected, e, Why("the value of this block (its last statement is not an expression, so it is Unit)"))
+            if last and not isinstance(s, ast.ExprStmt) and expected is not None:
+                result = self.expect(self.d.unit(), expected, e, Why("the value of this block (its last statement is not an expression, so it is Unit)"))
         self.scopes.pop()
         if n == 0 and expected is not None:
             self.expect(self.d.unit(), expected, e, Why("the value of this empty block"))
@@ -186,7 +184,7 @@ class ControlMixin:
     def _let(self, s: ast.Let) -> None:
         if s.type is not None:
             at = self.d.resolve_texpr(s.type, self.env, self._tparams(), False, self.fn.decl)
-            vt = self.expr(s.value, at, Why("the annotation of this `let`", s.type.span))
+            self.expr(s.value, at, Why("the annotation of this `let`", s.type.span))
             self._pure_slot(s.value, at)
             t = at
         else:
@@ -205,14 +203,14 @@ class ControlMixin:
             return self.d.unit()
         if expected is not None:
             why = Why("the expected type of this `if`")
-            t1 = self.expr(e.then, expected, why)
-            t2 = self.expr(e.else_, expected, why)
+            self.expr(e.then, expected, why)
+            self.expr(e.else_, expected, why)
             return expected
         t1 = self.expr(e.then)
         r1 = resolve(t1)
         if type(r1) is TNever:
             return self.expr(e.else_)
-        t2 = self.expr(e.else_, t1, Why("the other branch of this `if`", e.then.span))
+        self.expr(e.else_, t1, Why("the other branch of this `if`", e.then.span))
         return t1
 
     def _match(self, e: ast.Match, expected):

@@ -4,7 +4,6 @@ worth building if a mismatch reports it)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 from flow2py.syntax import ast
 
@@ -28,7 +27,7 @@ class FnCtx:
     name: str
     result_span: ast.Span
     effect: str = "pure"
-    first_tool: Optional[ast.Span] = None
+    first_tool: ast.Span | None = None
     captures: list = field(default_factory=list)
     captured: set = field(default_factory=set)
     # `x?` (no conversion) in a lambda whose result was not known yet: (Try node, its error
@@ -39,16 +38,16 @@ class FnCtx:
 @dataclass
 class Why:
     text: str
-    span: Optional[ast.Span] = None
+    span: ast.Span | None = None
 
 
 class LazyWhy:
     """A `Why` whose text is only put together when a mismatch reports it (most never are):
     `make(*args)` gives the text. Only for texts built from values that cannot change meanwhile."""
 
-    __slots__ = ("make", "args", "span")
+    __slots__ = ("args", "make", "span")
 
-    def __init__(self, make, args: tuple, span: Optional[ast.Span] = None) -> None:
+    def __init__(self, make, args: tuple, span: ast.Span | None = None) -> None:
         self.make = make
         self.args = args
         self.span = span

@@ -6,7 +6,17 @@ from __future__ import annotations
 
 from flow2py.check.declare import field_span, suggest
 from flow2py.check.typed import (
-    CtorRef, FieldRef, FnInfo, FnRef, LocalRef, ModuleRef, TCon, TError, TFun, TNever, TypeInfo,
+    CtorRef,
+    FieldRef,
+    FnInfo,
+    FnRef,
+    LocalRef,
+    ModuleRef,
+    TCon,
+    TError,
+    TFun,
+    TNever,
+    TypeInfo,
 )
 from flow2py.check.typeterms import TVar, resolve, subst
 from flow2py.diagnostics import Edit, Fix, Related

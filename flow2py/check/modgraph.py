@@ -13,7 +13,6 @@ import os
 import re
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Optional
 
 from flow2py.diagnostics import Problems
 from flow2py.syntax import ast
@@ -31,9 +30,9 @@ class LoadedModule:
     display: str  # the path diagnostics name
     ast: ast.Module
     is_std: bool = False
-    repo: Optional[str] = None  # "github.com/acme/tools@v1.2" for repository modules
-    repo_dir: Optional[str] = None  # the commit's folder in the module cache
-    aliases: dict[str, Optional[str]] = field(default_factory=dict)  # alias -> key (None: failed)
+    repo: str | None = None  # "github.com/acme/tools@v1.2" for repository modules
+    repo_dir: str | None = None  # the commit's folder in the module cache
+    aliases: dict[str, str | None] = field(default_factory=dict)  # alias -> key (None: failed)
     alias_uses: dict[str, ast.Use] = field(default_factory=dict)
 
 
@@ -59,9 +58,9 @@ def _span_at_file(path: str) -> ast.Span:
 
 
 class Loader:
-    def __init__(self, entry_path: str, problems: Problems, cache_dir: Optional[str] = None,
-                 entry_source: Optional[str] = None, stored: Optional[dict[str, str]] = None,
-                 stored_commits: Optional[dict[str, str]] = None) -> None:
+    def __init__(self, entry_path: str, problems: Problems, cache_dir: str | None = None,
+                 entry_source: str | None = None, stored: dict[str, str] | None = None,
+                 stored_commits: dict[str, str] | None = None) -> None:
         # `stored`: module key -> source, the exact program a run recorded. Every module (std and
         # repository modules included) is then read from it and never from disk or the cache, so
         # resume and replay run on the program the run started with.
@@ -133,11 +132,10 @@ class Loader:
 
     def _local_key(self, abs_file: str) -> str:
         rel = os.path.relpath(abs_file, self.entry_dir)
-        if rel.endswith(".flow"):
-            rel = rel[:-5]
+        rel = rel.removesuffix(".flow")
         return rel.replace(os.sep, "/")
 
-    def _read(self, file: str, display: str, is_std: bool, source: Optional[str]):
+    def _read(self, file: str, display: str, is_std: bool, source: str | None):
         if is_std:
             try:
                 mtime = os.path.getmtime(file)
@@ -160,8 +158,8 @@ class Loader:
             _std_cache[file] = (os.path.getmtime(file), source, module, diags)
         return source, module, diags
 
-    def _visit(self, key: str, file: str, use: Optional[ast.Use], is_std: bool, repo: Optional[str],
-               display: Optional[str] = None, source: Optional[str] = None) -> bool:
+    def _visit(self, key: str, file: str, use: ast.Use | None, is_std: bool, repo: str | None,
+               display: str | None = None, source: str | None = None) -> bool:
         state = self._state.get(key)
         if state == 2:
             return True
@@ -224,7 +222,7 @@ class Loader:
 
     def _resolve(self, lm: LoadedModule, u: ast.Use):
         path = u.path
-        if path.startswith("./") or path.startswith("../"):
+        if path.startswith(("./", "../")):
             if lm.is_std:
                 rel = os.path.normpath(os.path.join(os.path.dirname(lm.key[len(STD_VERSION) + 1:]) or ".", path))
                 return (f"{STD_VERSION}/{rel}", os.path.join(std_dir(), rel + ".flow"), True, None, None)

@@ -14,7 +14,6 @@ Identities
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Union
 
 from flow2py.syntax import ast
 
@@ -28,7 +27,7 @@ class TCon:
     List<Text> is TCon('std@v1/list::List', (TCon('std@v1/text::Text', ()),))."""
 
     decl: str
-    args: tuple["Type", ...] = ()
+    args: tuple[Type, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +42,7 @@ class TParam:
 class TTuple:
     """A tuple; the empty tuple is never used (Unit is a TCon)."""
 
-    items: tuple["Type", ...]
+    items: tuple[Type, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,8 +50,8 @@ class TFun:
     """A function type. effect: 'pure' | 'tool' | 'poly' ('poly': a parameter written without a
     mark; its effect passes through to the call that receives it)."""
 
-    params: tuple["Type", ...]
-    result: "Type"
+    params: tuple[Type, ...]
+    result: Type
     effect: str = "pure"
 
 
@@ -66,7 +65,7 @@ class TError:
     """The poison type: unifies with everything, so one mistake does not cascade."""
 
 
-Type = Union[TCon, TParam, TTuple, TFun, TNever, TError]
+Type = TCon | TParam | TTuple | TFun | TNever | TError
 
 
 # ---------------------------------------------------------------------------------------------
@@ -116,7 +115,7 @@ class ModuleRef:
     key: str
 
 
-Ref = Union[LocalRef, FnRef, CtorRef, FieldRef, MethodRef, ModuleRef]
+Ref = LocalRef | FnRef | CtorRef | FieldRef | MethodRef | ModuleRef
 
 
 # ---------------------------------------------------------------------------------------------
@@ -135,7 +134,7 @@ class CtorInfo:
     name: str
     # positional payload types, in order; for a named payload, the field types in declared order
     params: list[Type]
-    field_names: Optional[list[str]] = None  # set for a named payload `Moved { from, to }`
+    field_names: list[str] | None = None  # set for a named payload `Moved { from, to }`
     tag: int = 0  # position in the enum; ordering of values follows it
 
 
@@ -150,11 +149,11 @@ class TypeInfo:
     opaque: bool
     is_data: bool  # equality, ordering, text and schema exist
     is_tool_type: bool = False  # `@tool type`: a host token
-    lang: Optional[str] = None  # @lang("...") name for std built-ins (e.g. "Int", "List")
+    lang: str | None = None  # @lang("...") name for std built-ins (e.g. "Int", "List")
     fields: list[FieldInfo] = field(default_factory=list)  # record
     ctors: list[CtorInfo] = field(default_factory=list)  # enum
-    alias: Optional[Type] = None
-    node: Optional[ast.TypeDecl] = None
+    alias: Type | None = None
+    node: ast.TypeDecl | None = None
 
 
 @dataclass
@@ -169,10 +168,10 @@ class FnInfo:
     poly_params: list[int] = field(default_factory=list)  # indexes of pass-through callback params
     pub: bool = False
     is_tool: bool = False  # @tool: the body is outside Flow; calls return Result<T, ToolProblem<E>>
-    lang: Optional[str] = None  # @lang("...") name: the compiler provides the body
+    lang: str | None = None  # @lang("...") name: the compiler provides the body
     is_test: bool = False
-    fake_of: Optional[str] = None  # @fake(x.y): the Tool declaration id this function fakes
-    node: Optional[ast.FnDecl] = None
+    fake_of: str | None = None  # @fake(x.y): the Tool declaration id this function fakes
+    node: ast.FnDecl | None = None
 
 
 @dataclass
@@ -181,7 +180,7 @@ class CheckpointSite:
 
     call: int  # Call node id
     caller: str  # declaration id of the enclosing top-level function
-    callee: Optional[str]  # declaration id when the callee is a top-level function
+    callee: str | None  # declaration id when the callee is a top-level function
     eligible: bool
     reason: str  # why it is (or is not) eligible, in words
     span: ast.Span = ast.NO_SPAN

@@ -7,7 +7,7 @@ default (Unit) before the side tables are handed out.
 from __future__ import annotations
 
 import itertools
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from flow2py.check.typed import TCon, TError, TFun, TNever, TParam, TTuple, Type
 
@@ -19,7 +19,7 @@ class TVar:
 
     def __init__(self) -> None:
         self.id = next(_var_ids)
-        self.ref: Optional[object] = None
+        self.ref: object | None = None
 
     def __repr__(self) -> str:
         return f"?{self.id}"
