@@ -80,3 +80,18 @@ def test_task_is_a_prelude_type_named_unqualified_in_signatures():
 def test_declaring_task_again_is_e108():
     r = check("pub type Task { A }\npub flow main() -> Int = 1\n")
     assert [d.code for d in r.diagnostics] == ["E108"]
+
+
+def test_each_literal_kind_builds_the_std_type_listed_for_it_and_no_other_type_builds_literals():
+    from flow2py.check.declare import LITERAL_LANGS
+    from flow2py.syntax import ast
+
+    r = check('pub flow main() -> (Int, Decimal, Text, Bytes, Bool, Unit, Duration) = (1, 1.5, "a", b"a", true, (), 5s)\n')
+    assert r.diagnostics == []
+    prog = r.program
+    main = next(fn for fn in prog.fn_decls.values() if fn.name == "main" and fn.module == "main")
+    lits = [n for n in ast.walk(main.node.body) if isinstance(n, ast.Literal)]
+    kinds = {n.kind: prog.types[n.id].decl for n in lits}
+    assert set(kinds) == set(LITERAL_LANGS)  # every kind the syntax has, and only those, is listed
+    langs = {info.decl: info.lang for info in prog.type_decls.values()}
+    assert {k: langs[d] for k, d in kinds.items()} == LITERAL_LANGS

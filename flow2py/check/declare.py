@@ -32,6 +32,12 @@ from flow2py.diagnostics import Edit, Fix, Problems, Related
 from flow2py.syntax import ast
 
 ANNOTATIONS = ("lang", "tool", "test", "fake")
+# The type each literal kind of the syntax builds, by the std mark (`@lang` name) of that type
+# (docs/spec/stdlib.md). Listed, not derived from the names: a std type builds literals only when
+# it is named here. (Not a flag on the std declaration: std's text is part of every program's
+# identity, so a new flag would change every identity recorded so far.)
+LITERAL_LANGS = {"int": "Int", "decimal": "Decimal", "text": "Text", "bytes": "Bytes", "bool": "Bool",
+                 "unit": "Unit", "duration": "Duration"}
 OPERATORS = {"+", "-", "*", "/", "%", "++", "==", "!=", "<", "<=", ">", ">=", "&&", "||", "!"}
 
 
@@ -154,9 +160,11 @@ class Declarations:
                 info.lang = la[0]
                 if la[0]:
                     self.lang_types[la[0]] = info
-                    self.literal_types[la[0].lower()] = info
                 if "prelude" in la[1:]:
                     self.prelude_types[info.name] = info
+        for kind, lang in LITERAL_LANGS.items():
+            if lang in self.lang_types:
+                self.literal_types[kind] = self.lang_types[lang]
         for env in self.envs.values():
             self._check_prelude_clash(env)
         for info in self.type_decls.values():
