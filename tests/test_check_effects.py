@@ -48,3 +48,22 @@ def test_pure_marked_parameter_refuses_an_effectful_argument():
         pub flow main() -> Int !tool = apply(flow(x) = match read(x) { Ok(v) => v, Err(_) => 0 }, 1)
     ''')
     assert codes(r) == ["E302"]
+
+
+def test_effects_in_the_checked_program_are_effect_members_that_equal_their_text():
+    from flow2py.check.typed import Effect
+
+    r = check('''
+        @tool pub flow ping() -> Result<Unit, Text>
+        pub flow twice(f: () -> Int) -> Int = f() + f()
+        pub flow main() -> Int !tool = {
+            let _ = ping()
+            twice(flow() = 1)
+        }
+    ''')
+    assert codes(r) == []
+    fns = {fn.name: fn for fn in r.program.fn_decls.values() if fn.module == "main"}
+    assert (fns["ping"].effect, fns["twice"].effect, fns["main"].effect) == (Effect.TOOL, Effect.POLY, Effect.TOOL)
+    assert {type(e) for e in r.program.effects.values()} == {Effect}
+    # codegen reads these as text: each member is its old string, in comparisons, keys and f-strings
+    assert Effect.POLY == "poly" and {"tool": 1}[Effect.TOOL] == 1 and f"{Effect.PURE}" == "pure"

@@ -28,6 +28,7 @@ from flow2py.check.typed import (
     CheckedProgram,
     CheckpointSite,
     CtorRef,
+    Effect,
     FnInfo,
     FnRef,
     LocalRef,
@@ -52,7 +53,7 @@ def refine_checkpoint_sites(prog: CheckedProgram) -> None:
     sites = []
     for s in prog.checkpoints:
         call = walk.calls[s.call]
-        value = s.callee is None and prog.effects.get(s.call, "pure") != "pure"
+        value = s.callee is None and prog.effects.get(s.call, Effect.PURE) != Effect.PURE
         if (s.eligible or value) and not s.caller.startswith("std@"):
             ok, why = _judge(prog, walk, origins, call, s.callee, s.caller in outermost, "function")
             s = CheckpointSite(s.call, s.caller, s.callee, ok, why, s.span)
@@ -143,7 +144,7 @@ def _callee(prog: CheckedProgram, call: ast.Call) -> FnInfo | None:
     info = prog.fn_decls[ref.decl]
     if info.is_tool or info.node is None or info.node.body is None:
         return None
-    return info if prog.effects.get(call.id, "pure") != "pure" else None
+    return info if prog.effects.get(call.id, Effect.PURE) != Effect.PURE else None
 
 
 # -- which functions run as the root task's outermost frame ------------------------------------
@@ -154,7 +155,7 @@ def _outermost(prog: CheckedProgram, walk: _Walk, params: dict) -> tuple[set[str
     value adds what the value can be (everything used as a value when that is not known)."""
     fns = {d for d, i in prog.fn_decls.items()
            if i.module == prog.entry_module and not i.is_tool and i.node is not None
-           and i.node.body is not None and not i.type_params and not i.is_test and i.effect != "poly"}
+           and i.node.body is not None and not i.type_params and not i.is_test and i.effect != Effect.POLY}
     lams: set[int] = set()
     todo = [("fn", d) for d in fns]
     anything = False
@@ -162,7 +163,7 @@ def _outermost(prog: CheckedProgram, walk: _Walk, params: dict) -> tuple[set[str
         kind, x = todo.pop()
         found = []
         for c in walk.own_tail_calls.get(x, ()) if kind == "fn" else walk.lambda_calls.get(x, ()):
-            if prog.effects.get(c.id, "pure") == "pure":
+            if prog.effects.get(c.id, Effect.PURE) == Effect.PURE:
                 continue
             info = _callee(prog, c)
             if info is not None:

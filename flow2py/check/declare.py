@@ -17,6 +17,7 @@ from flow2py.check.modgraph import LoadedModule
 from flow2py.check.typed import (
     CheckedModule,
     CtorInfo,
+    Effect,
     FieldInfo,
     FnInfo,
     TCon,
@@ -250,7 +251,7 @@ class Declarations:
             return TTuple(tuple(self.resolve_texpr(x, env, tparams, in_param, user) for x in te.items))
         if isinstance(te, ast.FunctionType):
             eff = te.effect
-            effect = "tool" if eff == "tool" else "pure" if eff == "pure" else ("poly" if in_param else "pure")
+            effect = Effect.TOOL if eff == "tool" else Effect.PURE if eff == "pure" else (Effect.POLY if in_param else Effect.PURE)
             return TFun(tuple(self.resolve_texpr(x, env, tparams, in_param, user) for x in te.params),
                         self.resolve_texpr(te.result, env, tparams, in_param, user), effect)
         return TError()
@@ -473,15 +474,15 @@ class Declarations:
             result = self.resolve_texpr(d.result, env, tparams, False, decl)
             la = lang_args(d.annotations)
             is_tool = has_ann(d.annotations, "tool")
-            poly = [i for i, (_, t) in enumerate(params) if has_effect(t, "poly")]
+            poly = [i for i, (_, t) in enumerate(params) if has_effect(t, Effect.POLY)]
             if is_tool or d.effect == "tool":
-                effect = "tool"
+                effect = Effect.TOOL
             elif poly:
-                effect = "poly"
+                effect = Effect.POLY
             else:
-                effect = "pure"
+                effect = Effect.PURE
             info = FnInfo(decl, env.key, d.name, list(d.type_params), params, result, effect,
-                          poly_params=poly if effect == "poly" else [], pub=d.pub, is_tool=is_tool,
+                          poly_params=poly if effect == Effect.POLY else [], pub=d.pub, is_tool=is_tool,
                           lang=(la[0] if la and env.is_std else None), is_test=has_ann(d.annotations, "test"), node=d)
             env.cm.fns[d.name] = info
             self.fn_decls[decl] = info

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from flow2py.check.typed import Effect
 from flow2py.syntax import ast
 
 
@@ -26,7 +27,7 @@ class FnCtx:
     result: object
     name: str
     result_span: ast.Span
-    effect: str = "pure"
+    effect: Effect = Effect.PURE
     first_tool: ast.Span | None = None
     captures: list = field(default_factory=list)
     captured: set = field(default_factory=set)

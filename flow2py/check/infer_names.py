@@ -7,6 +7,7 @@ from __future__ import annotations
 from flow2py.check.declare import field_span, suggest
 from flow2py.check.typed import (
     CtorRef,
+    Effect,
     FieldRef,
     FnInfo,
     FnRef,
@@ -78,7 +79,7 @@ class NamesMixin:
             params, result, targs = self.instantiate(fn, e.span)
             if targs:
                 self.type_args[e.id] = targs
-            eff = "tool" if fn.effect != "pure" else "pure"
+            eff = Effect.TOOL if fn.effect != Effect.PURE else Effect.PURE
             return TFun(tuple(params), result, eff)
         _, info, c = hit
         self._ctor_access(info, e.span)
@@ -89,7 +90,7 @@ class NamesMixin:
             self.problems.add("E202", f"constructor `{c.name}` has named fields: write `{c.name} {{ ... }}`", e.span)
             return TError()
         if c.params:
-            return TFun(tuple(subst(p, mapping) for p in c.params), tcon, "pure")
+            return TFun(tuple(subst(p, mapping) for p in c.params), tcon, Effect.PURE)
         return tcon
 
     def _ctor_access(self, info: TypeInfo, span) -> bool:

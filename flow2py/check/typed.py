@@ -14,8 +14,20 @@ Identities
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from flow2py.syntax import ast
+
+
+class Effect(StrEnum):
+    """What calling a function may do. POLY: a callback parameter written without a mark, whose
+    effect passes through to the call that receives it; a function with one is POLY too. Ordered
+    PURE < POLY < TOOL by `typeterms.join`. A `StrEnum`: each member equals (and hashes as) its
+    text ('pure', 'poly', 'tool'), so readers of the side tables may compare with either."""
+
+    PURE = "pure"
+    POLY = "poly"
+    TOOL = "tool"
 
 # ---------------------------------------------------------------------------------------------
 # Semantic types
@@ -47,12 +59,12 @@ class TTuple:
 
 @dataclass(frozen=True, slots=True)
 class TFun:
-    """A function type. effect: 'pure' | 'tool' | 'poly' ('poly': a parameter written without a
+    """A function type. effect: see Effect (POLY: a parameter written without a
     mark; its effect passes through to the call that receives it)."""
 
     params: tuple[Type, ...]
     result: Type
-    effect: str = "pure"
+    effect: Effect = Effect.PURE
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +176,7 @@ class FnInfo:
     type_params: list[str]
     params: list[tuple[str, Type]]
     result: Type
-    effect: str  # 'pure' | 'tool' | 'poly' (effect follows the callback parameters in poly_params)
+    effect: Effect  # POLY: the effect follows the callback parameters in poly_params)
     poly_params: list[int] = field(default_factory=list)  # indexes of pass-through callback params
     pub: bool = False
     is_tool: bool = False  # @tool: the body is outside Flow; calls return Result<T, ToolProblem<E>>
@@ -215,7 +227,7 @@ class CheckedProgram:
     and RecordLiteral node ids -> what they refer to. Binary and Unary node ids -> FnRef of the
     operator function declared for the operand type."""
 
-    effects: dict[int, str] = field(default_factory=dict)
+    effects: dict[int, Effect] = field(default_factory=dict)
     """FnDecl and Lambda ids -> 'pure' | 'tool' | 'poly': whether the body may reach a Tool (a
     generator). Call ids -> the effect of this call as instantiated at this site. 'poly' means
     "effectful exactly when the enclosing function's pass-through callbacks are": codegen emits a

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
-from flow2py.check.typed import TCon, TError, TFun, TNever, TParam, TTuple, Type
+from flow2py.check.typed import Effect, TCon, TError, TFun, TNever, TParam, TTuple, Type
 
 _var_ids = itertools.count(1)
 
@@ -165,16 +165,16 @@ def subst(t, mapping: dict) -> Type:
     return t
 
 
-def fun_effects(t) -> str:
+def fun_effects(t) -> Effect:
     """The strongest effect of any function type inside `t` ('pure' < 'poly' < 'tool')."""
-    best = "pure"
+    best = Effect.PURE
     stack = [t]
     while stack:
         x = resolve(stack.pop())
         k = type(x)
         if k is TFun:
             best = join(best, x.effect)
-            if best == "tool":
+            if best == Effect.TOOL:
                 return best
         elif k is TCon:
             stack.extend(x.args)
@@ -183,14 +183,14 @@ def fun_effects(t) -> str:
     return best
 
 
-_RANK = {"pure": 0, "poly": 1, "tool": 2}
+_RANK = {Effect.PURE: 0, Effect.POLY: 1, Effect.TOOL: 2}
 
 
-def join(a: str, b: str) -> str:
+def join(a: Effect, b: Effect) -> Effect:
     return a if _RANK[a] >= _RANK[b] else b
 
 
-def has_effect(t, effect: str) -> bool:
+def has_effect(t, effect: Effect) -> bool:
     stack = [t]
     while stack:
         x = resolve(stack.pop())
@@ -221,7 +221,7 @@ def show(t, name_of: Callable[[str], str] = lambda d: d.split("::")[-1]) -> str:
     if k is TTuple:  # a one-element tuple keeps its comma: `(Int)` is Int
         return "(" + ", ".join(show(a, name_of) for a in t.items) + ("," if len(t.items) == 1 else "") + ")"
     if k is TFun:
-        eff = " !tool" if t.effect == "tool" else (" !pure" if t.effect == "pure_marked" else "")
+        eff = " !tool" if t.effect == Effect.TOOL else (" !pure" if t.effect == "pure_marked" else "")
         return "(" + ", ".join(show(a, name_of) for a in t.params) + ") -> " + show(t.result, name_of) + eff
     if k is TParam:
         return t.name
