@@ -242,6 +242,15 @@ def test_generic_function_infers_data_requirement():
     assert codes(r) == ["E208"]
 
 
+def test_generic_operator_on_a_non_data_type_is_refused_naming_the_operator():
+    r = check('''
+        flow g(x: Int) -> Int = x
+        pub flow f() -> Bool = g == g
+    ''')
+    assert codes(r) == ["E208"]
+    assert "but `==` needs data for its type parameter `T`" in r.diagnostics[0].message
+
+
 def test_tool_must_return_a_result():
     assert codes(check("@tool pub flow t() -> Int")) == ["E501"]
 

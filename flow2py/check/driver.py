@@ -113,7 +113,7 @@ def _data_requirements(decls: Declarations, bc: BodyChecker, problems: Problems)
     unit = decls.unit()
     reqs = decls.data_params
     direct = [(zonk(t, unit), span, why, owner) for t, span, why, owner in bc.data_reqs]
-    insts = [(callee, tuple(zonk(t, unit) for t in ts), span, owner, name) for callee, ts, span, owner, name in bc.insts]
+    insts = [(i.callee, tuple(zonk(t, unit) for t in i.type_args), i.span, i.owner, i.name) for i in bc.insts]
     changed = True
     while changed:
         changed = False

@@ -23,7 +23,7 @@ from __future__ import annotations
 from flow2py.check.declare import Declarations, ModEnv
 from flow2py.check.infer_calls import CallsMixin
 from flow2py.check.infer_control import ControlMixin
-from flow2py.check.infer_ctx import Binding, FnCtx, Why
+from flow2py.check.infer_ctx import Binding, FnCtx, Instantiation, Why
 from flow2py.check.infer_data import DataMixin
 from flow2py.check.infer_names import NamesMixin
 from flow2py.check.typed import CheckedProgram, Effect, FnInfo, TError, TFun
@@ -48,7 +48,7 @@ class BodyChecker(NamesMixin, CallsMixin, DataMixin, ControlMixin):
         self.tail_roots: list = []  # (expr, ctx_is_top)
         # whole program
         self.data_reqs: list = []  # (type, span, why, owner)
-        self.insts: list = []  # (callee decl, type args, span, owner, callee name)
+        self.insts: list[Instantiation] = []
         self._dispatch = {
             ast.Literal: self._literal, ast.Name: self._name, ast.FieldAccess: self._field,
             ast.Call: self._call, ast.RecordLiteral: self._record, ast.ListLiteral: self._list,

@@ -7,7 +7,7 @@ generic one). Part of `infer.BodyChecker`."""
 from __future__ import annotations
 
 from flow2py.check.declare import ordinal, suggest
-from flow2py.check.infer_ctx import LazyWhy, Why
+from flow2py.check.infer_ctx import QUALIFIED_ERROR, CtorHit, FnHit, LazyWhy, Why
 from flow2py.check.typed import (
     CtorInfo,
     CtorRef,
@@ -74,7 +74,7 @@ class CallsMixin:
         elif isinstance(callee, ast.FieldAccess):
             q = self.qualified(callee)
             if q is not None:
-                if q[0] == "error":
+                if q is QUALIFIED_ERROR:
                     return self._args_poison(e)
                 hit = q
             else:
@@ -87,14 +87,14 @@ class CallsMixin:
                 fn = self._method(callee, tt)
                 if fn is None:
                     return self._args_poison(e)
-                hit = ("fn", fn)
+                hit = FnHit(fn)
                 receiver = callee.target
         if hit is None:
             ft = self.expr(callee)
             return self._call_value(e, ft)
-        if hit[0] == "ctor":
-            return self._call_ctor(e, hit[1], hit[2], expected)
-        return self._call_fn(e, hit[1], receiver)
+        if type(hit) is CtorHit:
+            return self._call_ctor(e, hit.info, hit.ctor, expected)
+        return self._call_fn(e, hit.fn, receiver)
 
     def _record_field_fn(self, tt, name: str) -> bool:
         if type(tt) is TCon:
@@ -309,11 +309,9 @@ class CallsMixin:
                 self.expr(e.right)
             return TError()
         self.refs[e.id] = FnRef(fn.decl)
-        params, result, targs = self.instantiate(fn, e.span)
+        params, result, targs = self.instantiate(fn, e.span, e.op)
         if targs:
             self.type_args[e.id] = targs
-            callee, vs, span, owner, _ = self.insts[-1]
-            self.insts[-1] = (callee, vs, span, owner, e.op)
         why0 = Why(f"the left operand of `{e.op}`")
         self.expect(lt, params[0], e.left, why0)
         if _ground(lt):  # its text cannot change before a mismatch shows it

@@ -5,8 +5,45 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from flow2py.check.typed import Effect
+from flow2py.check.typed import CtorInfo, Effect, FnInfo, TypeInfo
 from flow2py.syntax import ast
+
+# What a top-level value name resolves to (infer_names.resolve_value, .qualified).
+
+
+@dataclass(frozen=True, slots=True)
+class FnHit:
+    """A function."""
+
+    fn: FnInfo
+
+
+@dataclass(frozen=True, slots=True)
+class CtorHit:
+    """A constructor of a type."""
+
+    info: TypeInfo
+    ctor: CtorInfo
+
+
+@dataclass(frozen=True, slots=True)
+class QualifiedError:
+    """`alias.name` named a module but no usable declaration of it; already reported."""
+
+
+QUALIFIED_ERROR = QualifiedError()
+
+
+@dataclass(frozen=True, slots=True)
+class Instantiation:
+    """A use of a generic function at fresh type variables (`type_args`), whose requirements
+    (data type parameters) the driver checks once the whole program is solved."""
+
+    callee: str  # declaration id
+    type_args: tuple
+    span: ast.Span
+    owner: str  # declaration id of the function the use is in
+    name: str  # how the use is named in a diagnostic: the function's name, or an operator
 
 
 @dataclass

@@ -5,6 +5,7 @@ record field (with its visibility rules). Part of `infer.BodyChecker`."""
 from __future__ import annotations
 
 from flow2py.check.declare import field_span, suggest
+from flow2py.check.infer_ctx import QUALIFIED_ERROR, CtorHit, FnHit, Instantiation
 from flow2py.check.typed import (
     CtorRef,
     Effect,
@@ -40,7 +41,7 @@ class NamesMixin:
 
     def resolve_value(self, name: str, expected, span, report: bool = True):
         """A top-level name: a constructor of the expected type, a function or constructor of
-        this module, a prelude constructor. Returns ('fn', FnInfo) | ('ctor', TypeInfo, CtorInfo) | None."""
+        this module, a prelude constructor. Returns a FnHit, a CtorHit or None."""
         env = self.env
         exp = resolve(expected) if expected is not None else None
         if type(exp) is TCon and name[:1].isupper():
@@ -48,13 +49,13 @@ class NamesMixin:
             if info is not None:
                 for c in info.ctors:
                     if c.name == name:
-                        return ("ctor", info, c)
+                        return CtorHit(info, c)
         fn = env.cm.fns.get(name)
         if fn is not None:
-            return ("fn", fn)
+            return FnHit(fn)
         hit = env.ctors.get(name) or self.d.prelude_ctors.get(name)
         if hit is not None:
-            return ("ctor", hit[0], hit[1])
+            return CtorHit(hit[0], hit[1])
         if report:
             if name in env.lm.aliases:
                 self.problems.add("E101", f"`{name}` is a module: name one of its declarations, e.g. `{name}.something`", span)
@@ -72,8 +73,8 @@ class NamesMixin:
         """The type of a function or constructor used as a value (not called)."""
         if hit is None:
             return TError()
-        if hit[0] == "fn":
-            fn = hit[1]
+        if type(hit) is FnHit:
+            fn = hit.fn
             self._mark_used(fn.decl)
             self.refs[e.id] = FnRef(fn.decl)
             params, result, targs = self.instantiate(fn, e.span)
@@ -81,7 +82,7 @@ class NamesMixin:
                 self.type_args[e.id] = targs
             eff = Effect.TOOL if fn.effect != Effect.PURE else Effect.PURE
             return TFun(tuple(params), result, eff)
-        _, info, c = hit
+        info, c = hit.info, hit.ctor
         self._ctor_access(info, e.span)
         self._mark_used(info.decl)
         self.refs[e.id] = CtorRef(info.decl, c.name)
@@ -108,12 +109,14 @@ class NamesMixin:
         mapping = {(info.decl, p): v for p, v in zip(info.type_params, vs)}
         return TCon(info.decl, tuple(vs)), mapping
 
-    def instantiate(self, fn: FnInfo, span):
-        """Fresh variables for a generic function's type parameters: (param types, result, type args)."""
+    def instantiate(self, fn: FnInfo, span, shown: str | None = None):
+        """Fresh variables for a generic function's type parameters: (param types, result, type args).
+        `shown` is how the use is named where its type arguments are checked (an operator's
+        symbol), by default the function's name."""
         if fn.type_params:
             vs = tuple(TVar() for _ in fn.type_params)
             mapping = {(fn.decl, p): v for p, v in zip(fn.type_params, vs)}
-            self.insts.append((fn.decl, vs, span, self.fn.decl, fn.name))
+            self.insts.append(Instantiation(fn.decl, vs, span, self.fn.decl, shown or fn.name))
         else:
             vs = ()
             mapping = {}
@@ -132,35 +135,35 @@ class NamesMixin:
     # -- field access and qualified names -------------------------------------------------
 
     def qualified(self, e: ast.FieldAccess):
-        """`alias.name` where `alias` is a module: ('fn', ...) | ('ctor', ...) | ('error',) | None (not qualified)."""
+        """`alias.name` where `alias` is a module: a FnHit, a CtorHit, QUALIFIED_ERROR (reported) or None (not qualified)."""
         t = e.target
         if not isinstance(t, ast.Name) or self._lookup(t.name) is not None or t.name not in self.env.lm.aliases:
             return None
         menv = self.d.alias_env(self.env, t.name, t.span)
         self.types[t.id] = self.d.unit()
         if menv is None:
-            return ("error",)
+            return QUALIFIED_ERROR
         self.refs[t.id] = ModuleRef(menv.key)
         fn = menv.cm.fns.get(e.name)
         if fn is not None:
             if not fn.pub and menv is not self.env:
                 self.problems.add("E109", f"`{t.name}.{e.name}` is private to its module", e.span,
                                   related=[Related("declared here without `pub`", fn.node.span)])
-                return ("error",)
-            return ("fn", fn)
+                return QUALIFIED_ERROR
+            return FnHit(fn)
         hit = menv.ctors.get(e.name)
         if hit is not None:
-            return ("ctor", hit[0], hit[1])
+            return CtorHit(hit[0], hit[1])
         cands = [n for n, f in menv.cm.fns.items() if f.pub] + [n for n, (i, _) in menv.ctors.items() if i.pub]
         s = suggest(e.name, cands)
         related = [Related("did you mean " + ", ".join(f"`{x}`" for x in s) + "?", e.span)] if s else []
         self.problems.add("E110", f"module `{t.name}` declares no `{e.name}`", e.span, related=related)
-        return ("error",)
+        return QUALIFIED_ERROR
 
     def _field(self, e: ast.FieldAccess, expected):
         q = self.qualified(e)
         if q is not None:
-            if q[0] == "error":
+            if q is QUALIFIED_ERROR:
                 return TError()
             return self._value_of(e, q)
         tt = resolve(self.expr(e.target))
