@@ -25,10 +25,11 @@ Proofs, each a reason a site gets:
 from __future__ import annotations
 
 from flow2py.check.typed import (
+    POLY,
+    PURE,
     CheckedProgram,
     CheckpointSite,
     CtorRef,
-    Effect,
     FnInfo,
     FnRef,
     LocalRef,
@@ -53,7 +54,7 @@ def refine_checkpoint_sites(prog: CheckedProgram) -> None:
     sites = []
     for s in prog.checkpoints:
         call = walk.calls[s.call]
-        value = s.callee is None and prog.effects.get(s.call, Effect.PURE) != Effect.PURE
+        value = s.callee is None and prog.effects.get(s.call, PURE) != PURE
         if (s.eligible or value) and not s.caller.startswith("std@"):
             ok, why = _judge(prog, walk, origins, call, s.callee, s.caller in outermost, "function")
             s = CheckpointSite(s.call, s.caller, s.callee, ok, why, s.span)
@@ -144,7 +145,7 @@ def _callee(prog: CheckedProgram, call: ast.Call) -> FnInfo | None:
     info = prog.fn_decls[ref.decl]
     if info.is_tool or info.node is None or info.node.body is None:
         return None
-    return info if prog.effects.get(call.id, Effect.PURE) != Effect.PURE else None
+    return info if prog.effects.get(call.id, PURE) != PURE else None
 
 
 # -- which functions run as the root task's outermost frame ------------------------------------
@@ -155,7 +156,7 @@ def _outermost(prog: CheckedProgram, walk: _Walk, params: dict) -> tuple[set[str
     value adds what the value can be (everything used as a value when that is not known)."""
     fns = {d for d, i in prog.fn_decls.items()
            if i.module == prog.entry_module and not i.is_tool and i.node is not None
-           and i.node.body is not None and not i.type_params and not i.is_test and i.effect != Effect.POLY}
+           and i.node.body is not None and not i.type_params and not i.is_test and i.effect != POLY}
     lams: set[int] = set()
     todo = [("fn", d) for d in fns]
     anything = False
@@ -163,7 +164,7 @@ def _outermost(prog: CheckedProgram, walk: _Walk, params: dict) -> tuple[set[str
         kind, x = todo.pop()
         found = []
         for c in walk.own_tail_calls.get(x, ()) if kind == "fn" else walk.lambda_calls.get(x, ()):
-            if prog.effects.get(c.id, Effect.PURE) == Effect.PURE:
+            if prog.effects.get(c.id, PURE) == PURE:
                 continue
             info = _callee(prog, c)
             if info is not None:

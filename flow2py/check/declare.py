@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 
 from flow2py.check.modgraph import LoadedModule
 from flow2py.check.typed import (
+    POLY,
+    PURE,
+    TOOL,
     CheckedModule,
     CtorInfo,
-    Effect,
     FieldInfo,
     FnInfo,
     TCon,
@@ -251,7 +253,7 @@ class Declarations:
             return TTuple(tuple(self.resolve_texpr(x, env, tparams, in_param, user) for x in te.items))
         if isinstance(te, ast.FunctionType):
             eff = te.effect
-            effect = Effect.TOOL if eff == "tool" else Effect.PURE if eff == "pure" else (Effect.POLY if in_param else Effect.PURE)
+            effect = TOOL if eff == "tool" else PURE if eff == "pure" else (POLY if in_param else PURE)
             return TFun(tuple(self.resolve_texpr(x, env, tparams, in_param, user) for x in te.params),
                         self.resolve_texpr(te.result, env, tparams, in_param, user), effect)
         return TError()
@@ -474,15 +476,15 @@ class Declarations:
             result = self.resolve_texpr(d.result, env, tparams, False, decl)
             la = lang_args(d.annotations)
             is_tool = has_ann(d.annotations, "tool")
-            poly = [i for i, (_, t) in enumerate(params) if has_effect(t, Effect.POLY)]
+            poly = [i for i, (_, t) in enumerate(params) if has_effect(t, POLY)]
             if is_tool or d.effect == "tool":
-                effect = Effect.TOOL
+                effect = TOOL
             elif poly:
-                effect = Effect.POLY
+                effect = POLY
             else:
-                effect = Effect.PURE
+                effect = PURE
             info = FnInfo(decl, env.key, d.name, list(d.type_params), params, result, effect,
-                          poly_params=poly if effect == Effect.POLY else [], pub=d.pub, is_tool=is_tool,
+                          poly_params=poly if effect == POLY else [], pub=d.pub, is_tool=is_tool,
                           lang=(la[0] if la and env.is_std else None), is_test=has_ann(d.annotations, "test"), node=d)
             env.cm.fns[d.name] = info
             self.fn_decls[decl] = info

@@ -21,7 +21,14 @@ from flow2py.check.identity import program_identity
 from flow2py.check.infer import BodyChecker
 from flow2py.check.modgraph import STD_VERSION, Loader
 from flow2py.check.post import finish_fn
-from flow2py.check.typed import CheckedProgram, Effect, TCon, TFun, TParam, TTuple
+from flow2py.check.typed import (
+    TOOL,
+    CheckedProgram,
+    TCon,
+    TFun,
+    TParam,
+    TTuple,
+)
 from flow2py.check.typeterms import zonk
 from flow2py.diagnostics import Diagnostic, Edit, Fix, Problems, Related
 from flow2py.syntax import ast
@@ -169,7 +176,7 @@ def _annotation_args(decls: Declarations, prog: CheckedProgram, modules) -> None
                         from flow2py.check.typed import FnRef, ModuleRef
                         x = a.args[0]
                         prog.refs[x.id] = FnRef(tool.decl)
-                        prog.types[x.id] = TFun(tuple(t for _, t in tool.params), tool.result, Effect.TOOL)
+                        prog.types[x.id] = TFun(tuple(t for _, t in tool.params), tool.result, TOOL)
                         if isinstance(x, ast.FieldAccess) and isinstance(x.target, ast.Name):
                             prog.refs[x.target.id] = ModuleRef(tool.module)
 

@@ -26,7 +26,14 @@ from flow2py.check.infer_control import ControlMixin
 from flow2py.check.infer_ctx import Binding, FnCtx, Instantiation, Why
 from flow2py.check.infer_data import DataMixin
 from flow2py.check.infer_names import NamesMixin
-from flow2py.check.typed import CheckedProgram, Effect, FnInfo, TError, TFun
+from flow2py.check.typed import (
+    TOOL,
+    CheckedProgram,
+    Effect,
+    FnInfo,
+    TError,
+    TFun,
+)
 from flow2py.check.typeterms import join, show, unify
 from flow2py.diagnostics import Edit, Fix, Related
 from flow2py.syntax import ast
@@ -89,7 +96,7 @@ class BodyChecker(NamesMixin, CallsMixin, DataMixin, ControlMixin):
         self.expr(node.body, fn.result, Why(f"the result type of `{fn.name}`", result_span))
         self.tail_roots.append((node.body, True))
         self.effects[node.id] = fn.effect
-        if ctx.effect == Effect.TOOL and fn.effect != Effect.TOOL:
+        if ctx.effect == TOOL and fn.effect != TOOL:
             end = node.result.span
             fixes = ()
             if end.end > 0:
@@ -129,7 +136,7 @@ class BodyChecker(NamesMixin, CallsMixin, DataMixin, ControlMixin):
 
     def add_effect(self, effect: Effect, span) -> None:
         ctx = self.ctx
-        if effect == Effect.TOOL and ctx.first_tool is None:
+        if effect == TOOL and ctx.first_tool is None:
             ctx.first_tool = span
         ctx.effect = join(ctx.effect, effect)
 

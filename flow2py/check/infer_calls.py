@@ -9,6 +9,9 @@ from __future__ import annotations
 from flow2py.check.declare import ordinal, suggest
 from flow2py.check.infer_ctx import QUALIFIED_ERROR, CtorHit, FnHit, LazyWhy, Why
 from flow2py.check.typed import (
+    POLY,
+    PURE,
+    TOOL,
     CtorInfo,
     CtorRef,
     Effect,
@@ -170,19 +173,19 @@ class CallsMixin:
                 self.expr(a)
             return result
         eff = fn.effect
-        call_eff = Effect.TOOL if eff == Effect.TOOL else Effect.PURE
+        call_eff = TOOL if eff == TOOL else PURE
         for i, a in enumerate(args):
             pi = i + offset
             pt = params[pi]
             why = LazyWhy(_arg_why, (i, label), fn.node.params[pi].span)
             self.expr(a, pt, why)
             ae = self.value_effect(a)
-            if has_effect(pt, Effect.PURE) and ae != Effect.PURE:
+            if has_effect(pt, PURE) and ae != PURE:
                 self.problems.add("E302", f"the {ordinal(i)} argument of `{label}` must be pure (`!pure`), but this function may reach a Tool", a.span,
                                   related=[Related("declared `!pure` here", fn.node.params[pi].span)])
-            if eff == Effect.POLY and pi in fn.poly_params:
+            if eff == POLY and pi in fn.poly_params:
                 call_eff = join(call_eff, ae)
-        if receiver is not None and eff == Effect.POLY and 0 in fn.poly_params:
+        if receiver is not None and eff == POLY and 0 in fn.poly_params:
             call_eff = join(call_eff, self.value_effect(receiver))
         self.effects[e.id] = call_eff
         self.add_effect(call_eff, e.span)
@@ -198,21 +201,21 @@ class CallsMixin:
     def value_effect(self, a) -> Effect:
         """How effectful a function value (or a value holding functions) given as an argument is."""
         if isinstance(a, ast.Lambda):
-            return self.effects.get(a.id, Effect.PURE)
+            return self.effects.get(a.id, PURE)
         if isinstance(a, ast.ListLiteral):
-            out = Effect.PURE
+            out = PURE
             for x in a.items:
                 out = join(out, self.value_effect(x))
             return out
         if isinstance(a, ast.TupleLiteral):
-            out = Effect.PURE
+            out = PURE
             for x in a.items:
                 out = join(out, self.value_effect(x))
             return out
         ref = self.refs.get(a.id)
         if isinstance(ref, FnRef) and isinstance(a, (ast.Name, ast.FieldAccess)):
             fn = self.d.fn_decls[ref.decl]
-            return Effect.TOOL if fn.effect != Effect.PURE else Effect.PURE
+            return TOOL if fn.effect != PURE else PURE
         return fun_effects(self.types.get(a.id, TError()))
 
     def _call_value(self, e: ast.Call, ft):
@@ -220,18 +223,18 @@ class CallsMixin:
         if type(f) is TVar:
             params = tuple(TVar() for _ in e.args)
             res = TVar()
-            unify(f, TFun(params, res, Effect.TOOL))
+            unify(f, TFun(params, res, TOOL))
             f = resolve(f)
         if type(f) in (TError, TNever):
             for a in e.args:
                 self.expr(a)
-            self.effects[e.id] = Effect.PURE
+            self.effects[e.id] = PURE
             return TError()
         if type(f) is not TFun:
             self.problems.add("E204", f"a value of type `{self.show(f)}` is not a function and cannot be called", e.callee.span)
             for a in e.args:
                 self.expr(a)
-            self.effects[e.id] = Effect.PURE
+            self.effects[e.id] = PURE
             return TError()
         if len(f.params) != len(e.args):
             self.problems.add("E202", f"this function takes {len(f.params)} argument{'s' if len(f.params) != 1 else ''}, found {len(e.args)}", e.span)
@@ -247,13 +250,13 @@ class CallsMixin:
     def _call_ctor(self, e: ast.Call, info: TypeInfo, c: CtorInfo, expected):
         self.refs[e.callee.id] = CtorRef(info.decl, c.name)
         self._mark_used(info.decl)
-        self.effects[e.id] = Effect.PURE
+        self.effects[e.id] = PURE
         ok = self._ctor_access(info, e.callee.span)
         tcon, mapping = self.fresh_tcon(info)
         exp = resolve(expected) if expected is not None else None
         if type(exp) is TCon and exp.decl == info.decl:
             unify(tcon, exp)
-        self.types[e.callee.id] = TFun(tuple(subst(p, mapping) for p in c.params), tcon, Effect.PURE)
+        self.types[e.callee.id] = TFun(tuple(subst(p, mapping) for p in c.params), tcon, PURE)
         if c.field_names is not None:
             self.problems.add("E202", f"constructor `{c.name}` has named fields: write `{c.name} {{ {', '.join(c.field_names)} }}`", e.span)
             for a in e.args:
@@ -273,8 +276,8 @@ class CallsMixin:
 
     def _pure_slot(self, a, t) -> None:
         """A function stored in data must not be more effectful than its declared type says."""
-        if (has_effect(t, Effect.PURE) and not has_effect(t, Effect.TOOL) and not has_effect(t, Effect.POLY)
-                and self.value_effect(a) != Effect.PURE):
+        if (has_effect(t, PURE) and not has_effect(t, TOOL) and not has_effect(t, POLY)
+                and self.value_effect(a) != PURE):
             self.problems.add("E302", "this function may reach a Tool, but the type it is stored as is pure: mark the type `!tool`", a.span)
 
     # -- operators ------------------------------------------------------------------------

@@ -5,7 +5,7 @@ type; exhaustiveness is settled later, post.py). Part of `infer.BodyChecker`."""
 from __future__ import annotations
 
 from flow2py.check.infer_ctx import FnCtx, Why
-from flow2py.check.typed import Effect, TError, TFun, TNever, TParam
+from flow2py.check.typed import POLY, TOOL, TError, TFun, TNever, TParam
 from flow2py.check.typeterms import TVar, resolve, unify
 from flow2py.diagnostics import Edit, Fix, Related
 from flow2py.syntax import ast
@@ -44,7 +44,7 @@ class ControlMixin:
             return ok_t
         err2 = res.args[1]
         if e.convert is not None:
-            self.expr(e.convert, TFun((err1,), err2, Effect.POLY), Why(f"the conversion of the error `{self.show(err1)}` to `{self.show(err2)}`"))
+            self.expr(e.convert, TFun((err1,), err2, POLY), Why(f"the conversion of the error `{self.show(err1)}` to `{self.show(err2)}`"))
             eff = self.value_effect(e.convert)
             self.effects[e.id] = eff
             self.add_effect(eff, e.convert.span)
@@ -114,7 +114,7 @@ class ControlMixin:
         self._settle_tries(ctx)
         self.scopes.pop()
         self.fn_stack.pop()
-        effect = Effect.TOOL if e.effect == "tool" else ctx.effect
+        effect = TOOL if e.effect == "tool" else ctx.effect
         self.effects[e.id] = effect
         self.prog.captures[e.id] = ctx.captures
         self.tail_roots.append((e.body, False))

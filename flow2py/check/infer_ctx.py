@@ -5,20 +5,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from flow2py.check.typed import CtorInfo, Effect, FnInfo, TypeInfo
+from flow2py.check.typed import PURE, CtorInfo, Effect, FnInfo, TypeInfo
 from flow2py.syntax import ast
 
-# What a top-level value name resolves to (infer_names.resolve_value, .qualified).
+# What a top-level value name resolves to (infer_names.resolve_value, .qualified). These records
+# are made at every name, so they are slotted but not frozen (a frozen __init__ is slower).
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class FnHit:
     """A function."""
 
     fn: FnInfo
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CtorHit:
     """A constructor of a type."""
 
@@ -26,7 +27,7 @@ class CtorHit:
     ctor: CtorInfo
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class QualifiedError:
     """`alias.name` named a module but no usable declaration of it; already reported."""
 
@@ -34,7 +35,7 @@ class QualifiedError:
 QUALIFIED_ERROR = QualifiedError()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Instantiation:
     """A use of a generic function at fresh type variables (`type_args`), whose requirements
     (data type parameters) the driver checks once the whole program is solved."""
@@ -64,7 +65,7 @@ class FnCtx:
     result: object
     name: str
     result_span: ast.Span
-    effect: Effect = Effect.PURE
+    effect: Effect = PURE
     first_tool: ast.Span | None = None
     captures: list = field(default_factory=list)
     captured: set = field(default_factory=set)

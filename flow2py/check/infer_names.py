@@ -7,8 +7,9 @@ from __future__ import annotations
 from flow2py.check.declare import field_span, suggest
 from flow2py.check.infer_ctx import QUALIFIED_ERROR, CtorHit, FnHit, Instantiation
 from flow2py.check.typed import (
+    PURE,
+    TOOL,
     CtorRef,
-    Effect,
     FieldRef,
     FnInfo,
     FnRef,
@@ -80,7 +81,7 @@ class NamesMixin:
             params, result, targs = self.instantiate(fn, e.span)
             if targs:
                 self.type_args[e.id] = targs
-            eff = Effect.TOOL if fn.effect != Effect.PURE else Effect.PURE
+            eff = TOOL if fn.effect != PURE else PURE
             return TFun(tuple(params), result, eff)
         info, c = hit.info, hit.ctor
         self._ctor_access(info, e.span)
@@ -91,7 +92,7 @@ class NamesMixin:
             self.problems.add("E202", f"constructor `{c.name}` has named fields: write `{c.name} {{ ... }}`", e.span)
             return TError()
         if c.params:
-            return TFun(tuple(subst(p, mapping) for p in c.params), tcon, Effect.PURE)
+            return TFun(tuple(subst(p, mapping) for p in c.params), tcon, PURE)
         return tcon
 
     def _ctor_access(self, info: TypeInfo, span) -> bool:

@@ -4,7 +4,13 @@ checkpoint sites among them."""
 from __future__ import annotations
 
 from flow2py.check.exhaust import Exhaust
-from flow2py.check.typed import CheckpointSite, CtorRef, Effect, FnRef, MethodRef
+from flow2py.check.typed import (
+    PURE,
+    CheckpointSite,
+    CtorRef,
+    FnRef,
+    MethodRef,
+)
 from flow2py.check.typeterms import zonk
 from flow2py.diagnostics import Edit, Fix
 from flow2py.syntax import ast
@@ -100,7 +106,7 @@ def _mark_tail(bc, e, is_top: bool) -> None:
 
 def _checkpoint(bc, call: ast.Call, ref) -> None:
     caller = bc.fn.decl
-    effect = bc.effects.get(call.id, Effect.PURE)
+    effect = bc.effects.get(call.id, PURE)
     if isinstance(ref, (FnRef, MethodRef)):
         fn = bc.d.fn_decls[ref.decl]
         callee = fn.decl
@@ -108,7 +114,7 @@ def _checkpoint(bc, call: ast.Call, ref) -> None:
             ok, why = False, f"`{fn.name}` is a Tool: its body is outside Flow"
         elif fn.node.body is None:
             ok, why = False, f"`{fn.name}` is provided by the compiler (@lang), not a Flow function"
-        elif effect == Effect.PURE:
+        elif effect == PURE:
             ok, why = False, f"a pure tail call to `{fn.name}` records nothing and runs as a loop"
         else:
             ok, why = True, f"tail call to the top-level function `{fn.name}`: its arguments are the whole state; {ROOT_CONDITION}"

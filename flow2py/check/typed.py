@@ -29,6 +29,11 @@ class Effect(StrEnum):
     POLY = "poly"
     TOOL = "tool"
 
+
+# The members as plain names: the checker reads them on hot paths, and `Effect.PURE` goes through
+# the enum class's attribute lookup (several times slower than a global).
+PURE, POLY, TOOL = Effect.PURE, Effect.POLY, Effect.TOOL
+
 # ---------------------------------------------------------------------------------------------
 # Semantic types
 
@@ -64,7 +69,7 @@ class TFun:
 
     params: tuple[Type, ...]
     result: Type
-    effect: Effect = Effect.PURE
+    effect: Effect = PURE
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,19 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
-from flow2py.check.typed import Effect, TCon, TError, TFun, TNever, TParam, TTuple, Type
+from flow2py.check.typed import (
+    POLY,
+    PURE,
+    TOOL,
+    Effect,
+    TCon,
+    TError,
+    TFun,
+    TNever,
+    TParam,
+    TTuple,
+    Type,
+)
 
 _var_ids = itertools.count(1)
 
@@ -167,14 +179,14 @@ def subst(t, mapping: dict) -> Type:
 
 def fun_effects(t) -> Effect:
     """The strongest effect of any function type inside `t` ('pure' < 'poly' < 'tool')."""
-    best = Effect.PURE
+    best = PURE
     stack = [t]
     while stack:
         x = resolve(stack.pop())
         k = type(x)
         if k is TFun:
             best = join(best, x.effect)
-            if best == Effect.TOOL:
+            if best == TOOL:
                 return best
         elif k is TCon:
             stack.extend(x.args)
@@ -183,7 +195,7 @@ def fun_effects(t) -> Effect:
     return best
 
 
-_RANK = {Effect.PURE: 0, Effect.POLY: 1, Effect.TOOL: 2}
+_RANK = {PURE: 0, POLY: 1, TOOL: 2}
 
 
 def join(a: Effect, b: Effect) -> Effect:
@@ -221,7 +233,7 @@ def show(t, name_of: Callable[[str], str] = lambda d: d.split("::")[-1]) -> str:
     if k is TTuple:  # a one-element tuple keeps its comma: `(Int)` is Int
         return "(" + ", ".join(show(a, name_of) for a in t.items) + ("," if len(t.items) == 1 else "") + ")"
     if k is TFun:
-        eff = " !tool" if t.effect == Effect.TOOL else (" !pure" if t.effect == "pure_marked" else "")
+        eff = " !tool" if t.effect == TOOL else (" !pure" if t.effect == "pure_marked" else "")
         return "(" + ", ".join(show(a, name_of) for a in t.params) + ") -> " + show(t.result, name_of) + eff
     if k is TParam:
         return t.name
