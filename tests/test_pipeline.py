@@ -2,10 +2,10 @@
 from pathlib import Path
 
 import pytest
+from flowrt.host import Refused
 
 from flow2py import host, pipeline
 from flow2py.pipeline import ProgramText
-from flowrt.host import Refused
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "support" / "main.flow"
 
