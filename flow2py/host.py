@@ -4,7 +4,8 @@ It is the one place that uses both the compiler and the runtime (DESIGN.md "Laye
 operations themselves live in flowrt.host, which works on a program already in Python (a built
 package's PROGRAM); this module adds what needs the compiler: checking a program from a path,
 and compiling the exact program a run started with from the sources its history stores, so
-resume, replay, history and fork never read the program from disk.
+resume, replay, history and fork never read the program from disk Compiling itself is
+flow2py.pipeline's; the functions here name its uses.
 
 Every refusal is a `Refused` carrying a one-line message and the CLI exit code; a refusal records
 nothing, and nothing recorded is ever rewritten. docs/spec/execution.md ("Host operations")
@@ -17,76 +18,56 @@ import importlib.util
 import os
 import secrets
 import sys
-from typing import Callable, Iterable, Optional
+from collections.abc import Callable, Iterable
 
 import flowrt as rt
-from flow2py.check import CheckResult, check_program
-from flow2py.check.typed import CheckedProgram
-from flow2py.diagnostics import render_text
 from flowrt import host as rh
 from flowrt.host import Refused, Report, open_store, read
 from flowrt.store import Store
 
-__all__ = ["Refused", "Report", "Loaded", "check", "compile_path", "compile_stored", "build", "start",
-           "resume", "replay", "history", "fork", "verify", "redact", "archive", "list_runs",
-           "flow_tool", "run_tests", "load_tools", "open_store"]
+from flow2py import pipeline
+from flow2py.check import CheckResult
+from flow2py.check.typed import CheckedProgram
+from flow2py.pipeline import LoadedProgram, ProgramText, compile_program
+
+__all__ = [
+    "Loaded",
+    "Refused",
+    "Report",
+    "archive",
+    "build",
+    "check",
+    "compile_path",
+    "compile_stored",
+    "flow_tool",
+    "fork",
+    "history",
+    "list_runs",
+    "load_tools",
+    "open_store",
+    "redact",
+    "replay",
+    "resume",
+    "run_tests",
+    "start",
+    "verify",
+]
 
 
-# ---- compiling ---------------------------------------------------------------------------------
+# ---- compiling: flow2py.pipeline -------------------------------------------------------------
 
 
-def check(path: str, *, sources: Optional[dict[str, str]] = None,
-          commits: Optional[dict[str, str]] = None) -> CheckResult:
+Loaded = LoadedProgram  # the name host applications and tests know
+
+
+def check(path: str, *, sources: dict[str, str] | None = None,
+          commits: dict[str, str] | None = None) -> CheckResult:
     """Check a program from disk, or (`sources`) from the module sources a run stored."""
-    if sources is None and not os.path.isfile(path):
-        raise Refused(f"{path}: no such file")
-    return check_program(path, sources=sources, commits=commits)
-
-
-class Loaded(rh.Runnable):
-    """A checked program compiled to Python and loaded (flowrt.host.Runnable), with the checker's
-    view of it: which Tools a given entry can reach, and what recompiling it needs.
-
-    The generated package is named by the program's identity, so a program loaded once in this
-    process (the same identity) is not generated again.
-    """
-
-    def __init__(self, checked: CheckedProgram):
-        super().__init__(_load_package(checked))
-        self.checked = checked
-
-    def reachable(self, entry: Optional[str] = None):
-        """(tool_id, qualified name) of every Tool reachable from `entry` (default: the entry
-        module's functions), as the runtime's binding check wants them."""
-        from flow2py.check.reach import entry_roots, reachable_tools
-
-        wanted = set(reachable_tools(self.checked, entry_roots(self.checked, entry)))
-        return tuple(t for t in self.program.tools if t[0] in wanted)
-
-    def meta(self, path: Optional[str] = None, **extra) -> dict:
-        """The host's JSON kept with a run: what compiling its stored sources needs."""
-        out = {"entry_module": self.checked.entry_module, "commits": self.checked.commits}
-        if path:
-            out["path"] = os.path.abspath(path)
-        out.update(extra)
-        return out
-
-
-def _load_package(checked: CheckedProgram) -> rt.Program:
-    name = f"_flow_{checked.identity[:16]}"
-    pkg = sys.modules.get(name)
-    if pkg is None or not hasattr(pkg, "PROGRAM"):
-        from flow2py.codegen import package_files
-
-        pkg = rt.load_package(name, package_files(checked))
-    return pkg.PROGRAM
+    return pipeline.check(ProgramText(path, sources, commits))
 
 
 def compile_path(path: str) -> Loaded:
-    result = check(path)
-    if result.diagnostics:
-        raise Refused(render_text(result.diagnostics, result.sources).rstrip("\n"), diagnostics=True)
-    return Loaded(result.program)
+    return compile_program(ProgramText(path))
 
 
 def compile_stored(store: Store, run_id: str) -> Loaded:
@@ -95,21 +76,11 @@ def compile_stored(store: Store, run_id: str) -> Loaded:
     sources = read(store.sources, run_id)
     if not sources:
         raise Refused(f"run {run_id}: the store holds no program sources for it")
-    meta = info.meta or {}
-    result = check(f"{meta.get('entry_module') or 'main'}.flow", sources=sources, commits=meta.get("commits"))
-    if result.diagnostics:
-        first = render_text(result.diagnostics, result.sources).splitlines()[0]
-        raise Refused(f"run {run_id}: its stored program no longer checks: {first}")
-    if result.program.identity != info.program:
-        raise Refused(f"run {run_id}: the stored sources give program {result.program.identity[:12]}, "
-                      f"but the run started on {info.program[:12]}; refusing to continue on another program")
-    return Loaded(result.program)
+    return compile_program(ProgramText.stored(run_id, info.program, sources, info.meta))
 
 
-def build(program: CheckedProgram, out_dir: str, package_name: Optional[str] = None) -> str:
-    from flow2py.codegen import build_package
-
-    return str(build_package(program, out_dir, package_name))
+def build(program: CheckedProgram, out_dir: str, package_name: str | None = None) -> str:
+    return pipeline.write(program, out_dir, package_name)
 
 
 # ---- the CLI's operations: compile, then flowrt.host --------------------------------------------
@@ -122,7 +93,7 @@ def load_tools(specs: Iterable[str]) -> rt.Bindings:
             _import_tools(spec)
         except Refused:
             raise
-        except BaseException as e:  # the host's file: report it, never a traceback
+        except BaseException as e:  # noqa: BLE001  (the host's file: report it, never a traceback)
             raise Refused(f"--tools {spec}: importing it failed: {type(e).__name__}: {e}") from None
     return rt.BINDINGS
 
@@ -140,13 +111,13 @@ def _import_tools(spec: str) -> None:
     mod_spec.loader.exec_module(module)
 
 
-def _input(input_json: Optional[str], what: str = "--input"):
+def _input(input_json: str | None, what: str = "--input"):
     return None if input_json is None else rh.parse_json(input_json, what)
 
 
-def start(path: str, *, entry: str = "main", input_json: Optional[str] = None, tools=(),
-          store_path: Optional[str] = None, run_id: Optional[str] = None,
-          checkpoint_every: Optional[int] = None) -> Report:
+def start(path: str, *, entry: str = "main", input_json: str | None = None, tools=(),
+          store_path: str | None = None, run_id: str | None = None,
+          checkpoint_every: int | None = None) -> Report:
     """`flow2py run`: check, decode the input, bind, record Start, drive live."""
     loaded = compile_path(path)
     value = _input(input_json)
@@ -172,8 +143,8 @@ def _replies(items) -> dict:
     return out
 
 
-def resume(run_id: str, *, replies=(), resend=(), tools=(), store_path: Optional[str] = None,
-           checkpoint_every: Optional[int] = None) -> Report:
+def resume(run_id: str, *, replies=(), resend=(), tools=(), store_path: str | None = None,
+           checkpoint_every: int | None = None) -> Report:
     """`flow2py resume`: on the run's stored program, deliver replies, close the calls a crash cut,
     continue live from the latest checkpoint."""
     delivered = _replies(replies)
@@ -183,20 +154,20 @@ def resume(run_id: str, *, replies=(), resend=(), tools=(), store_path: Optional
                      checkpoint_every=checkpoint_every)
 
 
-def replay(run_id: str, *, store_path: Optional[str] = None) -> Report:
+def replay(run_id: str, *, store_path: str | None = None) -> Report:
     """`flow2py replay`: the run's stored program over its history, nothing bound; one verdict."""
     store = open_store(store_path, create=False, readonly=True)
     return rh.replay(store, compile_stored(store, run_id), run_id)
 
 
-def history(run_id: str, *, store_path: Optional[str] = None, fmt: str = "text") -> str:
+def history(run_id: str, *, store_path: str | None = None, fmt: str = "text") -> str:
     store = open_store(store_path, create=False, readonly=True)
     return rh.history(store, compile_stored(store, run_id), run_id, fmt)
 
 
-def fork(run_id: str, checkpoint: int, *, program_path: Optional[str] = None,
-         input_json: Optional[str] = None, tools=(), store_path: Optional[str] = None,
-         new_run_id: Optional[str] = None, checkpoint_every: Optional[int] = None) -> Report:
+def fork(run_id: str, checkpoint: int, *, program_path: str | None = None,
+         input_json: str | None = None, tools=(), store_path: str | None = None,
+         new_run_id: str | None = None, checkpoint_every: int | None = None) -> Report:
     """`flow2py fork`: a new run from checkpoint N of another, on its program or a newer one."""
     store = open_store(store_path, create=False)
     parent = compile_stored(store, run_id)
@@ -206,7 +177,7 @@ def fork(run_id: str, checkpoint: int, *, program_path: Optional[str] = None,
                    meta=loaded.meta(program_path))
 
 
-def verify(run_id: str, *, head: Optional[str] = None, store_path: Optional[str] = None) -> tuple[bool, str]:
+def verify(run_id: str, *, head: str | None = None, store_path: str | None = None) -> tuple[bool, str]:
     if head is not None:
         head = head.strip().lower().removeprefix("blake3:")
         if len(head) != 64 or any(c not in "0123456789abcdef" for c in head):
@@ -218,12 +189,12 @@ def verify(run_id: str, *, head: Optional[str] = None, store_path: Optional[str]
     return ok, message if ok else f"broken: {message}"
 
 
-def redact(run_id: str, value_hash: str, *, store_path: Optional[str] = None) -> str:
+def redact(run_id: str, value_hash: str, *, store_path: str | None = None) -> str:
     n = read(open_store(store_path, create=False).redact, run_id, value_hash)
     return f"redacted {n} value slot(s) of run {run_id}; each is now <hole blake3:{value_hash.removeprefix('blake3:')}>"
 
 
-def archive(run_id: str, *, delete: bool = False, store_path: Optional[str] = None) -> str:
+def archive(run_id: str, *, delete: bool = False, store_path: str | None = None) -> str:
     store = open_store(store_path, create=False)
     done = read(lambda: store.archive(run_id, delete=delete))
     if done.latest is None:
@@ -252,15 +223,15 @@ def _replies_to(held) -> str:
     return f"the repl{'y' if len(held) == 1 else 'ies'} to {calls}"
 
 
-def list_runs(*, store_path: Optional[str] = None) -> list[str]:
+def list_runs(*, store_path: str | None = None) -> list[str]:
     return rh.list_runs(open_store(store_path, create=False, readonly=True))
 
 
 # ---- nested runs and tests -----------------------------------------------------------------------
 
 
-def flow_tool(path: str, *, entry: str = "main", store=None, bindings: Optional[rt.Bindings] = None,
-              checkpoint_every: Optional[int] = None) -> Callable:
+def flow_tool(path: str, *, entry: str = "main", store=None, bindings: rt.Bindings | None = None,
+              checkpoint_every: int | None = None) -> Callable:
     """A Tool implementation that runs the Flow program at `path` as a nested run (see
     flowrt.nested.flow_tool); the inner run can then be inspected and replayed like any other."""
     from flowrt.nested import flow_tool as runtime_flow_tool

@@ -102,13 +102,13 @@ class Suite:
 
 def load_suite(path: str) -> tuple[Optional[Suite], str]:
     """Check and compile one program. Returns (suite, "") or (None, the rendered diagnostics)."""
-    from flow2py import host
+    from flow2py import pipeline
     from flow2py.diagnostics import render_text
 
-    result = host.check(path)
-    if result.diagnostics:
+    result = pipeline.check(pipeline.ProgramText(path))
+    if result.diagnostics:  # shown as the file's one failing test, not refused
         return None, render_text(result.diagnostics, result.sources)
-    loaded = host.Loaded(result.program)
+    loaded = pipeline.LoadedProgram(result.program)
     return Suite(loaded, fake_bindings(result.program, loaded), test_functions(result.program)), ""
 
 

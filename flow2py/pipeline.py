@@ -1,0 +1,173 @@
+"""The pipeline on one screen: how a Flow program's text becomes Python a run can execute.
+
+    ProgramText --check-->  CheckResult (modules read and parsed, then a CheckedProgram)
+                --generate--> GeneratedPackage (the package's Python files, in memory)
+                --load-->     LoadedProgram (the package executed; what the runtime drives)
+
+    compile_program(text) = LoadedProgram(checked(check(text)), load(generate(checked)))
+    write(checked, out_dir)  the generated package on disk instead (`flow2py build`)
+
+`compile_program` calls the stages top-down; every caller that turns text into something it
+runs or inspects goes through here: the CLI (check, build, tools, run, test), flow2py.host
+(which adds the run operations around it), flow2py.testing and its pytest plugin, and the
+compiles of a run's stored sources for resume, replay, history and fork.
+
+A program's text comes from one of two places (`ProgramText`): the files on disk, starting at an
+entry path, or the module sources a run's history stores, with the repository commits it
+started on. A stored program is compiled from those sources alone, never from disk, and must
+give back the program identity the run started on: a run continues on its own program or not
+at all.
+
+Errors follow the Elm compiler: inside a stage, independent parts keep reporting, so one check
+lists every mistake (the checker's driver, flow2py/check/driver.py, says which parts those
+are); between stages, the first failure stops the pipeline, because a later stage run over a
+program that did not check would only report noise. A stopped pipeline is a `Refused` with the
+rendered diagnostics (on disk) or their first line (a stored program), and records nothing.
+
+The generated package is named by the program's identity, so a program already loaded in this
+process is neither generated nor executed again: the load stage finds it in `sys.modules`.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+
+import flowrt as rt
+from flowrt.host import Refused, Runnable
+
+from flow2py.check import CheckResult, check_program
+from flow2py.check.typed import CheckedProgram
+from flow2py.diagnostics import render_text
+
+__all__ = [
+    "GeneratedPackage",
+    "LoadedProgram",
+    "ProgramText",
+    "already_loaded",
+    "check",
+    "checked",
+    "compile_program",
+    "generate",
+    "load",
+    "package_program",
+    "write",
+]
+
+
+@dataclass(frozen=True)
+class ProgramText:
+    """Where a program's text comes from: the files under `entry_path`, or (`sources`, module key
+    -> text, with `commits`, repository -> commit) the sources a run stored, nothing from disk.
+    `run_id` and `identity` name the run that stored them and the program it started on."""
+
+    entry_path: str
+    sources: dict[str, str] | None = None
+    commits: dict[str, str] | None = None
+    run_id: str | None = None
+    identity: str | None = None
+
+    @classmethod
+    def stored(cls, run_id: str, identity: str, sources: dict[str, str], meta: dict | None) -> ProgramText:
+        meta = meta or {}
+        return cls(f"{meta.get('entry_module') or 'main'}.flow", sources, meta.get("commits"), run_id, identity)
+
+
+@dataclass(frozen=True)
+class GeneratedPackage:
+    """A checked program's generated Python package, in memory: its import name (from the
+    program's identity) and every file by relative path (`__init__.py`, `std_v1/task.py`)."""
+
+    name: str
+    files: dict[str, str]
+
+
+class LoadedProgram(Runnable):
+    """A checked program compiled to Python and loaded (flowrt.host.Runnable), with the checker's
+    view of it: which Tools a given entry can reach, and what recompiling it needs."""
+
+    def __init__(self, checked: CheckedProgram, program: rt.Program | None = None):
+        super().__init__(program if program is not None else package_program(checked))
+        self.checked = checked
+
+    def reachable(self, entry: str | None = None):
+        """(tool_id, qualified name) of every Tool reachable from `entry` (default: the entry
+        module's functions), as the runtime's binding check wants them."""
+        from flow2py.check.reach import entry_roots, reachable_tools
+
+        wanted = set(reachable_tools(self.checked, entry_roots(self.checked, entry)))
+        return tuple(t for t in self.program.tools if t[0] in wanted)
+
+    def meta(self, path: str | None = None, **extra) -> dict:
+        """The host's JSON kept with a run: what compiling its stored sources needs."""
+        out = {"entry_module": self.checked.entry_module, "commits": self.checked.commits}
+        if path:
+            out["path"] = os.path.abspath(path)
+        out.update(extra)
+        return out
+
+
+def compile_program(text: ProgramText) -> LoadedProgram:
+    """The whole pipeline: text -> modules -> checked program -> generated package -> loaded."""
+    program = checked(check(text), text)
+    return LoadedProgram(program, package_program(program))
+
+
+def package_program(program: CheckedProgram) -> rt.Program:
+    """The generated package's `PROGRAM`, from this process's earlier load when there is one."""
+    return already_loaded(program) or load(generate(program))
+
+
+# ---- the stages ----------------------------------------------------------------------------------
+
+
+def check(text: ProgramText) -> CheckResult:
+    """Read and parse every module, then check the program: every independent diagnostic."""
+    if text.sources is None and not os.path.isfile(text.entry_path):
+        raise Refused(f"{text.entry_path}: no such file")
+    return check_program(text.entry_path, sources=text.sources, commits=text.commits)
+
+
+def checked(result: CheckResult, text: ProgramText) -> CheckedProgram:
+    """The checked program, or the refusal that stops the pipeline at its diagnostics."""
+    if text.run_id is None:
+        if result.diagnostics:
+            raise Refused(render_text(result.diagnostics, result.sources).rstrip("\n"), diagnostics=True)
+        return result.program
+    if result.diagnostics:
+        first = render_text(result.diagnostics, result.sources).splitlines()[0]
+        raise Refused(f"run {text.run_id}: its stored program no longer checks: {first}")
+    if result.program.identity != text.identity:
+        raise Refused(f"run {text.run_id}: the stored sources give program {result.program.identity[:12]}, "
+                      f"but the run started on {text.identity[:12]}; refusing to continue on another program")
+    return result.program
+
+
+def package_name(program: CheckedProgram) -> str:
+    return f"_flow_{program.identity[:16]}"
+
+
+def generate(program: CheckedProgram) -> GeneratedPackage:
+    """The program's Python package, every module lowered and formatted (flow2py.codegen)."""
+    from flow2py.codegen import package_files
+
+    return GeneratedPackage(package_name(program), package_files(program))
+
+
+def already_loaded(program: CheckedProgram) -> rt.Program | None:
+    """The program's package if this process loaded it (the same identity): nothing to redo."""
+    pkg = sys.modules.get(package_name(program))
+    return getattr(pkg, "PROGRAM", None)
+
+
+def load(package: GeneratedPackage) -> rt.Program:
+    """Execute the package's files (flowrt's loader, Flow files and lines) and take its PROGRAM."""
+    return rt.load_package(package.name, package.files).PROGRAM
+
+
+def write(program: CheckedProgram, out_dir: str, name: str | None = None) -> str:
+    """The generated package written to `out_dir/<name>` (default: the entry module's name), for a
+    host to import normally; returns that folder."""
+    from flow2py.codegen import build_package
+
+    return str(build_package(program, out_dir, name))
