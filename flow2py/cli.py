@@ -19,9 +19,8 @@ import click
 
 from flow2py import host, inspect
 from flow2py.diagnostics import render_text, to_json
+from flowrt.exit_codes import EXIT_BROKEN, EXIT_HALTED, EXIT_OK, EXIT_REFUSED
 
-EXIT_OK, EXIT_REFUSED, EXIT_PAUSED, EXIT_FAULTED, EXIT_DIVERGED, EXIT_BROKEN = 0, 1, 3, 4, 5, 6
-EXIT_HALTED = 130  # 128 + SIGINT
 
 STORE = click.option("--store", "store_path", default=None, help="SQLite store (default .flow/runs.db).")
 TOOLS = click.option("--tools", "tools", multiple=True, help="Python file or module binding Tools.")

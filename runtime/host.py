@@ -38,12 +38,13 @@ from flowrt.tasks import rebuild
 from flowrt.tokens import NONE_ISSUED, Issued, Noting, admitting
 from flowrt.tools import BINDINGS, Bindings, admit
 from flowrt.trace import DATA_VERSION, TraceError
-from flowrt.types import DecodeError, TypeTextError, decode, loads_exact, parse_type_text
+from flowrt.decoding import decode, loads_exact
+from flowrt.exit_codes import EXIT_FAULTED, EXIT_OK, EXIT_PAUSED, EXIT_REFUSED
+from flowrt.types import DecodeError, TypeTextError, parse_type_text
 from flowrt.values import Err, HostToken, Malformed, show
 
 __all__ = ["Host", "Refused", "Report", "Runnable", "CRASH_REASON"]
 
-EXIT_OK, EXIT_REFUSED, EXIT_PAUSED, EXIT_FAULTED = 0, 1, 3, 4
 CRASH_REASON = CUT_REASON  # what a call a crash cut is closed with: Err(Unknown(CRASH_REASON))
 
 

@@ -316,7 +316,8 @@ def instant_to_text(i):
 
 
 def instant_parse(t):
-    from flowrt.types import T, DecodeError, decode
+    from flowrt.decoding import decode
+    from flowrt.types import T, DecodeError
 
     if not isinstance(t, str):
         return NONE

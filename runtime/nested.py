@@ -30,7 +30,8 @@ from flowrt.store import SqliteRecorder, Store
 from flowrt.tools import BINDINGS, Bindings, current_call, pending
 from flowrt.values import NotRun
 from flowrt.trace import DATA_VERSION
-from flowrt.types import DecodeError, decode, to_json
+from flowrt.decoding import decode
+from flowrt.types import DecodeError, to_json
 
 __all__ = ["flow_tool"]
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from flowrt.exit_codes import EXIT_DIVERGED, EXIT_FAULTED, EXIT_HALTED, EXIT_OK, EXIT_PAUSED
 from flowrt.facts import Faulted
 from flowrt.values import show
 
@@ -32,7 +33,7 @@ __all__ = [
 class Outcome:
     """What `drive` returns. `exit_code` is the CLI's (DESIGN.md), `line()` its first line."""
 
-    exit_code = 0
+    exit_code = EXIT_OK
 
     def line(self) -> str:
         raise NotImplementedError
@@ -56,7 +57,7 @@ class OpenCall:
 @dataclass(frozen=True)
 class RunCompleted(Outcome):
     value: Any
-    exit_code = 0
+    exit_code = EXIT_OK
 
     def line(self):
         return show(self.value)
@@ -65,7 +66,7 @@ class RunCompleted(Outcome):
 @dataclass(frozen=True)
 class RunFaulted(Outcome):
     fault: Faulted
-    exit_code = 4
+    exit_code = EXIT_FAULTED
 
     def line(self):
         f = self.fault
@@ -75,7 +76,7 @@ class RunFaulted(Outcome):
 @dataclass(frozen=True)
 class RunPaused(Outcome):
     open: tuple  # OpenCall, in the order the calls were made
-    exit_code = 3
+    exit_code = EXIT_PAUSED
 
     def line(self):
         return "paused, waiting on " + ", ".join(
@@ -90,7 +91,7 @@ class RunHalted(Outcome):
     reason: str  # "interrupted (Ctrl-C) while svc.slow (root#1) was running"
     open: tuple  # OpenCall, in the order the calls were made
     cause: Optional[BaseException] = field(default=None, compare=False, repr=False)
-    exit_code = 130  # as a shell reports a process ended by SIGINT
+    exit_code = EXIT_HALTED
 
     def line(self):
         return f"halted: {self.reason}; no End is recorded"
@@ -99,7 +100,7 @@ class RunHalted(Outcome):
 @dataclass(frozen=True)
 class Matched(Outcome):
     end: Any = None  # the End fact reached
-    exit_code = 0
+    exit_code = EXIT_OK
 
     def line(self):
         return "Matched"
@@ -108,7 +109,7 @@ class Matched(Outcome):
 @dataclass(frozen=True)
 class Incomplete(Outcome):
     reason: str
-    exit_code = 3
+    exit_code = EXIT_PAUSED
 
     def line(self):
         return f"Incomplete: {self.reason}"
@@ -118,7 +119,7 @@ class Incomplete(Outcome):
 class Diverged(Outcome):
     fact: int  # 1-based fact number (Start is fact 1)
     reason: str
-    exit_code = 5
+    exit_code = EXIT_DIVERGED
 
     def line(self):
         return f"Diverged at fact {self.fact}: {self.reason}"

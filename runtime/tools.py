@@ -31,7 +31,8 @@ from typing import Any, Callable, Iterable, Optional
 
 from flowrt.interrupts import INTERRUPTS, Interruption
 from flowrt.requests import ToolSpec
-from flowrt.types import DecodeError, Named, _subst, compile_decoder, to_json, unicode_text
+from flowrt.decoding import compile_decoder
+from flowrt.types import DecodeError, Named, _subst, to_json, unicode_text
 from flowrt.values import Err, Failed, Malformed, NotRun, Ok, Result, Unknown
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 DESIGN.md "JSON mapping of Flow data" is the rule; docs/spec/abi.md "Type descriptors" lists the
 descriptors. Admission -- `decode(desc, value)` and its compiled form `compile_decoder(desc)` --
-lives in flowrt.decoding and is re-exported here, so `from flowrt.types import decode` works.
+lives in flowrt.decoding, which imports this module (never the other way round).
 
 A generated class says what its fields hold with `__flow_field_types__`: a tuple of descriptors
 aligned with `__flow_fields__`, where `T.Var(i)` is the class's i-th type parameter. Codegen may
@@ -21,7 +21,7 @@ from flowrt.values import (
     Record, Result, Set, Some, ToolProblem, Unknown, show,
 )
 
-__all__ = ["T", "DecodeError", "decode", "compile_decoder", "to_json", "loads_exact", "type_text", "field_types", "fields_of", "subst",
+__all__ = ["T", "DecodeError", "to_json", "type_text", "field_types", "fields_of", "subst",
            "TypeTextError", "parse_type_text", "names_types"]
 
 
@@ -434,5 +434,3 @@ def to_json(v) -> Any:
         return {t.__flow_ctor__: [to_json(x) for x in vals]}
     raise TypeError(f"not Flow data: {show(v)}")
 
-
-from flowrt.decoding import compile_decoder, decode, loads_exact  # noqa: E402  (re-exported)

@@ -11,7 +11,7 @@ import flowrt as rt
 from flowrt import T, decode, to_json
 from flowrt.requests import ToolSpec
 from flowrt.tools import admit, admitter
-from flowrt.types import compile_decoder
+from flowrt.decoding import compile_decoder
 
 import test_decode_properties as P
 
