@@ -18,13 +18,9 @@ from decimal import Decimal
 from pyrsistent import pvector
 
 from flowrt.numtext import int_from_text, int_text
-from flowrt.ops import (
-    DECIMAL_CONTEXT, Fault, dec_add, dec_div, dec_mul, dec_neg, dec_sub, int_div, int_rem,
-)
-from flowrt.values import (
-    EMPTY_DICT, EMPTY_LIST, EMPTY_SET, NONE, Dict, Duration, Instant, List, Set, Some,
-    dict_of, set_of, show,
-)
+from flowrt.ops import Fault, dec_add, dec_div, dec_mul, dec_neg, dec_sub
+from flowrt.ops import int_div, int_rem  # noqa: F401  (std's int.div, int.rem are rt.lang.int_div, rt.lang.int_rem)
+from flowrt.values import EMPTY_DICT, EMPTY_LIST, EMPTY_SET, NONE, Duration, Instant, Some, set_of, show
 
 _some = Some
 _pv = pvector

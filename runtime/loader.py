@@ -26,7 +26,7 @@ import re
 import sys
 import tokenize
 import types
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 from flowrt.values import ClassTable, class_table
 

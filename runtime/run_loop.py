@@ -323,12 +323,13 @@ class _Run(_Calls, _TaskOps, _Checkpoints):
     def _end(self, end):
         fact = End(end)
         if type(end) is Completed:
-            matches = lambda r: type(r) is End and type(r.end) is Completed and _same(r.end.value, end.value)
+            def matches(r):
+                return type(r) is End and type(r.end) is Completed and _same(r.end.value, end.value)
             doing = f"completes with {show(end.value)}"
         else:
-            matches = lambda r: (type(r) is End and type(r.end) is Faulted and r.end.message == end.message
-                                 and r.end.line == end.line
-                                 and os.path.basename(r.end.file) == os.path.basename(end.file))
+            def matches(r):
+                return (type(r) is End and type(r.end) is Faulted and r.end.message == end.message
+                        and r.end.line == end.line and os.path.basename(r.end.file) == os.path.basename(end.file))
             doing = f"faults with {show(end.message)} at {end.file}:{end.line}"
         if type(end) is Completed and (self.hpos >= self.hlen or not matches(self.history[self.hpos])):
             why = unrecordable((end.value,))

@@ -33,7 +33,7 @@ from flowrt.interrupts import INTERRUPTS, Interruption
 from flowrt.requests import ToolSpec
 from flowrt.decoding import compile_decoder
 from flowrt.types import DecodeError, Named, _subst, to_json, unicode_text
-from flowrt.values import Err, Failed, Malformed, NotRun, Ok, Result, Unknown
+from flowrt.values import Err, Failed, Malformed, NotRun, Result, Unknown
 
 __all__ = [
     "pending", "Pending", "Bindings", "BINDINGS", "bind", "MissingBindings", "admit",
