@@ -9,7 +9,7 @@ a duplicate key -- goes through every way data enters a run: `run --input`, `for
 Each refusal is timed with the host's own functions on a program compiled once (compiling is not
 input's cost), side by side with a normal input's admission through the same path (alternating,
 median of `--runs` rounds); the ratio is refusal / normal admission. Goal: every refusal under
-100 ms. Then each text case once more through the whole host operation (`flowrt.host.start`,
+100 ms. Then each text case once more through the whole host operation (`flowrt.host.operations.start`,
 `resume`, `fork` on an open store: store reads included, compiling not), and the peak RSS growth
 of the whole benchmark (the issue measured 1.8-2 GB for one Decimal before).
 """
@@ -28,10 +28,10 @@ from _common import median, peak_rss_mb, side_by_side, verdict  # noqa: E402
 
 import flowrt as rt  # noqa: E402
 from flow2py import host as fhost  # noqa: E402
-from flowrt import host as rh  # noqa: E402
-from flowrt.host import Refused  # noqa: E402
-from flowrt.store import Store  # noqa: E402
-from flowrt.tools import admit  # noqa: E402
+from flowrt.host import operations as rh  # noqa: E402
+from flowrt.host.operations import Refused  # noqa: E402
+from flowrt.history.store import Store  # noqa: E402
+from flowrt.engine.tools import admit  # noqa: E402
 
 GOAL = 0.100  # seconds
 

@@ -28,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import load, median, side_by_side, verdict  # noqa: E402
 
 import flowrt as rt  # noqa: E402
-from flowrt import driver as drv  # noqa: E402
-from flowrt.facts import Start  # noqa: E402
-from flowrt.store import Store  # noqa: E402
+from flowrt.engine import drive as drv  # noqa: E402
+from flowrt.data.facts import Start  # noqa: E402
+from flowrt.history.store import Store  # noqa: E402
 from flow2py import host  # noqa: E402
 
 GOAL_FACTS_S = 100_000

@@ -25,9 +25,9 @@ import time
 from pathlib import Path
 
 import flowrt as rt
-from flowrt import trace as T
-from flowrt.facts import Call, Reply, Start
-from flowrt.store import SqliteRecorder, Store
+from flowrt.history import trace as T
+from flowrt.data.facts import Call, Reply, Start
+from flowrt.history.store import SqliteRecorder, Store
 
 
 def _call(i: int) -> Call:

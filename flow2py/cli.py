@@ -19,7 +19,7 @@ import click
 
 from flow2py import host, inspect
 from flow2py.diagnostics import render_text, to_json
-from flowrt.exit_codes import EXIT_BROKEN, EXIT_HALTED, EXIT_OK, EXIT_REFUSED
+from flowrt.data.exit_codes import EXIT_BROKEN, EXIT_HALTED, EXIT_OK, EXIT_REFUSED
 
 
 STORE = click.option("--store", "store_path", default=None, help="SQLite store (default .flow/runs.db).")

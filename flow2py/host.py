@@ -21,9 +21,9 @@ import sys
 from collections.abc import Callable, Iterable
 
 import flowrt as rt
-from flowrt import host as rh
-from flowrt.host import Refused, Report, open_store, read
-from flowrt.store import Store
+from flowrt.host import operations as rh
+from flowrt.host.operations import Refused, Report, open_store, read
+from flowrt.history.store import Store
 
 from flow2py import pipeline
 from flow2py.check import CheckResult
@@ -233,8 +233,8 @@ def list_runs(*, store_path: str | None = None) -> list[str]:
 def flow_tool(path: str, *, entry: str = "main", store=None, bindings: rt.Bindings | None = None,
               checkpoint_every: int | None = None) -> Callable:
     """A Tool implementation that runs the Flow program at `path` as a nested run (see
-    flowrt.nested.flow_tool); the inner run can then be inspected and replayed like any other."""
-    from flowrt.nested import flow_tool as runtime_flow_tool
+    flowrt.host.nested.flow_tool); the inner run can then be inspected and replayed like any other."""
+    from flowrt.host.nested import flow_tool as runtime_flow_tool
 
     loaded = compile_path(path)
     loaded.entry(entry)

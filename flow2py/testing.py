@@ -12,8 +12,8 @@ from typing import Optional
 
 import flowrt as rt
 from flow2py.check.typed import CheckedProgram
-from flowrt import driver as drv
-from flowrt.facts import Start
+from flowrt.engine import drive as drv
+from flowrt.data.facts import Start
 
 
 @dataclass

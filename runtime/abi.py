@@ -6,19 +6,19 @@ uses). tests/test_abi.py holds this list equal to the `rt.` names docs/spec/abi.
 checks that every `rt.` name in generated code is one of them: a name codegen starts to emit
 is added here and on the page in the same commit.
 """
-from flowrt import lang
-from flowrt.bounds import loads_exact
-from flowrt.decoding import decode
-from flowrt.loader import Program, load_generated
-from flowrt.ops import DECIMAL_CONTEXT, Fault, Tail, bouncing, dec_add, dec_div, dec_mul, dec_neg, dec_sub, int_div, int_rem
-from flowrt.requests import (
+from flowrt.data import lang
+from flowrt.data.bounds import loads_exact
+from flowrt.data.decoding import decode
+from flowrt.data.generated import Program, load_generated
+from flowrt.data.ops import DECIMAL_CONTEXT, Fault, Tail, bouncing, dec_add, dec_div, dec_mul, dec_neg, dec_sub, int_div, int_rem
+from flowrt.data.requests import (
     MAX_DEPTH, Await, First, ParkCall, Spawn, StopTask, TailCall, ToolCall, ToolSpec, fn, lift,
     module_resolver, with_type_args,
 )
-from flowrt.tasks import Task
-from flowrt.tools import BINDINGS, bind, pending
-from flowrt.types import DecodeError, T, TypeTextError, field_types, fields_of, parse_type_text, subst, to_json, type_text
-from flowrt.values import (
+from flowrt.data.tasks import Task
+from flowrt.engine.tools import BINDINGS, bind, pending
+from flowrt.data.typedesc import DecodeError, T, TypeTextError, field_types, fields_of, parse_type_text, subst, to_json, type_text
+from flowrt.data.values import (
     EMPTY_DICT, EMPTY_LIST, EMPTY_SET, NONE, STD_CLASSES, ClassTable, Decimal, Dict, Duration, Enum, Err,
     Failed, Hole, HostToken, Instant, List, Malformed, None_, NotRun, Ok, Option, Record, Result, Set, Some,
     ToolProblem, Unknown,

@@ -15,8 +15,8 @@ from typing import Optional
 import flowrt as rt
 from flow2py import host
 from flow2py.diagnostics import render_text
-from flowrt import driver as drv
-from flowrt.facts import Start
+from flowrt.engine import drive as drv
+from flowrt.data.facts import Start
 
 PROGRAMS = os.path.join(os.path.dirname(__file__), "flow_programs")
 

@@ -13,9 +13,9 @@ from typing import Optional
 
 import flowrt as rt
 from flow2py import host as fhost
-from flowrt import host as rh
-from flowrt import trace as T
-from flowrt.store import Store
+from flowrt.host import operations as rh
+from flowrt.history import trace as T
+from flowrt.history.store import Store
 from tests import history_e2e_helpers as E
 
 SVC = E.SVC + "@tool pub flow size(t: Text) -> Result<Int, Text>\n"  # step, ask (slow unused), size

@@ -1,6 +1,6 @@
 """An Int is unbounded: a program computing 10^5000 completes, records its End, shows it in
 history and replays, while Python's 4,300-digit int/str limit stays in force for parsing input
-(flowrt.numtext writes and reads big Ints in pieces; docs/spec/data.md, "Bounds")."""
+(flowrt.data.numtext writes and reads big Ints in pieces; docs/spec/data.md, "Bounds")."""
 from __future__ import annotations
 
 import json
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flow2py.cli import main
-from flowrt.numtext import int_from_text, int_text
+from flowrt.data.numtext import int_from_text, int_text
 
 POW = """\
 use "std@v1/int"

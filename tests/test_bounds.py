@@ -1,4 +1,4 @@
-"""The bounds of admitted data, unit by unit (flowrt.bounds; docs/spec/data.md "Bounds of admitted
+"""The bounds of admitted data, unit by unit (flowrt.data.bounds; docs/spec/data.md "Bounds of admitted
 data"): the JSON text measure, the paths it names, the walk of Python values, Decimal digits, and
 a fuzz test that bounded parsing only ever returns what `json.loads` would, or refuses cleanly."""
 from __future__ import annotations
@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 import flowrt as rt
 from flowrt import T, DecodeError, decode
-from flowrt import bounds
-from flowrt.bounds import MAX_DEPTH, decimal_digits, loads_exact, preview, walk_depth
+from flowrt.data import bounds
+from flowrt.data.bounds import MAX_DEPTH, decimal_digits, loads_exact, preview, walk_depth
 
 
 class Chain(rt.Enum):

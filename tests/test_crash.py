@@ -110,8 +110,8 @@ def test_two_resumes_at_once_one_wins_the_other_is_refused(tmp_path):
 # the store is left exactly as a kill at that point leaves it, with no timing involved.
 _DIE_AT_CALL = """\
 import os, sys
-from flowrt.facts import Call
-from flowrt.store import SqliteRecorder
+from flowrt.data.facts import Call
+from flowrt.history.store import SqliteRecorder
 _record = SqliteRecorder.record
 def record(self, fact):
     if type(fact) is Call and fact.id == os.environ["DIE_AT_CALL"]:

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 import flowrt as rt
 from flowrt import T, decode, to_json
-from flowrt.requests import ToolSpec
-from flowrt.tools import admit, admitter
-from flowrt.decoding import compile_decoder
+from flowrt.data.requests import ToolSpec
+from flowrt.engine.tools import admit, admitter
+from flowrt.data.decoding import compile_decoder
 
 import test_decode_properties as P
 

@@ -6,7 +6,7 @@ import tracemalloc
 import pytest
 
 import flowrt as rt
-from flowrt.driver import describe
+from flowrt.engine.drive import describe
 from _driver_progs import (
     ECHO, LIST_TOOL, SLOW, SUPPORT_TOOLS, Arrived, Received, Resolved, echo_bindings, echo_loop,
     indexed, main, pause_then_add, reader, support_bindings,

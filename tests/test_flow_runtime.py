@@ -10,10 +10,10 @@ import pytest
 
 import flowrt as rt
 from flowrt import pending
-from flowrt.driver import (
+from flowrt.engine.drive import (
     Matched, RunCompleted, RunFaulted, RunPaused,
 )
-from flowrt.facts import Call, Checkpoint, Choice, End, Faulted, ParkedTask, Reply, Stop
+from flowrt.data.facts import Call, Checkpoint, Choice, End, Faulted, ParkedTask, Reply, Stop
 
 from flow_run import facts_of, flow_program, flow_program_dir
 
@@ -28,7 +28,7 @@ def test_pending_read_passed_round_to_round_is_parked_and_checkpoints_every_roun
     p = flow_program_dir("pump")
     out, rec = p.run("main", (3,), tools={"feed.next": lambda: pending, "work.step": _step},
                      checkpoint_every=1)
-    assert out == RunPaused((rt.driver.OpenCall("root/1#1", "feed.next"),))
+    assert out == RunPaused((rt.engine.drive.OpenCall("root/1#1", "feed.next"),))
     cps = facts_of(rec, Checkpoint)
     assert [c.checkpoint for c in cps] == [1, 2]
     parked = ParkedTask("root/1", "root/1#1", "main::Msg.Received", ())
@@ -90,7 +90,7 @@ def _pump_answered_then_paused():
     out, rec = p.run("main", (5,), tools={"feed.next": lambda: {"Ok": "hi"},
                                           "work.step": lambda r: pending if r == 3 else _step(r)},
                      checkpoint_every=1)
-    assert out == RunPaused((rt.driver.OpenCall("c2:root#1", "work.step"),))
+    assert out == RunPaused((rt.engine.drive.OpenCall("c2:root#1", "work.step"),))
     return p, rec.facts
 
 
@@ -119,10 +119,10 @@ def test_task_finished_from_its_parked_call_is_restored_finished_on_resume():
     # replay from the checkpoint alone needs the carried reply too
     from_cp = dict(history=full[cp:], first=cp + 1, begin=cp + 1, mode="replay", resolve=p.loaded.resolve,
                    classes=p.loaded.classes)
-    assert isinstance(rt.driver.drive(None, carried_replies={"root/1#1": read_reply.reply}, **from_cp),
+    assert isinstance(rt.engine.drive.drive(None, carried_replies={"root/1#1": read_reply.reply}, **from_cp),
                       Matched)
-    without = rt.driver.drive(None, **from_cp)  # the read waits again, and End comes instead
-    assert type(without) is rt.driver.Diverged and "open calls: root/1#1" in without.reason
+    without = rt.engine.drive.drive(None, **from_cp)  # the read waits again, and End comes instead
+    assert type(without) is rt.engine.drive.Diverged and "open calls: root/1#1" in without.reason
 
 
 BACKGROUND = {
@@ -504,10 +504,10 @@ def test_million_round_pure_tail_loops_run_in_constant_stack(tmp_path):
 
 def test_hundred_thousand_round_effectful_tail_loop_with_a_tool_call_a_round(tmp_path):
     p = flow_program(tmp_path, LOOPS)
-    rec = rt.driver.MemoryRecorder(keep=False)
+    rec = rt.engine.drive.MemoryRecorder(keep=False)
     start = p.start("rounds", (100_000, 0))
     rec.record(start)
-    out = rt.driver.drive(p.fn("rounds"), history=[start], recorder=rec,
+    out = rt.engine.drive.drive(p.fn("rounds"), history=[start], recorder=rec,
                           bindings=p.bindings({"svc.tick": lambda n: {"Ok": 1}}),
                           resolve=p.loaded.resolve, checkpoint_every=1000)
     assert out == RunCompleted(100_000)

@@ -309,7 +309,7 @@ def test_fork_finishes_a_parked_task_from_a_reply_recorded_before_the_checkpoint
 # Start is committed: whatever that commit holds is all the crash leaves.
 CRASH_AFTER_START = """\
 import os, sys
-from flowrt.store import Store
+from flowrt.history.store import Store
 made = Store.create_run
 def create_then_crash(self, *args, **kw):
     info = made(self, *args, **kw)
@@ -372,10 +372,10 @@ def test_a_parent_that_fails_its_hash_chain_is_not_forked(tmp_path):
 def test_restoring_takes_the_programs_own_opaque_values_and_parked_tasks_but_decodes_none():
     from test_decode import Secret
 
-    from flowrt.decoding import DecodeError, decode
-    from flowrt.facts import ParkedTask
-    from flowrt.tokens import RESTORE, admitting
-    from flowrt.types import T
+    from flowrt.data.decoding import DecodeError, decode
+    from flowrt.data.facts import ParkedTask
+    from flowrt.history.tokens import RESTORE, admitting
+    from flowrt.data.typedesc import T
 
     made, parked = Secret("x"), ParkedTask("root/1", "root/1#1", None)
     with admitting(RESTORE):

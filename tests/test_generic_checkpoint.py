@@ -43,7 +43,7 @@ def _one_tuple_loop(tmp_path):
 
 def test_a_one_element_tuple_type_argument_is_recorded_as_flow_writes_it(tmp_path):
     import flowrt as rt
-    from flowrt.facts import Checkpoint
+    from flowrt.data.facts import Checkpoint
 
     prog = _one_tuple_loop(tmp_path)
     out, rec = prog.run("main", (5,), tools={"svc.ping": lambda r: {"Ok": r}}, checkpoint_every=1)
@@ -58,7 +58,7 @@ def test_a_history_an_older_flowrt_recorded_with_a_one_element_tuple_as_its_type
     import dataclasses
 
     import flowrt as rt
-    from flowrt.facts import Checkpoint
+    from flowrt.data.facts import Checkpoint
 
     prog = _one_tuple_loop(tmp_path)
     tools = {"svc.ping": lambda r: {"Ok": r}}
@@ -76,7 +76,7 @@ def test_a_generic_tool_call_an_older_flowrt_recorded_at_a_one_element_tuple_sti
 
     import flowrt as rt
     from flow_run import flow_program
-    from flowrt.facts import Call
+    from flowrt.data.facts import Call
 
     prog = flow_program(tmp_path, {
         "kv.flow": "@tool pub flow get<T>(k: Text) -> Result<T, Text>\n",
@@ -92,8 +92,8 @@ def test_a_generic_tool_call_an_older_flowrt_recorded_at_a_one_element_tuple_sti
 
 
 def test_type_texts_of_one_element_tuples_keep_their_comma_and_read_back():
-    from flowrt.types import T, names_types, parse_type_text, type_text
-    from flowrt.values import ClassTable
+    from flowrt.data.typedesc import T, names_types, parse_type_text, type_text
+    from flowrt.data.values import ClassTable
 
     one = T.TupleOf(T.INT)
     assert type_text(one) == "(Int,)" and type_text(T.ListOf(T.TupleOf(one))) == "List<((Int,),)>"

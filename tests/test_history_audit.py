@@ -9,8 +9,8 @@ import threading
 
 import pytest
 
-from flowrt import trace as T
-from flowrt.store import Store
+from flowrt.history import trace as T
+from flowrt.history.store import Store
 from tests.history_e2e_helpers import Cli, project
 
 RACE = """\

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-import flowrt.trace as T
+import flowrt.history.trace as T
 from history_e2e_helpers import LOOP, Cli, project
 from flow2py.cli import main as cli_main
 from flowrt import Ok
-from flowrt.store import Store
+from flowrt.history.store import Store
 
 
 @pytest.fixture

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-import flowrt.tools
+import flowrt.engine.tools
 from flow2py import host
-from flowrt import host as rh
+from flowrt.host import operations as rh
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "history"
 UPDATE = os.environ.get("FLOW2PY_UPDATE_GOLDEN") == "1"
@@ -30,7 +30,7 @@ def _program(case: Path) -> Path:
 def _bindings(case: Path, monkeypatch) -> flowrt.Bindings:
     """The case's tools.py, registered into bindings of its own (not the process-wide ones)."""
     own = flowrt.Bindings()
-    monkeypatch.setattr(flowrt.tools, "BINDINGS", own)
+    monkeypatch.setattr(flowrt.engine.tools, "BINDINGS", own)
     spec = importlib.util.spec_from_file_location(f"_golden_tools_{case.name}", _program(case) / "tools.py")
     spec.loader.exec_module(importlib.util.module_from_spec(spec))
     return own

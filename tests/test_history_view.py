@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 import flowrt as rt
-from flowrt import trace as T
-from flowrt.facts import (
+from flowrt.history import trace as T
+from flowrt.data.facts import (
     Call, Checkpoint, Choice, Closed, Completed, End, Faulted, ParkedTask, Reply, Start, Stop,
 )
-from flowrt.history_view import fact_text, to_html, to_json_objects, to_jsonl, to_text
-from flowrt.store import SqliteRecorder, Store
+from flowrt.history.history_view import fact_text, to_html, to_json_objects, to_jsonl, to_text
+from flowrt.history.store import SqliteRecorder, Store
 
 from _driver_progs import Action, Ask, Done, Report, Resolved, Search  # the seed's support types
 

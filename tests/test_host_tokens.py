@@ -11,7 +11,7 @@ import pytest
 import flowrt as rt
 from flow2py import host as fhost
 from flowrt.host import Host, Refused
-from flowrt.store import Store, StoreError
+from flowrt.history.store import Store, StoreError
 from history_e2e_helpers import Cli
 
 BROWSER = """\
@@ -258,9 +258,9 @@ def test_issuing_a_token_twice_keeps_its_first_issuer(tmp_path):
 
 
 def test_compiled_and_plain_admission_refuse_an_unissued_token_alike():
-    from flowrt.decoding import DecodeError, compile_decoder, decode
-    from flowrt.tokens import Issued, admitting
-    from flowrt.types import T
+    from flowrt.data.decoding import DecodeError, compile_decoder, decode
+    from flowrt.history.tokens import Issued, admitting
+    from flowrt.data.typedesc import T
 
     desc = T.ResultOf(T.ListOf(T.Token("browser::Page")), T.TEXT)
     value = {"Ok": [{"$token": "known"}, {"$token": "forged"}]}

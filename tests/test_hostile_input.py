@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from flow2py import host as fhost
 from flow2py.cli import main
 from flowrt.host import Host, Refused
-from flowrt.store import Store
+from flowrt.history.store import Store
 
 FEED = """\
 pub type Note { text: Text, n: Int, d: Decimal, tags: Dict<Text, Int> }

@@ -11,7 +11,7 @@ import pytest
 import flowrt as rt
 from flow2py import host as fhost
 from flowrt.host import Host
-from flowrt.values import show
+from flowrt.data.values import show
 
 TOOLS = """\
 pub type Note { text: Text, n: Int, d: Decimal, tags: Dict<Text, Int> }

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from flowrt import trace as T
-from flowrt.facts import Reply, Start
-from flowrt.values import Ok
+from flowrt.history import trace as T
+from flowrt.data.facts import Reply, Start
+from flowrt.data.values import Ok
 from tests.history_e2e_helpers import Cli
 
 SVC = """\
@@ -391,7 +391,7 @@ def test_the_call_of_a_parked_task_shown_after_a_checkpoint_is_checked_against_t
     facts = _facts(cli)
     call = next(n for n, f in facts.items() if f["kind"] == "Call" and f["id"] == "root/1#1")
     assert call < max(n for n, f in facts.items() if f["kind"] == "Checkpoint")
-    from flowrt.facts import Call
+    from flowrt.data.facts import Call
     forged = T.encode_fact(Call("root/1#1", "svc.big", "svc::big", (10 ** 6,))).data
     with cli.db() as db:
         db.execute("UPDATE facts SET data=? WHERE run='a' AND n=?", (forged, call))

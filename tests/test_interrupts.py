@@ -249,7 +249,7 @@ def test_replay_lets_an_interruption_through_rather_than_giving_a_verdict():
 
 
 def test_ctrl_c_inside_an_append_is_held_until_the_fact_is_whole():
-    from flowrt.interrupts import Shielded, deferred
+    from flowrt.engine.interrupts import Shielded, deferred
 
     class Recorder:
         def __init__(self):

@@ -7,7 +7,7 @@ import pytest
 
 import flowrt as rt
 from flowrt import NONE, EMPTY_LIST, Duration, Fault, Instant, Some, dict_of, list_of, set_of
-from flowrt import lang as L
+from flowrt.data import lang as L
 
 STD = Path(__file__).resolve().parent.parent / "std"
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import flowrt as rt
 from flow2py import host
-from flowrt import driver as drv
-from flowrt.facts import Checkpoint, ParkedTask, Start
-from flowrt.store import SqliteRecorder, Store
+from flowrt.engine import drive as drv
+from flowrt.data.facts import Checkpoint, ParkedTask, Start
+from flowrt.history.store import SqliteRecorder, Store
 
 from flow_run import flow_program
 

@@ -11,9 +11,9 @@ import cbor2
 import pytest
 
 import flowrt as rt
-from flowrt import trace as T
-from flowrt.facts import Call, Checkpoint, Choice, Closed, Completed, End, Faulted, Reply, Start, Stop
-from flowrt.store import (
+from flowrt.history import trace as T
+from flowrt.data.facts import Call, Checkpoint, Choice, Closed, Completed, End, Faulted, Reply, Start, Stop
+from flowrt.history.store import (
     CallNotOpen, HistoryConflict, RunBusy, RunExists, SqliteRecorder, Store, StoreError, UnknownRun,
 )
 
@@ -348,7 +348,7 @@ def test_a_writer_in_another_live_process_is_refused_and_a_dead_ones_lease_taken
     store.create_run("r1", start(), {})
     script = textwrap.dedent(f"""
         import os, sys
-        from flowrt.store import Store, SqliteRecorder
+        from flowrt.history.store import Store, SqliteRecorder
         rec = SqliteRecorder(Store({str(tmp_path / 'runs.db')!r}), "r1")
         print("leased", flush=True)
         if sys.argv[1] == "die":

@@ -24,7 +24,7 @@ import cbor2
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from flowrt import trace as T
+from flowrt.history import trace as T
 from tests import stored_helpers as H
 from tests.test_strict_decoding import CBOR2_TAGS
 

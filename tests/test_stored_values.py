@@ -12,10 +12,10 @@ from click.testing import CliRunner
 
 import flowrt as rt
 from flow2py.cli import main as cli_main
-from flowrt import trace as T
-from flowrt.facts import Checkpoint, ParkedTask, Reply, Start
-from flowrt.store import Store
-from flowrt.stored import CorruptHistory
+from flowrt.history import trace as T
+from flowrt.data.facts import Checkpoint, ParkedTask, Reply, Start
+from flowrt.history.store import Store
+from flowrt.history.stored import CorruptHistory
 from tests import stored_helpers as H
 from tests.flow_run import flow_program
 

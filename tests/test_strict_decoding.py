@@ -1,4 +1,4 @@
-"""Stored bytes are read as the trace format writes them and nothing else (flowrt.strict,
+"""Stored bytes are read as the trace format writes them and nothing else (flowrt.history.strict,
 docs/spec/trace.md "Strict decoding"): no CBOR semantic tag builds a host object, sizes and depth
 are bounded, and every value and fact has its exact shape."""
 from __future__ import annotations
@@ -9,9 +9,9 @@ import cbor2
 import pytest
 
 import flowrt as rt
-from flowrt import strict as S
-from flowrt import trace as T
-from flowrt.facts import Checkpoint, ParkedTask, Reply
+from flowrt.history import strict as S
+from flowrt.history import trace as T
+from flowrt.data.facts import Checkpoint, ParkedTask, Reply
 
 # Every tag cbor2 decodes into a host object (its built-in table), with content it would accept.
 CBOR2_TAGS = {
@@ -26,7 +26,7 @@ CBOR2_TAGS = {
 @pytest.mark.parametrize("tag", sorted(CBOR2_TAGS))
 def test_every_cbor2_semantic_tag_is_refused_in_a_stored_value(tag):
     with pytest.raises(T.TraceError, match=f"CBOR tag {tag}:"):
-        T.decode_value(cbor2.dumps([rt.trace.OK, cbor2.CBORTag(tag, CBOR2_TAGS[tag])]))
+        T.decode_value(cbor2.dumps([rt.history.trace.OK, cbor2.CBORTag(tag, CBOR2_TAGS[tag])]))
 
 
 @pytest.mark.parametrize("tag", [35, 36, 258, 28, 99999])
@@ -210,8 +210,8 @@ def limits(tmp_path_factory):
 
 
 def _limits_run(limits, entry, n, size=None):
-    from flowrt import host as rh
-    from flowrt.store import Store
+    from flowrt.host import operations as rh
+    from flowrt.history.store import Store
 
     d, loaded = limits
     b = rt.Bindings()

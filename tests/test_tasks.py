@@ -1,6 +1,6 @@
 """Tasks belong to function calls: ownership, hand-over, stop, first (docs/spec/concurrency.md)."""
 import flowrt as rt
-from flowrt.driver import describe
+from flowrt.engine.drive import describe
 from _driver_progs import (
     ECHO, echo_bindings, fan, first_of_finished, handed_over, owner_returns, race, tail_keeps,
 )

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import flowrt as rt
-from flowrt import trace as T
-from flowrt.facts import (
+from flowrt.history import trace as T
+from flowrt.data.facts import (
     Call, Checkpoint, Choice, Closed, Completed, End, Faulted, ParkedTask, Reply, Start, Stop,
 )
 

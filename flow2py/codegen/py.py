@@ -1,7 +1,7 @@
 """Small constructors for libcst nodes, so the lowering reads as Python rather than as CST.
 
 Every statement constructor takes `mark`: the `# flow: file:line` comment that ties the Python
-statement to its Flow source (the loader reads these markers back, see runtime/loader.py).
+statement to its Flow source (the loader reads these markers back, see runtime/data/generated.py).
 For a compound statement the marker sits on its header line.
 """
 from __future__ import annotations

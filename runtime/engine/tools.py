@@ -1,0 +1,402 @@
+"""Tool implementations: binding, dispatch and admission (DESIGN.md "Python host API").
+
+* `bind(name_or_id)` registers a Python implementation in the process-wide `BINDINGS`; a host
+  that wants its own set builds a `Bindings()` and uses its `.bind` the same way. A Tool is found
+  by its declaration id ("planner::next") first, then by its qualified name ("planner.next").
+* Dispatch: a sync implementation runs on a worker thread, an async one (a coroutine function)
+  on one event-loop thread, so implementations really run concurrently; each finished call posts
+  `(call_id, outcome)` on the run's completion queue, and the driver admits completions one at a
+  time. The single exception is `Dispatcher.run_inline`: the driver runs a sync implementation
+  itself only when it would otherwise just wait for that one call (see docs/spec/execution.md).
+* Admission (`call_implementation`, `admit`) turns whatever the implementation did into the
+  outcome the program receives: `Ok(v)`, `Err(Failed(e))`, `Err(Malformed("$.path: ..."))`,
+  `Err(NotRun(reason))`, `Err(Unknown("Type: message"))`, or `PENDING` (the call stays open).
+  KeyboardInterrupt, SystemExit and BdbQuit are none of these: they halt the run
+  (flowrt.engine.interrupts); a worker posts them as an `Interruption` for the driver to raise.
+
+Worker threads are daemon threads of our own rather than a `ThreadPoolExecutor`: an
+implementation that never returns (a search that hangs) must not keep the process from exiting
+after the run has ended, and `ThreadPoolExecutor` joins its workers at interpreter exit.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import inspect
+import threading
+from bdb import BdbQuit
+from dataclasses import dataclass
+from queue import SimpleQueue
+from typing import Any, Callable, Iterable, Optional
+
+from flowrt.engine.interrupts import INTERRUPTS, Interruption
+from flowrt.data.requests import ToolSpec
+from flowrt.data.decoding import compile_decoder
+from flowrt.data.typedesc import DecodeError, Named, _subst, to_json, unicode_text
+from flowrt.data.values import Err, Failed, Malformed, NotRun, Result, Unknown
+
+__all__ = [
+    "pending", "Pending", "Bindings", "BINDINGS", "bind", "MissingBindings", "admit",
+    "call_implementation", "Dispatcher", "PENDING", "CallContext", "current_call", "admitter",
+]
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """Which call an implementation is serving: the host's knowledge, never the program's.
+
+    `run_id` and `store` are those of the run's recorder (None for a recorder without them, e.g.
+    MemoryRecorder). A nested-run helper uses it to link the inner run to the outer call.
+    """
+
+    run_id: Optional[str]
+    call_id: str
+    store: Any = None
+
+
+_CURRENT: contextvars.ContextVar = contextvars.ContextVar("flowrt_current_call", default=None)
+
+
+def current_call() -> Optional[CallContext]:
+    """Inside a Tool implementation called by the driver: the call it serves; else None."""
+    c = _CURRENT.get()
+    if type(c) is tuple:  # (run_id, call_id, store): the driver's inline path builds no object
+        return CallContext(*c)
+    return c
+
+
+class Pending:
+    """The type of `pending`: what an implementation returns to leave its call open (a pause)."""
+
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self):
+        return "pending"
+
+    def __reduce__(self):
+        return (Pending, ())
+
+
+#: Returned by an implementation: the call stays open until a host delivers its reply.
+pending = Pending()
+PENDING = pending
+
+
+class MissingBindings(Exception):
+    """A live run was refused: Tools it can reach have no implementation (names listed)."""
+
+    def __init__(self, missing: list[str]):
+        self.missing = list(missing)
+        super().__init__("no implementation bound for " + ", ".join(self.missing))
+
+
+class Bindings:
+    """Implementations by declaration id or qualified name."""
+
+    def __init__(self, impls: Optional[dict[str, Callable]] = None):
+        self._impls: dict[str, Callable] = dict(impls or {})
+        self._cache: dict[ToolSpec, Optional[Callable]] = {}
+
+    def bind(self, key: str, impl: Optional[Callable] = None):
+        """`@b.bind("planner.next")` (decorator) or `b.bind("planner.next", f)`."""
+
+        def register(f):
+            self._impls[key] = f
+            self._cache.clear()
+            return f
+
+        return register(impl) if impl is not None else register
+
+    def update(self, other: "Bindings") -> "Bindings":
+        self._impls.update(other._impls)
+        self._cache.clear()
+        return self
+
+    def lookup(self, spec: ToolSpec) -> Optional[Callable]:
+        try:
+            return self._cache[spec]
+        except KeyError:
+            impl = self._impls.get(spec.tool_id) or self._impls.get(spec.name)
+            self._cache[spec] = impl
+            return impl
+
+    def missing(self, specs: Iterable) -> list[str]:
+        """Qualified names of the Tools with no implementation, in order, once each. `specs` holds
+        ToolSpecs or (tool_id, qualified name) pairs (`Program.tools`)."""
+        out: list[str] = []
+        for s in specs:
+            tool_id, name = (s.tool_id, s.name) if isinstance(s, ToolSpec) else tuple(s)
+            if self._impls.get(tool_id) is None and self._impls.get(name) is None and name not in out:
+                out.append(name)
+        return out
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._impls
+
+    def __len__(self):
+        return len(self._impls)
+
+
+#: The process-wide registry `bind` writes to (a `--tools` file uses it).
+BINDINGS = Bindings()
+
+
+def bind(key: str, impl: Optional[Callable] = None):
+    """Register a Tool implementation in `BINDINGS`, by qualified name or declaration id."""
+    return BINDINGS.bind(key, impl)
+
+
+# ---- admission ------------------------------------------------------------------------------
+
+def _result_desc(spec: ToolSpec, type_args: tuple):
+    desc = spec.result
+    if type_args:
+        desc = _subst(desc, tuple(type_args))
+    return desc
+
+
+def admitter(spec: ToolSpec, type_args: tuple = ()) -> Callable[[Any], Any]:
+    """`admit` for one Tool (and, for a generic Tool, one tuple of type arguments): a function
+    from an implementation's return value to the outcome, compiled once and kept on the spec."""
+    try:
+        return spec.admitters[type_args]
+    except KeyError:
+        pass
+    desc = _result_desc(spec, type_args)
+    dec = compile_decoder(desc)
+    is_result = type(desc) is Named and desc.cls is Result
+
+    def admit_raw(raw):
+        try:
+            value = dec(raw)
+        except DecodeError as e:
+            return Err(Malformed(f"{e.path}: {e.message}"))
+        if is_result and type(value) is Err:
+            return Err(Failed(value._0))
+        return value
+
+    spec.admitters[type_args] = admit_raw
+    return admit_raw
+
+
+def admit(spec: ToolSpec, raw: Any, type_args: tuple = ()):
+    """Decode an implementation's return value against the declared `Result<T, E>`: `Ok(v)`,
+    `Err(Failed(e))` for a declared error, `Err(Malformed("$.path: ..."))` for a misfit."""
+    try:
+        f = spec.admitters[type_args]
+    except KeyError:
+        f = admitter(spec, type_args)
+    return f(raw)
+
+
+def _problem_text(e: BaseException) -> str:
+    """What an implementation's exception said, as the reason of `Unknown(...)`."""
+    try:
+        msg = str(e)
+    except Exception:  # an exception whose __str__ fails still names its type
+        msg = ""
+    return unicode_text(f"{type(e).__name__}: {msg}" if msg else type(e).__name__)
+
+
+def _reason(e) -> str:
+    """The reason of a raised `NotRun(reason)`, as recorded Text."""
+    r = e._0
+    return unicode_text(r if type(r) is str else str(r))
+
+
+_SCALARS = frozenset({str, int, bool, type(None)})  # their JSON form is themselves (to_json)
+
+
+def call_implementation(impl: Callable, spec: ToolSpec, args: tuple, type_args: tuple = (),
+                        context=None):
+    """Run a sync implementation and admit what it did (the outcome or PENDING). `context` is
+    the CallContext `current_call()` returns inside it (or its fields as a tuple), or None."""
+    try:
+        jargs = [a if type(a) in _SCALARS else to_json(a) for a in args]
+    except TypeError as e:
+        return Err(NotRun(f"flowrt could not send the arguments: {e}"))
+    token = _CURRENT.set(context)
+    try:
+        raw = impl(*jargs)
+    except NotRun as e:
+        return Err(NotRun(_reason(e)))
+    except BdbQuit:  # like KeyboardInterrupt and SystemExit, not the Tool's answer: it halts the run
+        raise
+    except Exception as e:  # the implementation failed: the call may or may not have happened
+        return Err(Unknown(_problem_text(e)))
+    finally:
+        _CURRENT.reset(token)
+    if raw is pending:
+        return PENDING
+    try:
+        f = spec.admitters[type_args]
+    except KeyError:
+        f = admitter(spec, type_args)
+    return f(raw)
+
+
+async def _call_async(impl, spec, args, type_args, context=None):
+    try:
+        jargs = [to_json(a) for a in args]
+    except TypeError as e:
+        return Err(NotRun(f"flowrt could not send the arguments: {e}"))
+    _CURRENT.set(context)  # this job's own context (each asyncio task has a copy)
+    try:
+        raw = await impl(*jargs)
+    except NotRun as e:
+        return Err(NotRun(_reason(e)))
+    except BdbQuit:
+        raise
+    except Exception as e:
+        return Err(Unknown(_problem_text(e)))
+    if raw is pending:
+        return PENDING
+    return admit(spec, raw, type_args)
+
+
+def is_async(impl: Callable) -> bool:
+    return inspect.iscoroutinefunction(impl) or inspect.iscoroutinefunction(
+        getattr(impl, "__call__", None))
+
+
+# ---- dispatch ---------------------------------------------------------------------------------
+
+def _unanswered(e: BaseException):
+    """The completion a worker posts when the implementation raised past admission: KeyboardInterrupt,
+    SystemExit or BdbQuit halt the run (the driver raises it again on its own thread); anything
+    else is the call's `Unknown`."""
+    return Interruption(e) if isinstance(e, INTERRUPTS) else Err(Unknown(_problem_text(e)))
+
+
+class _Pool:
+    """Daemon worker threads pulling jobs from one queue; grows while every worker is busy."""
+
+    def __init__(self, max_workers: int = 64):
+        self.max_workers = max_workers
+        self.jobs: SimpleQueue = SimpleQueue()
+        self.lock = threading.Lock()
+        self.threads = 0
+        self.busy = 0  # jobs submitted and not finished
+
+    def submit(self, job):
+        with self.lock:
+            self.busy += 1
+            if self.busy > self.threads and self.threads < self.max_workers:
+                self.threads += 1
+                threading.Thread(target=self._work, name=f"flowrt-tool-{self.threads}",
+                                 daemon=True).start()
+        self.jobs.put(job)
+
+    def _work(self):
+        jobs = self.jobs
+        while True:
+            completions, call_id, impl, spec, args, type_args, context = jobs.get()
+            try:
+                outcome = call_implementation(impl, spec, args, type_args, context)
+            except BaseException as e:  # never lose a completion, whatever the implementation did
+                outcome = _unanswered(e)
+            with self.lock:
+                self.busy -= 1
+            completions.put((call_id, outcome))
+
+
+class _Loop:
+    """One asyncio event loop on a daemon thread, for async implementations."""
+
+    def __init__(self):
+        self.loop = asyncio.new_event_loop()
+        ready = threading.Event()
+
+        def run():
+            asyncio.set_event_loop(self.loop)
+            self.loop.call_soon(ready.set)
+            self.loop.run_forever()
+
+        threading.Thread(target=run, name="flowrt-async-tools", daemon=True).start()
+        ready.wait()
+
+    def submit(self, completions, call_id, impl, spec, args, type_args, context=None):
+        async def job():
+            try:
+                outcome = await _call_async(impl, spec, args, type_args, context)
+            except BaseException as e:
+                outcome = _unanswered(e)
+            completions.put((call_id, outcome))
+
+        self.loop.call_soon_threadsafe(self.loop.create_task, job())
+
+
+_shared_lock = threading.Lock()
+_shared_pool: Optional[_Pool] = None
+_shared_loop: Optional[_Loop] = None
+
+
+def _pool() -> _Pool:
+    global _shared_pool
+    if _shared_pool is None:
+        with _shared_lock:
+            if _shared_pool is None:
+                _shared_pool = _Pool()
+    return _shared_pool
+
+
+def _loop() -> _Loop:
+    global _shared_loop
+    if _shared_loop is None:
+        with _shared_lock:
+            if _shared_loop is None:
+                _shared_loop = _Loop()
+    return _shared_loop
+
+
+class Dispatcher:
+    """Sends one run's calls to their implementations; completions arrive on `completions`.
+
+    The worker pool and the event-loop thread are shared by every run in the process (started on
+    first use); each run has its own completion queue.
+    """
+
+    def __init__(self, bindings: Bindings, run_id: Optional[str] = None, store: Any = None):
+        self.bindings = bindings
+        self.run_id, self.store = run_id, store
+        self.completions: SimpleQueue = SimpleQueue()
+        self._async: dict[Callable, bool] = {}
+        self._sync: dict[Callable, bool] = {}
+
+    def implementation(self, spec: ToolSpec) -> Optional[Callable]:
+        return self.bindings.lookup(spec)
+
+    def is_async(self, impl: Callable) -> bool:
+        r = self._async.get(impl)
+        if r is None:
+            r = self._async[impl] = is_async(impl)
+        return r
+
+    def is_sync(self, impl: Callable) -> bool:
+        """Not a coroutine function (checked once per implementation)."""
+        r = self._sync.get(impl)
+        if r is None:
+            r = self._sync[impl] = not self.is_async(impl)
+        return r
+
+    def context(self, call_id: str) -> CallContext:
+        return CallContext(self.run_id, call_id, self.store)
+
+    def submit(self, call_id: str, impl: Callable, spec: ToolSpec, args: tuple, type_args: tuple):
+        ctx = self.context(call_id)
+        if self.is_async(impl):
+            _loop().submit(self.completions, call_id, impl, spec, args, type_args, ctx)
+        else:
+            _pool().submit((self.completions, call_id, impl, spec, args, type_args, ctx))
+
+    def run_inline(self, impl: Callable, spec: ToolSpec, args: tuple, type_args: tuple,
+                   call_id: Optional[str] = None):
+        """Run a sync implementation on this thread. `current_call()` inside it still answers;
+        the CallContext is built only if it asks (the context variable holds its fields)."""
+        ctx = (self.run_id, call_id, self.store) if call_id is not None else None
+        return call_implementation(impl, spec, args, type_args, ctx)

@@ -1,0 +1,369 @@
+"""What the store's integrity checks check: `verify`'s audit of one run, the chain walks that
+replay, resume and fork do over the facts they use before the ones they serve, and the rule for
+how far `archive` may go.
+
+docs/spec/trace.md ("Integrity: what is checked, what is taken on trust") is the description.
+Nothing here decodes a value with a program's classes: facts are read as plain CBOR (their
+skeletons, kinds and ids), blobs and module sources by their bytes. The functions take a
+`flowrt.history.store.Store` and read it through its connection (the caller holds its lock); they
+return the reason something is broken as text, and the store raises it as `BrokenHistory`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import blake3
+import cbor2
+
+from flowrt.history import strict as S
+from flowrt.history import trace as T
+
+_UNION = ("SELECT n, kind, data, hash FROM archived_facts WHERE run=? AND n BETWEEN ? AND ? UNION ALL "
+          "SELECT n, kind, data, hash FROM facts WHERE run=? AND n BETWEEN ? AND ? ORDER BY n")
+
+
+def _span(a: int, b: int) -> str:
+    return f"facts {a}-{b}" if b > a else f"fact {a}"
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
+
+
+# ---- single facts and records -------------------------------------------------------------------
+
+def skeleton_parts(data: bytes) -> tuple[list, bytes, list[bytes]]:
+    """(item, skeleton, blob digests) of a stored fact in one parse: `item` is the fact array
+    with its value slots replaced by their digests, `skeleton` its encoding (what the chain
+    covers), and the digests of the blobs its slots refer to."""
+    item = T._raw(data)
+    refs = []
+    try:
+        for c, i in T._slot_places(item):
+            slot = c[i]
+            if type(slot) is list and len(slot) == 2 and slot[0] == T.BLOB and type(slot[1]) is bytes:
+                refs.append(slot[1])
+            c[i] = T._digest(slot)
+    except (IndexError, TypeError, KeyError) as e:
+        raise T.TraceError(f"corrupt {T.KIND_NAMES[item[0]]} fact: {e}") from None
+    return item, cbor2.dumps(item), refs
+
+
+def marker_problem(r: dict) -> Optional[str]:
+    """What is wrong with a run's archive marker on its own (None: no marker, or a sound one).
+    Facts 2..archived_through left the hot table; archived_hash is the chain hash of the last."""
+    k, kept = r["archived_through"], r["archived_hash"]
+    if not k and kept is None:
+        return None
+    if type(k) is not int or k < 2:
+        return f"the archive marker ends at fact {k!r}, which is not a fact after Start"
+    if type(kept) is not bytes or len(kept) != 32:
+        return f"the archive marker (facts 2-{k}) keeps no hash of fact {k}"
+    if k >= r["n"]:
+        return (f"the archive marker ends at fact {k}, but the run records {r['n']} facts: an archived "
+                f"range ends just before a Checkpoint")
+    return None
+
+
+def marker_not_at_checkpoint(r: dict, kind: str) -> str:
+    k = r["archived_through"]
+    return (f"the archive marker ends at fact {k}, but fact {k + 1} is a {kind}, not a Checkpoint: "
+            f"facts are archived only up to a checkpoint")
+
+
+def start_mismatch(r: dict, item: Any) -> Optional[str]:
+    """Whether the run's record names what its Start names (program, std, entry, fork parent);
+    `item`: fact 1's raw array. The host compares programs with the record, so it must agree with
+    the chain."""
+    if type(item) is not list or len(item) < 9 or item[0] != T.START:
+        return "fact 1 is not a Start"
+    for name, i in (("program", 2), ("std", 3), ("entry", 4), ("parent", 7), ("from_checkpoint", 8)):
+        if item[i] != r[name]:
+            return (f"the run's record names {name} {r[name]!r}, but its Start (fact 1) names "
+                    f"{item[i]!r}")
+    return None
+
+
+def source_problem(module: str, digest: Any, text: Any) -> Optional[str]:
+    """Why a stored module source cannot be served (None: its text hashes to its key)."""
+    shown = digest.hex() if type(digest) is bytes else repr(digest)
+    if text is None:
+        return f"the source of module {module!r} (blake3 {shown}) is missing from the store"
+    try:
+        ok = type(text) is str and blake3.blake3(text.encode("utf-8")).digest() == digest
+    except UnicodeEncodeError:
+        ok = False
+    if not ok:
+        return f"the source of module {module!r} (blake3 {shown}) was changed: its stored text does not hash to it"
+    return None
+
+
+def blob_problem(store, digest: bytes, n: int) -> Optional[str]:
+    row = store._db.execute("SELECT data FROM blobs WHERE hash=?", (digest,)).fetchone()
+    if row is None:
+        return (f"fact {n} refers to blob {digest.hex()}, which the store does not hold (lost: a "
+                f"redaction replaces the reference by a hole)")
+    if type(row[0]) is not bytes or blake3.blake3(row[0]).digest() != digest:
+        return f"fact {n} refers to blob {digest.hex()}, whose stored bytes were changed (they do not hash to it)"
+    return None
+
+
+def parked_calls(store, data: bytes) -> list[str]:
+    """The call ids of the parked tasks a stored Checkpoint's arguments hold (read as plain CBOR,
+    no class needed; a blob is read checked, ChangedBlob otherwise; a hole holds none)."""
+    item = T._raw(data)
+    out: list[str] = []
+    if item[0] != T.CHECKPOINT or len(item) < 5 or type(item[4]) is not list:
+        raise T.TraceError("corrupt history: not a Checkpoint fact")
+    for slot in item[4]:
+        if type(slot) is list and len(slot) == 2 and slot[0] == T.BLOB and type(slot[1]) is bytes:
+            slot = store._blob(slot[1])
+        if type(slot) is not bytes:
+            continue  # a hole, or a blob lost
+        try:
+            stack = [S.loads(slot)]  # strictly: no tag decoded into a host object (flowrt.history.strict)
+        except S.StrictError as e:
+            raise T.TraceError(f"corrupt value encoding: {e}") from None
+        while stack:  # every value is an array [code, ...] or a plain item; a parked task is [17, task, call, ...]
+            x = stack.pop()
+            if type(x) is list and x:
+                if x[0] == T.PARKED:
+                    if len(x) > 2 and type(x[2]) is str:
+                        out.append(x[2])
+                else:
+                    stack.extend(x[1:])
+    return out
+
+
+def reply_rows(store, run_id: str, call_id: str, before_n: int) -> list[tuple[int, bytes]]:
+    """(n, stored bytes) of the Replies to `call_id` recorded before fact `before_n`, hot or
+    archived, latest first."""
+    needle = cbor2.dumps(call_id)  # the id as the fact's CBOR holds it: a cheap pre-filter
+    rows = store._db.execute(
+        "SELECT n, data FROM archived_facts WHERE run=? AND n<? AND kind=? AND instr(data, ?) > 0 UNION ALL "
+        "SELECT n, data FROM facts WHERE run=? AND n<? AND kind=? AND instr(data, ?) > 0 ORDER BY n DESC",
+        (run_id, before_n, T.REPLY, needle, run_id, before_n, T.REPLY, needle)).fetchall()
+    out = []
+    for n, data in rows:
+        if type(data) is not bytes:
+            continue
+        try:
+            item = T._raw(data)
+        except T.TraceError:
+            continue  # not a Reply to this call: the chain check of whoever uses it says more
+        if item[0] == T.REPLY and len(item) > 1 and item[1] == call_id:
+            out.append((n, data))
+    return out
+
+
+def walk(store, run_id: str, r: dict, lo: int, hi: int) -> Optional[str]:
+    """Check the chain over facts lo..hi without decoding a value: each held once, in order,
+    hashing on from the stored hash of fact lo - 1 to the stored hash of fact hi, which is where
+    the caller's own check of the facts after hi begins. So a fact lo..hi that a read uses is
+    covered by the same chain as the facts it serves. None when it holds, else why not."""
+    if hi < lo:
+        return None
+    prev = store._hash_of(run_id, lo - 1, r)
+    if prev is None:
+        return f"the hash of fact {lo - 1}, before fact {lo}, is not kept"
+    expected = lo
+    for n, _kind, data, h in store._db.execute(_UNION, (run_id, lo, hi, run_id, lo, hi)):
+        if type(n) is not int or type(data) is not bytes:
+            return f"fact {n!r} is corrupt: its stored row does not hold a number and bytes"
+        if n != expected:
+            return f"fact {n} appears twice" if n < expected else f"fact {expected} is missing"
+        try:
+            prev = T.fact_hash(prev, data)
+        except T.TraceError as e:
+            return f"fact {n} is corrupt: {e}"
+        if prev != h:
+            return f"fact {n} was changed, removed or moved: its content and position do not match its hash"
+        expected = n + 1
+    if expected != hi + 1:
+        return f"fact {expected} is missing"
+    return None
+
+
+# ---- verify ---------------------------------------------------------------------------------------
+
+@dataclass
+class Audit:
+    ok: bool
+    message: str
+    head: str  # hex: the chain's hash as computed up to where the audit stopped
+    run: dict = field(default_factory=dict)
+    checkpoints: list[int] = field(default_factory=list)  # fact numbers of the Checkpoints held
+
+
+def audit(store, run_id: str, head: Optional[str] = None) -> Audit:
+    """`Store.verify` of one run: every fact the store holds checked against the chain (from the
+    zero hash, and across a deleted archived range from the kept hash, which must end just before
+    a Checkpoint), the run's record against its facts, every blob a fact refers to and every
+    module source against its content hash. The message says what was checked and what was
+    taken on trust. The caller holds the store's lock."""
+    r = store._run_row(run_id)
+    rows = store._rows(run_id)
+    k, kept = r["archived_through"], r["archived_hash"]
+    prev = T.ZERO_HASH
+
+    def fail(why: str) -> Audit:
+        return Audit(False, why, prev.hex(), r)
+
+    why = marker_problem(r)
+    if why:
+        return fail(why)
+    expected, seen, gap = 1, {}, False
+    checkpoints: list[int] = []
+    blobs: dict[bytes, int] = {}
+    b3 = blake3.blake3
+    for n, kind_col, data, h in rows:
+        if type(n) is not int or type(data) is not bytes or type(h) is not bytes:
+            return fail(f"fact {n!r} is corrupt: its stored row does not hold a number, bytes and a hash")
+        if n != expected:
+            if n < expected:
+                return fail(f"fact {n} appears twice")
+            if expected == 2 and k and n == k + 1:
+                prev, gap = kept, True
+            else:
+                return fail(f"fact {expected} is missing")
+        try:
+            item, skel, refs = skeleton_parts(data)
+        except T.TraceError as e:
+            return fail(f"fact {n} is corrupt: {e}")
+        kind = item[0]
+        if b3(prev + skel).digest() != h:
+            return fail(f"fact {n} was changed, removed or moved: its content and position do not match its hash")
+        if kind != kind_col:
+            return fail(f"fact {n} is a {T.KIND_NAMES[kind]}, but the store's index lists it as kind {kind_col!r}")
+        if n == 1:
+            why = start_mismatch(r, item)
+            if why:
+                return fail(why)
+        elif kind == T.START:
+            return fail(f"fact {n} is a second Start")
+        elif kind == T.CHECKPOINT:
+            checkpoints.append(n)
+        if k:
+            if n == k + 1 and kind != T.CHECKPOINT:
+                return fail(marker_not_at_checkpoint(r, T.KIND_NAMES[kind]))
+            if n == k and h != kept:
+                return fail(f"the kept hash of fact {k} (the archive marker) does not match the chain")
+        for d in refs:
+            blobs.setdefault(d, n)
+        prev, expected = h, n + 1
+        if head is not None:
+            seen[h] = n
+    last = expected - 1
+    if last != r["n"]:
+        return fail(f"facts {last + 1}-{r['n']} are missing (the run records {r['n']} facts)")
+    if prev != r["head"]:
+        return fail("the run's stored head does not match the chain")
+    latest = checkpoints[-1] if checkpoints else None
+    if r["latest_checkpoint"] != latest:
+        return fail(f"the run's latest-checkpoint marker names fact {r['latest_checkpoint']!r}, but its "
+                    + (f"latest Checkpoint is fact {latest}" if latest else "history holds no Checkpoint"))
+    for d, n in blobs.items():
+        why = blob_problem(store, d, n)
+        if why:
+            return fail(why)
+    sources = store._source_rows(run_id)
+    for module, digest, text in sources:
+        why = source_problem(module, digest, text)
+        if why:
+            return fail(why)
+    if gap and latest is not None:
+        why = _lost_carried_reply(store, run_id, rows, latest)
+        if why:
+            return fail(why)
+    checked = _checked_text(store, run_id, last, k if gap else 0)
+    checked += f"; {_count(len(sources), 'module source')} and {_count(len(blobs), 'blob')} match their content hashes"
+    message = f"intact: {checked}; head {prev.hex()}"
+    if head is not None:
+        try:
+            at = seen.get(bytes.fromhex(head.strip().lower()))
+        except ValueError:
+            at = None
+        if at is None:
+            return Audit(False, f"the given head {head.strip().lower()} is not in this history: facts were "
+                                f"changed, removed or reordered", prev.hex(), r, checkpoints)
+        if at != last:
+            message = (f"intact up to the given head (fact {at}); {last - at} facts recorded after it; "
+                       f"{checked}; head {prev.hex()}")
+    return Audit(True, message, prev.hex(), r, checkpoints)
+
+
+def _checked_text(store, run_id: str, last: int, deleted_through: int) -> str:
+    """Which facts were checked against the chain, from where, and which were taken on trust."""
+    held, lo, hi = store._db.execute(
+        "SELECT count(*), min(n), max(n) FROM archived_facts WHERE run=?", (run_id,)).fetchone()
+    from_archive = f" ({_span(lo, hi)} read from the archive table)" if held else ""
+    if not deleted_through:
+        return f"{_span(1, last)} checked against the chain from Start{from_archive}"
+    k = deleted_through
+    return (f"fact 1 (Start) checked from the zero hash and {_span(k + 1, last)} against the chain from "
+            f"the kept hash of fact {k}{from_archive}; facts 2-{k} were archived and deleted: taken on "
+            f"trust from that kept hash")
+
+
+def _lost_carried_reply(store, run_id: str, rows, latest: int) -> Optional[str]:
+    """After a deleted archived range: a call the latest checkpoint carries that is neither open
+    (the host's record) nor answered or closed by a fact the store holds had its reply deleted,
+    and a resume could not finish its task."""
+    data = next(d for n, _k, d, _h in reversed(rows) if n == latest)
+    try:
+        calls = parked_calls(store, data)
+    except T.TraceError as e:
+        return f"fact {latest} is corrupt: {e}"
+    if not calls:
+        return None
+    open_ = {c for (c,) in store._db.execute("SELECT call FROM open_calls WHERE run=?", (run_id,))}
+    closed = set()
+    for n, kind, d, _h in rows:
+        if kind == T.REPLY or kind == T.STOP:
+            item = T._raw(d)
+            if kind == T.REPLY:
+                closed.add(item[1])
+            elif len(item) > 4 and type(item[4]) is list:
+                closed.update(c[0] for c in item[4] if type(c) is list and c)
+    for c in calls:
+        if c not in open_ and c not in closed:
+            return (f"the checkpoint at fact {latest} carries call {c}, which is not open, yet no fact the "
+                    f"store holds answers it: its reply was deleted with the archived facts")
+    return None
+
+
+# ---- archive ----------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Archived:
+    """What `Store.archive` did: how many facts left the hot table (`moved`; deleted with
+    `deleted`), the archive marker after it (`through`: facts 2..through are archived), the
+    checkpoint the archived range ends before (`checkpoint`, a fact number), the run's latest
+    checkpoint (`latest`), and the replies (call id, fact) recorded before the latest checkpoint
+    that it carries, which keep the archived range from reaching it (`held`)."""
+
+    moved: int
+    deleted: bool
+    through: int
+    checkpoint: Optional[int]
+    latest: Optional[int]
+    held: tuple[tuple[str, int], ...] = ()
+
+
+def archive_limit(store, run_id: str, a: Audit) -> tuple[Optional[int], Optional[int], tuple]:
+    """(checkpoint the archive may reach, latest checkpoint, held replies): the latest Checkpoint
+    fact at or before every fact a resume from the latest checkpoint reads, so facts before it
+    can go, even deleted, without a resume or replay ever needing one of them."""
+    if not a.checkpoints:
+        return None, None, ()
+    latest = a.checkpoints[-1]
+    data = store._db.execute(_UNION, (run_id, latest, latest, run_id, latest, latest)).fetchone()[2]
+    held = []
+    for c in parked_calls(store, data):
+        rows = reply_rows(store, run_id, c, latest)
+        if rows:
+            held.append((c, rows[0][0]))
+    first_needed = min([n for _, n in held], default=latest)
+    reach = [c for c in a.checkpoints if c <= first_needed]
+    return (reach[-1] if reach else None), latest, tuple(sorted(held, key=lambda x: x[1]))

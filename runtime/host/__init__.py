@@ -1,0 +1,13 @@
+"""flowrt.host, floor 4 of the runtime: the host operations on runs (docs/spec/abi.md, "Running
+a built package from a host application").
+
+operations (start, resume, replay, history, verify: `Host`, `Report`, `Refused`), forks (a run
+continued from a checkpoint on a newer program), nested (a Flow program bound as a Tool).
+`from flowrt.host import Host` keeps working: the names below are the public face.
+
+Floors, lowest first: data < history < engine < host. The host may import every floor below;
+nothing in flowrt's floors imports it (tests/test_layering.py).
+"""
+from flowrt.host.operations import CRASH_REASON, Host, Refused, Report, Runnable
+
+__all__ = ["Host", "Refused", "Report", "Runnable", "CRASH_REASON"]
