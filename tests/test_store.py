@@ -168,11 +168,11 @@ def test_a_parked_call_commits_the_buffer_and_a_later_reply_clears_the_parked_re
         rec.record(Call("root#2", "a.b", "a::b", ()))
         rec.sync()
         rec.record(Reply("root#2", rt.Ok(2)))
-        rec.parked("root#1")
-        assert store.load_run("r1").facts == 4 and store.parked("r1") == {"root#1"}
+        rec.call_pending("root#1")
+        assert store.load_run("r1").facts == 4 and store.pending_calls("r1") == {"root#1"}
     with SqliteRecorder(store, "r1") as rec:  # another process, later: the parked call is answered
         rec.record(Reply("root#1", rt.Ok(1)))
-    assert store.parked("r1") == set() and store.load_run("r1").open_calls == ()
+    assert store.pending_calls("r1") == set() and store.load_run("r1").open_calls == ()
 
 
 def test_lease_lost_under_the_writer_is_refused_by_the_guarded_update(store):

@@ -109,9 +109,9 @@ class _Calls:
             if call is None:  # closed by a Stop meanwhile
                 continue
             if outcome is PENDING:  # left open on purpose: tell the host (its record, not history)
-                parked = getattr(self.recorder, "parked", None)
-                if parked is not None:
-                    parked(cid)
+                note = getattr(self.recorder, "call_pending", None)
+                if note is not None:
+                    note(cid)
                 continue
             try:
                 recorder.record(Reply(cid, outcome))

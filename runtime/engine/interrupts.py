@@ -124,8 +124,8 @@ class Shielded:
         else:
             _shielded(self._recorder.sync, durable)
 
-    def parked(self, call_id: str) -> None:
-        _shielded(self._recorder.parked, call_id)
+    def call_pending(self, call_id: str) -> None:
+        _shielded(self._recorder.call_pending, call_id)
 
     def close(self, **kw) -> None:
         _shielded(lambda: self._recorder.close(**kw))

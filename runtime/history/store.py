@@ -8,7 +8,8 @@ docs/spec/trace.md ("Store") is the description; the short version:
   content hash, `run_sources` which module key of a run maps to which text.
 * Host records beside history: `bindings` (which implementation served which Tool in a run),
   `open_calls` (calls with no reply yet, kept up to date as facts are appended), `parked_calls`
-  (open calls whose implementation answered `pending`: left open on purpose, not cut by a crash)
+  (open calls whose implementation answered `pending`: left open on purpose, not cut by a crash;
+  "pending calls" in code, where "parked" means only a task a checkpoint carries on its only call)
   and `nested_runs` (outer run + call id -> the inner run a Tool started); `host_tokens` (every
   host token the host issued, by @tool type identity and token, with the run and call whose
   Reply issued it: flowrt.history.tokens). A store made before a table existed gets it when a writer opens
@@ -821,9 +822,9 @@ class Store:
         with self._lock:
             return dict(self._db.execute("SELECT tool_id, implementation FROM bindings WHERE run=?", (run_id,)).fetchall())
 
-    def record_parked(self, run_id: str, call_id: str) -> None:
+    def record_pending(self, run_id: str, call_id: str) -> None:
         """Host record: the implementation of open call `call_id` answered `pending` (a deliberate
-        pause). Cleared when a Reply or Stop closes the call. A call open and not parked when no
+        pause). Cleared when a Reply or Stop closes the call. A call open and not pending when no
         process holds the run was cut by a crash."""
         with self.transaction(durable=False) as db:
             if db.execute("SELECT 1 FROM open_calls WHERE run=? AND call=?", (run_id, call_id)).fetchone():
@@ -831,11 +832,11 @@ class Store:
 
     def record_resent(self, run_id: str, call_id: str) -> None:
         """Host record: open call `call_id` is being sent again (`resume --resend`), so it is out,
-        no longer parked: a crash while it is out cuts it like any call in flight."""
+        no longer pending: a crash while it is out cuts it like any call in flight."""
         with self.transaction(durable=True) as db:
             db.execute("DELETE FROM parked_calls WHERE run=? AND call=?", (run_id, call_id))
 
-    def parked(self, run_id: str) -> set[str]:
+    def pending_calls(self, run_id: str) -> set[str]:
         """Ids of the run's open calls left open on purpose (`pending`)."""
         with self._lock:
             return {r[0] for r in self._db.execute("SELECT call FROM parked_calls WHERE run=?", (run_id,))}
@@ -955,13 +956,13 @@ def _put_blobs(db, run_id: str, n: int, blobs) -> None:
 
 class _Batch:
     """Facts to append to a run, (n, encoded, chain hash, fact) each, and what appending them
-    changes in the host records beside the facts (open and parked calls, issued tokens, the
+    changes in the host records beside the facts (open and pending calls, issued tokens, the
     latest checkpoint, the end state): one commit writes them all (`write`)."""
 
-    def __init__(self, run: str, pending, parked: set):
-        self.run, self.pending, self.parked = run, pending, parked
+    def __init__(self, run: str, pending, pending_calls: set):
+        self.run, self.pending, self.pending_calls = run, pending, pending_calls
         self.latest_cp, self.state = None, None
-        self.opened, self.closed, self.unpark, self.rows, self.issued = [], [], [], [], []
+        self.opened, self.closed, self.answered, self.rows, self.issued = [], [], [], [], []
         for n, enc, h, fact in pending:
             self.rows.append((run, n, enc.kind, enc.data, h))
             t = type(fact)
@@ -983,8 +984,8 @@ class _Batch:
 
     def _close(self, call: str) -> None:
         self.closed.append((self.run, call))
-        if call in self.parked:
-            self.unpark.append((self.run, call))
+        if call in self.pending_calls:
+            self.answered.append((self.run, call))
 
     def write(self, db) -> None:
         """Insert the facts and update the host records, inside the caller's transaction."""
@@ -1004,9 +1005,9 @@ class _Batch:
         if closed:
             # A Call and its Reply in one batch: the row is inserted below only if still open.
             db.executemany("DELETE FROM open_calls WHERE run=? AND call=?", closed)
-        if self.unpark:
-            db.executemany("DELETE FROM parked_calls WHERE run=? AND call=?", self.unpark)
-            self.parked.difference_update(c for _, c in self.unpark)
+        if self.answered:
+            db.executemany("DELETE FROM parked_calls WHERE run=? AND call=?", self.answered)
+            self.pending_calls.difference_update(c for _, c in self.answered)
         if self.issued:  # the host's record of the tokens these replies issued (flowrt.history.tokens)
             db.executemany("INSERT OR IGNORE INTO host_tokens VALUES (?, ?, ?, ?, ?)", self.issued)
         if self.opened:
@@ -1045,20 +1046,20 @@ class SqliteRecorder:
                               f"only one process may run it at a time")
             db.execute("UPDATE runs SET owner=?, state='running' WHERE id=?", (self.owner, run_id))
             self.n, self.head = r["n"], r["head"]
-            # Calls parked by an earlier process: their parked_calls rows go when a Reply closes them.
-            self._parked = {row[0] for row in db.execute("SELECT call FROM parked_calls WHERE run=?", (run_id,))}
+            # Calls left pending by an earlier process: their parked_calls rows go when a Reply closes them.
+            self._pending_calls = {row[0] for row in db.execute("SELECT call FROM parked_calls WHERE run=?", (run_id,))}
         self._synced = (self.n, self.head)
 
     @property
     def head_hex(self) -> str:
         return self.head.hex()
 
-    def parked(self, call_id: str) -> None:
+    def call_pending(self, call_id: str) -> None:
         """The driver's note that `call_id`'s implementation answered `pending` (host record).
         The run may now wait a long time: everything buffered is committed durably first."""
         self.sync(durable=True)
-        self.store.record_parked(self.run_id, call_id)
-        self._parked.add(call_id)
+        self.store.record_pending(self.run_id, call_id)
+        self._pending_calls.add(call_id)
 
     def record(self, fact: Fact) -> None:
         if self._closed or self._broken is not None:
@@ -1111,7 +1112,7 @@ class SqliteRecorder:
     def _write(self, pending, durable: bool) -> None:
         run = self.run_id
         store = self.store
-        batch = _Batch(run, pending, self._parked)
+        batch = _Batch(run, pending, self._pending_calls)
         with store._lock:
             db = store._db
             store._set_sync(durable)

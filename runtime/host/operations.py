@@ -301,7 +301,7 @@ def report(outcome, run_id: str) -> Report:
 def halted_report(store: Store, prog: Runnable, outcome: drv.RunHalted, run_id: str) -> Report:
     """`halted: run r: interrupted (Ctrl-C) ...` and the run's open calls as the store now holds
     them (what a resume will see), each marked pending or cut."""
-    info, parked = store.load_run(run_id), store.parked(run_id)
+    info, pending = store.load_run(run_id), store.pending_calls(run_id)
     known = {c.id: c for c in outcome.open if c.args is not None}
     # a call the driver had not taken in yet (Ctrl-C right after its Call was recorded), or
     # carried without its Call fact: the stored Call says what it is
@@ -312,7 +312,7 @@ def halted_report(store: Store, prog: Runnable, outcome: drv.RunHalted, run_id: 
         spec, f = prog.tool_spec(tool_id), made.get(call_id)
         c = known.get(call_id) or (drv.OpenCall(call_id, f.tool, f.args) if f is not None else
                                    drv.OpenCall(call_id, spec.name if spec is not None else tool_id))
-        mark = ("pending: its reply can be given with --reply" if call_id in parked else
+        mark = ("pending: its reply can be given with --reply" if call_id in pending else
                 "cut: a resume records Err(Unknown(...)) for it unless --reply or --resend names it")
         lines.append(f"  {call_id}  {c.text()}  ({mark})")
     return Report("\n".join(lines), outcome.exit_code, outcome, run_id)
@@ -461,9 +461,9 @@ def _check_resend(resend, open_calls: dict, history: list, run_id: str) -> None:
                           f"only a call made after it can be sent again")
 
 
-def crash_closes(open_calls: Iterable[str], parked: set, delivered, resend) -> list[str]:
+def crash_closes(open_calls: Iterable[str], pending: set, delivered, resend) -> list[str]:
     """Open calls a crash cut: not left open on purpose (`pending`), not answered, not resent."""
-    return [c for c in open_calls if c not in parked and c not in delivered and c not in resend]
+    return [c for c in open_calls if c not in pending and c not in delivered and c not in resend]
 
 
 # ---- the operations ----------------------------------------------------------------------------------
@@ -498,7 +498,7 @@ def resume(store: Store, prog: Runnable, run_id: str, *, replies: Optional[dict]
     served, first = history_from(store, run_id, info, prog.classes)
     _check_resend(resend, open_calls, served, run_id)
     bindings = bindings_for(prog, bindings, None, "the run was not resumed")
-    cut = crash_closes(open_calls, read(store.parked, run_id), delivered, set(resend))
+    cut = crash_closes(open_calls, read(store.pending_calls, run_id), delivered, set(resend))
     appended = [Reply(call_id, reply) for call_id, reply in delivered.items()]
     fn = entry_of(prog, info)
     # The history, with the replies this resume would append, must fit the program before any of
