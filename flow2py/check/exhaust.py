@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from functools import partial
 
 from flow2py.check.typed import CtorRef, TCon, TTuple
 from flow2py.check.typeterms import subst
@@ -232,11 +233,11 @@ class Exhaust:
             for c in info.ctors:
                 ts = tuple(subst(x, mapping) for x in c.params)
                 if c.field_names is not None:
-                    r = (lambda a, n=c.name, ns=c.field_names: _render_named(n, ns, a))
+                    r = partial(_render_named, c.name, c.field_names)
                 elif c.params:
-                    r = (lambda a, n=c.name: f"{n}({', '.join(a)})")
+                    r = partial(_render_applied, c.name)
                 else:
-                    r = (lambda a, n=c.name: n)
+                    r = partial(_render_bare, c.name)
                 sig.append(Sig(Ctor(info.decl, c.name), len(ts), ts, r))
             return Column(sig)
         return Column(None)
@@ -395,6 +396,14 @@ def _has_opaque(n: Pat) -> bool:
     if k is Rest:
         return any(_has_opaque(a) for a in n.prefix)
     return False
+
+
+def _render_applied(name: str, args) -> str:
+    return f"{name}({', '.join(args)})"
+
+
+def _render_bare(name: str, args) -> str:
+    return name
 
 
 def _render_named(name: str, names: list, args: list) -> str:
