@@ -8,8 +8,9 @@ import pytest
 
 from flow2py.syntax import ast
 from flow2py.syntax.parser import parse_module
+from repo_paths import SUPPORT_DIR
 
-SUPPORT = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "conformance", "support")
+SUPPORT = str(SUPPORT_DIR)
 
 
 def parse_ok(src: str) -> ast.Module:
