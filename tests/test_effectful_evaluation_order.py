@@ -1,4 +1,4 @@
-"""Audit of run semantics with Tool calls: evaluation order, short-circuit, effectful callbacks,
+"""Run semantics with Tool calls: evaluation order, short-circuit, effectful callbacks,
 `?` conversions, tasks and faults (docs/spec/semantics.md, concurrency.md). Each program records
 the Tool calls it makes; the tests compare the value and the call order with the spec."""
 from __future__ import annotations
