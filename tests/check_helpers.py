@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import textwrap
 
-from flow2py.check import check_program, check_source
+from flow2py.check import check_source
 from flow2py.check.typeterms import TVar
 from flow2py.check.typed import TCon, TFun, TTuple
 from flow2py.syntax import ast

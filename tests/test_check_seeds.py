@@ -3,9 +3,10 @@ from pathlib import Path
 
 import pytest
 
-from check_helpers import SEEDS, check_program, untyped_nodes
+from check_helpers import SEEDS, untyped_nodes
 from repo_paths import ROOT
 
+from flow2py.check import check_program
 from flow2py.syntax import ast
 
 #: (seed, file here, fragment): the texts the seeds quote, as tests/check_programs/seeds/README.md lists them

@@ -10,7 +10,7 @@ import traceback
 import pytest
 
 import flowrt as rt
-from flow2py.check import check_program, check_source
+from flow2py.check import check_program
 from flow2py.codegen import build_package, generate, package_files
 from repo_paths import SUPPORT_MAIN
 

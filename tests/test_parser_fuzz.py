@@ -1,7 +1,6 @@
 """The parser never raises: arbitrary text and mutations of valid programs give (Module, list)."""
 from __future__ import annotations
 
-import os
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
