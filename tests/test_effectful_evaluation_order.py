@@ -74,7 +74,7 @@ pub flow closure_keeps_task() -> Int !tool {
 
 @pytest.fixture(scope="module")
 def prog(tmp_path_factory):
-    return flow_program(tmp_path_factory.mktemp("audit"), {"t.flow": TOOLS, "main.flow": MAIN})
+    return flow_program(tmp_path_factory.mktemp("evaluation_order"), {"t.flow": TOOLS, "main.flow": MAIN})
 
 
 def run(prog, entry):
