@@ -9,5 +9,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SUPPORT_DIR = ROOT / "examples" / "support"
 SUPPORT_MAIN = SUPPORT_DIR / "main.flow"
-#: the shared conformance suite (compare.py, support/expected.jsonl), when it sits beside the project
-CONFORMANCE = ROOT.parent / "shared" / "conformance"
+#: the shared inputs, when they sit beside the project: the conformance suite (compare.py,
+#: support/expected.jsonl) and the seeds (the texts tests/check_programs/seeds/ quotes)
+SHARED = ROOT.parent / "shared"
+CONFORMANCE = SHARED / "conformance"
+SEED_TEXTS = SHARED / "seeds"
