@@ -31,7 +31,7 @@ def data(node):
 # --- seed programs -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(SUPPORT, "*.flow"))))
+@pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(SUPPORT, "*.flow"))), ids=os.path.basename)
 def test_conformance_support_files_parse(path):
     with open(path, encoding="utf-8") as f:
         src = f.read()
