@@ -13,7 +13,6 @@ import json
 import os
 import shlex
 import sys
-from pathlib import Path
 
 import click
 
@@ -47,7 +46,6 @@ def _guard(fn):
     host did not foresee is a bug in flow2py: it is reported in one line (FLOW2PY_DEBUG=1 shows
     the traceback) rather than as a Python traceback aimed at the author."""
     import functools
-    import os
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):

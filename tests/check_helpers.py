@@ -4,14 +4,15 @@ from __future__ import annotations
 import os
 import textwrap
 
-from flow2py.check import check_program, check_source
+from flow2py.check import check_source
 from flow2py.check.typeterms import TVar
 from flow2py.check.typed import TCon, TFun, TTuple
 from flow2py.syntax import ast
+from repo_paths import SUPPORT_MAIN
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-SUPPORT = os.path.join(ROOT, "..", "shared", "conformance", "support", "main.flow")
+SUPPORT = str(SUPPORT_MAIN)
 SEEDS = os.path.join(HERE, "check_programs", "seeds", "main.flow")
 
 EXPR_TYPES = (ast.Literal, ast.Name, ast.FieldAccess, ast.Call, ast.RecordLiteral, ast.ListLiteral,

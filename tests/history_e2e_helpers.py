@@ -165,5 +165,41 @@ def wait_for(predicate, timeout=60.0, what="condition"):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+# Two races of two steps each round (each pick a Choice), then two questions left pending: the
+# run pauses on two open calls, with a checkpoint candidate each round.
+RACE = """\
+use "std@v1/task"
+use "./svc"
+
+pub flow main(ticket: Text) -> Text !tool = work(ticket, "", 1)
+
+flow work(ticket: Text, acc: Text, round: Int) -> Text !tool = if round > 2 {
+    finish(acc)
+} else {
+    match task.race([flow() = svc.step(round), flow() = svc.step(round + 10)]) {
+        Ok(s) => work(ticket, acc ++ s, round + 1),
+        Err(_) => "step failed",
+    }
+}
+
+flow finish(acc: Text) -> Text !tool = {
+    let a = task.spawn(flow() = svc.ask(acc))
+    let b = task.spawn(flow() = svc.ask(acc ++ "2"))
+    match (task.await(a), task.await(b)) {
+        (Ok(x), Ok(y)) => acc ++ "|" ++ x ++ "|" ++ y,
+        _ => acc ++ "|no answer",
+    }
+}
+"""
 
 
+def run_until_paused(cli: Cli, run_id: str = "a") -> list[str]:
+    """Run RACE's project with a checkpoint each round until it pauses; the ids of its open calls."""
+    r = cli.run(run_id, '{"ticket": "t"}', "--checkpoint-every", "1")
+    assert r.exit_code == 3, r.stdout + r.stderr
+    return [line.split()[0] for line in r.stdout.splitlines()[1:]]
+
+
+def ok_reply(call: str, text: str) -> str:
+    """A `--reply` argument answering `call` with Ok(text)."""
+    return f'{call}={{"Ok": "{text}"}}'

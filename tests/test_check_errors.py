@@ -176,7 +176,8 @@ def test_unused_private_function():
 
 
 def test_opaque_type_outside_its_module(tmp_path):
-    from check_helpers import check_program, write_program
+    from check_helpers import write_program
+    from flow2py.check import check_program
 
     path = write_program(tmp_path, {
         "money.flow": '''
@@ -193,7 +194,8 @@ def test_opaque_type_outside_its_module(tmp_path):
 
 
 def test_private_field_cannot_be_read_outside(tmp_path):
-    from check_helpers import check_program, write_program
+    from check_helpers import write_program
+    from flow2py.check import check_program
 
     path = write_program(tmp_path, {
         "point.flow": '''
@@ -210,7 +212,8 @@ def test_private_field_cannot_be_read_outside(tmp_path):
 
 
 def test_constructor_resolves_through_expected_type_across_modules(tmp_path):
-    from check_helpers import check_program, write_program
+    from check_helpers import write_program
+    from flow2py.check import check_program
 
     path = write_program(tmp_path, {
         "shapes.flow": "pub type Shape { Circle(Int), Square(Int) }\n",

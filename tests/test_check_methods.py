@@ -1,6 +1,7 @@
 """Method syntax `x.f(args)`: the home module of x's type first, then the generic std functions
 (std/data.flow), the same rule the operators follow."""
-from check_helpers import check, check_program, codes, write_program
+from check_helpers import check, codes, write_program
+from flow2py.check import check_program
 
 from flow2py.check.typed import MethodRef
 from flow2py.syntax import ast

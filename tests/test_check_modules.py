@@ -1,7 +1,8 @@
 """Modules: relative, std and repository paths, the lock file, cycles, program identity."""
 import json
 
-from check_helpers import check_program, codes, write_program
+from check_helpers import codes, write_program
+from flow2py.check import check_program
 
 
 def _repo(cache, commit, files, tag="v1.2"):

@@ -1,7 +1,25 @@
-"""Every program text of the seeds, assembled into modules, checks clean."""
-from check_helpers import SEEDS, check_program, untyped_nodes
+"""Every program text of the seeds, assembled into modules, checks clean; each is the text its seed quotes."""
+from pathlib import Path
 
+import pytest
+
+from check_helpers import SEEDS, untyped_nodes
+from repo_paths import SEED_TEXTS
+
+from flow2py.check import check_program
 from flow2py.syntax import ast
+
+#: (seed, file here, fragment): the texts the seeds quote, as tests/check_programs/seeds/README.md lists them
+FRAGMENTS = [
+    ("001", "browse.flow", "@tool pub flow chat(prompt: Text) -> Result<Text, ChatError>"),
+    ("001", "browse.flow", "@tool pub type Page"),
+    ("001", "browse.flow", "@tool pub flow open(url: Text) -> Result<Page, BrowseError>"),
+    ("001", "browse.flow", "@tool pub flow click(page: Page, selector: Text) -> Result<Unit, PageError>"),
+    ("001", "main.flow", "flow describe(item: Item) -> View = render(item)"),
+    ("001", "main.flow", "flow read_batch(refs: List<Text>) -> Batch !tool =\n    refs.map(flow(r) = catalog.read(r))"),
+    ("000", "main.flow", "task.spawn(flow() = Received(feed.next()))"),
+    ("000", "main.flow", "Arrived { index, reply: research.search(item) }"),
+]
 
 
 def _program():
@@ -43,3 +61,15 @@ def test_spawned_received_and_arrived_are_typed():
     spawn = calls["task.spawn(flow() = Received(feed.next()))"]
     assert "task::Task" in repr(p.types[spawn.id])
     assert p.effects[spawn.id] == "tool"
+
+
+@pytest.mark.parametrize("seed,name,fragment", FRAGMENTS)
+def test_each_quoted_seed_fragment_is_in_the_seed_program_verbatim(seed, name, fragment):
+    assert fragment in (Path(SEEDS).parent / name).read_text(encoding="utf-8")
+
+
+@pytest.mark.skipif(not SEED_TEXTS.is_dir(), reason=f"the seeds are not beside this checkout: {SEED_TEXTS}")
+@pytest.mark.parametrize("seed,name,fragment", FRAGMENTS)
+def test_each_fragment_copied_here_is_quoted_verbatim_by_its_seed(seed, name, fragment):
+    [text] = [p.read_text(encoding="utf-8") for p in SEED_TEXTS.glob(f"{seed}_*.txt")]
+    assert fragment in text

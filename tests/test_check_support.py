@@ -1,6 +1,7 @@
 """The seed's support-ticket program checks clean and its side tables are complete."""
-from check_helpers import SUPPORT, check_program, untyped_nodes
+from check_helpers import SUPPORT, untyped_nodes
 
+from flow2py.check import check_program
 from flow2py.check.typed import CtorRef, FnRef
 from flow2py.syntax import ast
 

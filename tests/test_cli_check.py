@@ -7,10 +7,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from flow2py.cli import main
+from repo_paths import SUPPORT_MAIN
 
-ROOT = Path(__file__).resolve().parent.parent
-SUPPORT = ROOT.parent / "shared" / "conformance" / "support" / "main.flow"
-EXAMPLE = ROOT / "examples" / "support" / "main.flow"
 MISTAKES = Path(__file__).parent / "cli_programs" / "mistakes" / "main.flow"
 
 
@@ -19,8 +17,7 @@ def invoke(*args):
 
 
 def test_check_accepts_the_support_example_with_exit_0():
-    path = SUPPORT if SUPPORT.exists() else EXAMPLE
-    r = invoke("check", path)
+    r = invoke("check", SUPPORT_MAIN)
     assert r.exit_code == 0, r.output
     assert "error" not in r.output
 
@@ -49,7 +46,7 @@ def test_check_text_rendering_underlines_the_offending_source():
 
 
 def test_check_checkpoints_lists_the_eligible_tail_calls_of_the_program_only():
-    r = invoke("check", "--checkpoints", EXAMPLE)
+    r = invoke("check", "--checkpoints", SUPPORT_MAIN)
     assert r.exit_code == 0
     lines = r.output.strip().splitlines()
     assert lines and all("main.flow" in line for line in lines)
@@ -57,7 +54,7 @@ def test_check_checkpoints_lists_the_eligible_tail_calls_of_the_program_only():
 
 
 def test_tools_lists_every_reachable_tool_with_its_signature():
-    r = invoke("tools", EXAMPLE)
+    r = invoke("tools", SUPPORT_MAIN)
     assert r.exit_code == 0
     assert r.output.splitlines() == [
         "docs.search(query: Text) -> Result<Text, Text>  [docs::search]",
@@ -74,7 +71,7 @@ def test_check_of_a_missing_file_is_a_message_not_a_traceback(tmp_path):
 
 
 def test_build_writes_an_importable_package(tmp_path, monkeypatch):
-    r = invoke("build", EXAMPLE, "-o", tmp_path, "--name", "support_pkg")
+    r = invoke("build", SUPPORT_MAIN, "-o", tmp_path, "--name", "support_pkg")
     assert r.exit_code == 0, r.output
     monkeypatch.syspath_prepend(str(tmp_path))
     pkg = importlib.import_module("support_pkg")

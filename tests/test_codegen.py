@@ -10,14 +10,14 @@ import traceback
 import pytest
 
 import flowrt as rt
-from flow2py.check import check_program, check_source
+from flow2py.check import check_program
 from flow2py.codegen import build_package, generate, package_files
+from repo_paths import SUPPORT_MAIN
 
 HERE = os.path.dirname(__file__)
 GOLDEN = os.path.join(HERE, "..", "golden", "codegen")
-SHARED = os.path.join(HERE, "..", "..", "shared", "conformance")
 #: golden outputs whose Flow program lives elsewhere (stem -> entry file)
-EXTERNAL = {"support": os.path.join(SHARED, "support", "main.flow")}
+EXTERNAL = {"support": str(SUPPORT_MAIN)}
 UPDATE = os.environ.get("FLOW2PY_UPDATE_GOLDEN") == "1"
 
 

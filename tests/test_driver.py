@@ -8,7 +8,7 @@ import pytest
 import flowrt as rt
 from flowrt.engine.drive import describe
 from _driver_progs import (
-    ECHO, LIST_TOOL, SLOW, SUPPORT_TOOLS, Arrived, Received, Resolved, echo_bindings, echo_loop,
+    ECHO, LIST_TOOL, SUPPORT_TOOLS, Arrived, Received, Resolved, echo_bindings, echo_loop,
     indexed, main, pause_then_add, reader, support_bindings,
 )
 
@@ -261,7 +261,7 @@ def test_python_recursion_in_pure_code_is_stack_exhausted_not_recursion_error():
 
     @rt.fn("t::rec", params=())
     def prog():
-        r = yield rt.ToolCall(ECHO, (1,))
+        yield rt.ToolCall(ECHO, (1,))
         return pure(10**6)
 
     out = rt.start_run(prog, (), recorder=rt.MemoryRecorder(), bindings=echo_bindings())

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
@@ -16,8 +15,8 @@ from flowrt.history.history_view import fact_text, to_html, to_json_objects, to_
 from flowrt.history.store import SqliteRecorder, Store
 
 from _driver_progs import Action, Ask, Done, Report, Resolved, Search  # the seed's support types
+from repo_paths import CONFORMANCE
 
-CONFORMANCE = Path(__file__).resolve().parents[2] / "shared" / "conformance"
 
 
 @rt.record("main::Note", fields=("who", "text"))
@@ -57,6 +56,13 @@ def support_facts():
     ]
 
 
+#: these two compare against the shared suite's own expected.jsonl; golden/history/support checks the
+#: same history inside the project (test_history_golden.py)
+NEEDS_SHARED_SUITE = pytest.mark.skipif(
+    not (CONFORMANCE / "compare.py").exists(),
+    reason=f"compares with the shared conformance suite, which is not beside this checkout: {CONFORMANCE}")
+
+
 def _compare_module():
     spec = importlib.util.spec_from_file_location("conformance_compare", CONFORMANCE / "compare.py")
     mod = importlib.util.module_from_spec(spec)
@@ -64,14 +70,14 @@ def _compare_module():
     return mod
 
 
-@pytest.mark.skipif(not (CONFORMANCE / "compare.py").exists(), reason="shared conformance suite not present")
+@NEEDS_SHARED_SUITE
 def test_jsonl_export_of_the_seed_example_matches_the_conformance_file(tmp_path):
     out = tmp_path / "history.jsonl"
     out.write_text(to_jsonl(support_facts()), encoding="utf-8")
     assert _compare_module().main(str(CONFORMANCE / "support" / "expected.jsonl"), str(out)) is None
 
 
-@pytest.mark.skipif(not (CONFORMANCE / "compare.py").exists(), reason="shared conformance suite not present")
+@NEEDS_SHARED_SUITE
 def test_jsonl_export_from_the_store_matches_the_conformance_file(tmp_path):
     facts = support_facts()
     with Store(tmp_path / "runs.db") as store:

@@ -27,7 +27,7 @@ def effectful(f):
     """An effectful function value: a generator function computing f."""
     def g(*args):
         return f(*args)
-        yield  # noqa: unreachable — makes g a generator function
+        yield  # unreachable: its presence makes g a generator function
     return g
 
 

@@ -8,8 +8,9 @@ import pytest
 
 from flow2py.syntax import ast
 from flow2py.syntax.parser import parse_module
+from repo_paths import SUPPORT_DIR
 
-SUPPORT = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "conformance", "support")
+SUPPORT = str(SUPPORT_DIR)
 
 
 def parse_ok(src: str) -> ast.Module:
@@ -30,7 +31,7 @@ def data(node):
 # --- seed programs -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(SUPPORT, "*.flow"))))
+@pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(SUPPORT, "*.flow"))), ids=os.path.basename)
 def test_conformance_support_files_parse(path):
     with open(path, encoding="utf-8") as f:
         src = f.read()
@@ -332,7 +333,7 @@ def test_every_node_span_covers_its_source_text():
         sp = node.span
         assert 0 <= sp.start <= sp.end <= len(src), node
         lines = src.split("\n")
-        offset = sum(len(l) + 1 for l in lines[: sp.line - 1]) + sp.column - 1
+        offset = sum(len(line) + 1 for line in lines[: sp.line - 1]) + sp.column - 1
         assert offset == sp.start, (type(node).__name__, sp)
 
 

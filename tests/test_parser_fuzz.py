@@ -1,17 +1,15 @@
 """The parser never raises: arbitrary text and mutations of valid programs give (Module, list)."""
 from __future__ import annotations
 
-import os
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from flow2py.diagnostics import Diagnostic
 from flow2py.syntax import ast
 from flow2py.syntax.parser import parse_module
+from repo_paths import SUPPORT_MAIN
 
-SUPPORT = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "conformance", "support")
-with open(os.path.join(SUPPORT, "main.flow"), encoding="utf-8") as f:
-    MAIN = f.read()
+MAIN = SUPPORT_MAIN.read_text(encoding="utf-8")
 EXTRA = (
     'type P<T> { pub a: Int, b: List<T> }\ntype E { A, B(Int), C { x: Text } }\n'
     'flow g(x: Int) -> Int = {\n    let [a, ..rest] = xs\n    let d = ["k": 1.5, "j": 250ms]\n'

@@ -1,6 +1,6 @@
 """Replay verdicts (seed 000, "Replay"): Matched, Incomplete, Diverged at fact N."""
 import flowrt as rt
-from _driver_progs import echo_bindings, main, pause_then_add, support_bindings, SUPPORT_TOOLS
+from _driver_progs import echo_bindings, main, pause_then_add, support_bindings
 
 
 def recorded_support():

@@ -1,8 +1,6 @@
 """The SQLite store: runs, appending under a lease, verify, redact, archive, host records."""
 from __future__ import annotations
 
-import os
-import sqlite3
 import subprocess
 import sys
 import textwrap

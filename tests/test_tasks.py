@@ -95,7 +95,7 @@ def test_fault_inside_a_task_ends_the_run_and_stops_the_others_first():
             r = yield rt.ToolCall(ECHO, (0,))
             return rt.int_div(1, r._0)
 
-        s = yield rt.Spawn(sleeper)
+        yield rt.Spawn(sleeper)
         c = yield rt.Spawn(crasher)
         return (yield rt.Await(c))
 

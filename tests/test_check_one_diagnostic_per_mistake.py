@@ -1,5 +1,5 @@
-"""Front-end audit: programs a user writes, valid ones that must check and wrong ones that must
-give one clear diagnostic (no cascade, the right place, the right 'related' note)."""
+"""Programs a user writes: valid ones that must check, and wrong ones that must give one clear
+diagnostic (no cascade, the right place, the right 'related' note)."""
 from check_helpers import check, codes, write_program
 from flow2py.check import check_program
 from flow2py.syntax.parser import parse_module

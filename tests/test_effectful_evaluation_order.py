@@ -1,4 +1,4 @@
-"""Audit of run semantics with Tool calls: evaluation order, short-circuit, effectful callbacks,
+"""Run semantics with Tool calls: evaluation order, short-circuit, effectful callbacks,
 `?` conversions, tasks and faults (docs/spec/semantics.md, concurrency.md). Each program records
 the Tool calls it makes; the tests compare the value and the call order with the spec."""
 from __future__ import annotations
@@ -74,7 +74,7 @@ pub flow closure_keeps_task() -> Int !tool {
 
 @pytest.fixture(scope="module")
 def prog(tmp_path_factory):
-    return flow_program(tmp_path_factory.mktemp("audit"), {"t.flow": TOOLS, "main.flow": MAIN})
+    return flow_program(tmp_path_factory.mktemp("evaluation_order"), {"t.flow": TOOLS, "main.flow": MAIN})
 
 
 def run(prog, entry):
