@@ -16,7 +16,7 @@ import sys
 
 import click
 
-from flow2py import host, inspect
+from flow2py import host, inspect, testing
 from flow2py.diagnostics import render_text, to_json
 from flowrt.data.exit_codes import EXIT_BROKEN, EXIT_HALTED, EXIT_OK, EXIT_REFUSED
 
@@ -257,7 +257,7 @@ def runs(store_path):
 @_guard
 def test_cmd(paths):
     """Run @test functions with @fake bindings."""
-    ok = host.run_tests(paths, echo=click.echo)
+    ok = testing.run_tests(paths, echo=click.echo)
     sys.exit(EXIT_OK if ok else EXIT_REFUSED)
 
 

@@ -48,7 +48,6 @@ __all__ = [
     "redact",
     "replay",
     "resume",
-    "run_tests",
     "start",
     "verify",
 ]
@@ -63,7 +62,7 @@ Loaded = LoadedProgram  # the name host applications and tests know
 def check(path: str, *, sources: dict[str, str] | None = None,
           commits: dict[str, str] | None = None) -> CheckResult:
     """Check a program from disk, or (`sources`) from the module sources a run stored."""
-    return pipeline.check(ProgramText(path, sources, commits))
+    return pipeline.check(pipeline.read(ProgramText(path, sources, commits)))
 
 
 def compile_path(path: str) -> Loaded:
@@ -227,7 +226,7 @@ def list_runs(*, store_path: str | None = None) -> list[str]:
     return rh.list_runs(open_store(store_path, create=False, readonly=True))
 
 
-# ---- nested runs and tests -----------------------------------------------------------------------
+# ---- nested runs -----------------------------------------------------------------------------
 
 
 def flow_tool(path: str, *, entry: str = "main", store=None, bindings: rt.Bindings | None = None,
@@ -241,28 +240,3 @@ def flow_tool(path: str, *, entry: str = "main", store=None, bindings: rt.Bindin
     return runtime_flow_tool(loaded.program, entry=entry, store=store, bindings=bindings,
                              reachable=loaded.reachable(entry), resolve=loaded.resolve,
                              checkpoint_every=checkpoint_every, meta=loaded.meta(path))
-
-
-def run_tests(paths, echo=print) -> bool:
-    """`flow2py test`: run every @test of each program with its @fake bindings."""
-    from flow2py.testing import run_file
-
-    ok, total, failed = True, 0, 0
-    for path in paths:
-        if not os.path.isfile(path):
-            raise Refused(f"{path}: no such file")
-        results, diagnostics = run_file(path)
-        if results is None:
-            echo(diagnostics.rstrip("\n"))
-            ok = False
-            continue
-        for r in results:
-            total += 1
-            if r.passed:
-                echo(f"ok    {r.name}")
-            else:
-                failed += 1
-                ok = False
-                echo(f"FAIL  {r.name}  ({r.file}:{r.line}): {r.message}")
-    echo(f"{total - failed} passed, {failed} failed")
-    return ok

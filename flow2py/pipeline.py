@@ -1,10 +1,12 @@
 """The pipeline on one screen: how a Flow program's text becomes Python a run can execute.
 
-    ProgramText --check-->  CheckResult (modules read and parsed, then a CheckedProgram)
+    ProgramText --read-->     Modules (every module found, read and parsed: check/modgraph.py)
+                --check-->    CheckResult (every diagnostic, or the CheckedProgram; `checked`
+                              takes the program or stops the pipeline at the diagnostics)
                 --generate--> GeneratedPackage (the package's Python files, in memory)
                 --load-->     LoadedProgram (the package executed; what the runtime drives)
 
-    compile_program(text) = LoadedProgram(checked(check(text)), load(generate(checked)))
+    compile_program(text) = LoadedProgram(checked(check(read(text))), load(generate(checked)))
     write(checked, out_dir)  the generated package on disk instead (`flow2py build`)
 
 `compile_program` calls the stages top-down; every caller that turns text into something it
@@ -36,7 +38,7 @@ from dataclasses import dataclass
 import flowrt as rt
 from flowrt.host import Refused, Runnable
 
-from flow2py.check import CheckResult, check_program
+from flow2py.check import CheckResult, Modules, check_modules, read_modules
 from flow2py.check.typed import CheckedProgram
 from flow2py.diagnostics import render_text
 
@@ -51,6 +53,7 @@ __all__ = [
     "generate",
     "load",
     "package_program",
+    "read",
     "write",
 ]
 
@@ -109,7 +112,7 @@ class LoadedProgram(Runnable):
 
 def compile_program(text: ProgramText) -> LoadedProgram:
     """The whole pipeline: text -> modules -> checked program -> generated package -> loaded."""
-    program = checked(check(text), text)
+    program = checked(check(read(text)), text)
     return LoadedProgram(program, package_program(program))
 
 
@@ -121,11 +124,16 @@ def package_program(program: CheckedProgram) -> rt.Program:
 # ---- the stages ----------------------------------------------------------------------------------
 
 
-def check(text: ProgramText) -> CheckResult:
-    """Read and parse every module, then check the program: every independent diagnostic."""
+def read(text: ProgramText) -> Modules:
+    """Find, read and parse every module the entry module reaches (check/modgraph.py)."""
     if text.sources is None and not os.path.isfile(text.entry_path):
         raise Refused(f"{text.entry_path}: no such file")
-    return check_program(text.entry_path, sources=text.sources, commits=text.commits)
+    return read_modules(text.entry_path, sources=text.sources, commits=text.commits)
+
+
+def check(modules: Modules) -> CheckResult:
+    """Check the program the modules make: every independent diagnostic, or the checked program."""
+    return check_modules(modules)
 
 
 def checked(result: CheckResult, text: ProgramText) -> CheckedProgram:

@@ -7,13 +7,18 @@ live run, with every reachable Tool bound to its fake.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Optional
 
 import flowrt as rt
-from flow2py.check.typed import CheckedProgram
-from flowrt.engine import drive as drv
 from flowrt.data.facts import Start
+from flowrt.engine import drive as drv
+from flowrt.host import Refused
+
+from flow2py import pipeline
+from flow2py.check.typed import CheckedProgram
+from flow2py.diagnostics import render_text
 
 
 @dataclass
@@ -102,10 +107,7 @@ class Suite:
 
 def load_suite(path: str) -> tuple[Optional[Suite], str]:
     """Check and compile one program. Returns (suite, "") or (None, the rendered diagnostics)."""
-    from flow2py import pipeline
-    from flow2py.diagnostics import render_text
-
-    result = pipeline.check(pipeline.ProgramText(path))
+    result = pipeline.check(pipeline.read(pipeline.ProgramText(path)))
     if result.diagnostics:  # shown as the file's one failing test, not refused
         return None, render_text(result.diagnostics, result.sources)
     loaded = pipeline.LoadedProgram(result.program)
@@ -118,3 +120,26 @@ def run_file(path: str) -> tuple[Optional[list[TestResult]], str]:
     if suite is None:
         return None, diagnostics
     return [suite.run(info) for info in suite.tests], ""
+
+
+def run_tests(paths, echo=print) -> bool:
+    """`flow2py test`: run every @test of each program with its @fake bindings; True when all pass."""
+    ok, total, failed = True, 0, 0
+    for path in paths:
+        if not os.path.isfile(path):
+            raise Refused(f"{path}: no such file")
+        results, diagnostics = run_file(path)
+        if results is None:
+            echo(diagnostics.rstrip("\n"))
+            ok = False
+            continue
+        for r in results:
+            total += 1
+            if r.passed:
+                echo(f"ok    {r.name}")
+            else:
+                failed += 1
+                ok = False
+                echo(f"FAIL  {r.name}  ({r.file}:{r.line}): {r.message}")
+    echo(f"{total - failed} passed, {failed} failed")
+    return ok

@@ -1,94 +1,105 @@
-"""The import layering holds: the compiler and the runtime stay apart, and within flowrt a floor
-imports only its own floor and the ones below it (every import counts, a lazy one in a function
-body too)."""
+"""The import layering holds on both sides, every module on a floor: a floor imports only its own
+floor and the ones below it, the compiler below the pipeline never imports the runtime, and the
+runtime never imports the compiler. Every import counts, a lazy one in a function body too
+(tests/import_graph.py reads them; tests/test_import_cycles.py holds that they form no cycle)."""
 from __future__ import annotations
 
-import ast
-import pathlib
 from typing import Optional
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-#: the runtime's floors, lowest first (runtime/*/__init__.py states them too); flowrt.abi and
-#: flowrt/__init__.py sit above them all
-FLOORS = ("data", "history", "engine", "host")
-TOP = len(FLOORS)
+from import_graph import graph, imports_of
+
+#: the runtime's floors, lowest first (runtime/*/__init__.py state them), then flowrt.abi (what
+#: generated code may use) and flowrt/__init__.py ("top": the ABI plus the host API of the floors
+#: below the host), with what each may import. The host is reached as flowrt.host, never through
+#: the package, and generated code never reaches it.
+RUNTIME = ("data", "history", "engine", "host", "abi", "top")
+RUNTIME_MAY_IMPORT = {
+    "data": {"data"},
+    "history": {"data", "history"},
+    "engine": {"data", "history", "engine"},
+    "host": {"data", "history", "engine", "host"},
+    "abi": {"data", "history", "engine"},
+    "top": {"data", "history", "engine", "abi"},
+}
 #: the engine's own floors, lowest first (runtime/engine/__init__.py)
 ENGINE_FLOORS = (("interrupts", "describe", "outcomes", "tools"), ("calls", "task_ops"), ("checkpoints",),
                  ("run_loop",), ("drive",))
-#: the compiler's parts that never import the runtime
-COMPILER = ("flow2py.check", "flow2py.codegen", "flow2py.syntax")
+#: the compiler's floors, lowest first: a module imports its own floor or lower ones. "ground"
+#: imports nothing above it; the floors below "pipeline" never import the runtime.
+COMPILER = (
+    ("ground", ("flow2py", "flow2py.span", "flow2py.diagnostics")),
+    ("syntax", ("flow2py.syntax",)),
+    ("check", ("flow2py.check",)),
+    ("codegen", ("flow2py.codegen",)),
+    ("pipeline", ("flow2py.pipeline", "flow2py.inspect")),
+    ("host", ("flow2py.host", "flow2py.testing", "flow2py.cli", "flow2py.pytest_plugin")),
+)
+JOINS = [name for name, _ in COMPILER].index("pipeline")  # the lowest compiler floor that may use flowrt
 
 
-def module_name(path: pathlib.Path) -> str:
-    rel = path.relative_to(ROOT)
-    parts = list(rel.with_suffix("").parts)
-    if parts[0] == "runtime":
-        parts[0] = "flowrt"
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
+def _within(mod: str, prefix: str) -> bool:
+    return mod == prefix or (prefix != "flow2py" and mod.startswith(prefix + "."))
 
 
-def imports_of(path: pathlib.Path, name: Optional[str] = None) -> set[str]:
-    """Every module `path` (the module `name`) imports, wherever the import is; `from pkg import
-    mod` names pkg.mod too (it may be a module)."""
-    here = (name or module_name(path)).split(".")
-    package = here if path.name == "__init__.py" else here[:-1]
-    out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                base = ".".join(package[:len(package) - node.level + 1] + ([base] if base else []))
-            out.add(base)
-            out.update(f"{base}.{a.name}" for a in node.names)
-    return out
-
-
-def graph() -> dict[str, set[str]]:
-    files = [*(ROOT / "runtime").rglob("*.py"), *(ROOT / "flow2py").rglob("*.py")]
-    return {module_name(f): imports_of(f) for f in files}
-
-
-def runtime_floor(mod: str) -> Optional[tuple[int, int]]:
+def runtime_floor(mod: str) -> Optional[tuple[str, int]]:
     """(floor, engine floor) of a flowrt module; None for a name outside flowrt."""
     parts = mod.split(".")
     if parts[0] != "flowrt":
         return None
-    if len(parts) == 1 or parts[1] not in FLOORS:
-        return (TOP, 0)
-    floor = FLOORS.index(parts[1])
+    if len(parts) == 1:
+        return ("top", 0)
+    if parts[1] not in RUNTIME[:4] and parts[1] != "abi":
+        return ("unplaced", 0)
     inner = 0
     if parts[1] == "engine" and len(parts) > 2:
         inner = next((i for i, names in enumerate(ENGINE_FLOORS) if parts[2] in names), len(ENGINE_FLOORS))
-    return (floor, inner)
+    return (parts[1], inner)
+
+
+def compiler_floor(mod: str) -> Optional[int]:
+    """The index in COMPILER of a flow2py module's floor (len(COMPILER): on none); None outside."""
+    if mod.split(".")[0] != "flow2py":
+        return None
+    return next((i for i, (_, prefixes) in enumerate(COMPILER) if any(_within(mod, p) for p in prefixes)),
+                len(COMPILER))
+
+
+def _runtime_violation(mod: str, dep: str) -> Optional[str]:
+    mine, theirs = runtime_floor(mod), runtime_floor(dep)
+    if dep.split(".")[0] == "flow2py":
+        return f"{mod} (the runtime) imports {dep} (the compiler)"
+    if theirs is None or "unplaced" in (mine[0], theirs[0]):
+        return None
+    if theirs[0] not in RUNTIME_MAY_IMPORT[mine[0]]:
+        return f"{mod} (floor {mine[0]}) imports {dep} (floor {theirs[0]})"
+    if mine[0] == theirs[0] == "engine" and theirs[1] > mine[1]:
+        return f"{mod} imports {dep}, a higher floor of the engine"
+    return None
+
+
+def _compiler_violation(mod: str, dep: str) -> Optional[str]:
+    mine, theirs = compiler_floor(mod), compiler_floor(dep)
+    if runtime_floor(dep) is not None:
+        return f"{mod} (the compiler) imports {dep} (the runtime)" if mine < JOINS else None
+    if theirs is None or len(COMPILER) in (mine, theirs) or theirs <= mine:
+        return None
+    return f"{mod} (floor {COMPILER[mine][0]}) imports {dep} (floor {COMPILER[theirs][0]})"
 
 
 def violations(g: dict[str, set[str]]) -> list[str]:
     out = []
     for mod, deps in sorted(g.items()):
-        mine = runtime_floor(mod)
-        for dep in sorted(deps):
-            if mod.startswith(COMPILER) and (dep == "flowrt" or dep.startswith("flowrt.")):
-                out.append(f"{mod} (the compiler) imports {dep} (the runtime)")
-            if mine is not None and mine[0] < FLOORS.index("host") and dep.split(".")[0] == "flow2py":
-                out.append(f"{mod} (the runtime's core) imports {dep} (the compiler)")
-            theirs = runtime_floor(dep)
-            if mine is None or theirs is None or mine[0] == TOP:
-                continue
-            if theirs[0] > mine[0]:
-                out.append(f"{mod} (floor {FLOORS[mine[0]]}) imports {dep} (floor "
-                           f"{FLOORS[theirs[0]] if theirs[0] < TOP else 'top'})")
-            elif theirs[0] == mine[0] == FLOORS.index("engine") and theirs[1] > mine[1]:
-                out.append(f"{mod} imports {dep}, a higher floor of the engine")
+        if runtime_floor(mod) == ("unplaced", 0) or compiler_floor(mod) == len(COMPILER):
+            out.append(f"{mod} is on no floor (place it in tests/test_layering.py)")
+            continue
+        check = _runtime_violation if runtime_floor(mod) is not None else _compiler_violation
+        out.extend(v for v in (check(mod, dep) for dep in sorted(deps)) if v)
     return out
 
 
 def test_the_tree_keeps_its_layers():
     g = graph()
-    assert "flowrt.engine.run_loop" in g and "flow2py.check" in g  # the walk sees the tree
+    assert "flowrt.engine.run_loop" in g and "flow2py.check" in g and "flowrt.abi" in g  # the walk sees the tree
     assert violations(g) == []
 
 
@@ -105,17 +116,67 @@ def test_the_engine_floors_are_held_inside_the_engine():
 def test_a_floor_importing_the_package_top_is_caught():
     assert violations({"flowrt.history.store": {"flowrt", "flowrt.abi"}}) == [
         "flowrt.history.store (floor history) imports flowrt (floor top)",
-        "flowrt.history.store (floor history) imports flowrt.abi (floor top)"]
+        "flowrt.history.store (floor history) imports flowrt.abi (floor abi)"]
+
+
+def test_the_host_may_import_every_floor_below_it_but_not_the_abi_or_the_package():
+    ok = {"flowrt.host.operations": {"flowrt.data.values", "flowrt.history.store", "flowrt.engine.drive",
+                                     "flowrt.host.forks"}}
+    assert violations(ok) == []
+    assert violations({"flowrt.host.nested": {"flowrt", "flowrt.abi"}}) == [
+        "flowrt.host.nested (floor host) imports flowrt (floor top)",
+        "flowrt.host.nested (floor host) imports flowrt.abi (floor abi)"]
+
+
+def test_the_abi_and_the_package_never_import_the_host():
+    assert violations({"flowrt.abi": {"flowrt.data.values", "flowrt.engine.tools"},
+                       "flowrt": {"flowrt.abi", "flowrt.history.store", "flowrt.engine.drive"}}) == []
+    assert violations({"flowrt.abi": {"flowrt.host", "flowrt"}, "flowrt": {"flowrt.host.operations"}}) == [
+        "flowrt (floor top) imports flowrt.host.operations (floor host)",
+        "flowrt.abi (floor abi) imports flowrt (floor top)",
+        "flowrt.abi (floor abi) imports flowrt.host (floor host)"]
 
 
 def test_the_compiler_importing_the_runtime_is_caught():
     assert violations({"flow2py.codegen.module": {"flowrt", "flow2py.codegen.py"}}) == [
         "flow2py.codegen.module (the compiler) imports flowrt (the runtime)"]
+    assert violations({"flow2py.diagnostics": {"flowrt.data.values"}}) == [
+        "flow2py.diagnostics (the compiler) imports flowrt.data.values (the runtime)"]
 
 
-def test_the_runtime_core_importing_the_compiler_is_caught_and_the_host_may():
-    g = {"flowrt.engine.drive": {"flow2py.check"}, "flowrt.host.operations": {"flow2py.check"}}
-    assert violations(g) == ["flowrt.engine.drive (the runtime's core) imports flow2py.check (the compiler)"]
+def test_the_pipeline_and_the_modules_above_it_may_join_the_two_halves():
+    assert violations({"flow2py.pipeline": {"flowrt", "flow2py.codegen"},
+                       "flow2py.testing": {"flowrt.engine.drive", "flow2py.pipeline"}}) == []
+
+
+def test_the_runtime_importing_the_compiler_is_caught_the_host_floor_too():
+    g = {"flowrt.engine.drive": {"flow2py.check"}, "flowrt.host.operations": {"flow2py.pipeline"}}
+    assert violations(g) == ["flowrt.engine.drive (the runtime) imports flow2py.check (the compiler)",
+                             "flowrt.host.operations (the runtime) imports flow2py.pipeline (the compiler)"]
+
+
+def test_the_compiler_floors_go_one_way():
+    g = {"flow2py.syntax.parser": {"flow2py.diagnostics", "flow2py.check.typed"},
+         "flow2py.check.driver": {"flow2py.syntax.ast", "flow2py.codegen"},
+         "flow2py.codegen.module": {"flow2py.check.typed", "flow2py.pipeline"},
+         "flow2py.pipeline": {"flow2py.codegen", "flow2py.host"},
+         "flow2py.cli": {"flow2py.host", "flow2py.testing", "flow2py.pipeline"}}
+    assert violations(g) == [
+        "flow2py.check.driver (floor check) imports flow2py.codegen (floor codegen)",
+        "flow2py.codegen.module (floor codegen) imports flow2py.pipeline (floor pipeline)",
+        "flow2py.pipeline (floor pipeline) imports flow2py.host (floor host)",
+        "flow2py.syntax.parser (floor syntax) imports flow2py.check.typed (floor check)"]
+
+
+def test_the_ground_floor_imports_nothing_above_it():
+    assert violations({"flow2py.span": set(), "flow2py.diagnostics": {"flow2py.span", "flow2py.syntax.ast"}}) == [
+        "flow2py.diagnostics (floor ground) imports flow2py.syntax.ast (floor syntax)"]
+
+
+def test_a_module_on_no_floor_is_caught():
+    assert violations({"flow2py.newthing": set(), "flowrt.newthing": set()}) == [
+        "flow2py.newthing is on no floor (place it in tests/test_layering.py)",
+        "flowrt.newthing is on no floor (place it in tests/test_layering.py)"]
 
 
 def test_a_lazy_import_in_a_function_body_counts(tmp_path):

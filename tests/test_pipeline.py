@@ -1,4 +1,4 @@
-"""flow2py.pipeline: text -> checked program -> generated package -> loaded program, in one place."""
+"""flow2py.pipeline: text -> modules -> checked program -> generated package -> loaded program, in one place."""
 from pathlib import Path
 
 import pytest
@@ -21,7 +21,9 @@ def test_the_stages_called_one_by_one_give_the_program_compile_program_gives(tmp
     path = tmp_path / "main.flow"
     path.write_text(PROGRAM)
     text = ProgramText(str(path))
-    result = pipeline.check(text)
+    modules = pipeline.read(text)
+    assert [m.key for m in modules.modules][-1] == "main" and modules.readable
+    result = pipeline.check(modules)
     assert result.diagnostics == []
     program = pipeline.checked(result, text)
     package = pipeline.generate(program)
@@ -43,7 +45,7 @@ def test_a_program_loaded_once_in_a_process_is_found_again_not_regenerated():
 
 def test_a_missing_entry_file_is_refused_before_checking(tmp_path):
     with pytest.raises(Refused, match=r"main\.flow: no such file"):
-        pipeline.check(ProgramText(str(tmp_path / "main.flow")))
+        pipeline.read(ProgramText(str(tmp_path / "main.flow")))
 
 
 def test_a_program_that_does_not_check_stops_the_pipeline_with_every_diagnostic(tmp_path):

@@ -1,16 +1,18 @@
 """The checker's pipeline on one screen:
 
-    load modules (modgraph.py) -> declarations (declare.py) -> every function body (infer.py with
+    read_modules: find, read and parse the modules (modgraph.py) -> Modules;
+    check_modules: declarations (declare.py) -> every function body (infer.py with
     its infer_*.py parts, patterns.py), each settled when done (post.py, exhaust.py) ->
     program-wide rules (data requirements, unused declarations and imports, the entry
     function) -> solved side tables and the program identity.
 
-Loading stops the pipeline when a module has syntax errors (checking a partial tree would only
+Reading stops the pipeline when a module has syntax errors (checking a partial tree would only
 add noise); after that, independent parts keep reporting, so one run lists every mistake.
 """
 from __future__ import annotations
 
 import gc
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from flow2py.check import codes  # noqa: F401  (registers E1xx-E5xx)
@@ -19,7 +21,7 @@ from flow2py.check.declare import Declarations, has_ann
 from flow2py.check.exhaust import Exhaust
 from flow2py.check.identity import program_identity
 from flow2py.check.infer import BodyChecker
-from flow2py.check.modgraph import STD_VERSION, Loader
+from flow2py.check.modgraph import STD_VERSION, LoadedModule, Loader
 from flow2py.check.post import finish_fn
 from flow2py.check.typed import (
     TOOL,
@@ -41,6 +43,20 @@ class CheckResult:
     sources: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Modules:
+    """A program's modules found, read and parsed (modgraph.py), in dependency order, with what
+    reading them reported: the checker's input, which checking reads and never changes."""
+
+    entry_path: str
+    modules: list[LoadedModule]
+    entry_key: str | None
+    diagnostics: tuple[Diagnostic, ...]  # reading's: unresolved `use`s, syntax errors
+    sources: dict[str, str]  # module key -> text, for rendering diagnostics
+    commits: dict[str, str]  # repository -> the commit it was read at
+    readable: bool  # every module parsed: checking them can say more than noise
+
+
 def check_program(entry_path: str, *, cache_dir: str | None = None, source: str | None = None,
                   sources: dict[str, str] | None = None,
                   commits: dict[str, str] | None = None) -> CheckResult:
@@ -48,18 +64,8 @@ def check_program(entry_path: str, *, cache_dir: str | None = None, source: str 
     file's text when given). `sources` (module key -> text) and `commits` (repository -> commit)
     give a stored program: every module is read from them, nothing from disk. Never raises on bad
     input: every problem is a diagnostic."""
-    problems = Problems()
-    gc_was_enabled = gc.isenabled()
-    gc.disable()  # the checker allocates many small objects and frees few: collection only costs
-    try:
-        return _check(entry_path, cache_dir, source, problems, sources, commits)
-    except RecursionError:
-        problems.add("E212", "this program nests too deeply to be checked; split it into smaller functions",
-                     ast.Span(entry_path, 1, 1, 1, 1))
-        return CheckResult(None, problems.sorted(), {})
-    finally:
-        if gc_was_enabled:
-            gc.enable()
+    return check_modules(read_modules(entry_path, cache_dir=cache_dir, source=source, sources=sources,
+                                      commits=commits))
 
 
 def check_source(text: str, path: str = "main.flow", *, cache_dir: str | None = None) -> CheckResult:
@@ -67,13 +73,50 @@ def check_source(text: str, path: str = "main.flow", *, cache_dir: str | None = 
     return check_program(path, cache_dir=cache_dir, source=text)
 
 
-def _check(entry_path, cache_dir, source, problems: Problems, stored=None, commits=None) -> CheckResult:
-    loader = Loader(entry_path, problems, cache_dir, entry_source=source, stored=stored, stored_commits=commits)
-    modules = loader.load()
-    if loader.syntax_errors or not modules:
-        return CheckResult(None, problems.sorted(), loader.sources)
-    entry_key = modules[-1].key if modules and not modules[-1].is_std else None
-    entry_key = loader._local_key(loader.entry_abs)
+def read_modules(entry_path: str, *, cache_dir: str | None = None, source: str | None = None,
+                 sources: dict[str, str] | None = None, commits: dict[str, str] | None = None) -> Modules:
+    """Find, read and parse the program's modules (the arguments as `check_program`'s)."""
+    problems = Problems()
+    with _checking(entry_path, problems):
+        loader = Loader(entry_path, problems, cache_dir, entry_source=source, stored=sources,
+                        stored_commits=commits)
+        modules = loader.load()
+        return Modules(entry_path, modules, loader._local_key(loader.entry_abs), tuple(problems.items),
+                       loader.sources, loader.commits, bool(modules) and not loader.syntax_errors)
+    return Modules(entry_path, [], None, tuple(problems.items), {}, {}, False)  # nested too deeply (E212)
+
+
+def check_modules(mods: Modules) -> CheckResult:
+    """Check the program `mods` holds: every independent diagnostic, or the checked program. A
+    program whose modules did not all parse is not checked (its diagnostics are reading's)."""
+    problems = Problems()
+    problems.extend(mods.diagnostics)
+    if not mods.readable:
+        return CheckResult(None, problems.sorted(), mods.sources)
+    with _checking(mods.entry_path, problems):
+        return _check(mods, problems)
+    return CheckResult(None, problems.sorted(), {})  # nested too deeply (E212)
+
+
+@contextmanager
+def _checking(entry_path: str, problems: Problems):
+    """Collection off while a stage runs (the checker allocates many small objects and frees few:
+    collecting only costs); nesting too deep for Python is E212, after which the `with` falls
+    through to its caller's fallback."""
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    except RecursionError:
+        problems.add("E212", "this program nests too deeply to be checked; split it into smaller functions",
+                     ast.Span(entry_path, 1, 1, 1, 1))
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _check(mods: Modules, problems: Problems) -> CheckResult:
+    modules, entry_key = mods.modules, mods.entry_key
     decls = Declarations(modules, problems)
     decls.run()
     prog = CheckedProgram(
@@ -96,7 +139,7 @@ def _check(entry_path, cache_dir, source, problems: Problems, stored=None, commi
     _unused(decls, modules, problems)
     _entry(decls, entry_key, problems)
     if problems:
-        return CheckResult(None, problems.sorted(), loader.sources)
+        return CheckResult(None, problems.sorted(), mods.sources)
     unit = decls.unit()
     types = prog.types
     for k, t in types.items():
@@ -108,9 +151,9 @@ def _check(entry_path, cache_dir, source, problems: Problems, stored=None, commi
     for k, ts in prog.type_args.items():
         prog.type_args[k] = tuple(zonk(t, unit) for t in ts)
     refine_checkpoint_sites(prog)  # needs every type solved
-    prog.identity = program_identity(STD_VERSION, {m.key: m.ast for m in modules}, loader.commits)
-    prog.commits = dict(loader.commits)
-    return CheckResult(prog, [], loader.sources)
+    prog.identity = program_identity(STD_VERSION, {m.key: m.ast for m in modules}, mods.commits)
+    prog.commits = dict(mods.commits)
+    return CheckResult(prog, [], mods.sources)
 
 
 def _data_requirements(decls: Declarations, bc: BodyChecker, problems: Problems) -> None:
