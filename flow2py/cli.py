@@ -1,9 +1,5 @@
-"""The `flow2py` command line (click). Exit codes are fixed by ../shared/DESIGN.md:
-
-0 completed / clean / Matched / intact, 1 refused (diagnostics, bad input, missing binding, unknown
-run), 3 paused / Incomplete, 4 faulted, 5 Diverged, 6 chain broken; and 130, as a shell reports
-SIGINT, when Ctrl-C (or a Tool's sys.exit, or quitting pdb) halted the run or the command
-(docs/spec/execution.md "Interruptions").
+"""The `flow2py` command line (click). Its exit codes are flowrt.data.exit_codes's, and only
+those (docs/spec/execution.md "Exit codes").
 
 Every refusal is a message on stderr that says what and where; nothing recorded is rewritten.
 """

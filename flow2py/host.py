@@ -1,6 +1,6 @@
 """The host layer of the CLI: compiling programs and the operations on runs around them.
 
-It is the one place that uses both the compiler and the runtime (DESIGN.md "Layering"). The run
+It is the one place that uses both the compiler and the runtime (docs/dev/architecture.md, "The runtime's floors"). The run
 operations themselves live in flowrt.host, which works on a program already in Python (a built
 package's PROGRAM); this module adds what needs the compiler: checking a program from a path,
 and compiling the exact program a run started with from the sources its history stores, so

@@ -3,7 +3,7 @@
 Two lists, both explicit. `flowrt.abi` holds exactly what generated code may use
 (`import flowrt as rt`; tests/test_abi.py holds it to docs/spec/abi.md); this package
 re-exports it. Below it, the host API: what a host application, the CLI and the tests reach
-as `flowrt.X` to run, store and show runs (docs/spec/execution.md, trace.md). Generated code
+as `flowrt.<name>` to run, store and show runs (docs/spec/execution.md, trace.md). Generated code
 never uses these; anything else is imported from its own module (`from flowrt.history.store import ...`).
 """
 from flowrt.abi import *  # noqa: F403  (the ABI: its __all__ is the list)

@@ -1,4 +1,4 @@
-"""std's @lang bodies (flowrt.lang): pure versions and the generator (`__tool`) versions."""
+"""std's @lang bodies (flowrt.data.lang): pure versions and the generator (`__tool`) versions."""
 import re
 from decimal import Decimal
 from pathlib import Path

@@ -23,7 +23,7 @@ def test_every_lang_function_is_listed_in_stdlib_doc():
     langs = [fn.lang for fn in r.program.fn_decls.values() if fn.lang and fn.node.body is None]
     assert len(langs) > 50
     for lang in langs:
-        assert f"`flowrt.lang.{lang.replace('.', '_')}`" in doc, lang
+        assert f"`flowrt.data.lang.{lang.replace('.', '_')}`" in doc, lang
 
 
 def test_prelude_types_and_literals():

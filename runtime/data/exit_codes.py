@@ -1,4 +1,4 @@
-"""The process exit codes of every run operation, in one place (../shared/DESIGN.md fixes them).
+"""The process exit codes of every run operation, in one place (docs/spec/execution.md "Exit codes").
 
 0 completed / clean / Matched / intact, 1 refused (diagnostics, bad input, missing binding,
 unknown run), 3 paused / Incomplete, 4 faulted, 5 Diverged, 6 chain broken, and 130 -- as a

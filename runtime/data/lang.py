@@ -1,4 +1,5 @@
-"""Python bodies of std's `@lang` functions: `@lang("list.map")` is `flowrt.lang.list_map` (`rt.lang`, flowrt.abi).
+"""Python bodies of std's `@lang` functions: `@lang("list.map")` is `flowrt.data.lang.list_map`,
+which generated code calls as `rt.lang.list_map` (flowrt.abi exports this module as `lang`).
 
 Generated pure code calls these directly, so each is as small as it can be. A function taking a
 callback has two versions: `list_map(xs, f)` (f a plain callable) and `list_map__tool(xs, f)`, a

@@ -7,7 +7,7 @@ written. Lifting the limit globally (`sys.set_int_max_str_digits(0)`) would also
 every parser in the host process, our own JSON input included; so the limit stays as the host
 set it, and these functions convert big values in pieces small enough for any setting (the
 smallest limit Python accepts is 640 digits). Input text is bounded separately
-(flowrt.jsontext: at most 4,300 digits per JSON number).
+(flowrt.data.bounds: at most MAX_DIGITS, 4,300, digits per JSON number).
 
 The split is divide and conquer on powers of ten, as CPython 3.12's `_pylong` does: it costs
 what the divisions cost, and only values beyond the limit take it.

@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 #: Frames one task's explicit stack may hold; one more is the fault "stack exhausted".
-#: 100,000 generator frames take about 26 MB (DESIGN.md, the measurement table).
+#: 100,000 generator frames take about 26 MB (docs/spec/abi.md "Requests a generator yields").
 MAX_DEPTH = 100_000
 
 

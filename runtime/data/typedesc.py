@@ -1,6 +1,6 @@
 """Type descriptors, type text and the JSON form (`to_json`) of Flow data.
 
-DESIGN.md "JSON mapping of Flow data" is the rule; docs/spec/abi.md "Type descriptors" lists the
+docs/spec/tools.md "Data across the boundary (JSON form)" is the rule; docs/spec/abi.md "Type descriptors" lists the
 descriptors. Admission -- `decode(desc, value)` and its compiled form `compile_decoder(desc)` --
 lives in flowrt.data.decoding, which imports this module (never the other way round).
 

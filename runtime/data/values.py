@@ -19,7 +19,7 @@ Scalars are Python's own (`int`, `decimal.Decimal`, `str`, `bytes`, `bool`, `Non
   a HAMT's own order depends on string hashes, which Python randomises per process, and a Flow
   program must compute the same thing in every process (replay).
 * `Duration`, `Instant`, `HostToken`, `Hole`.
-* `show(value)`: the Flow text of any value (DESIGN.md "History export"); `repr` of every Flow
+* `show(value)`: the Flow text of any value (docs/spec/trace.md "Rendering"); `repr` of every Flow
   class is its Flow text.
 
 Flow data is totally ordered: Python's `<` works on every data value here (records by fields in

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 from flowrt.data.facts import Checkpoint, Start
 from flowrt.engine.checkpoints import latest_checkpoint
 from flowrt.engine.describe import describe  # noqa: F401  (divergence text; tests import it from here)
-from flowrt.engine.outcomes import (  # noqa: F401  (re-exported: flowrt.engine.drive.X works as before)
+from flowrt.engine.outcomes import (  # noqa: F401  (re-exported: flowrt.engine.drive.<name> works as before)
     Diverged, Incomplete, Matched, OpenCall, Outcome, ResendRefused, ResumeRefused, RunCompleted,
     RunFaulted, RunHalted, RunPaused, _Finish,
 )

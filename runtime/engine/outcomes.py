@@ -6,7 +6,7 @@ calls open: RunCompleted / RunFaulted / RunPaused; or it is halted from outside 
 Matched (every fact was reproduced and End reached), Incomplete (the program needs a fact the
 history does not hold: it ends early, or a value is a redacted hole) or Diverged (the program
 would record something other than the recorded fact; numbered from Start = 1). Each outcome
-carries the CLI's exit code and the first line it prints (DESIGN.md), so every host reports a
+carries the CLI's exit code and the first line it prints (docs/spec/execution.md), so every host reports a
 run the same way.
 
 Two ways of refusing are exceptions rather than outcomes, because nothing was recorded and the
@@ -31,7 +31,7 @@ __all__ = [
 
 
 class Outcome:
-    """What `drive` returns. `exit_code` is the CLI's (DESIGN.md), `line()` its first line."""
+    """What `drive` returns. `exit_code` is the CLI's (flowrt.data.exit_codes), `line()` its first line."""
 
     exit_code = EXIT_OK
 

@@ -1,4 +1,4 @@
-"""Tool implementations: binding, dispatch and admission (DESIGN.md "Python host API").
+"""Tool implementations: binding, dispatch and admission (docs/spec/abi.md "Tools: binding and replies").
 
 * `bind(name_or_id)` registers a Python implementation in the process-wide `BINDINGS`; a host
   that wants its own set builds a `Bindings()` and uses its `.bind` the same way. A Tool is found

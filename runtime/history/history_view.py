@@ -4,7 +4,7 @@ Every renderer takes a list of `StoredFact` (what `Store.records(run, classes=pr
 returns: numbers, hashes and stored bytes included; the values already decoded with the run's
 program's classes, so rendering looks no class up) or a plain list of facts, which it numbers from 1 and chains from the zero
 hash exactly as a store would. Values are shown as Flow text (`flowrt.data.values.show`); a hole shows
-as `<hole blake3:...>`. The JSON Lines keys are fixed by DESIGN.md "History export"; each object
+as `<hole blake3:...>`. The JSON Lines keys are fixed by docs/spec/trace.md "Rendering"; each object
 also carries `values`, the content hashes of the fact's value slots (what `redact` takes).
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Host tokens: which ones the host issued, and how admission treats tokens and rebuilt values.
 
-A value of a `@tool type` is a host token: only the host makes one (seed 001; DESIGN.md "Host
-tokens: only values the host itself issued"). The store keeps the host's record of every token it
+A value of a `@tool type` is a host token: only the host makes one (seed 001;
+docs/spec/tools.md "Host tokens": only values the host itself issued). The store keeps the host's record of every token it
 issued (`host_tokens`, keyed by the @tool type's declaration identity and the token): a Tool
 implementation's reply issues the tokens it carries, written in the same transaction as that
 Reply (flowrt.history.store), and a host application issues one in code with `Store.issue_token` /

@@ -8,8 +8,8 @@ integer code (`List` is `[0, items...]`, a record is `[16, decl, ctor, fields...
 keeps the encoding self-describing without CBOR tags, costs one byte per compound value, and is
 deterministic by construction: no CBOR maps, no floats, minimal-length integers; Dict and Set
 contents are sorted by their encoded bytes. So cbor2's fast (non-canonical) encoder already
-produces the canonical bytes and nothing is sorted except Dict/Set contents (DESIGN.md measured
-canonical encoding at twice the cost).
+produces the canonical bytes and nothing is sorted except Dict/Set contents (the canonical encoder
+measured at twice the cost).
 
 A fact is an array `[kind, fields...]` in a fixed order. Each *value slot* of a fact (a Call
 argument, a Reply, a Start input, a Checkpoint argument, a Stop value or closing reply, a
