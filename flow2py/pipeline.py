@@ -39,6 +39,7 @@ import flowrt as rt
 from flowrt.host import Refused, Runnable
 
 from flow2py.check import CheckResult, Modules, check_modules, read_modules
+from flow2py.check.reach import entry_roots, reachable_tools
 from flow2py.check.typed import CheckedProgram
 from flow2py.diagnostics import render_text
 
@@ -96,8 +97,6 @@ class LoadedProgram(Runnable):
     def reachable(self, entry: str | None = None):
         """(tool_id, qualified name) of every Tool reachable from `entry` (default: the entry
         module's functions), as the runtime's binding check wants them."""
-        from flow2py.check.reach import entry_roots, reachable_tools
-
         wanted = set(reachable_tools(self.checked, entry_roots(self.checked, entry)))
         return tuple(t for t in self.program.tools if t[0] in wanted)
 
@@ -157,7 +156,7 @@ def package_name(program: CheckedProgram) -> str:
 
 def generate(program: CheckedProgram) -> GeneratedPackage:
     """The program's Python package, every module lowered and formatted (flow2py.codegen)."""
-    from flow2py.codegen import package_files
+    from flow2py.codegen import package_files  # here, not above: `check` never pays for black and libcst
 
     return GeneratedPackage(package_name(program), package_files(program))
 
