@@ -85,3 +85,24 @@ def test_stored_sources_with_the_run_s_identity_compile_to_that_program(tmp_path
     stored = ProgramText.stored("r-3", program.identity, _sources(program), {"entry_module": "main"})
     assert stored.entry_path == "main.flow" and stored.sources is not None
     assert pipeline.compile_program(stored).checked.identity == program.identity
+
+
+def test_modules_that_do_not_parse_are_read_but_not_checked(tmp_path):
+    path = tmp_path / "main.flow"
+    path.write_text("pub flow main() -> Int = (\n")
+    modules = pipeline.read(ProgramText(str(path)))
+    assert not modules.readable and modules.diagnostics
+    result = pipeline.check(modules)
+    assert result.program is None
+    assert set(result.diagnostics) == set(modules.diagnostics)
+    assert all(d.code.startswith("E0") for d in result.diagnostics)  # reading's: no checker noise
+
+
+def test_checking_the_same_modules_twice_gives_the_same_answer(tmp_path):
+    path = tmp_path / "main.flow"
+    path.write_text('pub flow main() -> Int = missing_one()\n')
+    modules = pipeline.read(ProgramText(str(path)))
+    assert modules.readable and modules.diagnostics == ()
+    first, again = pipeline.check(modules), pipeline.check(modules)
+    assert first.diagnostics == again.diagnostics and len(first.diagnostics) == 1
+    assert modules.diagnostics == ()  # checking reports into its own result, never into its input
