@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 
 import flowrt as rt
 from flowrt.host import operations as rh
+from flowrt.host.nested import flow_tool as runtime_flow_tool
 from flowrt.host.operations import Refused, Report, open_store, read
 from flowrt.history.store import Store
 
@@ -233,8 +234,6 @@ def flow_tool(path: str, *, entry: str = "main", store=None, bindings: rt.Bindin
               checkpoint_every: int | None = None) -> Callable:
     """A Tool implementation that runs the Flow program at `path` as a nested run (see
     flowrt.host.nested.flow_tool); the inner run can then be inspected and replayed like any other."""
-    from flowrt.host.nested import flow_tool as runtime_flow_tool
-
     loaded = compile_path(path)
     loaded.entry(entry)
     return runtime_flow_tool(loaded.program, entry=entry, store=store, bindings=bindings,
