@@ -68,7 +68,7 @@ def drive_memory(loaded, fn, entry, args, names, keep=False):
     st = start_fact(loaded, entry, args, names)
     rec = drv.MemoryRecorder(keep=keep)
     rec.record(st)
-    out = drv.drive(fn, history=[st], recorder=rec, bindings=bindings(), resolve=loaded.resolve)
+    out = drv.drive(fn, [st], drv.DriveOptions(recorder=rec, bindings=bindings(), resolve=loaded.resolve))
     return out, rec
 
 
@@ -84,8 +84,8 @@ def durable_run(loaded, fn, path: Path, calls: int):
     t0 = time.perf_counter()
     rec = rt.SqliteRecorder(store, "r")
     try:
-        out = drv.drive(fn, history=[st], first=1, mode="live", recorder=rec, bindings=bindings(),
-                        reachable=loaded.reachable(), resolve=loaded.resolve)
+        out = drv.drive(fn, [st], drv.DriveOptions(first=1, mode="live", recorder=rec, bindings=bindings(),
+                                                   reachable=loaded.reachable(), resolve=loaded.resolve))
     finally:
         rec.close()
     dt = time.perf_counter() - t0

@@ -62,8 +62,9 @@ def record_run(store: Store, loaded, run_id: str, calls: int, answer: int, every
     store.create_run(run_id, st, loaded.program.sources, {"entry_module": loaded.checked.entry_module})
     rec = rt.SqliteRecorder(store, run_id)
     try:
-        out = drv.drive(fn, history=[st], recorder=rec, bindings=bindings(answer),
-                        reachable=loaded.reachable(), checkpoint_every=every, resolve=loaded.resolve)
+        out = drv.drive(fn, [st], drv.DriveOptions(recorder=rec, bindings=bindings(answer),
+                                                   reachable=loaded.reachable(), checkpoint_every=every,
+                                                   resolve=loaded.resolve))
     finally:
         rec.close()
     return out
@@ -78,8 +79,8 @@ def replay_parts(store: Store, loaded, run_id: str):
     t0 = time.perf_counter()
     facts = store.facts(run_id, verify=True, whole=True, classes=loaded.classes)
     t1 = time.perf_counter()
-    out = drv.drive(fn, history=facts, first=1, begin=1, mode="replay", resolve=loaded.resolve,
-                    classes=loaded.classes)
+    out = drv.drive(fn, facts, drv.DriveOptions(first=1, begin=1, mode="replay", resolve=loaded.resolve,
+                                                classes=loaded.classes))
     t2 = time.perf_counter()
     assert type(out).__name__ == "Matched", out
     return len(facts), t1 - t0, t2 - t1
@@ -161,9 +162,10 @@ def resume_path(store: Store, loaded, run_id: str):
     fn = loaded.resolve("effectful::echo_loop")
     rec = rt.SqliteRecorder(store, run_id)
     try:
-        out = drv.drive(fn, history=history, first=first, mode="live", recorder=rec, bindings=bindings(0),
-                        reachable=loaded.reachable(), checkpoint_every=CP_EVERY, resolve=loaded.resolve,
-                        classes=loaded.classes)
+        out = drv.drive(fn, history, drv.DriveOptions(first=first, mode="live", recorder=rec,
+                                                      bindings=bindings(0), reachable=loaded.reachable(),
+                                                      checkpoint_every=CP_EVERY, resolve=loaded.resolve,
+                                                      classes=loaded.classes))
     finally:
         rec.close()
     assert isinstance(out, drv.RunPaused), out

@@ -74,8 +74,8 @@ def run_test(loaded, info, bindings) -> TestResult:
     start = Start(loaded.program.identity, loaded.program.std, rt.DATA_VERSION, info.name, (), ())
     rec = drv.MemoryRecorder()
     rec.record(start)
-    outcome = drv.drive(fn, history=[start], recorder=rec, bindings=bindings, resolve=loaded.resolve,
-                        classes=loaded.classes)
+    outcome = drv.drive(fn, [start], drv.DriveOptions(recorder=rec, bindings=bindings, resolve=loaded.resolve,
+                                                      classes=loaded.classes))
     if isinstance(outcome, drv.RunHalted) and isinstance(outcome.cause, KeyboardInterrupt):
         raise outcome.cause  # Ctrl-C stops the testing, not just this test (sys.exit in a fake fails it)
     return _verdict(info.decl, file, line, outcome)

@@ -9,7 +9,7 @@ never uses these; anything else is imported from its own module (`from flowrt.hi
 from flowrt.abi import *  # noqa: F403  (the ABI: its __all__ is the list)
 from flowrt.abi import __all__ as _ABI
 from flowrt.data.decoding import compile_decoder
-from flowrt.engine.drive import MemoryRecorder, drive, start_run
+from flowrt.engine.drive import DriveOptions, MemoryRecorder, drive, start_run
 from flowrt.data.facts import Call, Checkpoint, Choice, Closed, Completed, End, Fact, Faulted, ParkedTask, Recorder, Reply, Start, Stop
 from flowrt.history.history_view import to_html, to_jsonl, to_text
 from flowrt.history.integrity import Archived
@@ -27,7 +27,7 @@ from flowrt.history.trace import DATA_VERSION, MissingClass, TraceError
 
 __all__ = [
     *_ABI,
-    "compile_decoder", "MemoryRecorder", "drive", "start_run",
+    "compile_decoder", "DriveOptions", "MemoryRecorder", "drive", "start_run",
     "Call", "Checkpoint", "Choice", "Closed", "Completed", "End", "Fact", "Faulted", "ParkedTask",
     "Recorder", "Reply", "Start", "Stop", "to_html", "to_jsonl", "to_text", "Archived",
     "task_await", "task_first", "task_spawn", "task_stop", "load_package",

@@ -48,8 +48,9 @@ class FlowProgram:
         rec = drv.MemoryRecorder()
         start = self.start(entry, args)
         rec.record(start)
-        out = drv.drive(self.fn(entry), history=[start], recorder=rec, bindings=self.bindings(tools),
-                        resolve=self.loaded.resolve, classes=self.loaded.classes, **kw)
+        out = drv.drive(self.fn(entry), [start], drv.DriveOptions(recorder=rec, bindings=self.bindings(tools),
+                                                                  resolve=self.loaded.resolve,
+                                                                  classes=self.loaded.classes, **kw))
         return out, rec
 
     def resume(self, history: list, entry: Optional[str] = None, tools: Optional[dict] = None, **kw):
@@ -58,14 +59,17 @@ class FlowProgram:
         entry = entry or next((f.entry for f in history if type(f) is Start), "main")
         rec = drv.MemoryRecorder()
         rec.facts = list(history)
-        out = drv.drive(self.fn(entry), history=list(history), recorder=rec,
-                        bindings=self.bindings(tools), resolve=self.loaded.resolve, classes=self.loaded.classes, **kw)
+        out = drv.drive(self.fn(entry), list(history), drv.DriveOptions(recorder=rec,
+                                                                        bindings=self.bindings(tools),
+                                                                        resolve=self.loaded.resolve,
+                                                                        classes=self.loaded.classes, **kw))
         return out, rec
 
     def replay(self, history: list, entry: Optional[str] = None, begin=1):
         entry = entry or next((f.entry for f in history if type(f) is Start), "main")
-        return drv.drive(self.fn(entry), history=list(history), mode="replay", begin=begin,
-                         resolve=self.loaded.resolve, classes=self.loaded.classes)
+        return drv.drive(self.fn(entry), list(history), drv.DriveOptions(mode="replay", begin=begin,
+                                                                         resolve=self.loaded.resolve,
+                                                                         classes=self.loaded.classes))
 
 
 def flow_program(tmp_path, files: dict, entry: str = "main.flow") -> FlowProgram:

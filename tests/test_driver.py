@@ -33,8 +33,10 @@ SEED = [
 
 
 def run_support(rec, **kw):
-    return rt.start_run(main, ("Login fails on Safari",), recorder=rec, bindings=support_bindings(),
-                        reachable=SUPPORT_TOOLS, checkpoint_every=5, **kw)
+    return rt.start_run(main, ("Login fails on Safari",), rt.DriveOptions(recorder=rec,
+                                                                          bindings=support_bindings(),
+                                                                          reachable=SUPPORT_TOOLS,
+                                                                          checkpoint_every=5, **kw))
 
 
 def deliver(rec, call_id, reply):
@@ -57,7 +59,8 @@ def test_seed_example_pauses_resumes_and_gives_the_seed_history():
     run_support(rec)
     assert [describe(f) for f in rec.facts] == SEED[:12]
     history = deliver(rec, "c1:root#2", rt.Ok("Safari 17.4"))
-    out = rt.drive(main, history=history, recorder=rec, bindings=support_bindings(), checkpoint_every=5)
+    out = rt.drive(main, history, rt.DriveOptions(recorder=rec, bindings=support_bindings(),
+                                                  checkpoint_every=5))
     assert out == rt.RunCompleted(Resolved("Enable Secure on the session cookie; ..."))
     assert [describe(f) for f in rec.facts] == SEED
 
@@ -70,33 +73,35 @@ def test_every_call_and_reply_is_synced_before_its_consequence():
 
 def test_resume_after_pause_gives_the_same_facts_as_a_run_that_got_the_reply():
     paused = rt.MemoryRecorder()
-    out = rt.start_run(pause_then_add, (1,), recorder=paused, bindings=echo_bindings())
+    out = rt.start_run(pause_then_add, (1,), rt.DriveOptions(recorder=paused, bindings=echo_bindings()))
     assert out == rt.RunPaused((rt.OpenCall("root#2", "t.slow"),))
     history = deliver(paused, "root#2", rt.Ok(41))
-    out = rt.drive(pause_then_add, history=history, recorder=paused, bindings=echo_bindings())
+    out = rt.drive(pause_then_add, history, rt.DriveOptions(recorder=paused, bindings=echo_bindings()))
     assert out == rt.RunCompleted(42)
 
     direct = rt.MemoryRecorder()
-    out = rt.start_run(pause_then_add, (1,), recorder=direct,
-                       bindings=echo_bindings(slow=lambda x: {"Ok": 41}))
+    out = rt.start_run(pause_then_add, (1,), rt.DriveOptions(recorder=direct,
+                                                             bindings=echo_bindings(slow=lambda x: {"Ok": 41})))
     assert out == rt.RunCompleted(42)
     assert paused.facts == direct.facts
 
 
 def test_resume_refuses_a_history_the_program_does_not_make():
     rec = rt.MemoryRecorder()
-    rt.start_run(pause_then_add, (1,), recorder=rec, bindings=echo_bindings())
+    rt.start_run(pause_then_add, (1,), rt.DriveOptions(recorder=rec, bindings=echo_bindings()))
     history = list(rec.facts)
     history[1] = rt.Call("root#1", "t.echo", "t::echo", (99,))
     history.append(rt.Reply("root#2", rt.Ok(41)))
     with pytest.raises(rt.ResumeRefused) as e:
-        rt.drive(pause_then_add, history=history, recorder=rt.MemoryRecorder(), bindings=echo_bindings())
+        rt.drive(pause_then_add, history, rt.DriveOptions(recorder=rt.MemoryRecorder(),
+                                                          bindings=echo_bindings()))
     assert e.value.verdict.fact == 2
 
 
 def test_checkpoint_every_takes_a_checkpoint_and_resume_starts_from_it():
     rec = rt.MemoryRecorder()
-    out = rt.start_run(echo_loop, (6, 0), recorder=rec, bindings=echo_bindings(), checkpoint_every=4)
+    out = rt.start_run(echo_loop, (6, 0), rt.DriveOptions(recorder=rec, bindings=echo_bindings(),
+                                                          checkpoint_every=4))
     assert out == rt.RunCompleted(21)
     cps = [f for f in rec.facts if type(f) is rt.Checkpoint]
     assert [(c.checkpoint, c.function, c.args) for c in cps] == [(1, "t::echo_loop", (4, 11)),
@@ -106,31 +111,34 @@ def test_checkpoint_every_takes_a_checkpoint_and_resume_starts_from_it():
     calls = [f.id for f in rec.facts if type(f) is rt.Call]
     assert calls == ["root#1", "root#2", "c1:root#1", "c1:root#2", "c2:root#1", "c2:root#2"]
     # resuming from the latest checkpoint serves the facts after it and needs nothing else
-    assert rt.drive(echo_loop, history=rec.facts, mode="replay") == rt.Matched(rec.facts[-1])
+    assert rt.drive(echo_loop, rec.facts, rt.DriveOptions(mode="replay")) == rt.Matched(rec.facts[-1])
 
 
 def test_parked_task_is_recorded_in_a_checkpoint_and_restored_on_resume():
     rec = rt.MemoryRecorder()
-    out = rt.start_run(reader, (), recorder=rec, bindings=echo_bindings(), checkpoint_every=2)
+    out = rt.start_run(reader, (), rt.DriveOptions(recorder=rec, bindings=echo_bindings(),
+                                                   checkpoint_every=2))
     assert out == rt.RunPaused((rt.OpenCall("root/1#1", "feed.next"),))
     cps = [f for f in rec.facts if type(f) is rt.Checkpoint]
     assert cps and cps[0].args[0] == rt.ParkedTask("root/1", "root/1#1", "main::Msg.Received", ())
     history = deliver(rec, "root/1#1", rt.Ok("hello"))
-    out = rt.drive(reader, history=history, recorder=rec, bindings=echo_bindings(), checkpoint_every=2)
+    out = rt.drive(reader, history, rt.DriveOptions(recorder=rec, bindings=echo_bindings(),
+                                                    checkpoint_every=2))
     assert out == rt.RunCompleted(Received(rt.Ok("hello")))
-    assert rt.drive(reader, history=rec.facts, mode="replay", begin=1).line() == "Matched"
-    assert rt.drive(reader, history=rec.facts, mode="replay").line() == "Matched"
+    assert rt.drive(reader, rec.facts, rt.DriveOptions(mode="replay", begin=1)).line() == "Matched"
+    assert rt.drive(reader, rec.facts, rt.DriveOptions(mode="replay")).line() == "Matched"
 
 
 def test_parked_record_constructor_keeps_its_data_and_reply_position():
     rec = rt.MemoryRecorder()
-    rt.start_run(indexed, (), recorder=rec, bindings=echo_bindings(), checkpoint_every=2)
+    rt.start_run(indexed, (), rt.DriveOptions(recorder=rec, bindings=echo_bindings(), checkpoint_every=2))
     cp = next(f for f in rec.facts if type(f) is rt.Checkpoint)
     assert cp.args[0][0] == rt.ParkedTask("root/1", "root/1#1", "main::Arrived#1", (3,))
     history = deliver(rec, "root/1#1", rt.Ok("x"))
-    out = rt.drive(indexed, history=history, recorder=rec, bindings=echo_bindings(), checkpoint_every=2)
+    out = rt.drive(indexed, history, rt.DriveOptions(recorder=rec, bindings=echo_bindings(),
+                                                     checkpoint_every=2))
     assert out == rt.RunCompleted(Arrived(3, rt.Ok("x")))
-    assert rt.drive(indexed, history=rec.facts, mode="replay", begin=1).line() == "Matched"
+    assert rt.drive(indexed, rec.facts, rt.DriveOptions(mode="replay", begin=1)).line() == "Matched"
 
 
 def test_missing_binding_refuses_the_run_before_anything_is_recorded():
@@ -138,8 +146,8 @@ def test_missing_binding_refuses_the_run_before_anything_is_recorded():
     b = support_bindings()
     b._impls.pop("web.search")
     with pytest.raises(rt.MissingBindings) as e:
-        rt.drive(main, history=[rt.Start("p", "std@v1", 1, "main", ("x",))], recorder=rec, bindings=b,
-                 reachable=SUPPORT_TOOLS)
+        rt.drive(main, [rt.Start("p", "std@v1", 1, "main", ("x",))],
+                 rt.DriveOptions(recorder=rec, bindings=b, reachable=SUPPORT_TOOLS))
     assert e.value.missing == ["web.search"]
     assert rec.facts == []
 
@@ -154,7 +162,7 @@ def one_call(spec, *args):
 def reply_of(impl, spec=ECHO, args=(1,)):
     b = rt.Bindings()
     b.bind(spec.name, impl)
-    out = rt.start_run(one_call(spec, *args), (), recorder=rt.MemoryRecorder(), bindings=b)
+    out = rt.start_run(one_call(spec, *args), (), rt.DriveOptions(recorder=rt.MemoryRecorder(), bindings=b))
     return out.value
 
 
@@ -209,7 +217,8 @@ def test_implementations_really_run_concurrently():
 
     b = rt.Bindings()
     b.bind("t.echo", meet)
-    assert rt.start_run(two, (), recorder=rt.MemoryRecorder(), bindings=b) == rt.RunCompleted(3)
+    assert rt.start_run(two, (), rt.DriveOptions(recorder=rt.MemoryRecorder(),
+                                                 bindings=b)) == rt.RunCompleted(3)
 
 
 def test_fault_in_pure_code_ends_the_run_with_the_flow_location():
@@ -223,10 +232,10 @@ def test_fault_in_pure_code_ends_the_run_with_the_flow_location():
         return ns["boom"](r._0)
 
     rec = rt.MemoryRecorder()
-    out = rt.start_run(faulty, (), recorder=rec, bindings=echo_bindings())
+    out = rt.start_run(faulty, (), rt.DriveOptions(recorder=rec, bindings=echo_bindings()))
     assert out == rt.RunFaulted(rt.Faulted("integer division by zero", "prog.flow", 3))
     assert rec.facts[-1] == rt.End(out.fault)
-    assert rt.drive(faulty, history=rec.facts, mode="replay").line() == "Matched"
+    assert rt.drive(faulty, rec.facts, rt.DriveOptions(mode="replay")).line() == "Matched"
 
 
 def test_unexpected_python_exception_is_a_fault_naming_its_type():
@@ -235,7 +244,7 @@ def test_unexpected_python_exception_is_a_fault_naming_its_type():
         r = yield rt.ToolCall(ECHO, (1,))
         return r.nothing
 
-    out = rt.start_run(bad, (), recorder=rt.MemoryRecorder(), bindings=echo_bindings())
+    out = rt.start_run(bad, (), rt.DriveOptions(recorder=rt.MemoryRecorder(), bindings=echo_bindings()))
     assert isinstance(out, rt.RunFaulted)
     assert out.fault.message.startswith("AttributeError:")
     assert out.fault.file == __file__
@@ -250,7 +259,7 @@ def test_depth_limit_is_the_fault_stack_exhausted():
     def prog():
         return (yield deep(0))
 
-    out = rt.start_run(prog, (), recorder=rt.MemoryRecorder(), bindings=echo_bindings())
+    out = rt.start_run(prog, (), rt.DriveOptions(recorder=rt.MemoryRecorder(), bindings=echo_bindings()))
     assert isinstance(out, rt.RunFaulted) and out.fault.message == "stack exhausted"
     assert out.fault.file == __file__
 
@@ -264,7 +273,7 @@ def test_python_recursion_in_pure_code_is_stack_exhausted_not_recursion_error():
         yield rt.ToolCall(ECHO, (1,))
         return pure(10**6)
 
-    out = rt.start_run(prog, (), recorder=rt.MemoryRecorder(), bindings=echo_bindings())
+    out = rt.start_run(prog, (), rt.DriveOptions(recorder=rt.MemoryRecorder(), bindings=echo_bindings()))
     assert out.fault.message == "stack exhausted"
 
 
@@ -275,8 +284,8 @@ def test_effectful_tail_loop_runs_in_constant_memory():
     def peak(n):
         gc.collect()
         tracemalloc.start()
-        out = rt.start_run(echo_loop, (n, 0), recorder=rt.MemoryRecorder(keep=False),
-                           bindings=echo_bindings())
+        out = rt.start_run(echo_loop, (n, 0), rt.DriveOptions(recorder=rt.MemoryRecorder(keep=False),
+                                                              bindings=echo_bindings()))
         _, p = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         assert out == rt.RunCompleted(n * (n + 1) // 2)
@@ -288,8 +297,8 @@ def test_effectful_tail_loop_runs_in_constant_memory():
 
 def test_effectful_tail_loop_of_100k_rounds_leaves_no_objects_behind():
     def objects_after(n):
-        out = rt.start_run(echo_loop, (n, 0), recorder=rt.MemoryRecorder(keep=False),
-                           bindings=echo_bindings())
+        out = rt.start_run(echo_loop, (n, 0), rt.DriveOptions(recorder=rt.MemoryRecorder(keep=False),
+                                                              bindings=echo_bindings()))
         assert out == rt.RunCompleted(n * (n + 1) // 2)
         gc.collect()
         return len(gc.get_objects())

@@ -117,11 +117,11 @@ def test_task_finished_from_its_parked_call_is_restored_finished_on_resume():
     assert isinstance(p.replay(full, begin=1), Matched)
     assert isinstance(p.replay(full, begin="latest"), Matched)
     # replay from the checkpoint alone needs the carried reply too
-    from_cp = dict(history=full[cp:], first=cp + 1, begin=cp + 1, mode="replay", resolve=p.loaded.resolve,
-                   classes=p.loaded.classes)
-    assert isinstance(rt.engine.drive.drive(None, carried_replies={"root/1#1": read_reply.reply}, **from_cp),
-                      Matched)
-    without = rt.engine.drive.drive(None, **from_cp)  # the read waits again, and End comes instead
+    from_cp = dict(first=cp + 1, begin=cp + 1, mode="replay", resolve=p.loaded.resolve, classes=p.loaded.classes)
+    with_reply = rt.DriveOptions(carried_replies={"root/1#1": read_reply.reply}, **from_cp)
+    assert isinstance(rt.engine.drive.drive(None, full[cp:], with_reply), Matched)
+    # the read waits again, and End comes instead
+    without = rt.engine.drive.drive(None, full[cp:], rt.DriveOptions(**from_cp))
     assert type(without) is rt.engine.drive.Diverged and "open calls: root/1#1" in without.reason
 
 
@@ -507,9 +507,9 @@ def test_hundred_thousand_round_effectful_tail_loop_with_a_tool_call_a_round(tmp
     rec = rt.engine.drive.MemoryRecorder(keep=False)
     start = p.start("rounds", (100_000, 0))
     rec.record(start)
-    out = rt.engine.drive.drive(p.fn("rounds"), history=[start], recorder=rec,
-                          bindings=p.bindings({"svc.tick": lambda n: {"Ok": 1}}),
-                          resolve=p.loaded.resolve, checkpoint_every=1000)
+    opts = rt.DriveOptions(recorder=rec, bindings=p.bindings({"svc.tick": lambda n: {"Ok": 1}}),
+                           resolve=p.loaded.resolve, checkpoint_every=1000)
+    out = rt.engine.drive.drive(p.fn("rounds"), [start], opts)
     assert out == RunCompleted(100_000)
     # Start, a Call and a Reply a round, a checkpoint every 1,000 facts (500 rounds), End
     assert rec.count == 1 + 2 * 100_000 + 200 + 1

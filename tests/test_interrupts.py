@@ -213,7 +213,8 @@ def test_an_interruption_in_a_tool_is_run_halted_with_the_call_open_and_no_fact_
         raise exc
 
     rec = rt.MemoryRecorder()
-    out = rt.start_run(_halting_program(), (1,), recorder=rec, bindings=echo_bindings(slow), inline=inline)
+    out = rt.start_run(_halting_program(), (1,), rt.DriveOptions(recorder=rec, bindings=echo_bindings(slow),
+                                                                 inline=inline))
     assert type(out) is rt.RunHalted and out.exit_code == 130
     assert out.open == (rt.OpenCall("root#2", "t.slow"),) and out.open[0].args == (1,)
     assert out.cause is exc
@@ -231,7 +232,7 @@ def test_quitting_pdb_inside_generated_code_is_run_halted_not_faulted():
         raise bdb.BdbQuit()
 
     rec = rt.MemoryRecorder()
-    out = rt.start_run(prog, (1,), recorder=rec, bindings=rt.Bindings())
+    out = rt.start_run(prog, (1,), rt.DriveOptions(recorder=rec, bindings=rt.Bindings()))
     assert out == rt.RunHalted("the debugger was quit (BdbQuit)", ())
     assert [type(f).__name__ for f in rec.facts] == ["Start"]
 
@@ -245,7 +246,7 @@ def test_replay_lets_an_interruption_through_rather_than_giving_a_verdict():
 
     start = rt.Start("p", "std@v1", rt.DATA_VERSION, "prog", (1,), ("x",))
     with pytest.raises(KeyboardInterrupt):
-        rt.drive(prog, history=[start], mode="replay")
+        rt.drive(prog, [start], rt.DriveOptions(mode="replay"))
 
 
 def test_ctrl_c_inside_an_append_is_held_until_the_fact_is_whole():

@@ -22,8 +22,8 @@ RUNTIME_MAY_IMPORT = {
     "top": {"data", "history", "engine", "abi"},
 }
 #: the engine's own floors, lowest first (runtime/engine/__init__.py)
-ENGINE_FLOORS = (("interrupts", "describe", "outcomes", "tools"), ("calls", "task_ops"), ("checkpoints",),
-                 ("run_loop",), ("drive",))
+ENGINE_FLOORS = (("interrupts", "describe", "outcomes", "tools"), ("state",), ("record",), ("task_ops",),
+                 ("calls",), ("checkpoints",), ("run_loop",), ("drive",))
 #: the compiler's floors, lowest first: a module imports its own floor or lower ones. "ground"
 #: imports nothing above it; the floors below "pipeline" never import the runtime.
 COMPILER = (

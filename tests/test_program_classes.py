@@ -97,9 +97,10 @@ def _record_paused_run(store: Store, run_id: str, p) -> None:
     start = p.start("main", (3,))
     store.create_run(run_id, start, p.program.sources, p.loaded.meta())
     with SqliteRecorder(store, run_id) as rec:
-        out = drv.drive(p.fn("main"), history=[start], recorder=rec, checkpoint_every=1,
-                        bindings=_bindings(lambda: rt.pending, lambda r: {"Ok": r}),
-                        resolve=p.loaded.resolve, classes=p.loaded.classes)
+        opts = drv.DriveOptions(recorder=rec, checkpoint_every=1,
+                                bindings=_bindings(lambda: rt.pending, lambda r: {"Ok": r}),
+                                resolve=p.loaded.resolve, classes=p.loaded.classes)
+        out = drv.drive(p.fn("main"), [start], opts)
     assert out == drv.RunPaused((drv.OpenCall("root/1#1", "feed.next"),))
     store.record_reply(run_id, "root/1#1", rt.Ok("hello"))
 
@@ -108,9 +109,10 @@ def _resume(store: Store, run_id: str, p):
     info = store.load_run(run_id)
     history = store.facts(run_id, info.latest_checkpoint, verify=True, whole=True, classes=p.loaded.classes)
     with SqliteRecorder(store, run_id) as rec:
-        return drv.drive(p.fn("main"), history=history, first=info.latest_checkpoint, recorder=rec,
-                         bindings=_bindings(_never, _never), resolve=p.loaded.resolve,
-                         classes=p.loaded.classes)
+        return drv.drive(p.fn("main"), history, drv.DriveOptions(first=info.latest_checkpoint, recorder=rec,
+                                                                 bindings=_bindings(_never, _never),
+                                                                 resolve=p.loaded.resolve,
+                                                                 classes=p.loaded.classes))
 
 
 def test_two_programs_sharing_declaration_ids_live_side_by_side_in_one_process(tmp_path):
@@ -174,12 +176,14 @@ def test_a_hand_written_program_restores_its_own_parked_constructor_after_a_gene
     from _driver_progs import Received, echo_bindings, reader
 
     rec = rt.MemoryRecorder()
-    out = rt.start_run(reader, (), recorder=rec, bindings=echo_bindings(), checkpoint_every=2)
+    out = rt.start_run(reader, (), rt.DriveOptions(recorder=rec, bindings=echo_bindings(),
+                                                   checkpoint_every=2))
     assert isinstance(out, rt.RunPaused)
     assert any(type(f) is Checkpoint for f in rec.facts)
     rec.record(rt.Reply("root/1#1", rt.Ok("hello")))
     history = list(rec.facts)
-    out = rt.drive(reader, history=history, recorder=rec, bindings=echo_bindings(), checkpoint_every=2)
+    out = rt.drive(reader, history, rt.DriveOptions(recorder=rec, bindings=echo_bindings(),
+                                                    checkpoint_every=2))
     assert out == rt.RunCompleted(Received(rt.Ok("hello")))
     assert type(out.value) is Received
-    assert rt.drive(reader, history=rec.facts, mode="replay").line() == "Matched"
+    assert rt.drive(reader, rec.facts, rt.DriveOptions(mode="replay")).line() == "Matched"

@@ -5,15 +5,15 @@ from _driver_progs import echo_bindings, main, pause_then_add, support_bindings
 
 def recorded_support():
     rec = rt.MemoryRecorder()
-    rt.start_run(main, ("Login fails on Safari",), recorder=rec, bindings=support_bindings(),
-                 checkpoint_every=5)
+    rt.start_run(main, ("Login fails on Safari",), rt.DriveOptions(recorder=rec, bindings=support_bindings(),
+                                                                   checkpoint_every=5))
     rec.record(rt.Reply("c1:root#2", rt.Ok("Safari 17.4")))
-    rt.drive(main, history=rec.facts, recorder=rec, bindings=support_bindings(), checkpoint_every=5)
+    rt.drive(main, rec.facts, rt.DriveOptions(recorder=rec, bindings=support_bindings(), checkpoint_every=5))
     return list(rec.facts)
 
 
 def replay(facts, begin=1):
-    return rt.drive(main, history=facts, mode="replay", begin=begin)
+    return rt.drive(main, facts, rt.DriveOptions(mode="replay", begin=begin))
 
 
 def test_replay_of_a_recorded_run_matches_from_start_and_from_the_checkpoint():
@@ -91,7 +91,7 @@ def test_a_hole_in_a_recorded_argument_still_matches():
 
 def test_replay_of_a_paused_run_is_incomplete():
     rec = rt.MemoryRecorder()
-    rt.start_run(pause_then_add, (1,), recorder=rec, bindings=echo_bindings())
-    v = rt.drive(pause_then_add, history=rec.facts, mode="replay")
+    rt.start_run(pause_then_add, (1,), rt.DriveOptions(recorder=rec, bindings=echo_bindings()))
+    v = rt.drive(pause_then_add, rec.facts, rt.DriveOptions(mode="replay"))
     assert v == rt.Incomplete("needs the reply to root#2 (t.slow), which is not recorded")
     assert v.exit_code == 3

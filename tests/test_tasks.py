@@ -8,7 +8,7 @@ from _driver_progs import (
 
 def run(prog, *args, bindings=None):
     rec = rt.MemoryRecorder()
-    out = rt.start_run(prog, args, recorder=rec, bindings=bindings or echo_bindings())
+    out = rt.start_run(prog, args, rt.DriveOptions(recorder=rec, bindings=bindings or echo_bindings()))
     return out, [describe(f) for f in rec.facts], rec
 
 
@@ -57,7 +57,7 @@ def test_replay_follows_a_recorded_choice_among_finished_tasks():
     # the program now gets (2, 20); root/1 is stopped instead of root/3
     facts[i + 1:] = [rt.Stop("root/1", "finished", 0), rt.Stop("root/2", "finished", 10),
                      rt.End(rt.Completed((2, 20)))]
-    assert rt.drive(first_of_finished, history=facts, mode="replay").line() == "Matched"
+    assert rt.drive(first_of_finished, facts, rt.DriveOptions(mode="replay")).line() == "Matched"
 
 
 def test_choice_of_a_task_that_cannot_be_picked_diverges():
@@ -65,7 +65,7 @@ def test_choice_of_a_task_that_cannot_be_picked_diverges():
     facts = list(rec.facts)
     i = next(i for i, f in enumerate(facts) if type(f) is rt.Choice)
     facts[i] = rt.Choice("root", "root/9")
-    v = rt.drive(first_of_finished, history=facts, mode="replay")
+    v = rt.drive(first_of_finished, facts, rt.DriveOptions(mode="replay"))
     assert isinstance(v, rt.Diverged) and v.fact == i + 1
 
 
@@ -104,7 +104,7 @@ def test_fault_inside_a_task_ends_the_run_and_stops_the_others_first():
     assert isinstance(out, rt.RunFaulted)
     assert out.fault.message == "integer division by zero" and out.fault.file == __file__
     assert facts[-2:] == ["Stop root/1 found running closed root/1#1", describe(rt.End(out.fault))]
-    assert rt.drive(task_fault, history=rec.facts, mode="replay").line() == "Matched"
+    assert rt.drive(task_fault, rec.facts, rt.DriveOptions(mode="replay")).line() == "Matched"
 
 
 def test_race_of_a_pure_and_a_slow_task_stops_the_loser():
@@ -125,7 +125,7 @@ def test_fan_out_of_1000_tasks_completes_with_every_value():
     out, facts, rec = run(fan, 1000)
     assert out == rt.RunCompleted(sum(range(1000)))
     assert len(facts) == 2 + 2 * 1000
-    assert rt.drive(fan, history=rec.facts, mode="replay").line() == "Matched"
+    assert rt.drive(fan, rec.facts, rt.DriveOptions(mode="replay")).line() == "Matched"
 
 
 def test_lang_task_functions_are_the_same_operations():

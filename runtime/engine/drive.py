@@ -1,13 +1,15 @@
-"""The driver: one trampoline and scheduler for live runs, resume and replay.
+"""The driver: one entry, `drive`, for live runs, resume and replay; `start_run` for a new run.
 
 How it works: docs/spec/execution.md has the rules, docs/spec/concurrency.md the task semantics.
-`drive` (here) checks its arguments, builds a run and begins it at Start or at a Checkpoint; the
-run itself is split along its seams, each module opening with its own account:
+`drive` (here) checks its options, builds the run's state and begins it at Start or at a
+Checkpoint; the run itself is split along its seams, each module opening with its own account:
 
-* flowrt.engine.run_loop    -- `_Run`: facts recorded or checked, the scheduler, the trampoline, the end;
-* flowrt.engine.calls       -- Tool calls sent and replies admitted, one event at a time;
-* flowrt.engine.task_ops    -- spawn, await, first, stop, and task ownership;
+* flowrt.engine.state       -- `RunState`, the one state of a drive, and the verdicts it stops with;
+* flowrt.engine.record      -- facts recorded or checked (`emit`, the End), calls sent out;
+* flowrt.engine.task_ops    -- spawn, await, first, stop, task ownership, faults;
+* flowrt.engine.calls       -- Tool calls made and replies admitted, one event at a time;
 * flowrt.engine.checkpoints -- when a checkpoint is taken, what it holds, restoring from one;
+* flowrt.engine.run_loop    -- the scheduler and the trampoline;
 * flowrt.engine.describe    -- fact comparison (holes match anything), fact text, fault positions;
 * flowrt.engine.outcomes    -- what a drive returns (RunCompleted ... Diverged) and its refusals.
 
@@ -16,22 +18,24 @@ admissions is a deterministic function of the facts admitted so far.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional, Sequence
 
 from flowrt.data.facts import Checkpoint, Start
-from flowrt.engine.checkpoints import latest_checkpoint
+from flowrt.data.requests import ToolSpec, module_resolver
+from flowrt.data.values import STD_CLASSES, ClassTable, class_table
+from flowrt.engine.checkpoints import begin_at_checkpoint, latest_checkpoint
 from flowrt.engine.describe import describe  # noqa: F401  (divergence text; tests import it from here)
 from flowrt.engine.outcomes import (  # noqa: F401  (re-exported: flowrt.engine.drive.<name> works as before)
     Diverged, Incomplete, Matched, OpenCall, Outcome, ResendRefused, ResumeRefused, RunCompleted,
     RunFaulted, RunHalted, RunPaused, _Finish,
 )
-from flowrt.data.requests import ToolSpec, module_resolver
-from flowrt.engine.run_loop import _Run
-from flowrt.engine.tools import BINDINGS, Bindings, MissingBindings
-from flowrt.data.values import STD_CLASSES, ClassTable, class_table
+from flowrt.engine.run_loop import begin_at_start, loop
+from flowrt.engine.state import RunState
+from flowrt.engine.tools import BINDINGS, Bindings, Dispatcher, MissingBindings
 
 __all__ = [
-    "drive", "start_run", "latest_checkpoint", "MemoryRecorder", "Outcome", "OpenCall",
+    "drive", "start_run", "DriveOptions", "latest_checkpoint", "MemoryRecorder", "Outcome", "OpenCall",
     "RunCompleted", "RunFaulted", "RunPaused", "RunHalted", "Matched", "Incomplete", "Diverged",
     "ResumeRefused", "ResendRefused", "MissingBindings",
 ]
@@ -57,59 +61,73 @@ class MemoryRecorder:
         self.syncs += 1
 
 
+# ---- options ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class DriveOptions:
+    """How to drive a program over its history (docs/spec/execution.md, "The entry point").
+
+    The defaults are a live run from the latest checkpoint (else Start) with the process-wide
+    bindings; a live run needs a `recorder`. `DriveOptions(mode="replay")` replays.
+    """
+
+    #: the fact number of history[0]: 1 unless earlier facts were archived
+    first: int = 1
+    #: "latest" (the latest Checkpoint in the history, else Start), 1 (Start), or the fact
+    #: number of a Checkpoint
+    begin: Any = "latest"
+    #: "live" (serve the history, then record every new fact and dispatch calls) or "replay"
+    #: (serve the history and return a verdict; nothing is recorded or bound)
+    mode: str = "live"
+    #: live: every new fact goes through it (rt.Recorder: record, sync); required live
+    recorder: Any = None
+    #: live: the Tool implementations (default: the process-wide BINDINGS)
+    bindings: Optional[Bindings] = None
+    #: the ToolSpecs (or (tool_id, name) pairs) the program can reach: a live run with one of
+    #: them unbound is refused (MissingBindings) before anything happens
+    reachable: Optional[Iterable[ToolSpec]] = None
+    #: take a checkpoint at the first eligible tail call once this many facts were recorded
+    #: since the last one (None: never, live)
+    checkpoint_every: Optional[int] = None
+    #: decl id -> the program's function, for a checkpoint's function and a fork's calls
+    #: (default: functions registered by `rt.fn` in the entry function's module)
+    resolve: Optional[Callable[[str], Optional[Callable]]] = None
+    #: the program's class table (Program.classes), which rebuilds the values of a checkpoint's
+    #: parked tasks by constructor name (default: the entry function's module's,
+    #: `rt.class_table(entry)`; std's built-in classes only without an entry)
+    classes: Optional[ClassTable] = None
+    #: False: always hand sync calls to worker threads (True: an idle driver runs one inline)
+    inline: bool = True
+    #: live: ids of calls open when the history ends to send again to their bindings under the
+    #: same id (after a crash); ResendRefused if one is not open then
+    resend: Iterable[str] = ()
+    #: live: ids, in call order, of calls a crash cut (open, neither answered nor left pending):
+    #: once the history is exhausted each one still open is answered
+    #: `Err(Unknown("process ended while the call was out"))`, before any other reply
+    cut: Iterable[str] = ()
+    #: {call id: reply}, in the order recorded: beginning at a checkpoint, the replies recorded
+    #: before it to calls its parked tasks carry (the earlier facts may be archived); such a task
+    #: is restored finished. Replies in the facts before the checkpoint in the history are found
+    #: there without it; other entries are ignored
+    carried_replies: Optional[dict] = None
+    #: {call id: Call fact}: beginning at a checkpoint whose Call facts are not in the history,
+    #: the Calls of its parked tasks' open calls, so a pause, a halt or an Incomplete names their
+    #: Tool and arguments (nothing is served from them)
+    carried_calls: Optional[dict] = None
+    #: {call id: ToolSpec}: the Tools of those parked calls, whose Call facts come before the
+    #: checkpoint; a reply to one is checked against its Tool's result type (without it, only
+    #: that it is a Tool outcome at all)
+    parked_specs: Optional[dict] = None
+
+
 # ---- entry points -----------------------------------------------------------------------------------
 
-def drive(
-    entry: Optional[Callable],
-    *,
-    history: Sequence,
-    first: int = 1,
-    begin: Any = "latest",
-    mode: str = "live",
-    recorder=None,
-    bindings: Optional[Bindings] = None,
-    reachable: Optional[Iterable[ToolSpec]] = None,
-    checkpoint_every: Optional[int] = None,
-    resolve: Optional[Callable[[str], Optional[Callable]]] = None,
-    classes: Optional[ClassTable] = None,
-    inline: bool = True,
-    resend: Iterable[str] = (),
-    carried_replies: Optional[dict] = None,
-    cut: Iterable[str] = (),
-    carried_calls: Optional[dict] = None,
-    parked_specs: Optional[dict] = None,
-) -> Outcome:
+def drive(entry: Optional[Callable], history: Sequence, options: DriveOptions = DriveOptions()) -> Outcome:
     """Run a program over its history: live (a new run or a resume) or replay.
 
-    `history`: the run's facts, `history[0]` being fact number `first` (1 unless earlier facts
-    were archived). A new live run passes just its Start fact (see `start_run`). `begin`:
-    `"latest"` (the latest Checkpoint in `history`, else Start), `1` (Start), or the fact number
-    of a Checkpoint. `entry`: the entry function, called with Start's input when beginning at
-    Start. `mode="live"` serves the history, then records every new fact through `recorder` and
-    dispatches calls to `bindings`; `mode="replay"` serves the history and returns a verdict,
-    binding nothing. `reachable`: the ToolSpecs the program can reach; a live run with one of
-    them unbound is refused (MissingBindings) before anything happens. `checkpoint_every=N`:
-    take a checkpoint at the first eligible tail call once N facts were recorded since the last
-    one. `resolve(decl_id)` finds a checkpoint's function (default: functions registered by
-    `rt.fn` in the entry function's module). `classes`: the program's class table
-    (`Program.classes`), which rebuilds the values of a checkpoint's parked tasks by constructor
-    name (default: the classes of the entry function's module, `rt.class_table(entry)`; std's
-    built-in classes only without an entry). `inline=False` always hands sync calls to worker threads. `resend` (live): ids of
-    calls open when the history ends that the host wants sent again to their bindings under the
-    same id (after a crash); ResendRefused if one is not open then. `carried_replies`
-    ({call id: reply}, in the order they were recorded): beginning at a checkpoint, the replies
-    recorded *before* it to calls its parked tasks carry (history may start at the checkpoint,
-    the earlier facts archived); such a task is restored finished. Replies the facts before the
-    checkpoint in `history` hold are found there without it; other entries are ignored.
-    `carried_calls` ({call id: Call fact}): beginning at a checkpoint whose Call facts are not in
-    `history`, the Calls of its parked tasks' open calls, so a pause, a halt or an Incomplete names
-    their Tool and arguments like any other call's (nothing is served from them).
-    `cut` (live): ids, in call order, of calls a crash cut (open, neither answered nor left
-    pending): once the history is exhausted each one still open is answered
-    `Err(Unknown("process ended while the call was out"))`, admitted before any other reply.
-    `parked_specs` ({call id: ToolSpec}): the Tools of those parked calls, whose Call facts come
-    before the checkpoint; a reply to one is checked against its Tool's result type (without it,
-    only that it is a Tool outcome at all).
+    `history`: the run's facts, `history[0]` being fact number `options.first`. A new live run
+    passes just its Start fact (see `start_run`). `entry`: the entry function, called with
+    Start's input when beginning at Start. `options`: see DriveOptions.
 
     Every value served from history is checked against the type the program expects (a Reply
     against its Call's Tool, a Checkpoint's arguments and Start's input against the function's
@@ -122,21 +140,9 @@ def drive(
     Raises ResumeRefused when a live run's history does not fit the program.
     """
     history = list(history)
-    if mode == "replay":
-        recorder = None
-        bindings = None
-    else:
-        if recorder is None:
-            raise ValueError("a live run needs a recorder")
-        bindings = BINDINGS if bindings is None else bindings
-        if reachable is not None:
-            missing = bindings.missing(reachable)
-            if missing:
-                raise MissingBindings(missing)
-    run = _Run(history, first, mode, recorder, bindings, checkpoint_every,
-               resolve or module_resolver(entry), inline, () if mode == "replay" else resend,
-               carried_replies, classes if classes is not None else lambda: _default_classes(entry),
-               () if mode == "replay" else cut, carried_calls, parked_specs)
+    run = _new_run(entry, history, options)
+    first = options.first
+    begin = options.begin
     if begin == "latest":
         begin = latest_checkpoint(history, first) or first
     index = begin - first
@@ -148,15 +154,44 @@ def drive(
         if type(fact) is Start:
             if entry is None:
                 raise ValueError("beginning at Start needs the entry function")
-            run.begin_at_start(entry, fact)
+            begin_at_start(run, entry, fact)
         elif type(fact) is Checkpoint:
             run.hpos = index + 1
-            run.begin_at_checkpoint(fact)
+            begin_at_checkpoint(run, fact)
         else:
             raise ValueError(f"fact {begin} is a {type(fact).__name__}, not a Start or a Checkpoint")
     except _Finish as f:
         return f.outcome
-    return run.loop()
+    return loop(run)
+
+
+def _new_run(entry: Optional[Callable], history: list, o: DriveOptions) -> RunState:
+    """The run's state from the options: refuses a live run without a recorder or with a
+    reachable Tool unbound."""
+    replay = o.mode == "replay"
+    dispatcher = None
+    if not replay:
+        if o.recorder is None:
+            raise ValueError("a live run needs a recorder")
+        bindings = BINDINGS if o.bindings is None else o.bindings
+        if o.reachable is not None:
+            missing = bindings.missing(o.reachable)
+            if missing:
+                raise MissingBindings(missing)
+        if o.mode != "live":
+            raise ValueError(f"mode must be 'live' or 'replay', not {o.mode!r}")
+        dispatcher = Dispatcher(bindings, run_id=getattr(o.recorder, "run_id", None),
+                                store=getattr(o.recorder, "store", None))
+    resend = set(() if replay else o.resend or ())
+    cut = tuple(() if replay else o.cut or ())
+    return RunState(
+        replay=replay, history=history, first=o.first, recorder=None if replay else o.recorder,
+        dispatcher=dispatcher, every=o.checkpoint_every, resolve=o.resolve or module_resolver(entry),
+        classes=o.classes if o.classes is not None else lambda: _default_classes(entry),
+        inline=o.inline, resend=resend, cut=cut, carried=dict(o.carried_replies or {}),
+        carried_calls=o.carried_calls or {}, parked_specs=dict(o.parked_specs or {}),
+        hlen=len(history), at_end=bool(resend or cut),
+        completions=dispatcher.completions if dispatcher else None)
 
 
 def _default_classes(entry: Optional[Callable]) -> ClassTable:
@@ -165,9 +200,10 @@ def _default_classes(entry: Optional[Callable]) -> ClassTable:
     return STD_CLASSES
 
 
-def start_run(entry: Callable, args: tuple, *, recorder, start: Optional[Start] = None,
-              program: str = "", std: str = "std@v1", **kw) -> Outcome:
-    """Record the Start of a new live run and drive it: `drive(entry, history=[start], ...)`.
+def start_run(entry: Callable, args: tuple, options: DriveOptions, *, start: Optional[Start] = None,
+              program: str = "", std: str = "std@v1") -> Outcome:
+    """Record the Start of a new live run through `options.recorder` and drive it:
+    `drive(entry, [start], options)`.
 
     `start` defaults to a Start naming `program` (identity) and `std`, the entry function's
     name and `args`, and the runtime's data version.
@@ -179,6 +215,9 @@ def start_run(entry: Callable, args: tuple, *, recorder, start: Optional[Start] 
         start = Start(program, std, DATA_VERSION, entry.__name__, tuple(args), tuple(params))
     elif tuple(start.input) != tuple(args):
         raise ValueError("start.input differs from args")
+    recorder = options.recorder
+    if recorder is None:
+        raise ValueError("a live run needs a recorder")
     recorder.record(start)
     recorder.sync()
-    return drive(entry, history=[start], recorder=recorder, **kw)
+    return drive(entry, [start], options)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import secrets
 from typing import Any, Callable, Iterable, Optional
 
-from flowrt.engine.drive import RunCompleted, RunFaulted, RunHalted, RunPaused, drive
+from flowrt.engine.drive import DriveOptions, RunCompleted, RunFaulted, RunHalted, RunPaused, drive
 from flowrt.data.facts import Start
 from flowrt.history.store import SqliteRecorder, Store
 from flowrt.engine.tools import BINDINGS, Bindings, current_call, pending
@@ -64,9 +64,10 @@ def flow_tool(program, *, entry: str = "main", store: Any = None, bindings: Opti
             st.record_nested(outer, ctx.call_id, inner)
         rec, outcome = SqliteRecorder(st, inner), None
         try:
-            outcome = drive(fn, history=[start], recorder=rec, bindings=bindings or BINDINGS,
-                            reachable=program.tools if reachable is None else reachable,
-                            resolve=resolve, classes=classes, checkpoint_every=checkpoint_every)
+            outcome = drive(fn, [start], DriveOptions(recorder=rec, bindings=bindings or BINDINGS,
+                                                      reachable=program.tools if reachable is None else reachable,
+                                                      resolve=resolve, classes=classes,
+                                                      checkpoint_every=checkpoint_every))
         finally:
             rec.close(halted=isinstance(outcome, RunHalted))
         return _answer(outcome)

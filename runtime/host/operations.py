@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional
 
 from flowrt.engine import drive as drv
-from flowrt.engine.calls import CUT_REASON
+from flowrt.engine.record import CUT_REASON
 from flowrt.data.facts import Call, Checkpoint, ParkedTask, Reply, Start, Stop
 from flowrt.history.history_view import to_html, to_jsonl, to_text
 from flowrt.engine.interrupts import INTERRUPTS, Shielded, deferred, reason
@@ -326,10 +326,11 @@ def _drive_live(store: Store, rec: SqliteRecorder, prog: Runnable, fn, history, 
     outcome = None
     with deferred():
         try:
-            outcome = drv.drive(fn, history=history, first=first, mode="live", recorder=rec,
-                                bindings=bindings, checkpoint_every=checkpoint_every,
-                                resolve=prog.resolve, classes=prog.classes, resend=resend, cut=cut,
-                                **_carried(store, run_id, history, first, prog))
+            opts = drv.DriveOptions(first=first, mode="live", recorder=rec, bindings=bindings,
+                                    checkpoint_every=checkpoint_every, resolve=prog.resolve,
+                                    classes=prog.classes, resend=resend, cut=cut,
+                                    **_carried(store, run_id, history, first, prog))
+            outcome = drv.drive(fn, history, opts)
         except drv.ResumeRefused as e:
             raise Refused(f"run {run_id}: the stored history does not fit the program: {e.verdict.line()}") from None
         except drv.ResendRefused as e:
@@ -549,9 +550,10 @@ def _check_fits(store: Store, prog: Runnable, fn, run_id: str, history: list, fi
     pause; a history that does not fit (ResumeRefused: a divergence, or a hole it needs) refuses
     the resume with nothing recorded and nothing sent."""
     try:
-        drv.drive(fn, history=history, first=first, mode="live", recorder=_ProbeRecorder(store, run_id),
-                            bindings=Bindings(), resolve=prog.resolve, classes=prog.classes,
-                            **_carried(store, run_id, history, first, prog))
+        drv.drive(fn, history, drv.DriveOptions(first=first, mode="live",
+                                                recorder=_ProbeRecorder(store, run_id), bindings=Bindings(),
+                                                resolve=prog.resolve, classes=prog.classes,
+                                                **_carried(store, run_id, history, first, prog)))
     except _Fits:  # it would record something: everything before fits
         pass
     except drv.ResumeRefused as e:
@@ -571,8 +573,9 @@ def replay(store: Store, prog: Runnable, run_id: str) -> Report:
         return Report("Incomplete: the history holds no facts from its latest checkpoint on", EXIT_PAUSED)
     fn = entry_of(prog, info) if first == 1 else None
     try:
-        outcome = drv.drive(fn, history=history, first=first, begin=first, mode="replay", resolve=prog.resolve,
-                            classes=prog.classes, **_carried(store, run_id, history, first, prog))
+        outcome = drv.drive(fn, history, drv.DriveOptions(first=first, begin=first, mode="replay",
+                                                          resolve=prog.resolve, classes=prog.classes,
+                                                          **_carried(store, run_id, history, first, prog)))
     except CorruptHistory as e:
         raise corrupt(run_id, e) from None
     return Report(outcome.line(), outcome.exit_code, outcome, run_id)
