@@ -52,7 +52,7 @@ class Task:
         self.resume = None  # value sent to the top frame when the task next runs
         self.state = READY
         self.value = None
-        self.call = None  # the open call (flowrt.engine.calls._Call) while state == CALL
+        self.call = None  # the open call (flowrt.engine.state.OpenToolCall) while state == CALL
         self.ncalls = 0
         self.nspawns = 0
         self.owned: dict[int, dict["Task", None]] = {}
@@ -63,7 +63,7 @@ class Task:
         self.finish_seq = 0
         self.settled = False  # observed by await / picked by first / stopped: needs no Stop
         # (call id, park, value) once a parkable task's only call was answered: a task finished
-        # from that call still counts as parked for a checkpoint (flowrt.engine.checkpoints._Checkpoints._checkpoint_args)
+        # from that call still counts as parked for a checkpoint (flowrt.engine.checkpoints._checkpoint_args)
         self.parked = None
 
     def __repr__(self):

@@ -14,8 +14,9 @@ after a checkpoint do not depend on what came before it.
 
 Restoring. Beginning at a Checkpoint fact resolves its function by decl id, checks the
 arguments against its parameter types and each parked task against its constructor (a misfit is
-a corrupt history, flowrt.history.stored), rebuilds the arguments with a fresh Task for each ParkedTask (its call reopened, owned by the root frame in
-argument order, the order a continuing run also uses), and starts the root with the call. A
+a corrupt history, flowrt.history.stored), rebuilds the arguments with a fresh Task for each
+ParkedTask (its call reopened, owned by the root frame in argument order, the order a
+continuing run also uses), and starts the root with the call. A
 parked task whose reply was recorded before the checkpoint is finished at once, in reply order,
 from `carried_replies` or the earlier facts given, since the archive may hold them elsewhere.
 
@@ -73,16 +74,16 @@ def candidate(run: RunState, tc: TailCall, flow):
     if args is None:
         if serving:
             diverge(run, f"the program cannot take a checkpoint at its tail call to "
-                          f"{flow.decl} ({why}), but the history records "
-                          f"{describe(run.history[run.hpos])}")
+                         f"{flow.decl} ({why}), but the history records "
+                         f"{describe(run.history[run.hpos])}")
         return
     n = run.cp_count + 1
     fact = Checkpoint(n, flow.decl, type_args, args)
     try:
         emit(run, fact, lambda r: (type(r) is Checkpoint and r.checkpoint == n and r.function == flow.decl
-                                    and (r.type_args == type_args or recorded_types(run, r.type_args, descs))
-                                    and _same(r.args, args)),
-                   f"takes checkpoint {n} at {flow.decl}{_args_text(args)}")
+                                   and (r.type_args == type_args or recorded_types(run, r.type_args, descs))
+                                   and _same(r.args, args)),
+             f"takes checkpoint {n} at {flow.decl}{_args_text(args)}")
     except TraceError:  # arguments beyond what a history can hold: no checkpoint here (live)
         return
     run.cp_count = n
@@ -167,7 +168,7 @@ def begin_at_checkpoint(run: RunState, cp: Checkpoint, fn=None, root_id: Optiona
     fn = fn or run.resolve(cp.function)
     if fn is None:  # the program has none: this history is not the program's
         raise CorruptHistory(fact_no(run) - 1, f"checkpoint {n} names function {cp.function!r}, "
-                                                  f"which the program does not have")
+                                               f"which the program does not have")
     if has_hole(cp.args):
         incomplete(run, f"checkpoint {n} holds a hole in its arguments")
     # the fact the arguments are stored in: this Checkpoint, or a fork's Start (fact 1)
@@ -268,7 +269,7 @@ def _finish_answered(run: RunState, restored: list):
         t = by_call[cid]
         if has_hole(reply):
             incomplete(run, f"needs the reply to {cid}, carried by checkpoint {run.cp_count}, "
-                             f"which is a hole")
+                            f"which is a hole")
         call = t.call
         if not call.want(reply):
             corrupt_reply(call, reply, fact_no(run) - 1, f"before checkpoint {run.cp_count}")
@@ -306,7 +307,7 @@ def begin_fork(run: RunState, entry, start: Start) -> bool:
     if waiting:
         cid = next(c for c in calls if c in waiting)
         diverge(run, f"the fork's Start holds a task parked on {cid}, but the history records "
-                      f"neither that call made again nor its reply right after the Start")
+                     f"neither that call made again nor its reply right after the Start")
     begin_at_checkpoint(run, Checkpoint(0, start.entry, (), tuple(start.input)), fn=entry, root_id="root")
     for cid, f in remade.items():
         call = run.open[cid]

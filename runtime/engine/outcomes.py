@@ -126,7 +126,7 @@ class Diverged(Outcome):
 
 
 class ResendRefused(Exception):
-    """`drive(..., resend=...)` named a call that cannot be sent again (not open when the history
+    """`DriveOptions.resend` named a call that cannot be sent again (not open when the history
     ends, or restored from a checkpoint without its arguments); nothing new was recorded."""
 
 

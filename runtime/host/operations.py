@@ -505,7 +505,7 @@ def resume(store: Store, prog: Runnable, run_id: str, *, replies: Optional[dict]
     # The history, with the replies this resume would append, must fit the program before any of
     # them is recorded: a hole the program needs or a divergence refuses the resume, recording nothing.
     # The calls the crash cut are not appended here: the driver answers each Unknown once the
-    # history is exhausted, before any other reply (drive(cut=...)), so a call cut while the
+    # history is exhausted, before any other reply (DriveOptions.cut), so a call cut while the
     # program still had work to do (another call to make first) is closed on this resume too.
     _check_fits(store, prog, fn, run_id, served + appended, first)
     with deferred():  # a Ctrl-C from here on never lands inside an append
