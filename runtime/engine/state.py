@@ -3,9 +3,9 @@
 `RunState` holds everything a drive knows; the modules above this one (record, task_ops, calls,
 checkpoints, run_loop) are plain functions over it, each taking it as their first argument
 (`run`). Its fields are set once by `flowrt.engine.drive.drive` and then changed only by those
-functions. `OpenToolCall` is one open Tool call. The three helpers here are the verdicts every
-part can reach: the number of the next fact, and stopping Diverged or Incomplete (a verdict in
-replay, a refused resume live).
+functions. `OpenToolCall` is one open Tool call. The helpers here are what every part needs:
+the program's class table (made on first use), the number of the next fact, and stopping
+Diverged or Incomplete (a verdict in replay, a refused resume live).
 """
 from __future__ import annotations
 
