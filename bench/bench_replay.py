@@ -5,7 +5,7 @@
 1. Replay: `echo_loop(20000)` of bench/flow/effectful.flow is run live into a SQLite store (one
    Tool call a round; built with Store(durable=False), which only speeds up building). Then the
    path of `flow2py replay`, timed in parts: read (Store.facts(verify=True): read, decode and
-   check every fact against the chain in one pass), re-run (drive(mode="replay") over the facts).
+   check every fact against the chain in one pass), re-run (drive with DriveOptions(mode="replay") over the facts).
    Goal: above 100,000 facts/s for read + verify + re-run; DESIGN's goal of under 20 µs a call
    too. `Store.verify` alone and `host.replay` end to end (compiles the stored sources, verifies)
    are shown alongside.
