@@ -24,6 +24,8 @@ Proofs, each a reason a site gets:
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from flow2py.check.typed import (
     POLY,
     PURE,
@@ -42,8 +44,55 @@ from flow2py.check.typed import (
 from flow2py.check.typeterms import show
 from flow2py.syntax import ast
 
-MAYBE = "maybe"  # a value the checker cannot follow
-Origins = frozenset  # of MAYBE and (kind, what) pairs: see "what a value can be" below
+
+# What a value can be (`_origins`): a set of these.
+
+
+@dataclass(frozen=True, slots=True)
+class FnOrigin:
+    """A top-level function."""
+
+    decl: str
+
+
+@dataclass(frozen=True, slots=True)
+class LambdaOrigin:
+    """A lambda."""
+
+    id: int  # the Lambda node's id
+
+
+@dataclass(frozen=True, slots=True)
+class NeverParked:
+    """A task spawned with a body that is never parked."""
+
+    place: str  # where it is spawned, `file:line:column`
+
+
+@dataclass(frozen=True, slots=True)
+class Unknown:
+    """Anything: a value the checker cannot follow."""
+
+
+MAYBE = Unknown()
+Origins = frozenset  # of FnOrigin, LambdaOrigin, NeverParked and MAYBE
+
+
+@dataclass(slots=True)
+class CallArgs:
+    """A call of a top-level function, with its arguments (a method call's receiver first)."""
+
+    call: ast.Call
+    args: list
+
+
+@dataclass(slots=True)
+class LambdaTailCall:
+    """A tail call, to a top-level function, in a lambda."""
+
+    call: ast.Call
+    owner: str  # the top-level function the lambda is in
+    lam: int  # the innermost lambda's id
 
 
 def refine_checkpoint_sites(prog: CheckedProgram) -> None:
@@ -56,15 +105,15 @@ def refine_checkpoint_sites(prog: CheckedProgram) -> None:
         call = walk.calls[s.call]
         value = s.callee is None and prog.effects.get(s.call, PURE) != PURE
         if (s.eligible or value) and not s.caller.startswith("std@"):
-            ok, why = _judge(prog, walk, origins, call, s.callee, s.caller in outermost, "function")
+            ok, why = _judge(prog, walk, origins, call, s.callee, s.caller in outermost, False)
             s = CheckpointSite(s.call, s.caller, s.callee, ok, why, s.span)
         sites.append(s)
-    for call, owner, lam in walk.lambda_tail_calls:
-        callee = _callee(prog, call)
-        if callee is None or owner.startswith("std@"):
+    for t in walk.lambda_tail_calls:
+        callee = _callee(prog, t.call)
+        if callee is None or t.owner.startswith("std@"):
             continue
-        ok, why = _judge(prog, walk, origins, call, callee.decl, lam in lambdas_outer, "lambda")
-        sites.append(CheckpointSite(call.id, owner, callee.decl, ok, why, call.span))
+        ok, why = _judge(prog, walk, origins, t.call, callee.decl, t.lam in lambdas_outer, True)
+        sites.append(CheckpointSite(t.call.id, t.owner, callee.decl, ok, why, t.call.span))
     prog.checkpoints[:] = sites
 
 
@@ -79,10 +128,10 @@ class _Walk:
         self.owner: dict[int, str] = {}  # node id -> enclosing top-level function decl
         self.let_value: dict[int, ast.Expr] = {}  # BindPattern id -> the let's value
         self.used: set[int] = set()  # binder ids some Name refers to
-        self.calls_of: dict[str, list[tuple[ast.Call, list]]] = {}  # callee decl -> (call, arg nodes)
+        self.calls_of: dict[str, list[CallArgs]] = {}  # callee decl -> its calls
         self.as_value: set[str] = set()  # top-level functions used as values
         self.own_tail_calls: dict[str, list[ast.Call]] = {}
-        self.lambda_tail_calls: list[tuple[ast.Call, str, int]] = []  # (call, top-level decl, lambda id)
+        self.lambda_tail_calls: list[LambdaTailCall] = []
         self.lambda_calls: dict[int, list[ast.Call]] = {}  # lambda id -> its own tail calls
         self.lambdas: set[int] = set()
         self.calls: dict[int, ast.Call] = {}
@@ -126,7 +175,7 @@ class _Walk:
         ref = prog.refs.get(n.callee.id)
         if isinstance(ref, (FnRef, MethodRef)):
             args = ([n.callee.target] if isinstance(ref, MethodRef) and isinstance(n.callee, ast.FieldAccess) else []) + list(n.args)
-            self.calls_of.setdefault(ref.decl, []).append((n, args))
+            self.calls_of.setdefault(ref.decl, []).append(CallArgs(n, args))
         if n.id not in prog.tail_calls or isinstance(ref, CtorRef):
             return
         if lam is None:
@@ -134,7 +183,7 @@ class _Walk:
             return
         self.lambda_calls.setdefault(lam.id, []).append(n)  # a tail call of the innermost lambda
         if isinstance(ref, (FnRef, MethodRef)):
-            self.lambda_tail_calls.append((n, decl, lam.id))
+            self.lambda_tail_calls.append(LambdaTailCall(n, decl, lam.id))
 
 
 def _callee(prog: CheckedProgram, call: ast.Call) -> FnInfo | None:
@@ -158,17 +207,18 @@ def _outermost(prog: CheckedProgram, walk: _Walk, params: dict) -> tuple[set[str
            if i.module == prog.entry_module and not i.is_tool and i.node is not None
            and i.node.body is not None and not i.type_params and not i.is_test and i.effect != POLY}
     lams: set[int] = set()
-    todo = [("fn", d) for d in fns]
+    todo: list[FnOrigin | LambdaOrigin] = [FnOrigin(d) for d in fns]
     anything = False
     while todo:
-        kind, x = todo.pop()
+        x = todo.pop()
         found = []
-        for c in walk.own_tail_calls.get(x, ()) if kind == "fn" else walk.lambda_calls.get(x, ()):
+        tail_calls = walk.own_tail_calls.get(x.decl, ()) if type(x) is FnOrigin else walk.lambda_calls.get(x.id, ())
+        for c in tail_calls:
             if prog.effects.get(c.id, PURE) == PURE:
                 continue
             info = _callee(prog, c)
             if info is not None:
-                found.append(("fn", info.decl))
+                found.append(FnOrigin(info.decl))
             elif not isinstance(prog.refs.get(c.callee.id), (FnRef, MethodRef, CtorRef)):
                 values = _origins(prog, walk, c.callee, params, 0)
                 if MAYBE in values or not values:
@@ -176,22 +226,27 @@ def _outermost(prog: CheckedProgram, walk: _Walk, params: dict) -> tuple[set[str
                 found += [v for v in values if v != MAYBE]
         if anything:
             anything = False  # once: from here on everything a value can be is in
-            found += [("fn", v) for v in walk.as_value] + [("lambda", lam) for lam in walk.lambdas]
-        for k, v in found:
-            have = fns if k == "fn" else lams
-            if k == "fn" and (prog.fn_decls[v].is_tool or prog.fn_decls[v].node is None
-                              or prog.fn_decls[v].node.body is None):
-                continue
-            if v not in have:
-                have.add(v)
-                todo.append((k, v))
+            found += [FnOrigin(v) for v in walk.as_value] + [LambdaOrigin(lam) for lam in walk.lambdas]
+        for o in found:
+            if type(o) is FnOrigin:
+                info = prog.fn_decls[o.decl]
+                if info.is_tool or info.node is None or info.node.body is None or o.decl in fns:
+                    continue
+                fns.add(o.decl)
+            elif type(o) is LambdaOrigin:
+                if o.id in lams:
+                    continue
+                lams.add(o.id)
+            else:
+                continue  # a task is not a function value: no frame runs it
+            todo.append(o)
     return fns, lams
 
 
 # -- what a value can be: tasks and functions ------------------------------------------------------
 #
-# A value's origins: ("never", place) for a task spawned with a body that is never parked,
-# ("fn", decl) for a top-level function, ("lambda", id) for a lambda, MAYBE for anything else.
+# A value's origins: a NeverParked for a task spawned with a body that is never parked, a
+# FnOrigin for a top-level function, a LambdaOrigin for a lambda, MAYBE for anything else.
 
 def _param_origins(prog: CheckedProgram, walk: _Walk) -> dict[int, Origins]:
     """Param id -> what is passed there, over every call of its function (a function also used
@@ -210,8 +265,8 @@ def _param_origins(prog: CheckedProgram, walk: _Walk) -> dict[int, Origins]:
     calls_in: dict[str, list] = {}  # enclosing decl -> [(callee decl, call args)]
     for callee, calls in walk.calls_of.items():
         if callee in followed:
-            for call, args in calls:
-                calls_in.setdefault(walk.owner[call.id], []).append((callee, args))
+            for c in calls:
+                calls_in.setdefault(walk.owner[c.call.id], []).append((callee, c.args))
     todo = list(calls_in)
     while todo:
         owner = todo.pop()
@@ -243,16 +298,16 @@ def _origins(prog: CheckedProgram, walk: _Walk, e, params: dict, depth: int) -> 
             out |= _origins(prog, walk, arm.body, params, depth + 1)
         return out
     if isinstance(e, ast.Lambda):
-        return frozenset({("lambda", e.id)})
+        return frozenset({LambdaOrigin(e.id)})
     if isinstance(e, ast.Call):
         ref = prog.refs.get(e.callee.id)
         info = prog.fn_decls.get(ref.decl) if isinstance(ref, FnRef) else None
         if info is not None and info.lang == "task.spawn" and e.args and _never_parked(prog, walk, e.args[0], 0):
-            return frozenset({("never", f"{e.span.file}:{e.span.line}:{e.span.column}")})
+            return frozenset({NeverParked(f"{e.span.file}:{e.span.line}:{e.span.column}")})
         return frozenset({MAYBE})
     ref = prog.refs.get(e.id)
     if isinstance(ref, FnRef):
-        return frozenset({("fn", ref.decl)})
+        return frozenset({FnOrigin(ref.decl)})
     if isinstance(ref, LocalRef):
         if ref.binder in params:
             return params[ref.binder]
@@ -292,8 +347,8 @@ def _held_never_parked(prog, walk, e, params) -> str | None:
     t = prog.types.get(e.id)
     if _is_task(prog, t):
         o = _origins(prog, walk, e, params, 0)
-        if o and all(x != MAYBE and x[0] == "never" for x in o):
-            return min(o)[1]
+        if o and all(type(x) is NeverParked for x in o):
+            return min(x.place for x in o)
         return None
     if isinstance(e, (ast.TupleLiteral, ast.ListLiteral)):
         items = e.items
@@ -395,7 +450,9 @@ def _always_function(prog: CheckedProgram, t, depth: int = 0) -> bool:
 # -- one site ---------------------------------------------------------------------------------------
 
 def _judge(prog, walk, origins, call: ast.Call, callee_decl: str | None, outer: bool,
-           kind: str) -> tuple[bool, str]:
+           in_lambda: bool) -> tuple[bool, str]:
+    """Whether a checkpoint can be taken at the tail call `call` (of a top-level function, or of
+    a lambda when `in_lambda`), and why; `outer`: its function can be the root's outermost frame."""
     caller = prog.fn_decls[walk.owner[call.id]].name
     if callee_decl is None:  # a function value
         if _is_lambda(prog, walk, call.callee):
@@ -408,7 +465,7 @@ def _judge(prog, walk, origins, call: ast.Call, callee_decl: str | None, outer: 
         head = f"tail call to the top-level function `{prog.fn_decls[callee_decl].name}`: its arguments are the whole state"
         first = None
     if not outer:
-        if kind == "lambda":
+        if in_lambda:
             return False, ("a tail call inside a lambda that never runs as the root task's outermost frame "
                            "(no tail call of an outermost function goes through a value that can be it)")
         return False, (f"`{caller}` never runs as the root task's outermost function (not a function of the "
@@ -431,7 +488,7 @@ def _judge(prog, walk, origins, call: ast.Call, callee_decl: str | None, outer: 
             return False, f"its type argument `{show(t)}` is a function or task type, which a checkpoint cannot record"
     types = [prog.types.get(a.id) for a in args]
     conditions = [first] if first else []
-    if kind == "lambda":
+    if in_lambda:
         conditions.append("the lambda runs as the root task's outermost frame (tail-called through a function value)")
     else:
         conditions.append(f"`{caller}` runs as the root task's outermost function")

@@ -1,8 +1,9 @@
 """The checker's pipeline on one screen:
 
     read_modules: find, read and parse the modules (modgraph.py) -> Modules;
-    check_modules: declarations (declare.py) -> every function body (infer.py with
-    its infer_*.py parts, patterns.py), each settled when done (post.py, exhaust.py) ->
+    check_modules: declarations (declare.py) -> every function body (infer.py and its
+    infer_*.py parts, patterns.py, over one BodyState), each settled when done (post.py,
+    exhaust.py) ->
     program-wide rules (data requirements, unused declarations and imports, the entry
     function) -> solved side tables and the program identity.
 
@@ -16,16 +17,20 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from flow2py.check import codes  # noqa: F401  (registers E1xx-E5xx)
+from flow2py.check.body_state import BodyState
 from flow2py.check.checkpoints import refine_checkpoint_sites
 from flow2py.check.declare import Declarations, has_ann
 from flow2py.check.exhaust import Exhaust
 from flow2py.check.identity import program_identity
-from flow2py.check.infer import BodyChecker
+from flow2py.check.infer import check_fn, program_state
+from flow2py.check.infer_ctx import DataReq, Instantiation
 from flow2py.check.modgraph import STD_VERSION, LoadedModule, Loader
 from flow2py.check.post import finish_fn
 from flow2py.check.typed import (
     TOOL,
     CheckedProgram,
+    FnRef,
+    ModuleRef,
     TCon,
     TFun,
     TParam,
@@ -127,15 +132,15 @@ def _check(mods: Modules, problems: Problems) -> CheckResult:
         type_decls=decls.type_decls,
         fn_decls=decls.fn_decls,
     )
-    bc = BodyChecker(decls, prog, problems)
+    st = program_state(decls, prog, problems)
     exhaust = Exhaust(decls, prog.types, prog.refs)
     for m in modules:
         env = decls.envs[m.key]
         for fn in env.cm.fns.values():
-            bc.check_fn(env, fn)
-            finish_fn(bc, exhaust)
+            check_fn(st, env, fn)
+            finish_fn(st, exhaust)
     _annotation_args(decls, prog, modules)
-    _data_requirements(decls, bc, problems)
+    _data_requirements(decls, st, problems)
     _unused(decls, modules, problems)
     _entry(decls, entry_key, problems)
     if problems:
@@ -156,45 +161,47 @@ def _check(mods: Modules, problems: Problems) -> CheckResult:
     return CheckResult(prog, [], mods.sources)
 
 
-def _data_requirements(decls: Declarations, bc: BodyChecker, problems: Problems) -> None:
+def _data_requirements(decls: Declarations, st: BodyState, problems: Problems) -> None:
     """"Is data" is the only constraint a type variable has: a type parameter of a generic function
     needs data when its body compares it, keys a Dict with it, or hands it to another function
     that needs data for it. Solve that to a fixpoint, then check every concrete use."""
     unit = decls.unit()
     reqs = decls.data_params
-    direct = [(zonk(t, unit), span, why, owner) for t, span, why, owner in bc.data_reqs]
-    insts = [(i.callee, tuple(zonk(t, unit) for t in i.type_args), i.span, i.owner, i.name) for i in bc.insts]
+    direct = [DataReq(zonk(r.type, unit), r.span, r.why, r.owner) for r in st.data_reqs]
+    insts = [Instantiation(i.callee, tuple(zonk(t, unit) for t in i.type_args), i.span, i.owner, i.name)
+             for i in st.insts]
     changed = True
     while changed:
         changed = False
         items = list(direct)
-        for callee, ts, span, owner, name in insts:
-            need = reqs.get(callee)
+        for i in insts:
+            need = reqs.get(i.callee)
             if not need:
                 continue
-            params = decls.fn_decls[callee].type_params
-            for p, t in zip(params, ts):
+            params = decls.fn_decls[i.callee].type_params
+            for p, t in zip(params, i.type_args):
                 if p in need:
-                    items.append((t, span, None, owner))
-        for t, _, _, owner in items:
-            for tp in _params_in(t):
+                    items.append(DataReq(t, i.span, None, i.owner))
+        for r in items:
+            for tp in _params_in(r.type):
                 if tp.owner in decls.fn_decls:
                     s = reqs.setdefault(tp.owner, set())
                     if tp.name not in s:
                         s.add(tp.name)
                         changed = True
-    for t, span, why, owner in direct:
-        if not decls.is_data(t):
-            problems.add("E208", f"`{decls.show(t)}` is not data, but {why} must be data", span)
-    for callee, ts, span, owner, name in insts:
-        need = reqs.get(callee)
+    for r in direct:
+        if not decls.is_data(r.type):
+            problems.add("E208", f"`{decls.show(r.type)}` is not data, but {r.why} must be data", r.span)
+    for i in insts:
+        need = reqs.get(i.callee)
         if not need:
             continue
-        for p, t in zip(decls.fn_decls[callee].type_params, ts):
+        callee = decls.fn_decls[i.callee]
+        for p, t in zip(callee.type_params, i.type_args):
             if p in need and not decls.is_data(t):
-                problems.add("E208", f"`{decls.show(t)}` is not data, but `{name}` needs data for its type parameter `{p}` "
-                             "(it compares, orders, keys or sends such values)", span,
-                             related=[Related(f"`{name}` is declared here", decls.fn_decls[callee].node.span)])
+                problems.add("E208", f"`{decls.show(t)}` is not data, but `{i.name}` needs data for its type parameter `{p}` "
+                             "(it compares, orders, keys or sends such values)", i.span,
+                             related=[Related(f"`{i.name}` is declared here", callee.node.span)])
 
 
 def _annotation_args(decls: Declarations, prog: CheckedProgram, modules) -> None:
@@ -216,7 +223,6 @@ def _annotation_args(decls: Declarations, prog: CheckedProgram, modules) -> None
                     fn = env.cm.fns.get(d.name)
                     if fn is not None and fn.node is d and fn.fake_of and a.args:
                         tool = decls.fn_decls[fn.fake_of]
-                        from flow2py.check.typed import FnRef, ModuleRef
                         x = a.args[0]
                         prog.refs[x.id] = FnRef(tool.decl)
                         prog.types[x.id] = TFun(tuple(t for _, t in tool.params), tool.result, TOOL)

@@ -1,6 +1,8 @@
-"""The small records of the body walk (infer.py): a local's binding, the function (or lambda)
-being walked, and why an expected type is expected (`Why`, or `LazyWhy` when its text is only
-worth building if a mismatch reports it)."""
+"""The small records of the body walk (infer.py): what a name resolves to, a local's binding,
+the function (or lambda) being walked, why an expected type is expected (`Why`, or `LazyWhy`
+when its text is only worth building if a mismatch reports it), and what the walk leaves for
+later: matches, `let` patterns and tail positions for post.py, data requirements and
+instantiations of generic functions for the driver."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -36,6 +38,14 @@ QUALIFIED_ERROR = QualifiedError()
 
 
 @dataclass(slots=True)
+class RecordTarget:
+    """What a record literal names: a record type (`ctor` None) or a constructor with fields."""
+
+    info: TypeInfo
+    ctor: CtorInfo | None
+
+
+@dataclass(slots=True)
 class Instantiation:
     """A use of a generic function at fresh type variables (`type_args`), whose requirements
     (data type parameters) the driver checks once the whole program is solved."""
@@ -47,34 +57,79 @@ class Instantiation:
     name: str  # how the use is named in a diagnostic: the function's name, or an operator
 
 
-@dataclass
-class Binding:
-    binder: int
+@dataclass(slots=True)
+class DataReq:
+    """A type that must be data (a Dict key), checked once the whole program is solved."""
+
     type: object
-    depth: int
+    span: ast.Span
+    why: str | None  # what needs it, for the diagnostic ("a Dict key"); None: a callee needs it
+    owner: str  # declaration id of the function it is in
+
+
+@dataclass(slots=True)
+class Binding:
+    """A local: a parameter or a name a pattern binds."""
+
+    binder: int  # node id of the parameter or BindPattern (LocalRef.binder)
+    type: object
+    depth: int  # len(fn_stack) where it is bound: the lambdas past it capture it
     name: str
     span: ast.Span
     node: object
     used: bool = False
-    silent: bool = False  # never reported unused (or-pattern alternatives, @lang params)
+    silent: bool = False  # never reported unused (or-pattern alternatives)
 
 
-@dataclass
+@dataclass(slots=True)
+class PendingTry:
+    """`x?` (no conversion) in a lambda whose result was not known yet, settled once the body
+    gave the result (infer_control._settle_tries)."""
+
+    node: ast.Try
+    err: object  # the error type of the Result `?` was applied to
+
+
+@dataclass(slots=True)
 class FnCtx:
+    """A function or lambda being walked."""
+
     node: object  # FnDecl or Lambda
-    result: object
-    name: str
+    result: object  # its result type
+    name: str  # for diagnostics: the function's name, or "this function" for a lambda
     result_span: ast.Span
-    effect: Effect = PURE
-    first_tool: ast.Span | None = None
-    captures: list = field(default_factory=list)
-    captured: set = field(default_factory=set)
-    # `x?` (no conversion) in a lambda whose result was not known yet: (Try node, its error
-    # type), settled once the body gave the result (infer_control._settle_tries).
-    pending_tries: list = field(default_factory=list)
+    effect: Effect = PURE  # what its body may do, so far
+    first_tool: ast.Span | None = None  # where it first reaches a Tool (E301's note)
+    captures: list = field(default_factory=list)  # binders of enclosing locals it uses, in order
+    captured: set = field(default_factory=set)  # the same, as a set
+    pending_tries: list[PendingTry] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
+class MatchSite:
+    """A match, whose exhaustiveness post.py decides once the function is walked."""
+
+    node: ast.Match
+    scrutinee: object  # the scrutinee's type
+
+
+@dataclass(slots=True)
+class LetSite:
+    """A `let` pattern, which post.py checks matches every value."""
+
+    pattern: ast.Pattern
+    type: object  # the type of the value bound
+
+
+@dataclass(slots=True)
+class TailRoot:
+    """An expression whose tail positions are tail calls (post.py): a body or a `return` value."""
+
+    expr: ast.Expr
+    top: bool  # in the top-level function itself, not in a lambda (checkpoint sites)
+
+
+@dataclass(slots=True)
 class Why:
     text: str
     span: ast.Span | None = None

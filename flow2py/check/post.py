@@ -3,6 +3,7 @@ exhaustive matches and irrefutable `let` patterns, unused bindings, tail positio
 checkpoint sites among them."""
 from __future__ import annotations
 
+from flow2py.check.body_state import BodyState
 from flow2py.check.exhaust import Exhaust
 from flow2py.check.typed import (
     PURE,
@@ -19,15 +20,17 @@ ROOT_CONDITION = ("taken only in the root task, when no other task is live excep
                   "their only Tool call")
 
 
-def finish_fn(bc, exhaust: Exhaust) -> None:
-    d = bc.d
+def finish_fn(st: BodyState, exhaust: Exhaust) -> None:
+    """Settle the function `st` has just walked (infer.check_fn): its part of `st` is read here."""
+    d = st.d
     unit = d.unit()
-    problems = bc.problems
-    bad = bc.pat.bad
-    for m, st in bc.matches:
+    problems = st.problems
+    bad = st.bad
+    for site in st.matches:
+        m = site.node
         if any(a.pattern.id in bad for a in m.arms):
             continue
-        t = zonk(st, unit)
+        t = zonk(site.scrutinee, unit)
         missing, unreachable = exhaust.check_match([(a.pattern, a.guard is not None) for a in m.arms], t)
         if missing:
             problems.add("E401", "this match does not cover every value: missing " + ", ".join(f"`{w}`" for w in missing),
@@ -35,23 +38,24 @@ def finish_fn(bc, exhaust: Exhaust) -> None:
         for i in unreachable:
             problems.add("E402", "this arm can never be reached: the arms before it match every value it matches",
                          m.arms[i].pattern.span)
-    for p, t, kind in bc.lets:
+    for site in st.lets:
+        p = site.pattern
         if isinstance(p, (ast.BindPattern, ast.WildcardPattern)) or p.id in bad:
             continue
-        missing, _ = exhaust.check_match([(p, False)], zonk(t, unit))
+        missing, _ = exhaust.check_match([(p, False)], zonk(site.type, unit))
         if missing:
             problems.add("E410", "this `let` pattern does not match every value: missing " + ", ".join(f"`{w}`" for w in missing)
                          + "; use `match` or `guard let ... else`", p.span)
-    source = bc.env.lm.ast.source or ""
+    source = st.env.lm.ast.source or ""
     # a @test with parameters is E504 already: its parameters are the mistake, not unused bindings
-    test_params = {p.id for p in bc.fn.node.params} if bc.fn.is_test else set()
-    for b in bc.binders:
+    test_params = {p.id for p in st.fn.node.params} if st.fn.is_test else set()
+    for b in st.binders:
         if b.used or b.silent or b.name.startswith("_") or b.node.id in test_params:
             continue
         problems.add("E404", f"`{b.name}` is never used: use it, or name it `_{b.name}` (or `_`)", b.span,
-                     fixes=_rename_fix(b, source, bc.pat.field_binders))
-    for root, is_top in bc.tail_roots:
-        _mark_tail(bc, root, is_top)
+                     fixes=_rename_fix(b, source, st.field_binders))
+    for root in st.tail_roots:
+        _mark_tail(st, root.expr, root.top)
 
 
 def _head(span: ast.Span) -> ast.Span:
@@ -75,16 +79,16 @@ def _rename_fix(b, source: str, field_binders: set) -> list:
     return [Fix(f"rename it to `_{b.name}`", (Edit(sp, "_" + b.name),), True)]
 
 
-def _mark_tail(bc, e, is_top: bool) -> None:
+def _mark_tail(st: BodyState, e, is_top: bool) -> None:
     while True:
         k = type(e)
         if k is ast.Call:
-            ref = bc.refs.get(e.callee.id)
+            ref = st.refs.get(e.callee.id)
             if isinstance(ref, CtorRef):
                 return
-            bc.prog.tail_calls.add(e.id)
+            st.prog.tail_calls.add(e.id)
             if is_top:
-                _checkpoint(bc, e, ref)
+                _checkpoint(st, e, ref)
             return
         if k is ast.Block:
             if e.stmts and isinstance(e.stmts[-1], ast.ExprStmt):
@@ -92,23 +96,23 @@ def _mark_tail(bc, e, is_top: bool) -> None:
                 continue
             return
         if k is ast.If:
-            _mark_tail(bc, e.then, is_top)
+            _mark_tail(st, e.then, is_top)
             if e.else_ is None:
                 return
             e = e.else_
             continue
         if k is ast.Match:
             for arm in e.arms:
-                _mark_tail(bc, arm.body, is_top)
+                _mark_tail(st, arm.body, is_top)
             return
         return
 
 
-def _checkpoint(bc, call: ast.Call, ref) -> None:
-    caller = bc.fn.decl
-    effect = bc.effects.get(call.id, PURE)
+def _checkpoint(st: BodyState, call: ast.Call, ref) -> None:
+    caller = st.fn.decl
+    effect = st.effects.get(call.id, PURE)
     if isinstance(ref, (FnRef, MethodRef)):
-        fn = bc.d.fn_decls[ref.decl]
+        fn = st.d.fn_decls[ref.decl]
         callee = fn.decl
         if fn.is_tool:
             ok, why = False, f"`{fn.name}` is a Tool: its body is outside Flow"
@@ -121,4 +125,4 @@ def _checkpoint(bc, call: ast.Call, ref) -> None:
     else:
         callee = None
         ok, why = False, "the callee is a function value (a lambda, a local or a parameter), not a top-level function: what it captured is not in its arguments"
-    bc.prog.checkpoints.append(CheckpointSite(call.id, caller, callee, ok, why, call.span))
+    st.prog.checkpoints.append(CheckpointSite(call.id, caller, callee, ok, why, call.span))

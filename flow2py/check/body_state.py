@@ -1,0 +1,132 @@
+"""The state of the body walk (infer.py) and the few operations every construct uses on it.
+
+One `BodyState` serves the whole program: `infer.check_fn` resets its per-function part for each
+top-level function, post.py reads that part once the function is walked, and the driver reads
+the whole-program part (data requirements, instantiations) at the end. Every construct of the
+walk is a plain function taking the state first; `expr` sends a node to the function for its
+type through `st.dispatch` (the table in infer.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from flow2py.check.declare import Declarations, ModEnv
+from flow2py.check.infer_ctx import (
+    Binding,
+    DataReq,
+    FnCtx,
+    Instantiation,
+    LetSite,
+    MatchSite,
+    TailRoot,
+    Why,
+)
+from flow2py.check.typed import TOOL, CheckedProgram, Effect, FnInfo, TError
+from flow2py.check.typeterms import join, unify
+from flow2py.check.typeterms import show as show_type
+from flow2py.diagnostics import Problems, Related
+
+
+@dataclass(slots=True)
+class BodyState:
+    """What the body walk shares. The side tables are the program's own (`prog.types` is
+    `types`), held here too because the walk writes them at every node."""
+
+    d: Declarations  # every module's declarations: types, functions, environments, std's marks
+    prog: CheckedProgram  # the program whose side tables the walk fills
+    problems: Problems  # where every diagnostic goes
+    dispatch: dict[type, Callable]  # node type -> the function giving its type (infer.EXPR)
+    types: dict  # node id -> type (prog.types)
+    refs: dict  # node id -> what a name, call or pattern refers to (prog.refs)
+    effects: dict  # node id -> Effect of a call, `?`, lambda or function (prog.effects)
+    type_args: dict  # node id -> type arguments of a use of a generic function (prog.type_args)
+    env: ModEnv | None = None  # the module of the function being walked
+    fn: FnInfo | None = None  # the top-level function being walked
+    scopes: list[dict[str, Binding]] = field(default_factory=list)  # innermost last
+    fn_stack: list[FnCtx] = field(default_factory=list)  # the function, then each lambda inside
+    matches: list[MatchSite] = field(default_factory=list)  # this function's matches (post.py)
+    lets: list[LetSite] = field(default_factory=list)  # this function's `let` patterns (post.py)
+    binders: list[Binding] = field(default_factory=list)  # this function's bindings (post.py)
+    tail_roots: list[TailRoot] = field(default_factory=list)  # where tail positions start (post.py)
+    data_reqs: list[DataReq] = field(default_factory=list)  # whole program: types that must be data
+    insts: list[Instantiation] = field(default_factory=list)  # whole program: generic uses
+    bad: set[int] = field(default_factory=set)  # whole patterns whose checking reported a mistake
+    field_binders: set[int] = field(default_factory=set)  # BindPatterns written `{ x }` or `{ x: y }`
+
+
+def new_state(decls: Declarations, prog: CheckedProgram, problems: Problems, dispatch: dict) -> BodyState:
+    return BodyState(decls, prog, problems, dispatch, prog.types, prog.refs, prog.effects, prog.type_args)
+
+
+# -- types ---------------------------------------------------------------------------------
+
+def expr(st: BodyState, e, expected=None, why: Why | None = None):
+    """The type of `e`, inferred with `expected` as a hint and then unified with it (a mismatch
+    is reported with `why` and gives the poison type)."""
+    t = st.dispatch[type(e)](st, e, expected)
+    if expected is not None:
+        t = expect(st, t, expected, e, why)
+    st.types[e.id] = t
+    return t
+
+
+def expect(st: BodyState, actual, expected, node, why: Why | None):
+    if unify(actual, expected):
+        return actual
+    mismatch(st, actual, expected, node.span, why)
+    return TError()
+
+
+def mismatch(st: BodyState, actual, expected, span, why: Why | None) -> None:
+    msg = f"type mismatch: expected `{show(st, expected)}`, found `{show(st, actual)}`"
+    related = []
+    if why is not None:
+        msg += f" (expected because of {why.text})"
+        if why.span is not None and why.span.line:
+            related.append(Related(why.text, why.span))
+    st.problems.add("E201", msg, span, related=related)
+
+
+def show(st: BodyState, t) -> str:
+    return show_type(t, st.d.name_of)
+
+
+def add_effect(st: BodyState, effect: Effect, span) -> None:
+    """What the innermost function (or lambda) being walked may do grows by `effect`."""
+    ctx = st.fn_stack[-1]
+    if effect == TOOL and ctx.first_tool is None:
+        ctx.first_tool = span
+    ctx.effect = join(ctx.effect, effect)
+
+
+# -- scopes --------------------------------------------------------------------------------
+
+def bind(st: BodyState, name: str, t, node, span) -> Binding:
+    b = Binding(node.id, t, len(st.fn_stack), name, span, node)
+    st.scopes[-1][name] = b
+    st.binders.append(b)
+    return b
+
+
+def lookup(st: BodyState, name: str) -> Binding | None:
+    for scope in reversed(st.scopes):
+        b = scope.get(name)
+        if b is not None:
+            return b
+    return None
+
+
+def use_local(st: BodyState, b: Binding) -> None:
+    """A use of a local: it is used, and captured by every lambda between it and its binding."""
+    b.used = True
+    for ctx in st.fn_stack[b.depth:]:
+        if b.binder not in ctx.captured:
+            ctx.captured.add(b.binder)
+            ctx.captures.append(b.binder)
+
+
+def mark_used(st: BodyState, decl: str) -> None:
+    """A use of a top-level declaration (E405 reports the private ones never used)."""
+    if decl != st.fn.decl:
+        st.d.used.add(decl)
