@@ -11,7 +11,7 @@ bound to a sync Python function that answers at once (`{"Ok": x}`).
 2. Fan-out: `fan(1000)` (task.all of 1,000 tasks, one Tool call each): ms a run, µs a task.
 3. A million-round `echo_loop` (MemoryRecorder(keep=False), tracemalloc off): time, and current and
    peak RSS before/after; constant memory means neither grows.
-4. Durable Tool call: `echo_loop` driven as the host's live path drives it (Store.create_run, then
+4. Durable Tool call: `echo_loop` driven as the host's live path drives it (store.history.create_run, then
    flowrt.SqliteRecorder + drive with the program's reachable Tools and resolver), vs the raw
    SQLite floor (bench_store.floor: one fsynced WAL commit of a Call row and a Reply row per call)
    in the same run, alternating; goals: within 1.5x of the floor, and under 200 µs (DESIGN).
@@ -78,8 +78,8 @@ def durable_run(loaded, fn, path: Path, calls: int):
     """The live path of flow2py.host (start -> _drive_live), timed around the drive."""
     store = Store(path)
     st = start_fact(loaded, "echo_loop", (calls, 0), ("n", "acc"))
-    store.create_run("r", st, loaded.program.sources, {"entry_module": loaded.checked.entry_module})
-    store._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    store.history.create_run("r", st, loaded.program.sources, {"entry_module": loaded.checked.entry_module})
+    store.file.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     empty = os.path.getsize(path)
     t0 = time.perf_counter()
     rec = rt.SqliteRecorder(store, "r")
@@ -90,8 +90,8 @@ def durable_run(loaded, fn, path: Path, calls: int):
         rec.close()
     dt = time.perf_counter() - t0
     assert out == drv.RunCompleted(calls * (calls + 1) // 2), out
-    rows = store._db.execute("SELECT sum(length(data) + length(hash)), count(*) FROM facts WHERE run='r' AND n > 1").fetchone()
-    store._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    rows = store.file.db.execute("SELECT sum(length(data) + length(hash)), count(*) FROM facts WHERE run='r' AND n > 1").fetchone()
+    store.file.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     grown = os.path.getsize(path) - empty
     store.close()
     return dt / calls, rows[0] / calls, grown / calls, rows[1]

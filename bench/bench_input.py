@@ -142,7 +142,7 @@ def run(args, base: Path, rss0: float) -> None:
     loaded, store, bindings = setup(base)
     main_params = loaded.entry("main")[1]
     loop_params = loaded.entry("loop")[1]  # what `fork --checkpoint 1` decodes its --input against
-    info = store.load_run("p")
+    info = store.host_records.load_run("p")
     open_calls = dict(info.open_calls)
     call = next(iter(open_calls))
     spec = loaded.tool_spec(open_calls[call])
@@ -198,7 +198,7 @@ def run(args, base: Path, rss0: float) -> None:
         "fork": lambda t: lambda: rh.fork(store, loaded, loaded, "p", 1, bindings=bindings, input=rh.parse_json(
             '{"notes": ' + t + ', "x": 1, "round": 1}', "--input")),
     }
-    before = [(r.id, r.facts) for r in store.runs()]
+    before = [(r.id, r.facts) for r in store.host_records.runs()]
     for op, make in ops.items():
         for name, text in text_cases().items():
             f = refused(make(text))
@@ -211,7 +211,7 @@ def run(args, base: Path, rss0: float) -> None:
             slowest = max(slowest, h)
             missed += h >= GOAL
             print(f"  {op:<15} {name:<36} {h * 1000:8.2f}ms  {verdict(h < GOAL)}")
-    assert [(r.id, r.facts) for r in store.runs()] == before, "a refusal recorded something"
+    assert [(r.id, r.facts) for r in store.host_records.runs()] == before, "a refusal recorded something"
     print(f"slowest refusal {slowest * 1000:.2f} ms; {missed} over {GOAL * 1000:.0f} ms; "
           f"peak RSS {rss0:.1f} -> {peak_rss_mb():.1f} MB over the whole benchmark")
 

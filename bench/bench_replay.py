@@ -4,14 +4,14 @@
 
 1. Replay: `echo_loop(20000)` of bench/flow/effectful.flow is run live into a SQLite store (one
    Tool call a round; built with Store(durable=False), which only speeds up building). Then the
-   path of `flow2py replay`, timed in parts: read (Store.facts(verify=True): read, decode and
+   path of `flow2py replay`, timed in parts: read (store.history.facts(verify=True): read, decode and
    check every fact against the chain in one pass), re-run (drive with DriveOptions(mode="replay") over the facts).
    Goal: above 100,000 facts/s for read + verify + re-run; DESIGN's goal of under 20 µs a call
-   too. `Store.verify` alone and `host.replay` end to end (compiles the stored sources, verifies)
+   too. `store.history.verify` alone and `host.replay` end to end (compiles the stored sources, verifies)
    are shown alongside.
 2. Resume cost vs archived facts: two runs of the same program in one store, each checkpointing
    every 50 facts and pausing on a Tool call that never answers; one has ~1,000 facts before its
-   latest checkpoint, the other ~100,000; both are archived (Store.archive). The resume path of
+   latest checkpoint, the other ~100,000; both are archived (store.history.archive). The resume path of
    `flow2py resume` is timed (load run, verified facts from the latest checkpoint, SqliteRecorder lease,
    drive live to the pause), alternating between the two runs. Goal: the ratio stays ~1x.
 """
@@ -59,7 +59,7 @@ def bindings(answer: int = 1 << 62) -> rt.Bindings:
 def record_run(store: Store, loaded, run_id: str, calls: int, answer: int, every=None):
     fn = loaded.resolve("effectful::echo_loop")
     st = Start(loaded.program.identity, loaded.program.std, rt.DATA_VERSION, "echo_loop", (calls, 0), ("n", "acc"))
-    store.create_run(run_id, st, loaded.program.sources, {"entry_module": loaded.checked.entry_module})
+    store.history.create_run(run_id, st, loaded.program.sources, {"entry_module": loaded.checked.entry_module})
     rec = rt.SqliteRecorder(store, run_id)
     try:
         out = drv.drive(fn, [st], drv.DriveOptions(recorder=rec, bindings=bindings(answer),
@@ -74,10 +74,10 @@ def record_run(store: Store, loaded, run_id: str, calls: int, answer: int, every
 
 def replay_parts(store: Store, loaded, run_id: str):
     """The path of `flow2py replay` after compiling: read the facts, each decoded and checked
-    against the chain in one pass (Store.facts verify=True), then re-run over them."""
+    against the chain in one pass (store.history.facts verify=True), then re-run over them."""
     fn = loaded.resolve("effectful::echo_loop")
     t0 = time.perf_counter()
-    facts = store.facts(run_id, verify=True, whole=True, classes=loaded.classes)
+    facts = store.history.facts(run_id, verify=True, whole=True, classes=loaded.classes)
     t1 = time.perf_counter()
     out = drv.drive(fn, facts, drv.DriveOptions(first=1, begin=1, mode="replay", resolve=loaded.resolve,
                                                 classes=loaded.classes))
@@ -87,9 +87,9 @@ def replay_parts(store: Store, loaded, run_id: str):
 
 
 def verify_alone(store: Store, run_id: str) -> float:
-    """`flow2py verify` (Store.verify): the chain alone, no value decoded."""
+    """`flow2py verify` (store.history.verify): the chain alone, no value decoded."""
     t0 = time.perf_counter()
-    ok, msg, _ = store.verify(run_id)
+    ok, msg, _ = store.history.verify(run_id)
     dt = time.perf_counter() - t0
     assert ok, msg
     return dt
@@ -102,7 +102,7 @@ def floor(store: Store, run_id: str) -> float:
     import cbor2
 
     t0 = time.perf_counter()
-    rows = store._db.execute("SELECT n, data, hash FROM facts WHERE run=? ORDER BY n", (run_id,)).fetchall()
+    rows = store.file.db.execute("SELECT n, data, hash FROM facts WHERE run=? ORDER BY n", (run_id,)).fetchall()
     prev = bytes(32)
     loads, b3 = cbor2.loads, blake3.blake3
     for _n, data, _h in rows:
@@ -156,9 +156,9 @@ def replay(base: Path, loaded, calls: int, runs: int) -> dict:
 def resume_path(store: Store, loaded, run_id: str):
     """What `host.resume` does after compiling (done once outside), with no replies to record:
     load the run, read the facts from its latest checkpoint on, take the lease, drive live."""
-    info = store.load_run(run_id)
+    info = store.host_records.load_run(run_id)
     first = info.latest_checkpoint or 1
-    history = store.facts(run_id, first, verify=True, whole=True, classes=loaded.classes)
+    history = store.history.facts(run_id, first, verify=True, whole=True, classes=loaded.classes)
     fn = loaded.resolve("effectful::echo_loop")
     rec = rt.SqliteRecorder(store, run_id)
     try:
@@ -179,8 +179,8 @@ def resume(base: Path, loaded, runs: int) -> dict:
     for run_id, answered in (("small", 500), ("large", 50_000)):
         out = record_run(store, loaded, run_id, 10 ** 9, answered, every=CP_EVERY)
         assert isinstance(out, drv.RunPaused), out
-        moved = store.archive(run_id).moved
-        info = store.load_run(run_id)
+        moved = store.history.archive(run_id).moved
+        info = store.host_records.load_run(run_id)
         sizes[run_id] = (moved, info.facts - info.latest_checkpoint + 1)
     store.close()
     store = Store(path)  # durable, as a resume runs

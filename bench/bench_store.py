@@ -58,13 +58,13 @@ def floor(path: Path, calls: int) -> float:
 
 
 def _file_size(store: Store) -> int:
-    store._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    store.file.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return os.path.getsize(store.path)
 
 
 def recorder(path: Path, calls: int) -> tuple[float, Store, int]:
     store = Store(path)
-    store.create_run("r", Start("ab" * 32, "std@v1", 1, "main", ("t",), ("ticket",)), {"main": "x"})
+    store.history.create_run("r", Start("ab" * 32, "std@v1", 1, "main", ("t",), ("ticket",)), {"main": "x"})
     empty = _file_size(store)
     facts = [(_call(i), _reply(i)) for i in range(calls)]
     rec = SqliteRecorder(store, "r")
@@ -94,13 +94,13 @@ def main() -> None:
             rc.append(t)
             n = args.calls * 2 + 1
             t0 = time.perf_counter()
-            store.records("r")
+            store.history.records("r")
             dec.append(n / (time.perf_counter() - t0))
             t0 = time.perf_counter()
-            ok, _, _ = store.verify("r")
+            ok, _, _ = store.history.verify("r")
             assert ok
             ver.append(n / (time.perf_counter() - t0))
-            rows = store._db.execute("SELECT sum(length(data) + length(hash)) FROM facts WHERE n > 1").fetchone()[0]
+            rows = store.file.db.execute("SELECT sum(length(data) + length(hash)) FROM facts WHERE n > 1").fetchone()[0]
             size_rows.append(rows / args.calls)
             size_file.append((_file_size(store) - empty) / args.calls)
             store.close()

@@ -72,8 +72,8 @@ def compile_path(path: str) -> Loaded:
 
 def compile_stored(store: Store, run_id: str) -> Loaded:
     """Compile the exact program a run started with, from the sources its history stores."""
-    info = read(store.load_run, run_id)
-    sources = read(store.sources, run_id)
+    info = read(store.host_records.load_run, run_id)
+    sources = read(store.history.sources, run_id)
     if not sources:
         raise Refused(f"run {run_id}: the store holds no program sources for it")
     return compile_program(ProgramText.stored(run_id, info.program, sources, info.meta))
@@ -184,19 +184,19 @@ def verify(run_id: str, *, head: str | None = None, store_path: str | None = Non
             raise Refused(f"--head {head!r}: not a head hash (64 hex digits, as `verify` and "
                           f"`history --format json` print them)")
     store = open_store(store_path, create=False, readonly=True)
-    ok, message, _head_hex = read(store.verify, run_id, head)
+    ok, message, _head_hex = read(store.history.verify, run_id, head)
     # The message says which facts were checked and which taken on trust, and ends with the head.
     return ok, message if ok else f"broken: {message}"
 
 
 def redact(run_id: str, value_hash: str, *, store_path: str | None = None) -> str:
-    n = read(open_store(store_path, create=False).redact, run_id, value_hash)
+    n = read(open_store(store_path, create=False).history.redact, run_id, value_hash)
     return f"redacted {n} value slot(s) of run {run_id}; each is now <hole blake3:{value_hash.removeprefix('blake3:')}>"
 
 
 def archive(run_id: str, *, delete: bool = False, store_path: str | None = None) -> str:
     store = open_store(store_path, create=False)
-    done = read(lambda: store.archive(run_id, delete=delete))
+    done = read(lambda: store.history.archive(run_id, delete=delete))
     if done.latest is None:
         return (f"run {run_id} has no checkpoint; nothing archived (archive keeps Start and "
                 f"everything from the latest checkpoint on)")

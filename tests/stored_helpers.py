@@ -192,7 +192,7 @@ def every_command(path: Path, loaded, run_id: str) -> dict[str, tuple[int, str]]
         attempt("history", lambda: (0, rh.history(store, loaded, run_id)))
         attempt("history-json", lambda: (0, rh.history(store, loaded, run_id, "json")))
         attempt("replay", lambda: _report(rh.replay(store, loaded, run_id)))
-        attempt("verify", lambda: _verified(rh.read(store.verify, run_id)))
+        attempt("verify", lambda: _verified(rh.read(store.history.verify, run_id)))
         attempt("runs", lambda: (0, "\n".join(rh.list_runs(store))))
         attempt("fork", lambda: _report(rh.fork(store, loaded, loaded, run_id, 1, bindings=bindings(True),
                                                 new_run_id=f"fork-of-{run_id}")))

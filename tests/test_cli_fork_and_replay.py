@@ -44,7 +44,7 @@ def test_tampered_choice_diverges_naming_the_fact(cli):
         prev = T.ZERO_HASH
         for k, data in rows:
             if k == choice["n"]:
-                f = T.decode_fact(data, store._blob)
+                f = T.decode_fact(data, store.history.blob)
                 other = "root/2" if f.picked == "root/1" else "root/1"
                 data = T.encode_fact(T.Choice(f.task, other)).data
                 db.execute("UPDATE facts SET data=? WHERE run='a' AND n=?", (data, k))

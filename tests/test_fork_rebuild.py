@@ -309,14 +309,14 @@ def test_fork_finishes_a_parked_task_from_a_reply_recorded_before_the_checkpoint
 # Start is committed: whatever that commit holds is all the crash leaves.
 CRASH_AFTER_START = """\
 import os, sys
-from flowrt.history.store import Store
-made = Store.create_run
+from flowrt.history.history_store import HistoryStore
+made = HistoryStore.create_run
 def create_then_crash(self, *args, **kw):
     info = made(self, *args, **kw)
     if info.parent is not None:
         os._exit(9)
     return info
-Store.create_run = create_then_crash
+HistoryStore.create_run = create_then_crash
 from flow2py.cli import main
 main(sys.argv[1:], prog_name="flow2py")
 """

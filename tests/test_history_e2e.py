@@ -78,7 +78,7 @@ def _rewrite(cli, n, change):
         prev = T.ZERO_HASH
         for k, data in rows:
             if k == n:
-                data = T.encode_fact(change(T.decode_fact(data, store._blob))).data
+                data = T.encode_fact(change(T.decode_fact(data, store.history.blob))).data
                 db.execute("UPDATE facts SET data=? WHERE run='a' AND n=?", (data, k))
             prev = T.fact_hash(prev, data)
             db.execute("UPDATE facts SET hash=? WHERE run='a' AND n=?", (prev, k))
@@ -310,8 +310,8 @@ def test_a_nested_run_has_its_own_history_linked_to_the_outer_call(cli, tmp_path
     assert cli("replay", "o/root#1").stdout == "Matched\n"
     assert cli("replay", "o").stdout == "Matched\n"
     store = Store(cli.store)
-    assert store.nested_runs("o") == {"root#1": "o/root#1", "root#2": "o/root#2"}
-    assert store.outer_of("o/root#1") == ("o", "root#1")
+    assert store.host_records.nested_runs("o") == {"root#1": "o/root#1", "root#2": "o/root#2"}
+    assert store.host_records.outer_of("o/root#1") == ("o", "root#1")
     store.close()
 
 

@@ -81,15 +81,15 @@ def test_jsonl_export_of_the_seed_example_matches_the_conformance_file(tmp_path)
 def test_jsonl_export_from_the_store_matches_the_conformance_file(tmp_path):
     facts = support_facts()
     with Store(tmp_path / "runs.db") as store:
-        store.create_run("support-1", facts[0], {"main": "..."})
+        store.history.create_run("support-1", facts[0], {"main": "..."})
         with SqliteRecorder(store, "support-1") as rec:
             for f in facts[1:]:
                 rec.record(f)
                 rec.sync()
-        store.archive("support-1")  # facts 2-8 leave the hot table; the export still shows them
+        store.history.archive("support-1")  # facts 2-8 leave the hot table; the export still shows them
         out = tmp_path / "history.jsonl"
-        out.write_text(to_jsonl(store.records("support-1", classes=CLASSES)), encoding="utf-8")
-        assert to_jsonl(store.records("support-1", classes=CLASSES)) == to_jsonl(facts)
+        out.write_text(to_jsonl(store.history.records("support-1", classes=CLASSES)), encoding="utf-8")
+        assert to_jsonl(store.history.records("support-1", classes=CLASSES)) == to_jsonl(facts)
     assert _compare_module().main(str(CONFORMANCE / "support" / "expected.jsonl"), str(out)) is None
 
 
@@ -145,12 +145,12 @@ def test_text_follows_the_seed_notation():
 def test_text_marks_archived_gaps_and_cuts_long_content(tmp_path):
     facts = support_facts()
     with Store(tmp_path / "runs.db") as store:
-        store.create_run("r", facts[0], {})
+        store.history.create_run("r", facts[0], {})
         with SqliteRecorder(store, "r") as rec:
             for f in facts[1:12]:
                 rec.record(f)
-        store.archive("r", delete=True)
-        text = to_text(store.records("r", classes=CLASSES), width=30)
+        store.history.archive("r", delete=True)
+        text = to_text(store.history.records("r", classes=CLASSES), width=30)
     lines = text.splitlines()
     assert "… facts 2–8 archived" in lines[1]
     assert lines[2].startswith(" 9")
@@ -160,14 +160,14 @@ def test_text_marks_archived_gaps_and_cuts_long_content(tmp_path):
 def test_holes_render_as_hole_with_their_hash(tmp_path):
     facts = support_facts()[:3]
     with Store(tmp_path / "runs.db") as store:
-        store.create_run("r", facts[0], {})
+        store.history.create_run("r", facts[0], {})
         with SqliteRecorder(store, "r") as rec:
             for f in facts[1:]:
                 rec.record(f)
         digest = T.value_digest(TICKET)
-        assert store.redact("r", digest) == 2  # the input and the first argument
-        recs = store.records("r", classes=CLASSES)
-        assert store.verify("r")[0]
+        assert store.history.redact("r", digest) == 2  # the input and the first argument
+        recs = store.history.records("r", classes=CLASSES)
+        assert store.history.verify("r")[0]
     objs = to_json_objects(recs)
     assert objs[0]["input"] == f"{{ ticket: <hole blake3:{digest}> }}"
     assert objs[1]["args"] == [f"<hole blake3:{digest}>", "[]"]

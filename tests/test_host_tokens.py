@@ -177,7 +177,7 @@ def test_a_host_application_issues_tokens_in_code_to_hand_a_run_a_primary_and_a_
                    run_id="m")
     assert (r.exit_code, r.text) == (0, '"backup says hi to Ann"')
     assert seen == ["primary", "backup"]
-    assert host.store.token_issuer("models::Model", "backup") == (None, None)
+    assert host.store.host_records.token_issuer("models::Model", "backup") == (None, None)
     assert backup == rt.HostToken("models::Model", "backup")
     assert host.replay(program, "m").text == "Matched"
     with pytest.raises(Refused, match=r"a host token is issued as \(type identity like"):
@@ -207,7 +207,7 @@ def test_readers_of_a_store_made_before_the_token_record_write_nothing_and_a_wri
     assert r.exit_code == 1 and "was not issued by this host" in r.stderr
     assert _issued(cli) == []  # the writer made the table, empty: the old run's tokens were never recorded
     store = Store(cli.store)
-    store.issue_token("browser::Page", "tab-a")  # the host vouches for it again, in code
+    store.host_records.issue_token("browser::Page", "tab-a")  # the host vouches for it again, in code
     store.close()
     r = _run(cli, "--entry", "go", "--input", '{"p": {"$token": "tab-a"}}', "--run-id", "b")
     assert (r.exit_code, r.stdout.strip()) == (0, '"contents of tab-a"')
@@ -216,11 +216,11 @@ def test_readers_of_a_store_made_before_the_token_record_write_nothing_and_a_wri
 def test_a_read_only_open_of_a_store_made_before_the_token_record_sees_no_tokens_issued(cli):
     _older_store(cli)
     store = Store(cli.store, readonly=True)  # SQLite's mode=ro: what runs, history, replay, verify use
-    assert store.load_run("a").state == "completed"
-    assert store.verify("a")[0]
-    assert store.token_issuer("browser::Page", "tab-a") is None  # no tokens issued
+    assert store.host_records.load_run("a").state == "completed"
+    assert store.history.verify("a")[0]
+    assert store.host_records.token_issuer("browser::Page", "tab-a") is None  # no tokens issued
     with pytest.raises(StoreError, match="is read-only here"):
-        store.issue_token("browser::Page", "tab-a")  # writing is refused, nothing changed
+        store.host_records.issue_token("browser::Page", "tab-a")  # writing is refused, nothing changed
     store.close()
     assert not _has_token_table(cli)
 
@@ -237,8 +237,8 @@ def test_a_store_made_before_the_token_record_in_a_file_sqlite_cannot_write_open
 
     monkeypatch.setattr(sqlite3, "connect", unwritable)
     host = Host(cli.store)
-    assert host.store.readonly and host.store.token_issuer("browser::Page", "tab-a") is None
-    assert [r.state for r in host.store.runs()] == ["completed"]
+    assert host.store.readonly and host.store.host_records.token_issuer("browser::Page", "tab-a") is None
+    assert [r.state for r in host.store.host_records.runs()] == ["completed"]
     with pytest.raises(Refused, match="read-only"):
         host.issue_token("browser::Page", "tab-a")
     host.store.close()
@@ -248,10 +248,10 @@ def test_a_store_made_before_the_token_record_in_a_file_sqlite_cannot_write_open
 
 def test_issuing_a_token_twice_keeps_its_first_issuer(tmp_path):
     store = Store(tmp_path / "runs.db")
-    assert store.token_issuer("browser::Page", "t") is None
-    store.issue_token("browser::Page", "t")
-    store.issue_token("browser::Page", "t")
-    assert store.token_issued("browser::Page", "t") and not store.token_issued("browser::Tab", "t")
+    assert store.host_records.token_issuer("browser::Page", "t") is None
+    store.host_records.issue_token("browser::Page", "t")
+    store.host_records.issue_token("browser::Page", "t")
+    assert store.host_records.token_issued("browser::Page", "t") and not store.host_records.token_issued("browser::Tab", "t")
     with sqlite3.connect(tmp_path / "runs.db") as db:
         assert db.execute("SELECT count(*) FROM host_tokens").fetchone() == (1,)
     store.close()

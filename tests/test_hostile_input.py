@@ -109,7 +109,7 @@ def paused(prog):
 def _state(db):
     store = Store(str(db))
     try:
-        return [(r.id, r.state, r.facts) for r in store.runs()]
+        return [(r.id, r.state, r.facts) for r in store.host_records.runs()]
     finally:
         store.close()
 

@@ -95,19 +95,19 @@ def _never(*a):
 def _record_paused_run(store: Store, run_id: str, p) -> None:
     """A run of `p` paused with its read parked in every checkpoint, then the read's reply."""
     start = p.start("main", (3,))
-    store.create_run(run_id, start, p.program.sources, p.loaded.meta())
+    store.history.create_run(run_id, start, p.program.sources, p.loaded.meta())
     with SqliteRecorder(store, run_id) as rec:
         opts = drv.DriveOptions(recorder=rec, checkpoint_every=1,
                                 bindings=_bindings(lambda: rt.pending, lambda r: {"Ok": r}),
                                 resolve=p.loaded.resolve, classes=p.loaded.classes)
         out = drv.drive(p.fn("main"), [start], opts)
     assert out == drv.RunPaused((drv.OpenCall("root/1#1", "feed.next"),))
-    store.record_reply(run_id, "root/1#1", rt.Ok("hello"))
+    store.history.record_reply(run_id, "root/1#1", rt.Ok("hello"))
 
 
 def _resume(store: Store, run_id: str, p):
-    info = store.load_run(run_id)
-    history = store.facts(run_id, info.latest_checkpoint, verify=True, whole=True, classes=p.loaded.classes)
+    info = store.host_records.load_run(run_id)
+    history = store.history.facts(run_id, info.latest_checkpoint, verify=True, whole=True, classes=p.loaded.classes)
     with SqliteRecorder(store, run_id) as rec:
         return drv.drive(p.fn("main"), history, drv.DriveOptions(first=info.latest_checkpoint, recorder=rec,
                                                                  bindings=_bindings(_never, _never),
@@ -132,8 +132,8 @@ def test_two_programs_sharing_declaration_ids_live_side_by_side_in_one_process(t
         assert _resume(store, "r1", v1) == drv.RunCompleted("v1++:hello")
         assert _resume(store, "r2", v2) == drv.RunCompleted("v2:hello")
 
-        cp1 = store.checkpoint("r1", 2, classes=v1.program.classes).fact
-        cp2 = store.checkpoint("r2", 2, classes=v2.program.classes).fact
+        cp1 = store.history.checkpoint("r1", 2, classes=v1.program.classes).fact
+        cp2 = store.history.checkpoint("r2", 2, classes=v2.program.classes).fact
         assert cp1.args[0] == ParkedTask("root/1", "root/1#1", "main::Msg.Received", ())
         assert cp2.args[0] == ParkedTask("root/1", "root/1#1", "main::Msg.Received#1", (7,))
         assert type(cp1.args[1]) is v1.program.classes[("main::State", "State")]
@@ -142,9 +142,9 @@ def test_two_programs_sharing_declaration_ids_live_side_by_side_in_one_process(t
         # both histories read, render and replay (from Start and from the latest checkpoint)
         for run_id, p, state in (("r1", v1, 'State { label: "v1+", round: 2 }'),
                                  ("r2", v2, 'State { round: 2, seen: [1], tag: "v2" }')):
-            facts = store.facts(run_id, verify=True, whole=True, classes=p.loaded.classes)
+            facts = store.history.facts(run_id, verify=True, whole=True, classes=p.loaded.classes)
             assert type(facts[0]) is Start and facts[0].program == p.program.identity
-            assert state in rt.to_text(store.records(run_id, classes=p.loaded.classes))
+            assert state in rt.to_text(store.history.records(run_id, classes=p.loaded.classes))
             assert isinstance(p.replay(facts, begin=1), drv.Matched)
             assert isinstance(p.replay(facts, begin="latest"), drv.Matched)
 
@@ -161,7 +161,7 @@ def test_reading_a_history_with_another_programs_classes_never_borrows_a_class(t
     with Store(tmp_path / "runs.db") as store:
         _record_paused_run(store, "r1", v1)
         try:
-            store.facts("r1")  # no table: std's classes only
+            store.history.facts("r1")  # no table: std's classes only
         except rt.MissingClass as e:
             assert e.decl in ("main::State", "main::Msg")
         else:

@@ -101,7 +101,7 @@ def test_a_reply_carried_across_checkpoints_that_does_not_fit_is_refused(store, 
 def _rewrite_checkpoint(store, base, run, change):
     n = H.db(store).execute("SELECT latest_checkpoint FROM runs WHERE id=?", (run,)).fetchone()[0]
     with Store(store) as st:
-        cp = st.records(run, n, classes=base.loaded.classes)[0].fact
+        cp = st.history.records(run, n, classes=base.loaded.classes)[0].fact
     H.set_fact(store, run, n, T.encode_fact(Checkpoint(cp.checkpoint, cp.function, cp.type_args,
                                                        change(cp.args))).data)
     return n
@@ -124,7 +124,7 @@ def test_checkpoint_arguments_that_do_not_fit_the_function_are_refused(store, ba
 def test_a_checkpoint_naming_a_function_the_program_lacks_is_refused(store, base):
     n = H.db(store).execute("SELECT latest_checkpoint FROM runs WHERE id='solo'").fetchone()[0]
     with Store(store) as st:
-        cp = st.records("solo", n, classes=base.loaded.classes)[0].fact
+        cp = st.history.records("solo", n, classes=base.loaded.classes)[0].fact
     H.set_fact(store, "solo", n, T.encode_fact(Checkpoint(cp.checkpoint, "main::nope", cp.type_args, cp.args)).data)
     results = H.every_command(store, base.loaded, "solo")
     _assert_refused(results, ("replay",), n)

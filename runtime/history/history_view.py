@@ -1,6 +1,6 @@
 """Rendering a history for people and tools: text (the seed's notation), JSON Lines, HTML.
 
-Every renderer takes a list of `StoredFact` (what `Store.records(run, classes=program.classes)`
+Every renderer takes a list of `StoredFact` (what `store.history.records(run, classes=program.classes)`
 returns: numbers, hashes and stored bytes included; the values already decoded with the run's
 program's classes, so rendering looks no class up) or a plain list of facts, which it numbers from 1 and chains from the zero
 hash exactly as a store would. Values are shown as Flow text (`flowrt.data.values.show`); a hole shows

@@ -4,9 +4,11 @@ how far `archive` may go.
 
 docs/spec/trace.md ("Integrity: what is checked, what is taken on trust") is the description.
 Nothing here decodes a value with a program's classes: facts are read as plain CBOR (their
-skeletons, kinds and ids), blobs and module sources by their bytes. The functions take a
-`flowrt.history.store.Store` and read it through its connection (the caller holds its lock); they
-return the reason something is broken as text, and the store raises it as `BrokenHistory`.
+skeletons, kinds and ids), blobs and module sources by their bytes. The functions take the
+store's history (a `flowrt.history.history_store.HistoryStore`) and read it through its reads
+(`run_row`, `rows`, `hash_of`, `blob`, `source_rows`) and its file's connection (the caller holds
+the lock); they return the reason something is broken as text, and the store raises it as
+`BrokenHistory`.
 """
 from __future__ import annotations
 
@@ -99,8 +101,8 @@ def source_problem(module: str, digest: Any, text: Any) -> Optional[str]:
     return None
 
 
-def blob_problem(store, digest: bytes, n: int) -> Optional[str]:
-    row = store._db.execute("SELECT data FROM blobs WHERE hash=?", (digest,)).fetchone()
+def blob_problem(history, digest: bytes, n: int) -> Optional[str]:
+    row = history.file.db.execute("SELECT data FROM blobs WHERE hash=?", (digest,)).fetchone()
     if row is None:
         return (f"fact {n} refers to blob {digest.hex()}, which the store does not hold (lost: a "
                 f"redaction replaces the reference by a hole)")
@@ -109,7 +111,7 @@ def blob_problem(store, digest: bytes, n: int) -> Optional[str]:
     return None
 
 
-def parked_calls(store, data: bytes) -> list[str]:
+def parked_calls(history, data: bytes) -> list[str]:
     """The call ids of the parked tasks a stored Checkpoint's arguments hold (read as plain CBOR,
     no class needed; a blob is read checked, ChangedBlob otherwise; a hole holds none)."""
     item = T._raw(data)
@@ -118,7 +120,7 @@ def parked_calls(store, data: bytes) -> list[str]:
         raise T.TraceError("corrupt history: not a Checkpoint fact")
     for slot in item[4]:
         if type(slot) is list and len(slot) == 2 and slot[0] == T.BLOB and type(slot[1]) is bytes:
-            slot = store._blob(slot[1])
+            slot = history.blob(slot[1])
         if type(slot) is not bytes:
             continue  # a hole, or a blob lost
         try:
@@ -136,11 +138,11 @@ def parked_calls(store, data: bytes) -> list[str]:
     return out
 
 
-def reply_rows(store, run_id: str, call_id: str, before_n: int) -> list[tuple[int, bytes]]:
+def reply_rows(history, run_id: str, call_id: str, before_n: int) -> list[tuple[int, bytes]]:
     """(n, stored bytes) of the Replies to `call_id` recorded before fact `before_n`, hot or
     archived, latest first."""
     needle = cbor2.dumps(call_id)  # the id as the fact's CBOR holds it: a cheap pre-filter
-    rows = store._db.execute(
+    rows = history.file.db.execute(
         "SELECT n, data FROM archived_facts WHERE run=? AND n<? AND kind=? AND instr(data, ?) > 0 UNION ALL "
         "SELECT n, data FROM facts WHERE run=? AND n<? AND kind=? AND instr(data, ?) > 0 ORDER BY n DESC",
         (run_id, before_n, T.REPLY, needle, run_id, before_n, T.REPLY, needle)).fetchall()
@@ -157,18 +159,18 @@ def reply_rows(store, run_id: str, call_id: str, before_n: int) -> list[tuple[in
     return out
 
 
-def walk(store, run_id: str, r: dict, lo: int, hi: int) -> Optional[str]:
+def walk(history, run_id: str, r: dict, lo: int, hi: int) -> Optional[str]:
     """Check the chain over facts lo..hi without decoding a value: each held once, in order,
     hashing on from the stored hash of fact lo - 1 to the stored hash of fact hi, which is where
     the caller's own check of the facts after hi begins. So a fact lo..hi that a read uses is
     covered by the same chain as the facts it serves. None when it holds, else why not."""
     if hi < lo:
         return None
-    prev = store._hash_of(run_id, lo - 1, r)
+    prev = history.hash_of(run_id, lo - 1, r)
     if prev is None:
         return f"the hash of fact {lo - 1}, before fact {lo}, is not kept"
     expected = lo
-    for n, _kind, data, h in store._db.execute(_UNION, (run_id, lo, hi, run_id, lo, hi)):
+    for n, _kind, data, h in history.file.db.execute(_UNION, (run_id, lo, hi, run_id, lo, hi)):
         if type(n) is not int or type(data) is not bytes:
             return f"fact {n!r} is corrupt: its stored row does not hold a number and bytes"
         if n != expected:
@@ -196,106 +198,149 @@ class Audit:
     checkpoints: list[int] = field(default_factory=list)  # fact numbers of the Checkpoints held
 
 
-def audit(store, run_id: str, head: Optional[str] = None) -> Audit:
-    """`Store.verify` of one run: every fact the store holds checked against the chain (from the
-    zero hash, and across a deleted archived range from the kept hash, which must end just before
-    a Checkpoint), the run's record against its facts, every blob a fact refers to and every
-    module source against its content hash. The message says what was checked and what was
-    taken on trust. The caller holds the store's lock."""
-    r = store._run_row(run_id)
-    rows = store._rows(run_id)
-    k, kept = r["archived_through"], r["archived_hash"]
-    prev = T.ZERO_HASH
+@dataclass
+class _Walk:
+    """How far `audit`'s walk over a run's facts got: the chain hash up to there (`prev`), the
+    next fact number expected, whether it crossed a deleted archived range (`gap`), the
+    Checkpoints seen, the blobs referred to (digest -> first fact), and, when a head is given,
+    the fact number of each hash (`seen`)."""
 
-    def fail(why: str) -> Audit:
-        return Audit(False, why, prev.hex(), r)
+    prev: bytes = T.ZERO_HASH
+    expected: int = 1
+    gap: bool = False
+    checkpoints: list[int] = field(default_factory=list)
+    blobs: dict[bytes, int] = field(default_factory=dict)
+    seen: dict[bytes, int] = field(default_factory=dict)
 
-    why = marker_problem(r)
+
+def audit(history, run_id: str, head: Optional[str] = None) -> Audit:
+    """`Store.history.verify` of one run: every fact the store holds checked against the chain
+    (from the zero hash, and across a deleted archived range from the kept hash, which must end
+    just before a Checkpoint), the run's record against its facts, every blob a fact refers to
+    and every module source against its content hash. The message says what was checked and
+    what was taken on trust. The caller holds the store's lock."""
+    r = history.run_row(run_id)
+    rows = history.rows(run_id)
+    w = _Walk()
+    sources = history.source_rows(run_id)
+    why = (marker_problem(r) or _walk_chain(r, rows, w, head is not None) or _record_problem(r, w)
+           or _content_problem(history, w.blobs, sources))
+    if not why and w.gap and w.checkpoints:
+        why = _lost_carried_reply(history, run_id, rows, w.checkpoints[-1])
     if why:
-        return fail(why)
-    expected, seen, gap = 1, {}, False
-    checkpoints: list[int] = []
-    blobs: dict[bytes, int] = {}
-    b3 = blake3.blake3
-    for n, kind_col, data, h in rows:
-        if type(n) is not int or type(data) is not bytes or type(h) is not bytes:
-            return fail(f"fact {n!r} is corrupt: its stored row does not hold a number, bytes and a hash")
-        if n != expected:
-            if n < expected:
-                return fail(f"fact {n} appears twice")
-            if expected == 2 and k and n == k + 1:
-                prev, gap = kept, True
-            else:
-                return fail(f"fact {expected} is missing")
-        try:
-            item, skel, refs = skeleton_parts(data)
-        except T.TraceError as e:
-            return fail(f"fact {n} is corrupt: {e}")
-        kind = item[0]
-        if b3(prev + skel).digest() != h:
-            return fail(f"fact {n} was changed, removed or moved: its content and position do not match its hash")
-        if kind != kind_col:
-            return fail(f"fact {n} is a {T.KIND_NAMES[kind]}, but the store's index lists it as kind {kind_col!r}")
-        if n == 1:
-            why = start_mismatch(r, item)
-            if why:
-                return fail(why)
-        elif kind == T.START:
-            return fail(f"fact {n} is a second Start")
-        elif kind == T.CHECKPOINT:
-            checkpoints.append(n)
-        if k:
-            if n == k + 1 and kind != T.CHECKPOINT:
-                return fail(marker_not_at_checkpoint(r, T.KIND_NAMES[kind]))
-            if n == k and h != kept:
-                return fail(f"the kept hash of fact {k} (the archive marker) does not match the chain")
-        for d in refs:
-            blobs.setdefault(d, n)
-        prev, expected = h, n + 1
-        if head is not None:
-            seen[h] = n
-    last = expected - 1
-    if last != r["n"]:
-        return fail(f"facts {last + 1}-{r['n']} are missing (the run records {r['n']} facts)")
-    if prev != r["head"]:
-        return fail("the run's stored head does not match the chain")
-    latest = checkpoints[-1] if checkpoints else None
-    if r["latest_checkpoint"] != latest:
-        return fail(f"the run's latest-checkpoint marker names fact {r['latest_checkpoint']!r}, but its "
-                    + (f"latest Checkpoint is fact {latest}" if latest else "history holds no Checkpoint"))
-    for d, n in blobs.items():
-        why = blob_problem(store, d, n)
-        if why:
-            return fail(why)
-    sources = store._source_rows(run_id)
-    for module, digest, text in sources:
-        why = source_problem(module, digest, text)
-        if why:
-            return fail(why)
-    if gap and latest is not None:
-        why = _lost_carried_reply(store, run_id, rows, latest)
-        if why:
-            return fail(why)
-    checked = _checked_text(store, run_id, last, k if gap else 0)
-    checked += f"; {_count(len(sources), 'module source')} and {_count(len(blobs), 'blob')} match their content hashes"
-    message = f"intact: {checked}; head {prev.hex()}"
+        return Audit(False, why, w.prev.hex(), r)
+    last = w.expected - 1
+    checked = _checked_text(history, run_id, last, r["archived_through"] if w.gap else 0)
+    checked += f"; {_count(len(sources), 'module source')} and {_count(len(w.blobs), 'blob')} match their content hashes"
+    message = f"intact: {checked}; head {w.prev.hex()}"
     if head is not None:
         try:
-            at = seen.get(bytes.fromhex(head.strip().lower()))
+            at = w.seen.get(bytes.fromhex(head.strip().lower()))
         except ValueError:
             at = None
         if at is None:
             return Audit(False, f"the given head {head.strip().lower()} is not in this history: facts were "
-                                f"changed, removed or reordered", prev.hex(), r, checkpoints)
+                                f"changed, removed or reordered", w.prev.hex(), r, w.checkpoints)
         if at != last:
             message = (f"intact up to the given head (fact {at}); {last - at} facts recorded after it; "
-                       f"{checked}; head {prev.hex()}")
-    return Audit(True, message, prev.hex(), r, checkpoints)
+                       f"{checked}; head {w.prev.hex()}")
+    return Audit(True, message, w.prev.hex(), r, w.checkpoints)
 
 
-def _checked_text(store, run_id: str, last: int, deleted_through: int) -> str:
+def _walk_chain(r: dict, rows, w: _Walk, track_seen: bool) -> Optional[str]:
+    """Walk every fact held, in order, against the chain, noting in `w` how far it got and what
+    it saw; None when every fact holds, else why not."""
+    k, kept = r["archived_through"], r["archived_hash"]
+    prev, expected, gap = w.prev, w.expected, False
+    checkpoints, blobs, seen = w.checkpoints, w.blobs, w.seen
+    b3 = blake3.blake3
+    why = None
+    for n, kind_col, data, h in rows:
+        if type(n) is not int or type(data) is not bytes or type(h) is not bytes:
+            why = f"fact {n!r} is corrupt: its stored row does not hold a number, bytes and a hash"
+            break
+        if n != expected:
+            if n < expected:
+                why = f"fact {n} appears twice"
+                break
+            if expected == 2 and k and n == k + 1:
+                prev, gap = kept, True
+            else:
+                why = f"fact {expected} is missing"
+                break
+        try:
+            item, skel, refs = skeleton_parts(data)
+        except T.TraceError as e:
+            why = f"fact {n} is corrupt: {e}"
+            break
+        kind = item[0]
+        if b3(prev + skel).digest() != h:
+            why = f"fact {n} was changed, removed or moved: its content and position do not match its hash"
+            break
+        if kind != kind_col or n == 1 or kind == T.START or (k and k <= n <= k + 1):  # else nothing to check
+            why = _fact_problem(r, n, kind, kind_col, item, h)
+            if why:
+                break
+        if kind == T.CHECKPOINT:
+            checkpoints.append(n)
+        for d in refs:
+            blobs.setdefault(d, n)
+        prev, expected = h, n + 1
+        if track_seen:
+            seen[h] = n
+    w.prev, w.expected, w.gap = prev, expected, gap
+    return why
+
+
+def _fact_problem(r: dict, n: int, kind: int, kind_col: Any, item: list, h: bytes) -> Optional[str]:
+    """What is wrong with fact `n` (of a chain that holds up to it) where it stands: its kind
+    against the store's index, Start only first (and naming what the run's record names), the
+    archive marker ending just before a Checkpoint on a kept hash that matches."""
+    if kind != kind_col:
+        return f"fact {n} is a {T.KIND_NAMES[kind]}, but the store's index lists it as kind {kind_col!r}"
+    if n == 1:
+        return start_mismatch(r, item)
+    if kind == T.START:
+        return f"fact {n} is a second Start"
+    k = r["archived_through"]
+    if k:
+        if n == k + 1 and kind != T.CHECKPOINT:
+            return marker_not_at_checkpoint(r, T.KIND_NAMES[kind])
+        if n == k and h != r["archived_hash"]:
+            return f"the kept hash of fact {k} (the archive marker) does not match the chain"
+    return None
+
+
+def _record_problem(r: dict, w: _Walk) -> Optional[str]:
+    """The run's record against the facts walked: its fact count, head and latest checkpoint."""
+    last = w.expected - 1
+    if last != r["n"]:
+        return f"facts {last + 1}-{r['n']} are missing (the run records {r['n']} facts)"
+    if w.prev != r["head"]:
+        return "the run's stored head does not match the chain"
+    latest = w.checkpoints[-1] if w.checkpoints else None
+    if r["latest_checkpoint"] != latest:
+        return (f"the run's latest-checkpoint marker names fact {r['latest_checkpoint']!r}, but its "
+                + (f"latest Checkpoint is fact {latest}" if latest else "history holds no Checkpoint"))
+    return None
+
+
+def _content_problem(history, blobs: dict[bytes, int], sources: list) -> Optional[str]:
+    """Every blob a fact refers to, and every module source, against its content hash."""
+    for d, n in blobs.items():
+        why = blob_problem(history, d, n)
+        if why:
+            return why
+    for module, digest, text in sources:
+        why = source_problem(module, digest, text)
+        if why:
+            return why
+    return None
+
+
+def _checked_text(history, run_id: str, last: int, deleted_through: int) -> str:
     """Which facts were checked against the chain, from where, and which were taken on trust."""
-    held, lo, hi = store._db.execute(
+    held, lo, hi = history.file.db.execute(
         "SELECT count(*), min(n), max(n) FROM archived_facts WHERE run=?", (run_id,)).fetchone()
     from_archive = f" ({_span(lo, hi)} read from the archive table)" if held else ""
     if not deleted_through:
@@ -306,18 +351,18 @@ def _checked_text(store, run_id: str, last: int, deleted_through: int) -> str:
             f"trust from that kept hash")
 
 
-def _lost_carried_reply(store, run_id: str, rows, latest: int) -> Optional[str]:
+def _lost_carried_reply(history, run_id: str, rows, latest: int) -> Optional[str]:
     """After a deleted archived range: a call the latest checkpoint carries that is neither open
     (the host's record) nor answered or closed by a fact the store holds had its reply deleted,
     and a resume could not finish its task."""
     data = next(d for n, _k, d, _h in reversed(rows) if n == latest)
     try:
-        calls = parked_calls(store, data)
+        calls = parked_calls(history, data)
     except T.TraceError as e:
         return f"fact {latest} is corrupt: {e}"
     if not calls:
         return None
-    open_ = {c for (c,) in store._db.execute("SELECT call FROM open_calls WHERE run=?", (run_id,))}
+    open_ = {c for (c,) in history.file.db.execute("SELECT call FROM open_calls WHERE run=?", (run_id,))}
     closed = set()
     for n, kind, d, _h in rows:
         if kind == T.REPLY or kind == T.STOP:
@@ -337,7 +382,7 @@ def _lost_carried_reply(store, run_id: str, rows, latest: int) -> Optional[str]:
 
 @dataclass(frozen=True)
 class Archived:
-    """What `Store.archive` did: how many facts left the hot table (`moved`; deleted with
+    """What `Store.history.archive` did: how many facts left the hot table (`moved`; deleted with
     `deleted`), the archive marker after it (`through`: facts 2..through are archived), the
     checkpoint the archived range ends before (`checkpoint`, a fact number), the run's latest
     checkpoint (`latest`), and the replies (call id, fact) recorded before the latest checkpoint
@@ -351,17 +396,17 @@ class Archived:
     held: tuple[tuple[str, int], ...] = ()
 
 
-def archive_limit(store, run_id: str, a: Audit) -> tuple[Optional[int], Optional[int], tuple]:
+def archive_limit(history, run_id: str, a: Audit) -> tuple[Optional[int], Optional[int], tuple]:
     """(checkpoint the archive may reach, latest checkpoint, held replies): the latest Checkpoint
     fact at or before every fact a resume from the latest checkpoint reads, so facts before it
     can go, even deleted, without a resume or replay ever needing one of them."""
     if not a.checkpoints:
         return None, None, ()
     latest = a.checkpoints[-1]
-    data = store._db.execute(_UNION, (run_id, latest, latest, run_id, latest, latest)).fetchone()[2]
+    data = history.file.db.execute(_UNION, (run_id, latest, latest, run_id, latest, latest)).fetchone()[2]
     held = []
-    for c in parked_calls(store, data):
-        rows = reply_rows(store, run_id, c, latest)
+    for c in parked_calls(history, data):
+        rows = reply_rows(history, run_id, c, latest)
         if rows:
             held.append((c, rows[0][0]))
     first_needed = min([n for _, n in held], default=latest)

@@ -4,8 +4,8 @@ A value of a `@tool type` is a host token: only the host makes one (seed 001;
 docs/spec/tools.md "Host tokens": only values the host itself issued). The store keeps the host's record of every token it
 issued (`host_tokens`, keyed by the @tool type's declaration identity and the token): a Tool
 implementation's reply issues the tokens it carries, written in the same transaction as that
-Reply (flowrt.history.store), and a host application issues one in code with `Store.issue_token` /
-`flowrt.host.Host.issue_token`, for instance to hand a run a primary and a backup Model as input.
+Reply (flowrt.history.recorder), and a host application issues one in code with
+`store.host_records.issue_token` / `flowrt.host.Host.issue_token`, for instance to hand a run a primary and a backup Model as input.
 The record is per store, not per run: a token exists before any run is handed it, and a fork or
 another run on the same host may hold it (docs/spec/tools.md, "Host tokens").
 

@@ -25,7 +25,7 @@ here is how the host (flowrt.host.operations.fork) applies them.
     recorded call: one Call, one Reply).
   The fork's Start holds the renamed ParkedTasks; the facts after it make its history whole, so
   resuming or replaying the fork never reads the parent. The store commits the Start and them in
-  one transaction (Store.create_run's `then`): a crash never leaves a Start without them.
+  one transaction (`store.history.create_run`'s `then`): a crash never leaves a Start without them.
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ from typing import Optional
 
 from flowrt.data.decoding import DecodeError, decode
 from flowrt.data.facts import Call, Checkpoint, ParkedTask, Reply, Stop
-from flowrt.history.store import Store, StoreError, facts_of_call
+from flowrt.history.store import Store, StoreError
 from flowrt.data.tasks import ctor_class, has_hole, holds_parked, rebuild, walk
 from flowrt.history.tokens import RESTORE, admitting
 from flowrt.history.trace import MissingClass, TraceError
@@ -54,7 +54,7 @@ def fork_checkpoint(store: Store, run_id: str, n: int, classes: ClassTable, pare
     """Checkpoint `n` of run `run_id`, its stored values rebuilt with `classes` (the fork's program's
     table): the program's own values, as it made them."""
     try:
-        return store.checkpoint(run_id, n, classes=classes).fact
+        return store.history.checkpoint(run_id, n, classes=classes).fact
     except MissingClass as e:
         raise ForkRefused(f"checkpoint {n} holds a value of {e.decl} (constructor {e.ctor}), which "
                           f"the fork's program does not declare; give the fork --input instead") from None
@@ -64,7 +64,7 @@ def fork_checkpoint(store: Store, run_id: str, n: int, classes: ClassTable, pare
         failed = e
     # Readable with the parent's own classes: a type the fork's program declares with another shape.
     try:
-        theirs = store.checkpoint(run_id, n, classes=parent_classes).fact
+        theirs = store.history.checkpoint(run_id, n, classes=parent_classes).fact
     except (StoreError, TraceError, TypeError):
         raise ForkRefused(str(failed)) from None
     what = reshaped(theirs.args, classes) or "a type the fork's program declares differently"
@@ -147,7 +147,7 @@ def _parent_call(store: Store, run_id: str, call_id: str, prog) -> tuple[Optiona
     """The parent's Call fact for `call_id` and the reply it recorded to it (None if none)."""
     call, reply = None, None
     try:
-        facts = facts_of_call(store, run_id, call_id, classes=prog.classes)
+        facts = store.history.calls.facts_of_call(run_id, call_id, classes=prog.classes)
     except MissingClass as e:
         raise ForkRefused(f"run {run_id} holds a value of {e.decl} (constructor {e.ctor}) for call "
                           f"{call_id}, which the fork's program does not declare") from None

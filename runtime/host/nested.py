@@ -16,7 +16,7 @@ the id `<outer run>/<call id>`, drives it live and answers the outer call:
   again, so the outer run halts too (flowrt.engine.interrupts); the inner run is left halted.
 
 The outer history holds one Call and one Reply for the operation; the inner history is separate.
-The host links them in the store's `nested_runs` records (`Store.nested_runs`, `Store.outer_of`).
+The host links them in the store's `nested_runs` records (`store.host_records.nested_runs`, `.outer_of`).
 Compiling a program from a path is the compiler's business: `flow2py.host.flow_tool(path)`.
 """
 from __future__ import annotations
@@ -57,11 +57,11 @@ def flow_tool(program, *, entry: str = "main", store: Any = None, bindings: Opti
         args = _decode_args(params, jargs)
         start = Start(program.identity, program.std, DATA_VERSION, entry, args, names)
         try:
-            st.create_run(inner, start, program.sources, dict(meta or {}, outer=outer))
+            st.history.create_run(inner, start, program.sources, dict(meta or {}, outer=outer))
         except Exception as e:  # an inner run of this call exists already (a resent call)
             raise NotRun(f"nested run {inner} could not start: {e}") from None
         if outer:
-            st.record_nested(outer, ctx.call_id, inner)
+            st.host_records.record_nested(outer, ctx.call_id, inner)
         rec, outcome = SqliteRecorder(st, inner), None
         try:
             outcome = drive(fn, [start], DriveOptions(recorder=rec, bindings=bindings or BINDINGS,

@@ -32,7 +32,7 @@ from flowrt.engine.interrupts import INTERRUPTS, Shielded, deferred, reason
 from flowrt.data.generated import Program
 from flowrt.data.requests import ToolSpec
 from flowrt.host.forks import ForkRefused, fork_checkpoint, parked_in_fork, rebuilt_args
-from flowrt.history.store import RunBusy, SqliteRecorder, Store, StoreError, UnknownRun, carried_replies
+from flowrt.history.store import RunBusy, SqliteRecorder, Store, StoreError, UnknownRun
 from flowrt.history.stored import CorruptHistory
 from flowrt.data.tasks import rebuild
 from flowrt.history.tokens import NONE_ISSUED, Issued, Noting, admitting
@@ -154,7 +154,7 @@ def store_exists(path: Optional[str]) -> bool:
 def issued_in(store: Optional[Store]) -> Issued:
     """The admission policy for what a host is handed: only tokens this store's host issued
     (flowrt.history.tokens); a host with no store yet has issued none."""
-    return NONE_ISSUED if store is None else Issued(store.token_issued)
+    return NONE_ISSUED if store is None else Issued(store.host_records.token_issued)
 
 
 def read(op, *args):
@@ -266,7 +266,7 @@ def call_finder(store: Store, run_id: str, info, classes) -> Callable[[str], Opt
     checkpoint on, then (a call a parked task carried across it) from the start."""
     def find(call_id: str) -> Optional[Call]:
         for first in dict.fromkeys((info.latest_checkpoint or 1, 1)):
-            for f in read(lambda: store.facts(run_id, first, classes=classes)):
+            for f in read(lambda: store.history.facts(run_id, first, classes=classes)):
                 if type(f) is Call and f.id == call_id:
                     return f
         return None
@@ -301,11 +301,11 @@ def report(outcome, run_id: str) -> Report:
 def halted_report(store: Store, prog: Runnable, outcome: drv.RunHalted, run_id: str) -> Report:
     """`halted: run r: interrupted (Ctrl-C) ...` and the run's open calls as the store now holds
     them (what a resume will see), each marked pending or cut."""
-    info, pending = store.load_run(run_id), store.pending_calls(run_id)
+    info, pending = store.host_records.load_run(run_id), store.host_records.pending_calls(run_id)
     known = {c.id: c for c in outcome.open if c.args is not None}
     # a call the driver had not taken in yet (Ctrl-C right after its Call was recorded), or
     # carried without its Call fact: the stored Call says what it is
-    made = store.open_call_facts(run_id, [c for c, _ in info.open_calls if c not in known],
+    made = store.history.calls.open_call_facts(run_id, [c for c, _ in info.open_calls if c not in known],
                                  classes=prog.classes)
     lines = [f"halted: run {run_id}: {outcome.reason}; no End is recorded"]
     for call_id, tool_id in info.open_calls:
@@ -348,7 +348,7 @@ def _drive_live(store: Store, rec: SqliteRecorder, prog: Runnable, fn, history, 
         spec = prog.tool_spec(tool_id)
         impl = bindings.lookup(spec) if spec is not None else None
         if impl is not None:  # which implementation served: the host's record, not history
-            store.record_binding(run_id, tool_id, f"{getattr(impl, '__module__', '?')}."
+            store.host_records.record_binding(run_id, tool_id, f"{getattr(impl, '__module__', '?')}."
                                                   f"{getattr(impl, '__qualname__', repr(impl))}")
     if isinstance(outcome, drv.RunHalted):
         return halted_report(store, prog, outcome, run_id)
@@ -360,7 +360,7 @@ def _new_run(store: Store, run_id: Optional[str], start: Start, prog: Runnable, 
     (run id, recorder)."""
     run_id = run_id or "run-" + secrets.token_hex(6)
     try:
-        store.create_run(run_id, start, prog.program.sources, meta, then=then)
+        store.history.create_run(run_id, start, prog.program.sources, meta, then=then)
     except StoreError as e:
         raise Refused(str(e)) from None
     except sqlite3.Error as e:
@@ -376,7 +376,7 @@ def history_from(store: Store, run_id: str, info, classes, whole: bool = True) -
     run's stored head (resume appends there); replay takes a history cut short at its end as it is
     (its verdict is then Incomplete)."""
     first = info.latest_checkpoint or 1
-    history = read(lambda: store.facts(run_id, first, verify=True, whole=whole, classes=classes))
+    history = read(lambda: store.history.facts(run_id, first, verify=True, whole=whole, classes=classes))
     if first > 1 and (not history or type(history[0]) is not Checkpoint
                       or any(type(f) is Checkpoint for f in history[1:])):
         what = f"a {type(history[0]).__name__}" if history else "missing"
@@ -409,7 +409,7 @@ def _carried(store: Store, run_id: str, history: list, first: int, prog: Runnabl
         return {}
     classes = prog.classes
     return {"carried_replies": _carried_replies(store, run_id, history, first, classes),
-            "carried_calls": read(lambda: store.open_call_facts(run_id, calls, classes=classes, before_n=first)),
+            "carried_calls": read(lambda: store.history.calls.open_call_facts(run_id, calls, classes=classes, before_n=first)),
             "parked_specs": _parked_specs(store, prog, run_id, history, first)}
 
 
@@ -423,10 +423,10 @@ def _carried_replies(store: Store, run_id: str, history: list, first: int, class
     # Answered or closed from the checkpoint on, or still open: nothing recorded before it is needed.
     later = {f.id for f in history if type(f) is Reply}
     later.update(c.call for f in history if type(f) is Stop for c in f.closed)
-    still_open = {c for c, _ in store.open_calls(run_id)}
+    still_open = {c for c, _ in store.host_records.open_calls(run_id)}
     wanted = [c for c in calls if c not in later and c not in still_open]
     # Each wanted call was answered before the checkpoint: a reply not found is a broken history.
-    return read(lambda: carried_replies(store, run_id, wanted, first, classes=classes,
+    return read(lambda: store.history.calls.carried_replies(run_id, wanted, first, classes=classes,
                                         require_all=True)) if wanted else {}
 
 
@@ -437,7 +437,7 @@ def _parked_specs(store: Store, prog: Runnable, run_id: str, history: list, firs
     calls = _parked_calls(history)
     if not calls:
         return {}
-    tools = read(lambda: store.call_tools(run_id, calls, first))
+    tools = read(lambda: store.history.calls.call_tools(run_id, calls, first))
     return {c: spec for c, t in tools.items() if (spec := prog.tool_spec(t)) is not None}
 
 
@@ -487,7 +487,7 @@ def resume(store: Store, prog: Runnable, run_id: str, *, replies: Optional[dict]
            bindings: Optional[Bindings] = None, checkpoint_every: Optional[int] = None) -> Report:
     """Take the run's lease, record delivered replies and close the calls a crash cut (Unknown,
     unless resent), then continue live from the latest checkpoint."""
-    info = read(store.load_run, run_id)
+    info = read(store.host_records.load_run, run_id)
     if info.state in ("completed", "faulted"):
         raise Refused(f"run {run_id} has ended ({info.state}); nothing to resume (fork it to continue)")
     if info.state == "running":
@@ -499,7 +499,7 @@ def resume(store: Store, prog: Runnable, run_id: str, *, replies: Optional[dict]
     served, first = history_from(store, run_id, info, prog.classes)
     _check_resend(resend, open_calls, served, run_id)
     bindings = bindings_for(prog, bindings, None, "the run was not resumed")
-    cut = crash_closes(open_calls, read(store.pending_calls, run_id), delivered, set(resend))
+    cut = crash_closes(open_calls, read(store.host_records.pending_calls, run_id), delivered, set(resend))
     appended = [Reply(call_id, reply) for call_id, reply in delivered.items()]
     fn = entry_of(prog, info)
     # The history, with the replies this resume would append, must fit the program before any of
@@ -518,8 +518,8 @@ def resume(store: Store, prog: Runnable, run_id: str, *, replies: Optional[dict]
                 rec.record(fact)
             rec.sync(durable=True)
             for call_id in resend:  # out again: a crash from now on cuts it, it is no longer pending
-                store.record_resent(run_id, call_id)
-            history, first = history_from(store, run_id, store.load_run(run_id), prog.classes)
+                store.host_records.record_resent(run_id, call_id)
+            history, first = history_from(store, run_id, store.host_records.load_run(run_id), prog.classes)
         except BaseException:
             rec.close()
             raise
@@ -566,7 +566,7 @@ def _check_fits(store: Store, prog: Runnable, fn, run_id: str, history: list, fi
 def replay(store: Store, prog: Runnable, run_id: str) -> Report:
     """Re-run over the stored history with nothing bound; one verdict. It starts at the latest
     checkpoint (Start if none), like resume."""
-    info = read(store.load_run, run_id)
+    info = read(store.host_records.load_run, run_id)
     same_program(prog, info)
     history, first = history_from(store, run_id, info, prog.classes, whole=False)
     if not history:
@@ -583,13 +583,13 @@ def replay(store: Store, prog: Runnable, run_id: str) -> Report:
 
 def history(store: Store, prog: Runnable, run_id: str, fmt: str = "text") -> str:
     """The facts as text (the seed's notation), JSON Lines or HTML; refused when the chain is broken."""
-    info = read(store.load_run, run_id)
+    info = read(store.host_records.load_run, run_id)
     same_program(prog, info)
-    ok, why, _ = read(store.verify, run_id)
+    ok, why, _ = read(store.history.verify, run_id)
     if not ok:
         raise Refused(f"run {run_id!r} fails its hash chain: {why}; refusing to show it as its history "
                       f"(`flow2py verify {run_id}` reports the same)")
-    records = read(lambda: store.records(run_id, classes=prog.classes))
+    records = read(lambda: store.history.records(run_id, classes=prog.classes))
     if fmt == "json":
         return to_jsonl(records)
     if fmt == "html":
@@ -604,8 +604,8 @@ def fork(store: Store, parent: Runnable, prog: Runnable, run_id: str, checkpoint
     """A new run of `prog` from checkpoint N of run `run_id` (made by `parent`); the parent stays.
     The checkpoint's arguments are rebuilt, never decoded, and each parked task in them is either
     finished from the parent's reply or makes its call again (flowrt.host.forks)."""
-    same_program(parent, read(store.load_run, run_id))
-    ok, why, _ = read(store.verify, run_id)
+    same_program(parent, read(store.host_records.load_run, run_id))
+    ok, why, _ = read(store.history.verify, run_id)
     if not ok:
         raise Refused(f"run {run_id!r} fails its hash chain: {why}; refusing to fork it")
     # With --input only the checkpoint's function is used: its values are read as the parent made them.
@@ -665,9 +665,9 @@ def run_state(info) -> str:
 
 def list_runs(store: Store) -> list[str]:
     lines = []
-    for r in read(store.runs):
+    for r in read(store.host_records.runs):
         extra = f"  fork of {r.parent} at checkpoint {r.from_checkpoint}" if r.parent else ""
-        outer = store.outer_of(r.id)
+        outer = store.host_records.outer_of(r.id)
         if outer:
             extra += f"  nested in {outer[0]} at {outer[1]}"
         lines.append(f"{r.id}  {run_state(r)}  {r.entry}  {r.facts} facts{extra}")
@@ -724,7 +724,7 @@ class Host:
         as input or in a reply (`{"$token": token}` or the returned value). A token a Tool
         implementation returns is issued by recording its reply; any other is refused."""
         try:
-            self.store.issue_token(type_id, token)
+            self.store.host_records.issue_token(type_id, token)
         except StoreError as e:
             raise Refused(str(e)) from None
         except sqlite3.Error as e:  # a store file this process can only read, or one locked
@@ -732,7 +732,7 @@ class Host:
         return HostToken(type_id, token)
 
     def verify(self, run_id: str, head: Optional[str] = None) -> tuple[bool, str, str]:
-        return read(self.store.verify, run_id, head)
+        return read(self.store.history.verify, run_id, head)
 
     def runs(self) -> list[str]:
         return list_runs(self.store)
