@@ -34,7 +34,7 @@ from flowrt.history.call_facts import CallFacts
 from flowrt.history import trace as T
 from flowrt.history.integrity import Archived
 from flowrt.history.recorder import SqliteRecorder, _Batch, put_blobs
-from flowrt.history.run_records import RunInfo, run_info, run_row
+from flowrt.history.host_records import RunInfo, run_info, run_row
 from flowrt.history.store_errors import (
     BrokenHistory, CallNotOpen, ChangedBlob, RunExists, StoreError, blob_broken, chain_broken, corrupt_fact,
 )
@@ -69,7 +69,7 @@ class HistoryStore:
     # ---- what integrity walks over ---------------------------------------------------------------
 
     def run_row(self, run_id: str, check_version: bool = True) -> dict:
-        """The run's record, checked (flowrt.history.run_records)."""
+        """The run's record, checked (flowrt.history.host_records)."""
         return run_row(self.file, run_id, check_version)
 
     def read_fact(self, run_id: str, n: int, data, classes: Optional[ClassTable], kind=None) -> Fact:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from flowrt.data.facts import Call, Checkpoint, Completed, End, Fact, Reply, Stop
 from flowrt.history import trace as T
-from flowrt.history.run_records import describe_owner, owner_alive, owner_token, run_row
+from flowrt.history.host_records import describe_owner, owner_alive, owner_token, run_row
 from flowrt.history.store_errors import HistoryConflict, RunBusy, StoreError
 from flowrt.history.tokens import may_hold_token, tokens_in
 

@@ -8,7 +8,8 @@ docs/spec/trace.md ("Store") is the description; the short version:
   `create_run`, `records`, `facts`, `latest_checkpoint`, `checkpoint`, `sources`, `verify`,
   `redact`, `archive`, `record_reply`; `store.history.calls` (flowrt.history.call_facts) reads
   facts by call id for resume and fork. Facts are appended by a run's `SqliteRecorder`
-  (flowrt.history.recorder), which holds the run's lease.
+  (flowrt.history.recorder), which holds the run's lease; its docstring states the durability
+  claim (one fsynced commit per dispatch).
 * `store.host_records` (flowrt.history.host_records): the host's records beside history: the
   runs' records as listed (`load_run`, `runs`), open and pending calls, bindings, nested runs and
   issued host tokens.
@@ -16,8 +17,9 @@ docs/spec/trace.md ("Store") is the description; the short version:
   store made before a table existed is opened (a writer adds the table; a reader,
   `Store(readonly=True)` or a file SQLite cannot write, writes nothing and sees it empty).
 
-Callers use these methods; no SQL runs against the file outside flowrt.history. This module
-gathers the names a host imports (`from flowrt.history.store import Store, SqliteRecorder, ...`).
+The host, the engine and the CLI call these methods; SQL stays in flowrt.history (only tests
+and benchmarks reach `store.file.db`, to tamper with a file or measure it). This module gathers
+the names a host imports (`from flowrt.history.store import Store, SqliteRecorder, ...`).
 """
 from __future__ import annotations
 
@@ -25,10 +27,9 @@ import os
 from pathlib import Path
 
 from flowrt.history.history_store import HistoryStore, StoredFact
-from flowrt.history.host_records import HostRecords
+from flowrt.history.host_records import HostRecords, RunInfo
 from flowrt.history.integrity import Archived
 from flowrt.history.recorder import SqliteRecorder
-from flowrt.history.run_records import RunInfo
 from flowrt.history.schema import StoreFile
 from flowrt.history.store_errors import (
     BrokenHistory, CallNotOpen, ChangedBlob, HistoryConflict, RunBusy, RunExists, StoreError, UnknownRun,
