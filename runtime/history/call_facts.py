@@ -16,7 +16,7 @@ serves is covered by the same chain (flowrt.history.integrity.walk).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 import cbor2
 
@@ -26,14 +26,11 @@ from flowrt.history import integrity as I
 from flowrt.history import trace as T
 from flowrt.history.store_errors import BrokenHistory, chain_broken, corrupt_fact
 
-if TYPE_CHECKING:
-    from flowrt.history.history_store import HistoryStore
-
 
 class CallFacts:
-    """Reads of one store's history by call id (over a `HistoryStore`)."""
+    """Reads of one store's history by call id, over its `flowrt.history.history_store.HistoryStore`."""
 
-    def __init__(self, history: "HistoryStore"):
+    def __init__(self, history):
         self.history = history
 
     def call_tools(self, run_id: str, call_ids, before_n: int) -> dict[str, str]:

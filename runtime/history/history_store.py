@@ -23,7 +23,7 @@ import gc
 import json
 import time
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 import blake3
 
@@ -38,9 +38,6 @@ from flowrt.history.host_records import RunInfo, run_info, run_row
 from flowrt.history.store_errors import (
     BrokenHistory, CallNotOpen, ChangedBlob, RunExists, StoreError, blob_broken, chain_broken, corrupt_fact,
 )
-
-if TYPE_CHECKING:
-    from flowrt.history.store import Store
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,9 +56,10 @@ class StoredFact:
 
 
 class HistoryStore:
-    """The facts and the chain of every run in one store (`store.history`)."""
+    """The facts and the chain of every run in one store (`store.history` of a
+    `flowrt.history.store.Store`)."""
 
-    def __init__(self, store: "Store"):
+    def __init__(self, store):
         self.store = store  # record_reply appends through a SqliteRecorder, which takes the Store
         self.file = store.file
         self.calls = CallFacts(self)

@@ -17,16 +17,13 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 from flowrt.data.facts import Call, Checkpoint, Completed, End, Fact, Reply, Stop
 from flowrt.history import trace as T
 from flowrt.history.host_records import describe_owner, owner_alive, owner_token, run_row
 from flowrt.history.store_errors import HistoryConflict, RunBusy, StoreError
 from flowrt.history.tokens import may_hold_token, tokens_in
-
-if TYPE_CHECKING:
-    from flowrt.history.store import Store
 
 
 def put_blobs(db, run_id: str, n: int, blobs) -> None:
@@ -104,7 +101,8 @@ class _Batch:
 
 
 class SqliteRecorder:
-    """The Recorder (flowrt.data.facts) of one run: appends facts to the store, one writer at a time.
+    """The Recorder (flowrt.data.facts) of one run of a `flowrt.history.store.Store`: appends its
+    facts, one writer at a time.
 
     Constructing it takes the run's lease (refused with RunBusy while another live process holds
     it; a dead process's lease on this host is taken over). `record` encodes and chains a fact in
@@ -117,7 +115,7 @@ class SqliteRecorder:
     leaving the run paused (calls open), halted, completed or faulted.
     """
 
-    def __init__(self, store: "Store", run_id: str):
+    def __init__(self, store, run_id: str):
         self.store, self.run_id = store, run_id
         self._file = store.file
         self.owner = owner_token()
