@@ -133,7 +133,7 @@ def _check(mods: Modules, problems: Problems) -> CheckResult:
         fn_decls=decls.fn_decls,
     )
     st = program_state(decls, prog, problems)
-    exhaust = Exhaust(decls, prog.types, prog.refs)
+    exhaust = Exhaust(decls)
     for m in modules:
         env = decls.envs[m.key]
         for fn in env.cm.fns.values():

@@ -1,12 +1,14 @@
 """Exhaustiveness and unreachable arms: Maranget's usefulness algorithm ("Warnings for pattern
 matching", JFP 2007) over a matrix of normalized patterns.
 
-A pattern is normalized to the typed form below: None (matches anything), `Con(key, args)`,
-`Rest(prefix)` for a list pattern with `..` (matching every length >= len(prefix)), `Or(alts)`, or
-`OPAQUE`: a pattern whose checking reported a mistake (or a rest pattern that is not a name or
-`_`), which never covers anything and is never reported unreachable. A constructor's key says
-which value it is: `Lit(kind, value)`, `TupleOf(n)`, `ListOf(n)`, `ListMore(n)` (n or more
-elements), `Rec(decl)`, `Ctor(decl, name)`. A column's constructors come from its type: an enum's constructors, the one constructor of a
+The rows are derived from the checked patterns of pattern_form.py (`norm`), into the matrix
+form below: None (matches anything: `_` or a name), `Con(key, args)`, `Rest(prefix)` for a list
+pattern with `..` (matching every length >= len(prefix)), `Or(alts)`, or `OPAQUE`: a pattern
+whose checking reported a mistake (`Unchecked`, or a constructor matched against a value that
+is not of its type), or a rest pattern that is not a name or `_`. It never covers anything and
+is never reported unreachable. A constructor's key says which value it is: `Lit(kind, value)`,
+`TupleOf(n)`, `ListOf(n)`, `ListMore(n)` (n or more elements), `Rec(decl)`, `Ctor(decl, name)`.
+A column's constructors come from its type: an enum's constructors, the one constructor of a
 record or tuple, `false`/`true` and `()` for the literal kinds bool and unit, and for lists the
 lengths 0..L plus "L+1 or more" where L is the longest list pattern in the column. Every other
 literal type has infinitely many values, so only `_` (or a binding) completes it.
@@ -21,9 +23,9 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import partial
 
-from flow2py.check.typed import CtorRef, TCon, TTuple
+from flow2py.check import pattern_form as pf
+from flow2py.check.typed import TCon, TTuple
 from flow2py.check.typeterms import subst
-from flow2py.syntax import ast
 
 LIMIT = 6
 
@@ -121,10 +123,11 @@ class Budget:
 
 
 class Exhaust:
-    def __init__(self, decls, types: dict, refs: dict) -> None:
+    """Exhaustiveness of the matches of a whole program; a column's constructors are computed
+    once per type (`column`)."""
+
+    def __init__(self, decls) -> None:
         self.d = decls
-        self.types = types
-        self.refs = refs
         b = decls.literal_types.get("bool")
         u = decls.literal_types.get("unit")
         lst = decls.lang_types.get("List")
@@ -135,40 +138,42 @@ class Exhaust:
 
     # -- normalizing ----------------------------------------------------------------------
 
-    def norm(self, p, t) -> Pat:
+    def norm(self, p: pf.Pattern, t) -> Pat:
+        """The matrix row cell of the checked pattern `p` (pattern_form.py) matched against a
+        value of type `t`."""
         k = type(p)
-        if k is ast.WildcardPattern or k is ast.BindPattern:
+        if k is pf.Bind or k is pf.Wild:
             return None
-        if k is ast.OrPattern:
-            return Or(tuple(self.norm(a, t) for a in p.alternatives))
-        if k is ast.LiteralPattern:
-            v = p.literal.value
-            if p.literal.kind == "decimal":
+        if k is pf.Or:
+            return Or(tuple(self.norm(a, t) for a in p.alts))
+        if k is pf.Lit:
+            v = p.value
+            if p.kind == "decimal":
                 try:
                     v = Decimal(str(v))
                 except InvalidOperation:
                     pass  # compared as written
-            return Con(Lit(p.literal.kind, v), ())
-        if k is ast.TuplePattern:
-            items = t.items if type(t) is TTuple and len(t.items) == len(p.items) else [None] * len(p.items)
-            return Con(TupleOf(len(p.items)), tuple(self.norm(x, it) for x, it in zip(p.items, items)))
-        if k is ast.ListPattern:
+            return Con(Lit(p.kind, v), ())
+        if k is pf.Tuple:
+            n = len(p.items)
+            items = t.items if type(t) is TTuple and len(t.items) == n else [None] * n
+            return Con(TupleOf(n), tuple(self.norm(x, it) for x, it in zip(p.items, items)))
+        if k is pf.List:
             elem = t.args[0] if type(t) is TCon and t.args else None
             items = tuple(self.norm(x, elem) for x in p.items)
-            if p.has_rest:
-                if p.rest is not None and not isinstance(p.rest, (ast.WildcardPattern, ast.BindPattern)):
-                    return OPAQUE
-                return Rest(items)
-            return Con(ListOf(len(items)), items)
-        if k is ast.CtorPattern:
+            if p.rest is None:
+                return Con(ListOf(len(items)), items)
+            if type(p.rest) is not pf.Wild and type(p.rest) is not pf.Bind:
+                return OPAQUE
+            return Rest(items)
+        if k is pf.Ctor:
             return self._norm_ctor(p, t)
-        return OPAQUE
+        return OPAQUE  # pf.Unchecked
 
-    def _norm_ctor(self, p: ast.CtorPattern, t) -> Pat:
-        ref = self.refs.get(p.id)
-        if not isinstance(ref, CtorRef) or type(t) is not TCon:
+    def _norm_ctor(self, p: pf.Ctor, t) -> Pat:
+        if type(t) is not TCon:
             return OPAQUE
-        info = self.d.type_decls.get(ref.type_decl)
+        info = self.d.type_decls.get(p.decl)
         if info is None:
             return OPAQUE
         mapping = {(info.decl, q): a for q, a in zip(info.type_params, t.args)}
@@ -177,7 +182,7 @@ class Exhaust:
             ftypes = [subst(f.type, mapping) for f in info.fields]
             key = Rec(info.decl)
         else:
-            ctor = next((c for c in info.ctors if c.name == ref.ctor), None)
+            ctor = next((c for c in info.ctors if c.name == p.name), None)
             if ctor is None:
                 return OPAQUE
             names = ctor.field_names
@@ -187,7 +192,7 @@ class Exhaust:
             given = dict(p.fields)
             args = tuple(self.norm(given[n], ft) if n in given else None for n, ft in zip(names, ftypes))
         else:
-            subs = p.args or []
+            subs = p.args or ()
             if len(subs) != len(ftypes):
                 return OPAQUE
             args = tuple(self.norm(x, ft) for x, ft in zip(subs, ftypes))
@@ -357,7 +362,8 @@ class Exhaust:
     # -- entry points ---------------------------------------------------------------------
 
     def check_match(self, patterns_guards: list, t):
-        """(missing witnesses, indexes of unreachable arms)."""
+        """(missing witnesses, indexes of unreachable arms) of a match of a value of type `t`
+        whose arms are `patterns_guards`: (checked pattern, whether the arm has a guard)."""
         rows: list = []
         unreachable = []
         for i, (p, guarded) in enumerate(patterns_guards):

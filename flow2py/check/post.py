@@ -1,8 +1,9 @@
-"""What is settled after a whole function was walked (its variables are solved by then):
-exhaustive matches and irrefutable `let` patterns, unused bindings, tail positions and the
-checkpoint sites among them."""
+"""What is settled after a whole function was walked (its variables are solved by then): the
+checked form of every pattern (pattern_form.py), exhaustive matches and irrefutable `let`
+patterns, unused bindings, tail positions and the checkpoint sites among them."""
 from __future__ import annotations
 
+from flow2py.check import pattern_form
 from flow2py.check.body_state import BodyState
 from flow2py.check.exhaust import Exhaust
 from flow2py.check.typed import (
@@ -26,12 +27,17 @@ def finish_fn(st: BodyState, exhaust: Exhaust) -> None:
     unit = d.unit()
     problems = st.problems
     bad = st.bad
+    forms = st.prog.patterns
+    if st.fn.node.body is not None:
+        refs = st.refs
+        for p in _pattern_sites(st.fn.node.body):
+            forms[p.id] = pattern_form.build(p, refs)
     for site in st.matches:
         m = site.node
         if any(a.pattern.id in bad for a in m.arms):
             continue
         t = zonk(site.scrutinee, unit)
-        missing, unreachable = exhaust.check_match([(a.pattern, a.guard is not None) for a in m.arms], t)
+        missing, unreachable = exhaust.check_match([(forms[a.pattern.id], a.guard is not None) for a in m.arms], t)
         if missing:
             problems.add("E401", "this match does not cover every value: missing " + ", ".join(f"`{w}`" for w in missing),
                          _head(m.span), fixes=_add_arms_fix(m, missing))
@@ -42,7 +48,7 @@ def finish_fn(st: BodyState, exhaust: Exhaust) -> None:
         p = site.pattern
         if isinstance(p, (ast.BindPattern, ast.WildcardPattern)) or p.id in bad:
             continue
-        missing, _ = exhaust.check_match([(p, False)], zonk(site.type, unit))
+        missing, _ = exhaust.check_match([(forms[p.id], False)], zonk(site.type, unit))
         if missing:
             problems.add("E410", "this `let` pattern does not match every value: missing " + ", ".join(f"`{w}`" for w in missing)
                          + "; use `match` or `guard let ... else`", p.span)
@@ -56,6 +62,37 @@ def finish_fn(st: BodyState, exhaust: Exhaust) -> None:
                      fixes=_rename_fix(b, source, st.field_binders))
     for root in st.tail_roots:
         _mark_tail(st, root.expr, root.top)
+
+
+#: the children of each expression and statement node that may hold a pattern site
+_CHILDREN = {
+    ast.Literal: (), ast.Name: (), ast.FieldAccess: ("target",), ast.Call: ("callee", "args"),
+    ast.RecordLiteral: ("base", "fields"), ast.FieldInit: ("value",), ast.ListLiteral: ("items",),
+    ast.DictLiteral: ("entries",), ast.TupleLiteral: ("items",), ast.Unary: ("operand",),
+    ast.Binary: ("left", "right"), ast.Try: ("operand", "convert"), ast.Lambda: ("body",),
+    ast.Block: ("stmts",), ast.If: ("cond", "then", "else_"), ast.Match: ("scrutinee", "arms"),
+    ast.MatchArm: ("guard", "body"), ast.Return: ("value",), ast.Let: ("value",),
+    ast.Guard: ("cond", "else_"), ast.GuardLet: ("value", "else_"), ast.ExprStmt: ("expr",),
+}
+
+
+def _pattern_sites(body: ast.Expr):
+    """The whole pattern of every `match` arm, `let` and `guard let` in a function body, its
+    lambdas included."""
+    stack = [body]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        n = pop()
+        k = type(n)
+        if k is list or k is tuple:
+            extend(n)
+            continue
+        if n is None:
+            continue
+        if k is ast.MatchArm or k is ast.Let or k is ast.GuardLet:
+            yield n.pattern
+        for f in _CHILDREN[k]:
+            push(getattr(n, f))
 
 
 def _head(span: ast.Span) -> ast.Span:

@@ -15,8 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from flow2py.syntax import ast
+
+if TYPE_CHECKING:
+    from flow2py.check.pattern_form import Pattern
 
 
 class Effect(StrEnum):
@@ -250,6 +254,10 @@ class CheckedProgram:
     """Lambda ids -> binder ids of the locals it captures, in first-use order."""
 
     checkpoints: list[CheckpointSite] = field(default_factory=list)
+
+    patterns: dict[int, Pattern] = field(default_factory=dict)
+    """The node id of every pattern site's whole pattern (a `match` arm's, a `let`'s, a `guard
+    let`'s) -> its checked form (check/pattern_form.py), which exhaustiveness and codegen read."""
 
     def fn(self, decl: str) -> FnInfo:
         return self.fn_decls[decl]

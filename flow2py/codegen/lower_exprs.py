@@ -36,15 +36,15 @@ class ExprsMixin:
             return [py.return_(None, self.mark(e))], py.const(None)
         return self.to_sink(e.value, RETURN), py.const(None)
 
-    def literal(self, lit: A.Literal) -> py.Expr:
-        if lit.kind == "decimal":
-            return py.call(py.dotted("rt.Decimal"), [py.string(str(lit.value))])
-        if lit.kind == "duration":
-            return py.call(py.dotted("rt.Duration"), [py.integer(lit.value)])
-        return py.const(lit.value)
+    def literal_value(self, kind: str, value) -> py.Expr:
+        if kind == "decimal":
+            return py.call(py.dotted("rt.Decimal"), [py.string(str(value))])
+        if kind == "duration":
+            return py.call(py.dotted("rt.Duration"), [py.integer(value)])
+        return py.const(value)
 
     def e_Literal(self, e: A.Literal):
-        return [], self.literal(e)
+        return [], self.literal_value(e.kind, e.value)
 
     def e_Name(self, e: A.Name):
         ref = self.prog.refs.get(e.id)

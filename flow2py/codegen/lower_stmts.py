@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from flow2py.check import pattern_form as pf
 from flow2py.codegen import py
 from flow2py.codegen.lower_base import DISCARD, Sink
+from flow2py.codegen.lower_match import Alt
 from flow2py.syntax import ast as A
 
 
@@ -66,33 +68,32 @@ class StmtsMixin:
             s, x = self.expr(st.value)
             if not isinstance(x, cst.Name):
                 x = self.hoist(x, self.mark(st.value), s)
-            alts = [(st.pattern, None, list, self.mark(st.pattern))]
+            alts = [Alt(self.prog.patterns[st.pattern.id], None, list, self.mark(st.pattern))]
             return s + self.match_alts(x, alts, lambda: self.block(st.else_, DISCARD), self.mark(st))
         raise self.error(st, f"unknown statement {type(st).__name__}")
 
     def let(self, st: A.Let) -> list:
-        p = st.pattern
-        if isinstance(p, A.BindPattern):
-            hint = p.name
+        p = self.prog.patterns[st.pattern.id]
+        if type(p) is pf.Bind:
             if isinstance(st.value, A.Lambda):
-                s, x = self.lambda_(st.value, hint=p.name, binder=p.id)
+                s, x = self.lambda_(st.value, hint=p.name, binder=p.binder)
                 return s
-            target = self.namer.fresh(hint)
+            target = self.namer.fresh(p.name)
             out = self.to_sink(st.value, Sink("assign", target))
-            self.locals[p.id] = target
+            self.locals[p.binder] = target
             self.scopes[-1][p.name] = target
             return out
-        if isinstance(p, A.WildcardPattern):
+        if type(p) is pf.Wild:
             return self.to_sink(st.value, DISCARD)
         s, x = self.expr(st.value)
-        if isinstance(p, A.TuplePattern) and all(isinstance(i, (A.BindPattern, A.WildcardPattern)) for i in p.items):
+        if type(p) is pf.Tuple and all(pf.irrefutable_names(i) for i in p.items):
             targets = []
             for item in p.items:
-                targets.append(py.name(self.bind(item.id, item.name) if isinstance(item, A.BindPattern) else "_"))
+                targets.append(py.name(self.bind(item.binder, item.name) if type(item) is pf.Bind else "_"))
             return s + [py.assign(py.tuple_(targets).with_changes(lpar=[], rpar=[]), x, self.mark(st))]
         if not isinstance(x, cst.Name):
             x = self.hoist(x, self.mark(st.value), s)
-        return s + self.match_alts(x, [(p, None, list, self.mark(p))], None, self.mark(st))
+        return s + self.match_alts(x, [Alt(p, None, list, self.mark(st.pattern))], None, self.mark(st))
 
     def if_(self, e: A.If, sink: Sink) -> list:
         s, c = self.expr(e.cond)
