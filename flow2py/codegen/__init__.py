@@ -5,7 +5,7 @@
     build_package(program, out_dir, package_name=None) -> path of the package folder
 
 The pipeline: names for every declaration (module.ProgramNames) -> one libcst tree per module
-(module.ModuleGen, bodies by lower.Body) -> `black`. The package's `__init__.py` (package.py)
+(module.ModuleGen, bodies by lower.py's functions over one lower_base.Body state) -> `black`. The package's `__init__.py` (package.py)
 holds the `PROGRAM = rt.Program(...)` descriptor and loads its submodules through
 `rt.load_generated`, so tracebacks and pdb show Flow files and lines.
 """

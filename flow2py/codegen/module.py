@@ -10,8 +10,8 @@ import libcst as cst
 
 from flow2py.check import typed as P
 from flow2py.codegen import py
-from flow2py.codegen.lower import Body
-from flow2py.codegen.lower_base import RETURN, CodegenError, Loop, _generator_marker
+from flow2py.codegen.lower import new_body, to_sink
+from flow2py.codegen.lower_base import RETURN, CodegenError, Loop, _generator_marker, bind
 from flow2py.codegen.names import Namer, python_module, safe
 from flow2py.codegen.tails import bouncing_functions, tail_callees, tail_groups
 from flow2py.codegen.typeargs import TARGS, typed_functions
@@ -391,9 +391,9 @@ class ModuleGen:
     def function_variant(self, f: P.FnInfo, variant: str, name: str) -> cst.FunctionDef:
         mark = f"# flow: {self.flow_file}:{f.node.span.line}"
         namer = Namer(self.namer.taken)
-        body = Body(self, namer, variant)
+        body = new_body(self, namer, variant)
         body.ctx.bouncing = variant == "pure" and f.decl in self.names.bouncing
-        params = [body.bind(p.id, p.name) for p in f.node.params]
+        params = [bind(body, p.id, p.name) for p in f.node.params]
         if f.decl in self.names.typed:
             namer.taken.add(TARGS)  # a generated name of its own (names.py): never handed out here
             body.targs = (f.decl, TARGS)
@@ -401,7 +401,7 @@ class ModuleGen:
         self_calls = self._self_calls(f, variant)
         if self_calls:
             body.ctx.loop = Loop(decl=f.decl, params={f.decl: params}, index={}, self_calls=self_calls)
-        stmts = body.to_sink(f.node.body, RETURN)
+        stmts = to_sink(body, f.node.body, RETURN)
         if self_calls:
             stmts = [py.while_true(stmts, mark)]
         if body.ctx.generator and not body.ctx.has_yield:
@@ -440,9 +440,9 @@ class ModuleGen:
         all_params: list[str] = []
         member_params: dict[str, list[str]] = {}
         for info in infos:
-            b = Body(self, namer, "pure")
+            b = new_body(self, namer, "pure")
             b.ctx.bouncing = info.decl in self.names.bouncing
-            ps = [b.bind(p.id, p.name) for p in info.node.params]
+            ps = [bind(b, p.id, p.name) for p in info.node.params]
             member_params[info.decl] = ps
             all_params += ps
             bodies.append(b)
@@ -451,7 +451,7 @@ class ModuleGen:
         for info, b in zip(infos, bodies):
             calls = {cid for cid, callee in tail_callees(self.prog, info).items() if callee in index}
             b.ctx.loop = Loop(decl=info.decl, params=member_params, index=index, self_calls=calls, group=True)
-            stmts = b.to_sink(info.node.body, RETURN)
+            stmts = to_sink(b, info.node.body, RETURN)
             branches.append((info, stmts))
         chain: list = []
         for i in reversed(range(len(branches))):

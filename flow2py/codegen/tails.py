@@ -32,7 +32,7 @@ def ast_nodes(node, lambdas: bool = True):
             stack.extend(n)
 
 
-def _calls_outside_lambdas(node):
+def calls_outside_lambdas(node):
     """Call nodes of a function body, not descending into lambdas (their tail calls are theirs)."""
     return (n for n in ast_nodes(node, lambdas=False) if isinstance(n, A.Call))
 
@@ -40,7 +40,7 @@ def _calls_outside_lambdas(node):
 def tail_callees(prog: P.CheckedProgram, info: P.FnInfo) -> dict[int, str]:
     """Call id -> callee declaration, for the calls in tail position of `info`'s own body."""
     out = {}
-    for c in _calls_outside_lambdas(info.node.body):
+    for c in calls_outside_lambdas(info.node.body):
         if c.id not in prog.tail_calls:
             continue
         ref = prog.refs.get(c.callee.id)
@@ -53,7 +53,7 @@ def tail_calls_of(prog: P.CheckedProgram, body) -> tuple[bool, set[str]]:
     """Of a body's own pure tail calls: whether one goes through a function value, and which
     top-level functions are tail-called."""
     through_value, callees = False, set()
-    for c in _calls_outside_lambdas(body):
+    for c in calls_outside_lambdas(body):
         if c.id not in prog.tail_calls or prog.effects.get(c.id) == "tool":
             continue  # an effectful tail call is the driver's `rt.TailCall`
         ref = prog.refs.get(c.callee.id)
