@@ -1,8 +1,8 @@
 """Expressions other than calls and lambdas: names, literals, field access, tuple/list/dict and
 record literals (evaluated in source order, passed in declared order), unary and binary
 operators (Python's own operator where it means the same, else the @lang function), `&&`/`||`,
-and `?`. Control forms used as values go through a temporary's sink. One function per construct, each
-taking the walk's state (lower_base.Body) first; lower.py dispatches to them."""
+and `?`. Control forms used as values go through a temporary's sink. One function per construct,
+each taking the walk's state (lower_base.Body) first; lower.py dispatches to them."""
 from __future__ import annotations
 
 from flow2py.check import typed as P
