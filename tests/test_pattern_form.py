@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flow2py.check import check_source
 from flow2py.check import pattern_form as pf
+from flow2py.check.post import checked_pattern
 from flow2py.syntax import ast
 
 SOURCE = '''
@@ -77,4 +78,4 @@ pub flow main(t: T) -> Int = match t {
     assert r.program is None
     assert any(d.code == "E101" for d in r.diagnostics)
     assert not any(d.code in ("E401", "E402") for d in r.diagnostics)  # one mistake, one report
-    assert pf.build(ast.CtorPattern(None, "Nope"), {}) == pf.Unchecked(ast.CtorPattern(None, "Nope").span)
+    assert checked_pattern(ast.CtorPattern(None, "Nope"), {}) == pf.Unchecked(ast.CtorPattern(None, "Nope").span)

@@ -1,6 +1,6 @@
 """The checked form of a pattern: what a pattern means once the checker has resolved its
 constructors. It is built once for every pattern site (a `match` arm, a `let`, a `guard let`) by
-post.py, after the function was checked, and stored in `CheckedProgram.patterns` under the node
+post.py (`checked_pattern`), after the function was checked, and stored in `CheckedProgram.patterns` under the node
 id of the site's whole pattern. Exhaustiveness (exhaust.py) derives its matrix rows from it and
 codegen (codegen/lower_match.py) lowers it; neither reads an AST pattern or `prog.refs` for one.
 
@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flow2py.check.typed import CtorRef
 from flow2py.syntax import ast
 
 
@@ -89,36 +88,6 @@ Pattern = Wild | Bind | Lit | Tuple | List | Ctor | Or | Unchecked
 
 #: the literal kinds whose values are Python constants a `case` can compare directly
 CONSTANT_KINDS = frozenset(("int", "text", "bytes", "bool", "unit"))
-
-
-def build(p: ast.Pattern, refs: dict) -> Pattern:
-    """The checked form of the AST pattern `p`; `refs` is the program's, which holds the
-    constructor a CtorPattern resolved to."""
-    k = type(p)
-    if k is ast.BindPattern:
-        return Bind(p.name, p.id, p.span)
-    if k is ast.WildcardPattern:
-        return Wild(p.span)
-    if k is ast.LiteralPattern:
-        return Lit(p.literal.kind, p.literal.value, p.span)
-    if k is ast.TuplePattern:
-        return Tuple(tuple(build(x, refs) for x in p.items), p.span)
-    if k is ast.ListPattern:
-        items = tuple(build(x, refs) for x in p.items)
-        rest = None
-        if p.has_rest:
-            rest = Wild(p.span) if p.rest is None else build(p.rest, refs)
-        return List(items, rest, p.span)
-    if k is ast.OrPattern:
-        return Or(tuple(build(a, refs) for a in p.alternatives), p.span)
-    if k is ast.CtorPattern:
-        ref = refs.get(p.id)
-        if not isinstance(ref, CtorRef):
-            return Unchecked(p.span)
-        args = None if p.args is None else tuple(build(a, refs) for a in p.args)
-        fields = None if p.fields is None else tuple((f, build(fp, refs)) for f, fp in p.fields)
-        return Ctor(ref.type_decl, ref.ctor, args, fields, p.span)
-    raise TypeError(f"not a pattern: {k.__name__}")
 
 
 def irrefutable_names(p: Pattern) -> bool:

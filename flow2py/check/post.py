@@ -3,7 +3,7 @@ checked form of every pattern (pattern_form.py), exhaustive matches and irrefuta
 patterns, unused bindings, tail positions and the checkpoint sites among them."""
 from __future__ import annotations
 
-from flow2py.check import pattern_form
+from flow2py.check import pattern_form as pf
 from flow2py.check.body_state import BodyState
 from flow2py.check.exhaust import Exhaust
 from flow2py.check.typed import (
@@ -31,7 +31,7 @@ def finish_fn(st: BodyState, exhaust: Exhaust) -> None:
     if st.fn.node.body is not None:
         refs = st.refs
         for p in _pattern_sites(st.fn.node.body):
-            forms[p.id] = pattern_form.build(p, refs)
+            forms[p.id] = checked_pattern(p, refs)
     for site in st.matches:
         m = site.node
         if any(a.pattern.id in bad for a in m.arms):
@@ -93,6 +93,36 @@ def _pattern_sites(body: ast.Expr):
             yield n.pattern
         for f in _CHILDREN[k]:
             push(getattr(n, f))
+
+
+def checked_pattern(p: ast.Pattern, refs: dict) -> pf.Pattern:
+    """The checked form (pattern_form.py) of the AST pattern `p`; `refs` is the program's,
+    which holds the constructor a CtorPattern resolved to."""
+    k = type(p)
+    if k is ast.BindPattern:
+        return pf.Bind(p.name, p.id, p.span)
+    if k is ast.WildcardPattern:
+        return pf.Wild(p.span)
+    if k is ast.LiteralPattern:
+        return pf.Lit(p.literal.kind, p.literal.value, p.span)
+    if k is ast.TuplePattern:
+        return pf.Tuple(tuple(checked_pattern(x, refs) for x in p.items), p.span)
+    if k is ast.ListPattern:
+        items = tuple(checked_pattern(x, refs) for x in p.items)
+        rest = None
+        if p.has_rest:
+            rest = pf.Wild(p.span) if p.rest is None else checked_pattern(p.rest, refs)
+        return pf.List(items, rest, p.span)
+    if k is ast.OrPattern:
+        return pf.Or(tuple(checked_pattern(a, refs) for a in p.alternatives), p.span)
+    if k is ast.CtorPattern:
+        ref = refs.get(p.id)
+        if not isinstance(ref, CtorRef):
+            return pf.Unchecked(p.span)
+        args = None if p.args is None else tuple(checked_pattern(a, refs) for a in p.args)
+        fields = None if p.fields is None else tuple((f, checked_pattern(fp, refs)) for f, fp in p.fields)
+        return pf.Ctor(ref.type_decl, ref.ctor, args, fields, p.span)
+    raise TypeError(f"not a pattern: {k.__name__}")
 
 
 def _head(span: ast.Span) -> ast.Span:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import libcst as cst
 
@@ -16,8 +16,24 @@ from flow2py.codegen import py
 from flow2py.codegen.names import Namer
 from flow2py.syntax import ast as A
 
-if TYPE_CHECKING:
-    from flow2py.codegen.module import ModuleGen
+
+class ModuleGen(Protocol):
+    """What the lowering reads of the module being generated (module.ModuleGen, which imports
+    this floor): the Python names of the program's declarations and type descriptors."""
+
+    prog: P.CheckedProgram
+    flow_file: str  # the name `# flow:` marks use
+    names: object  # module.ProgramNames: `typed`, `bouncing` (sets of declaration ids)
+
+    def type_info(self, decl: str) -> P.TypeInfo: ...
+    def ctor_class(self, type_decl: str, ctor: str) -> py.Expr: ...
+    def ctor_value(self, type_decl: str, ctor: str) -> py.Expr: ...
+    def ctor_fields(self, type_decl: str, ctor: str) -> list[str]: ...
+    def ctor_attrs(self, type_decl: str, ctor: str) -> list[str]: ...
+    def field_name(self, n: str) -> str: ...
+    def fn_value(self, decl: str, variant: str) -> py.Expr: ...
+    def spec_ref(self, decl: str) -> py.Expr: ...
+    def desc(self, t, targs: tuple[str, str] | None = None) -> py.Expr: ...
 
 
 class CodegenError(Exception):
