@@ -1,4 +1,5 @@
 """Shared helpers of the benchmarks (not a test): timing side by side, medians, tables, RSS."""
+
 from __future__ import annotations
 
 import gc

@@ -8,6 +8,7 @@ them): one function of N `let` bindings, one function of N parameters, one enum 
 constructors, each checked at N and 2N; a ratio near 2 is linear (it was 3.1-3.7 at 10,000 while
 parsing copied the accumulated list at every reduce of an `x*` repetition). Times are CPU
 seconds of this process (`time.process_time`), min of 3: the machine is shared and noisy."""
+
 from __future__ import annotations
 
 import os
@@ -18,14 +19,14 @@ import time
 
 from flow2py.check import check_program
 
-HEADER = '''use "std@v1/list"
+HEADER = """use "std@v1/list"
 
 pub type Shape { Circle(Int), Square(Int), Rect { w: Int, h: Int } }
 pub type Item { pub name: Text, pub price: Int, pub tags: List<Text> }
 @tool pub flow fetch(key: Text) -> Result<Item, Text>
-'''
+"""
 
-BLOCK = '''
+BLOCK = """
 pub flow area_{i}(s: Shape) -> Int = match s {{
     Circle(r) => 3 * r * r + {i},
     Square(a) => a * a,
@@ -52,7 +53,7 @@ pub flow load_{i}(key: Text, round: Int) -> Result<Int, Text> !tool = {{
         Err(_) => load_{i}(key, round + 1),
     }}
 }}
-'''
+"""
 
 
 def generate(lines: int) -> str:
@@ -66,12 +67,21 @@ def generate(lines: int) -> str:
 
 
 SHAPES = {
-    "let bindings": lambda n: "pub flow main() -> Int = {\n" + "".join(
-        f"    let x{i} = {f'x{i - 1} + 1' if i else '1'}\n" for i in range(n)) + f"    x{n - 1}\n}}\n",
-    "parameters": lambda n: "pub flow f(" + ", ".join(f"_p{i}: Int" for i in range(n))
-    + ") -> Int = 0\n\npub flow main() -> Int = f(" + ", ".join("0" for _ in range(n)) + ")\n",
-    "constructors": lambda n: "pub type Big { " + ", ".join(f"C{i}" for i in range(n))
-    + " }\n\npub flow main() -> Big = C0\n",
+    "let bindings": lambda n: (
+        "pub flow main() -> Int = {\n"
+        + "".join(f"    let x{i} = {f'x{i - 1} + 1' if i else '1'}\n" for i in range(n))
+        + f"    x{n - 1}\n}}\n"
+    ),
+    "parameters": lambda n: (
+        "pub flow f("
+        + ", ".join(f"_p{i}: Int" for i in range(n))
+        + ") -> Int = 0\n\npub flow main() -> Int = f("
+        + ", ".join("0" for _ in range(n))
+        + ")\n"
+    ),
+    "constructors": lambda n: (
+        "pub type Big { " + ", ".join(f"C{i}" for i in range(n)) + " }\n\npub flow main() -> Big = C0\n"
+    ),
 }
 
 
@@ -105,7 +115,7 @@ def main() -> None:
     if "--shapes" in args:
         i = args.index("--shapes")
         n_shapes = int(args[i + 1])
-        del args[i:i + 2]
+        del args[i : i + 2]
     lines = int(args[0]) if args else 10_000
     text = generate(lines)
     n = text.count("\n")
@@ -115,7 +125,9 @@ def main() -> None:
             f.write(text)
         r = check_program(path)
         if r.diagnostics:
-            print(f"generated program has {len(r.diagnostics)} diagnostics; first: {r.diagnostics[0].message}")
+            print(
+                f"generated program has {len(r.diagnostics)} diagnostics; first: {r.diagnostics[0].message}"
+            )
             sys.exit(1)
         times = []
         for _ in range(5):

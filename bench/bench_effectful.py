@@ -21,6 +21,7 @@ bound to a sync Python function that answers at once (`{"Ok": x}`).
 The store goes under --dir (default: a temporary folder in the current directory; a tmpfs would
 make fsync free and the figures meaningless).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -74,6 +75,7 @@ def drive_memory(loaded, fn, entry, args, names, keep=False):
 
 # ---- 4, 5: durable ------------------------------------------------------------------------------
 
+
 def durable_run(loaded, fn, path: Path, calls: int):
     """The live path of flow2py.host (start -> _drive_live), timed around the drive."""
     store = Store(path)
@@ -84,13 +86,25 @@ def durable_run(loaded, fn, path: Path, calls: int):
     t0 = time.perf_counter()
     rec = rt.SqliteRecorder(store, "r")
     try:
-        out = drv.drive(fn, [st], drv.DriveOptions(first=1, mode="live", recorder=rec, bindings=bindings(),
-                                                   reachable=loaded.reachable(), resolve=loaded.resolve))
+        out = drv.drive(
+            fn,
+            [st],
+            drv.DriveOptions(
+                first=1,
+                mode="live",
+                recorder=rec,
+                bindings=bindings(),
+                reachable=loaded.reachable(),
+                resolve=loaded.resolve,
+            ),
+        )
     finally:
         rec.close()
     dt = time.perf_counter() - t0
     assert out == drv.RunCompleted(calls * (calls + 1) // 2), out
-    rows = store.file.db.execute("SELECT sum(length(data) + length(hash)), count(*) FROM facts WHERE run='r' AND n > 1").fetchone()
+    rows = store.file.db.execute(
+        "SELECT sum(length(data) + length(hash)), count(*) FROM facts WHERE run='r' AND n > 1"
+    ).fetchone()
     store.file.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     grown = os.path.getsize(path) - empty
     store.close()
@@ -101,8 +115,14 @@ def host_start(tools_file: Path, path: Path, calls: int) -> float:
     from flow2py import host
 
     t0 = time.perf_counter()
-    rep = host.start(str(FLOW / "effectful.flow"), entry="echo_loop", input_json=f'{{"n": {calls}, "acc": 0}}',
-                     tools=[str(tools_file)], store_path=str(path), run_id="h")
+    rep = host.start(
+        str(FLOW / "effectful.flow"),
+        entry="echo_loop",
+        input_json=f'{{"n": {calls}, "acc": 0}}',
+        tools=[str(tools_file)],
+        store_path=str(path),
+        run_id="h",
+    )
     dt = time.perf_counter() - t0
     assert rep.exit_code == 0, rep.text
     return dt
@@ -114,7 +134,9 @@ def main(argv=None) -> dict:
     ap.add_argument("--rounds", type=int, default=1_000_000)
     ap.add_argument("--calls", type=int, default=100_000, help="Tool calls a run for the overhead figure")
     ap.add_argument("--durable-calls", type=int, default=300)
-    ap.add_argument("--durable-runs", type=int, default=7, help="alternating floor/host rounds (fsync is noisy)")
+    ap.add_argument(
+        "--durable-runs", type=int, default=7, help="alternating floor/host rounds (fsync is noisy)"
+    )
     ap.add_argument("--fan", type=int, default=1000)
     ap.add_argument("--dir", default=None)
     ap.add_argument("--only", choices=("durable",), default=None, help="run only the durable part")
@@ -136,14 +158,21 @@ def _in_memory(args, loaded, loop, fan, res) -> None:
     n = args.calls
     out, _ = drive_memory(loaded, loop, "echo_loop", (n, 0), ("n", "acc"))
     assert out == drv.RunCompleted(plain_loop(n)), out
-    t = side_by_side({"flow": lambda: drive_memory(loaded, loop, "echo_loop", (n, 0), ("n", "acc")),
-                      "plain": lambda: plain_loop(n)}, args.runs)
+    t = side_by_side(
+        {
+            "flow": lambda: drive_memory(loaded, loop, "echo_loop", (n, 0), ("n", "acc")),
+            "plain": lambda: plain_loop(n),
+        },
+        args.runs,
+    )
     tf, tp = median(t["flow"]) / n, median(t["plain"]) / n
     res["overhead_us"] = (tf - tp) * 1e6
     print(f"Effectful Flow on the driver: medians of {args.runs} alternating rounds")
-    print(f"  Tool call via the driver (MemoryRecorder, {n:,} calls): {tf * 1e6:6.2f} µs a call; plain Python "
-          f"call {tp * 1e6:.3f} µs; overhead {res['overhead_us']:.2f} µs a call  "
-          f"{verdict(res['overhead_us'] < 10)} (goal < 10 µs)")
+    print(
+        f"  Tool call via the driver (MemoryRecorder, {n:,} calls): {tf * 1e6:6.2f} µs a call; plain Python "
+        f"call {tp * 1e6:.3f} µs; overhead {res['overhead_us']:.2f} µs a call  "
+        f"{verdict(res['overhead_us'] < 10)} (goal < 10 µs)"
+    )
 
     # 2. fan-out
     m = args.fan
@@ -151,8 +180,10 @@ def _in_memory(args, loaded, loop, fan, res) -> None:
     assert out == drv.RunCompleted(m * (m - 1) // 2), out
     t = side_by_side({"fan": lambda: drive_memory(loaded, fan, "fan", (m,), ("n",))}, args.runs)["fan"]
     res["fan_ms"] = median(t) * 1e3
-    print(f"  fan-out of {m:,} tasks (spawn + task.all, one Tool call each): {res['fan_ms']:.1f} ms a run, "
-          f"{median(t) / m * 1e6:.1f} µs a task ({len(rec.facts):,} facts)")
+    print(
+        f"  fan-out of {m:,} tasks (spawn + task.all, one Tool call each): {res['fan_ms']:.1f} ms a run, "
+        f"{median(t) / m * 1e6:.1f} µs a task ({len(rec.facts):,} facts)"
+    )
 
     # 3. million rounds
     r = args.rounds
@@ -163,10 +194,11 @@ def _in_memory(args, loaded, loop, fan, res) -> None:
     c1, p1 = current_rss_mb(), peak_rss_mb()
     assert out == drv.RunCompleted(r * (r + 1) // 2), out
     res["million_s"], res["million_rss_grew_mb"] = dt, max(c1 - c0, p1 - p0)
-    print(f"  {r:,}-round effectful tail loop ({rec.count:,} facts recorded): {dt:.1f} s "
-          f"({dt / r * 1e6:.2f} µs a round); RSS {c0:.1f} -> {c1:.1f} MB, peak {p0:.1f} -> {p1:.1f} MB  "
-          f"{verdict(res['million_rss_grew_mb'] < 5)} (constant memory)")
-
+    print(
+        f"  {r:,}-round effectful tail loop ({rec.count:,} facts recorded): {dt:.1f} s "
+        f"({dt / r * 1e6:.2f} µs a round); RSS {c0:.1f} -> {c1:.1f} MB, peak {p0:.1f} -> {p1:.1f} MB  "
+        f"{verdict(res['million_rss_grew_mb'] < 5)} (constant memory)"
+    )
 
 
 def _durable(args, loaded, loop, res) -> None:
@@ -178,7 +210,9 @@ def _durable(args, loaded, loop, res) -> None:
         from bench_store import floor
 
         tools_file = base / "echo_tools.py"
-        tools_file.write_text("from flowrt import bind\n\n\n@bind('echo.echo')\ndef echo(x):\n    return {'Ok': x}\n")
+        tools_file.write_text(
+            "from flowrt import bind\n\n\n@bind('echo.echo')\ndef echo(x):\n    return {'Ok': x}\n"
+        )
         k = args.durable_calls
         fl, dur, size_rows, size_file, hs = [], [], [], [], []
         for i in range(args.durable_runs):
@@ -189,19 +223,32 @@ def _durable(args, loaded, loop, res) -> None:
             size_file.append(grown)
             hs.append(host_start(tools_file, base / f"host{i}.db", k))
         f_, d_ = median(fl), median(dur)
-        res.update(durable_us=d_ * 1e6, floor_us=f_ * 1e6, durable_ratio=d_ / f_,
-                   bytes_per_call=median(size_rows), file_bytes_per_call=median(size_file))
-        print(f"  durable Tool call, SQLite ({k} calls a run, medians of {args.durable_runs} alternating runs, "
-              f"--dir {base.parent}):")
+        res.update(
+            durable_us=d_ * 1e6,
+            floor_us=f_ * 1e6,
+            durable_ratio=d_ / f_,
+            bytes_per_call=median(size_rows),
+            file_bytes_per_call=median(size_file),
+        )
+        print(
+            f"  durable Tool call, SQLite ({k} calls a run, medians of {args.durable_runs} alternating runs, "
+            f"--dir {base.parent}):"
+        )
         print(f"    raw SQLite floor (1 fsynced WAL commit, Call+Reply rows): {f_ * 1e6:8.1f} µs a call")
-        print(f"    host live path (SqliteRecorder + drive):                  {d_ * 1e6:8.1f} µs a call   "
-              f"ratio {d_ / f_:.2f}x  {verdict(d_ / f_ <= 1.5)} (goal <= 1.5x); "
-              f"{verdict(d_ < 200e-6)} (DESIGN goal < 200 µs)")
-        print(f"    host.start end to end (check, compile, store, drive {k} calls): {median(hs) * 1e3:.0f} ms "
-              f"({median(hs) / k * 1e6:.0f} µs a call, compile included)")
-        print(f"  history: {median(size_rows):.0f} bytes a Tool call in fact rows (data + hash)  "
-              f"{verdict(median(size_rows) < 200)} (goal < 200); {median(size_file):.0f} bytes a call of file "
-              f"growth (pages, index, open_calls included)")
+        print(
+            f"    host live path (SqliteRecorder + drive):                  {d_ * 1e6:8.1f} µs a call   "
+            f"ratio {d_ / f_:.2f}x  {verdict(d_ / f_ <= 1.5)} (goal <= 1.5x); "
+            f"{verdict(d_ < 200e-6)} (DESIGN goal < 200 µs)"
+        )
+        print(
+            f"    host.start end to end (check, compile, store, drive {k} calls): {median(hs) * 1e3:.0f} ms "
+            f"({median(hs) / k * 1e6:.0f} µs a call, compile included)"
+        )
+        print(
+            f"  history: {median(size_rows):.0f} bytes a Tool call in fact rows (data + hash)  "
+            f"{verdict(median(size_rows) < 200)} (goal < 200); {median(size_file):.0f} bytes a call of file "
+            f"growth (pages, index, open_calls included)"
+        )
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

@@ -13,6 +13,7 @@ median of `--runs` rounds); the ratio is refusal / normal admission. Goal: every
 `resume`, `fork` on an open store: store reads included, compiling not), and the peak RSS growth
 of the whole benchmark (the issue measured 1.8-2 GB for one Decimal before).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -91,7 +92,7 @@ def value_cases() -> dict:
     return {
         "list nested 100,000 deep": deep,
         "list that contains itself": cycle,
-        "int of 5,001 digits": [_note(n=10 ** 5000)],
+        "int of 5,001 digits": [_note(n=10**5000)],
         "Decimal('1e999999999')": [_note(d=Decimal("1e999999999"))],
         '"1e999999999" as a Decimal': [_note(d="1e999999999")],
         "lone surrogate in a Text": [_note(text="\ud800")],
@@ -109,6 +110,7 @@ def refused(f):
         except Refused:
             return
         raise AssertionError("not refused")
+
     return run
 
 
@@ -148,13 +150,20 @@ def run(args, base: Path, rss0: float) -> None:
     spec = loaded.tool_spec(open_calls[call])
 
     def via_input(text, params, what="--input"):
-        return lambda: rh.decode_input(rh.parse_json('{"notes": ' + text + ', "x": 1}' if params is main_params
-                                                     else '{"notes": ' + text + ', "x": 1, "round": 1}', what),
-                                       params)
+        return lambda: rh.decode_input(
+            rh.parse_json(
+                '{"notes": ' + text + ', "x": 1}'
+                if params is main_params
+                else '{"notes": ' + text + ', "x": 1, "round": 1}',
+                what,
+            ),
+            params,
+        )
 
     def via_reply(text):
-        return lambda: rh.admit_replies({call: rh.parse_json('{"Ok": ' + text + "}", f"--reply {call}")},
-                                        open_calls, loaded, "p")
+        return lambda: rh.admit_replies(
+            {call: rh.parse_json('{"Ok": ' + text + "}", f"--reply {call}")}, open_calls, loaded, "p"
+        )
 
     def tool_result(value):
         def run():
@@ -162,20 +171,31 @@ def run(args, base: Path, rss0: float) -> None:
             if type(out) is rt.Err and type(out._0) is rt.Malformed:
                 raise Refused(out._0._0)
             return out
+
         return run
 
     channels = [
         ("run --input", lambda t: via_input(t, main_params), text_cases(), NORMAL_TEXT),
         ("fork --input", lambda t: via_input(t, loop_params), text_cases(), NORMAL_TEXT),
         ("resume --reply", via_reply, text_cases(), NORMAL_TEXT),
-        ("host API input", lambda v: lambda: rh.decode_input({"notes": v, "x": 1}, main_params),
-         value_cases(), NORMAL_VALUE),
-        ("host API reply", lambda v: lambda: rh.admit_replies({call: {"Ok": v}}, open_calls, loaded, "p"),
-         value_cases(), NORMAL_VALUE),
+        (
+            "host API input",
+            lambda v: lambda: rh.decode_input({"notes": v, "x": 1}, main_params),
+            value_cases(),
+            NORMAL_VALUE,
+        ),
+        (
+            "host API reply",
+            lambda v: lambda: rh.admit_replies({call: {"Ok": v}}, open_calls, loaded, "p"),
+            value_cases(),
+            NORMAL_VALUE,
+        ),
         ("Tool result", tool_result, value_cases(), NORMAL_VALUE),
     ]
-    print(f"Hostile input refused: medians of {args.runs} alternating rounds, side by side with a normal "
-          f"input's admission (20 notes) through the same path; goal < {GOAL * 1000:.0f} ms")
+    print(
+        f"Hostile input refused: medians of {args.runs} alternating rounds, side by side with a normal "
+        f"input's admission (20 notes) through the same path; goal < {GOAL * 1000:.0f} ms"
+    )
     print(f"  {'path':<15} {'input':<36} {'refused':>10} {'normal':>10} {'ratio':>7}  goal")
     slowest, missed = 0.0, 0
     for channel, make, cases, normal in channels:
@@ -188,15 +208,41 @@ def run(args, base: Path, rss0: float) -> None:
             h, n = median(times["hostile"]), median(times["normal"])
             slowest = max(slowest, h)
             missed += h >= GOAL
-            print(f"  {channel:<15} {name:<36} {h * 1000:8.2f}ms {n * 1000:8.2f}ms {h / n:6.2f}x  {verdict(h < GOAL)}")
-    print("Whole host operations (store open, program compiled once; the store is read, nothing is recorded):")
+            print(
+                f"  {channel:<15} {name:<36} {h * 1000:8.2f}ms {n * 1000:8.2f}ms {h / n:6.2f}x  {verdict(h < GOAL)}"
+            )
+    print(
+        "Whole host operations (store open, program compiled once; the store is read, nothing is recorded):"
+    )
     ops = {
-        "start": lambda t: lambda: rh.start(store, loaded, input=rh.parse_json('{"notes": ' + t + ', "x": 1}', "--input"),
-                                            bindings=bindings),
-        "resume": lambda t: lambda: rh.resume(store, loaded, "p", bindings=bindings,
-                                              replies={call: rh.parse_json('{"Ok": ' + t + "}", "--reply")}),
-        "fork": lambda t: lambda: rh.fork(store, loaded, loaded, "p", 1, bindings=bindings, input=rh.parse_json(
-            '{"notes": ' + t + ', "x": 1, "round": 1}', "--input")),
+        "start": lambda t: (
+            lambda: rh.start(
+                store,
+                loaded,
+                input=rh.parse_json('{"notes": ' + t + ', "x": 1}', "--input"),
+                bindings=bindings,
+            )
+        ),
+        "resume": lambda t: (
+            lambda: rh.resume(
+                store,
+                loaded,
+                "p",
+                bindings=bindings,
+                replies={call: rh.parse_json('{"Ok": ' + t + "}", "--reply")},
+            )
+        ),
+        "fork": lambda t: (
+            lambda: rh.fork(
+                store,
+                loaded,
+                loaded,
+                "p",
+                1,
+                bindings=bindings,
+                input=rh.parse_json('{"notes": ' + t + ', "x": 1, "round": 1}', "--input"),
+            )
+        ),
     }
     before = [(r.id, r.facts) for r in store.host_records.runs()]
     for op, make in ops.items():
@@ -212,8 +258,10 @@ def run(args, base: Path, rss0: float) -> None:
             missed += h >= GOAL
             print(f"  {op:<15} {name:<36} {h * 1000:8.2f}ms  {verdict(h < GOAL)}")
     assert [(r.id, r.facts) for r in store.host_records.runs()] == before, "a refusal recorded something"
-    print(f"slowest refusal {slowest * 1000:.2f} ms; {missed} over {GOAL * 1000:.0f} ms; "
-          f"peak RSS {rss0:.1f} -> {peak_rss_mb():.1f} MB over the whole benchmark")
+    print(
+        f"slowest refusal {slowest * 1000:.2f} ms; {missed} over {GOAL * 1000:.0f} ms; "
+        f"peak RSS {rss0:.1f} -> {peak_rss_mb():.1f} MB over the whole benchmark"
+    )
 
 
 if __name__ == "__main__":

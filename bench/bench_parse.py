@@ -1,5 +1,6 @@
 """Parse speed: generate a ~10,000-line Flow program and report lines per second
 (median of 5 runs). Not a test: run `python bench/bench_parse.py [lines]`."""
+
 from __future__ import annotations
 
 import statistics
@@ -8,7 +9,7 @@ import time
 
 from flow2py.syntax.parser import parse_module
 
-UNIT = '''
+UNIT = """
 pub type Shape{n} {{ Circle(Decimal), Rect {{ w: Int, h: Int }}, Empty }}
 
 type Point{n} {{ pub x: Int, pub y: Int }}
@@ -32,7 +33,7 @@ flow step{n}(ticket: Text, notes: List<Text>, round: Int) -> Result<Text, Text> 
     let found = web.search(ticket) ? flow(e) = "failed: " ++ e
     if round >= 10 && p.x < 3 {{ Ok(found) }} else {{ step{n}(ticket, notes ++ [found], round + 1) }}
 }}
-'''
+"""
 
 
 def program(lines: int) -> str:

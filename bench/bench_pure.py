@@ -10,6 +10,7 @@ Every pair is checked to give the same answer before it is timed.
 Last, a ten-million-round pure tail loop (`sum_to`) in this process: time and peak RSS before and
 after (ru_maxrss); constant memory means the peak does not move.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,6 +26,7 @@ GOAL = 1.5
 
 
 # ---- the same algorithms, hand-written in Python ------------------------------------------------
+
 
 def py_sum_to(n, acc):
     while n != 0:
@@ -114,23 +116,54 @@ def py_is_even(n):
 
 # -------------------------------------------------------------------------------------------------
 
+
 def cases(flow):
     """(label, flow thunk, python thunk, operations per thunk, unit)."""
     f = flow
     return [
-        ("tail loop sum 1..N (N=1,000,000)", lambda: f("sum_to")(1_000_000, 0),
-         lambda: py_sum_to(1_000_000, 0), 1_000_000, "round"),
+        (
+            "tail loop sum 1..N (N=1,000,000)",
+            lambda: f("sum_to")(1_000_000, 0),
+            lambda: py_sum_to(1_000_000, 0),
+            1_000_000,
+            "round",
+        ),
         ("fib(25), naive recursion", lambda: f("fib")(25), lambda: py_fib(25), 242_785, "call"),
-        ("fold with a lambda over range(0, 1,000,000)", lambda: f("fold_sum")(1_000_000),
-         lambda: py_fold_sum(1_000_000), 1_000_000, "elem"),
-        ("Text ++ in a tail loop (N=200,000)", lambda: f("build")(200_000, ""),
-         lambda: py_build(200_000, ""), 200_000, "round"),
-        ("map int.to_text + text.join (N=500,000)", lambda: f("join_numbers")(500_000),
-         lambda: py_join_numbers(500_000), 500_000, "elem"),
-        ("records/enums built + matched (N=300,000)", lambda: f("shapes")(300_000, 0),
-         lambda: py_shapes(300_000, 0), 300_000, "round"),
-        ("mutual tail recursion is_even (N=1,000,000)", lambda: f("is_even")(1_000_000),
-         lambda: py_is_even(1_000_000), 1_000_000, "round"),
+        (
+            "fold with a lambda over range(0, 1,000,000)",
+            lambda: f("fold_sum")(1_000_000),
+            lambda: py_fold_sum(1_000_000),
+            1_000_000,
+            "elem",
+        ),
+        (
+            "Text ++ in a tail loop (N=200,000)",
+            lambda: f("build")(200_000, ""),
+            lambda: py_build(200_000, ""),
+            200_000,
+            "round",
+        ),
+        (
+            "map int.to_text + text.join (N=500,000)",
+            lambda: f("join_numbers")(500_000),
+            lambda: py_join_numbers(500_000),
+            500_000,
+            "elem",
+        ),
+        (
+            "records/enums built + matched (N=300,000)",
+            lambda: f("shapes")(300_000, 0),
+            lambda: py_shapes(300_000, 0),
+            300_000,
+            "round",
+        ),
+        (
+            "mutual tail recursion is_even (N=1,000,000)",
+            lambda: f("is_even")(1_000_000),
+            lambda: py_is_even(1_000_000),
+            1_000_000,
+            "round",
+        ),
     ]
 
 
@@ -164,12 +197,16 @@ def main(argv=None) -> list:
         tf, tp = median(t["flow"]), median(t["py"])
         ratio = tf / tp
         rows.append((label, tf / ops, tp / ops, ratio, ratio <= GOAL))
-        print(f"  {label:46s} {tf / ops * 1e9:7.0f} ns {tp / ops * 1e9:7.0f} ns {ratio:6.2f}x  "
-              f"{verdict(ratio <= GOAL)}  (per {unit})")
+        print(
+            f"  {label:46s} {tf / ops * 1e9:7.0f} ns {tp / ops * 1e9:7.0f} ns {ratio:6.2f}x  "
+            f"{verdict(ratio <= GOAL)}  (per {unit})"
+        )
     dt, p0, p1, c0, c1 = ten_million(flow("sum_to"))
-    print(f"  10,000,000-round pure tail loop (sum_to): {dt:.2f} s ({dt / 1e7 * 1e9:.0f} ns a round); "
-          f"peak RSS {p0:.1f} -> {p1:.1f} MB (grew {p1 - p0:.1f} MB), current {c0:.1f} -> {c1:.1f} MB  "
-          f"{verdict(p1 - p0 < 1.0)} (constant memory)")
+    print(
+        f"  10,000,000-round pure tail loop (sum_to): {dt:.2f} s ({dt / 1e7 * 1e9:.0f} ns a round); "
+        f"peak RSS {p0:.1f} -> {p1:.1f} MB (grew {p1 - p0:.1f} MB), current {c0:.1f} -> {c1:.1f} MB  "
+        f"{verdict(p1 - p0 < 1.0)} (constant memory)"
+    )
     return rows
 
 

@@ -15,6 +15,7 @@
    `flow2py resume` is timed (load run, verified facts from the latest checkpoint, SqliteRecorder lease,
    drive live to the pause), alternating between the two runs. Goal: the ratio stays ~1x.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,19 +59,32 @@ def bindings(answer: int = 1 << 62) -> rt.Bindings:
 
 def record_run(store: Store, loaded, run_id: str, calls: int, answer: int, every=None):
     fn = loaded.resolve("effectful::echo_loop")
-    st = Start(loaded.program.identity, loaded.program.std, rt.DATA_VERSION, "echo_loop", (calls, 0), ("n", "acc"))
-    store.history.create_run(run_id, st, loaded.program.sources, {"entry_module": loaded.checked.entry_module})
+    st = Start(
+        loaded.program.identity, loaded.program.std, rt.DATA_VERSION, "echo_loop", (calls, 0), ("n", "acc")
+    )
+    store.history.create_run(
+        run_id, st, loaded.program.sources, {"entry_module": loaded.checked.entry_module}
+    )
     rec = rt.SqliteRecorder(store, run_id)
     try:
-        out = drv.drive(fn, [st], drv.DriveOptions(recorder=rec, bindings=bindings(answer),
-                                                   reachable=loaded.reachable(), checkpoint_every=every,
-                                                   resolve=loaded.resolve))
+        out = drv.drive(
+            fn,
+            [st],
+            drv.DriveOptions(
+                recorder=rec,
+                bindings=bindings(answer),
+                reachable=loaded.reachable(),
+                checkpoint_every=every,
+                resolve=loaded.resolve,
+            ),
+        )
     finally:
         rec.close()
     return out
 
 
 # ---- 1. replay ----------------------------------------------------------------------------------
+
 
 def replay_parts(store: Store, loaded, run_id: str):
     """The path of `flow2py replay` after compiling: read the facts, each decoded and checked
@@ -79,8 +93,11 @@ def replay_parts(store: Store, loaded, run_id: str):
     t0 = time.perf_counter()
     facts = store.history.facts(run_id, verify=True, whole=True, classes=loaded.classes)
     t1 = time.perf_counter()
-    out = drv.drive(fn, facts, drv.DriveOptions(first=1, begin=1, mode="replay", resolve=loaded.resolve,
-                                                classes=loaded.classes))
+    out = drv.drive(
+        fn,
+        facts,
+        drv.DriveOptions(first=1, begin=1, mode="replay", resolve=loaded.resolve, classes=loaded.classes),
+    )
     t2 = time.perf_counter()
     assert type(out).__name__ == "Matched", out
     return len(facts), t1 - t0, t2 - t1
@@ -102,7 +119,9 @@ def floor(store: Store, run_id: str) -> float:
     import cbor2
 
     t0 = time.perf_counter()
-    rows = store.file.db.execute("SELECT n, data, hash FROM facts WHERE run=? ORDER BY n", (run_id,)).fetchall()
+    rows = store.file.db.execute(
+        "SELECT n, data, hash FROM facts WHERE run=? ORDER BY n", (run_id,)
+    ).fetchall()
     prev = bytes(32)
     loads, b3 = cbor2.loads, blake3.blake3
     for _n, data, _h in rows:
@@ -131,27 +150,47 @@ def replay(base: Path, loaded, calls: int, runs: int) -> dict:
     store.close()
     d, v, r = median(rd), median(ver), median(rer)
     total = d + r
-    res = dict(facts=n, facts_per_s=n / total, us_per_call=total / calls * 1e6,
-               read_verified=n / d, verify=n / v, rerun=n / r, host_replay=n / median(hr))
+    res = dict(
+        facts=n,
+        facts_per_s=n / total,
+        us_per_call=total / calls * 1e6,
+        read_verified=n / d,
+        verify=n / v,
+        rerun=n / r,
+        host_replay=n / median(hr),
+    )
     print(f"Replay of a stored run: {calls:,} Tool calls, {n:,} facts, medians of {runs} runs")
-    print(f"  read (Store.facts verify=True: read + decode + chain, one pass)  {d * 1e3:8.1f} ms  "
-          f"{n / d:>10,.0f} facts/s  {d / n * 1e6:5.2f} µs a fact")
-    print(f"  re-run (drive, mode='replay')                                    {r * 1e3:8.1f} ms  "
-          f"{n / r:>10,.0f} facts/s  {r / n * 1e6:5.2f} µs a fact")
-    print(f"  total read + verify + re-run           {total * 1e3:8.1f} ms  {n / total:>10,.0f} facts/s  "
-          f"{verdict(n / total > GOAL_FACTS_S)} (goal > {GOAL_FACTS_S:,}); {total / calls * 1e6:.1f} µs a Tool call "
-          f"{verdict(total / calls < 20e-6)} (DESIGN goal < 20 µs)")
-    print(f"  (verify alone, Store.verify as `flow2py verify` runs it: {v * 1e3:.1f} ms, {n / v:,.0f} facts/s)")
+    print(
+        f"  read (Store.facts verify=True: read + decode + chain, one pass)  {d * 1e3:8.1f} ms  "
+        f"{n / d:>10,.0f} facts/s  {d / n * 1e6:5.2f} µs a fact"
+    )
+    print(
+        f"  re-run (drive, mode='replay')                                    {r * 1e3:8.1f} ms  "
+        f"{n / r:>10,.0f} facts/s  {r / n * 1e6:5.2f} µs a fact"
+    )
+    print(
+        f"  total read + verify + re-run           {total * 1e3:8.1f} ms  {n / total:>10,.0f} facts/s  "
+        f"{verdict(n / total > GOAL_FACTS_S)} (goal > {GOAL_FACTS_S:,}); {total / calls * 1e6:.1f} µs a Tool call "
+        f"{verdict(total / calls < 20e-6)} (DESIGN goal < 20 µs)"
+    )
+    print(
+        f"  (verify alone, Store.verify as `flow2py verify` runs it: {v * 1e3:.1f} ms, {n / v:,.0f} facts/s)"
+    )
     f = median(fl)
     res["floor"] = n / f
-    print(f"  floor (rows + cbor2.loads + blake3 a fact, nothing built)  {f * 1e3:8.1f} ms  {n / f:>10,.0f} facts/s  "
-          f"{f / n * 1e6:5.2f} µs a fact; read + verify + re-run is {total / f:.1f}x the floor")
-    print(f"  host.replay end to end (compile stored sources + read + verify + re-run): "
-          f"{median(hr) * 1e3:.0f} ms, {n / median(hr):,.0f} facts/s")
+    print(
+        f"  floor (rows + cbor2.loads + blake3 a fact, nothing built)  {f * 1e3:8.1f} ms  {n / f:>10,.0f} facts/s  "
+        f"{f / n * 1e6:5.2f} µs a fact; read + verify + re-run is {total / f:.1f}x the floor"
+    )
+    print(
+        f"  host.replay end to end (compile stored sources + read + verify + re-run): "
+        f"{median(hr) * 1e3:.0f} ms, {n / median(hr):,.0f} facts/s"
+    )
     return res
 
 
 # ---- 2. resume ----------------------------------------------------------------------------------
+
 
 def resume_path(store: Store, loaded, run_id: str):
     """What `host.resume` does after compiling (done once outside), with no replies to record:
@@ -162,10 +201,20 @@ def resume_path(store: Store, loaded, run_id: str):
     fn = loaded.resolve("effectful::echo_loop")
     rec = rt.SqliteRecorder(store, run_id)
     try:
-        out = drv.drive(fn, history, drv.DriveOptions(first=first, mode="live", recorder=rec,
-                                                      bindings=bindings(0), reachable=loaded.reachable(),
-                                                      checkpoint_every=CP_EVERY, resolve=loaded.resolve,
-                                                      classes=loaded.classes))
+        out = drv.drive(
+            fn,
+            history,
+            drv.DriveOptions(
+                first=first,
+                mode="live",
+                recorder=rec,
+                bindings=bindings(0),
+                reachable=loaded.reachable(),
+                checkpoint_every=CP_EVERY,
+                resolve=loaded.resolve,
+                classes=loaded.classes,
+            ),
+        )
     finally:
         rec.close()
     assert isinstance(out, drv.RunPaused), out
@@ -177,7 +226,7 @@ def resume(base: Path, loaded, runs: int) -> dict:
     store = Store(path, durable=False)
     sizes = {}
     for run_id, answered in (("small", 500), ("large", 50_000)):
-        out = record_run(store, loaded, run_id, 10 ** 9, answered, every=CP_EVERY)
+        out = record_run(store, loaded, run_id, 10**9, answered, every=CP_EVERY)
         assert isinstance(out, drv.RunPaused), out
         moved = store.history.archive(run_id).moved
         info = store.host_records.load_run(run_id)
@@ -190,18 +239,30 @@ def resume(base: Path, loaded, runs: int) -> dict:
     s, lg = median(t["small"]), median(t["large"])
     t0 = time.perf_counter()
     tools = base / "pending_tools.py"
-    tools.write_text("from flowrt import bind, pending\n\n\n@bind('echo.echo')\ndef echo(x):\n    return pending\n")
+    tools.write_text(
+        "from flowrt import bind, pending\n\n\n@bind('echo.echo')\ndef echo(x):\n    return pending\n"
+    )
     rep = host.resume("large", store_path=str(path), tools=[str(tools)])  # end to end, compile included
     he = time.perf_counter() - t0
     store.close()
-    print(f"Resume cost vs facts archived before the latest checkpoint (checkpoint every {CP_EVERY} facts; "
-          f"medians of {runs} alternating runs)")
+    print(
+        f"Resume cost vs facts archived before the latest checkpoint (checkpoint every {CP_EVERY} facts; "
+        f"medians of {runs} alternating runs)"
+    )
     for r, v in (("small", s), ("large", lg)):
-        print(f"  {sizes[r][0]:>7,} archived facts, {sizes[r][1]:>3} facts from the latest checkpoint: "
-              f"{v * 1e3:7.2f} ms a resume")
-    print(f"  ratio large / small: {lg / s:.2f}x  {verdict(lg / s < 1.5)} (must not grow with archived facts)")
-    print(f"  host.resume end to end on the large run (compile stored sources, exit {rep.exit_code}): {he * 1e3:.0f} ms")
-    return dict(small_ms=s * 1e3, large_ms=lg * 1e3, ratio=lg / s, archived=(sizes["small"][0], sizes["large"][0]))
+        print(
+            f"  {sizes[r][0]:>7,} archived facts, {sizes[r][1]:>3} facts from the latest checkpoint: "
+            f"{v * 1e3:7.2f} ms a resume"
+        )
+    print(
+        f"  ratio large / small: {lg / s:.2f}x  {verdict(lg / s < 1.5)} (must not grow with archived facts)"
+    )
+    print(
+        f"  host.resume end to end on the large run (compile stored sources, exit {rep.exit_code}): {he * 1e3:.0f} ms"
+    )
+    return dict(
+        small_ms=s * 1e3, large_ms=lg * 1e3, ratio=lg / s, archived=(sizes["small"][0], sizes["large"][0])
+    )
 
 
 def main(argv=None) -> dict:

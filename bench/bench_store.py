@@ -13,6 +13,7 @@ Side by side in one run, medians of `--repeat` runs:
 
 The directory matters: a tmpfs makes fsync free; the default is a folder under the current one.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,8 +43,10 @@ def floor(path: Path, calls: int) -> float:
     db = sqlite3.connect(path, isolation_level=None)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=FULL")
-    db.execute("CREATE TABLE facts (run TEXT NOT NULL, n INTEGER NOT NULL, kind INTEGER NOT NULL, "
-               "data BLOB NOT NULL, hash BLOB NOT NULL, PRIMARY KEY (run, n)) WITHOUT ROWID")
+    db.execute(
+        "CREATE TABLE facts (run TEXT NOT NULL, n INTEGER NOT NULL, kind INTEGER NOT NULL, "
+        "data BLOB NOT NULL, hash BLOB NOT NULL, PRIMARY KEY (run, n)) WITHOUT ROWID"
+    )
     rows = [(T.encode_fact(_call(i)).data, T.encode_fact(_reply(i)).data) for i in range(calls)]
     h = bytes(32)
     t0 = time.perf_counter()
@@ -100,7 +103,9 @@ def main() -> None:
             ok, _, _ = store.history.verify("r")
             assert ok
             ver.append(n / (time.perf_counter() - t0))
-            rows = store.file.db.execute("SELECT sum(length(data) + length(hash)) FROM facts WHERE n > 1").fetchone()[0]
+            rows = store.file.db.execute(
+                "SELECT sum(length(data) + length(hash)) FROM facts WHERE n > 1"
+            ).fetchone()[0]
             size_rows.append(rows / args.calls)
             size_file.append((_file_size(store) - empty) / args.calls)
             store.close()
@@ -109,10 +114,14 @@ def main() -> None:
     med = statistics.median
     print(f"{args.calls} Tool calls x {args.repeat} runs, medians")
     print(f"  floor (raw SQLite, 1 fsynced commit per call): {med(fl) * 1e6:8.1f} us / Tool call")
-    print(f"  SqliteRecorder (Call+sync, Reply+sync):        {med(rc) * 1e6:8.1f} us / Tool call"
-          f"   ratio {med(rc) / med(fl):.2f}x (goal <= 1.5x)")
-    print(f"  history: {med(size_rows):.0f} bytes / Tool call in fact rows (data + hash; goal < 200),"
-          f" {med(size_file):.0f} bytes / Tool call of file growth (pages included)")
+    print(
+        f"  SqliteRecorder (Call+sync, Reply+sync):        {med(rc) * 1e6:8.1f} us / Tool call"
+        f"   ratio {med(rc) / med(fl):.2f}x (goal <= 1.5x)"
+    )
+    print(
+        f"  history: {med(size_rows):.0f} bytes / Tool call in fact rows (data + hash; goal < 200),"
+        f" {med(size_file):.0f} bytes / Tool call of file growth (pages included)"
+    )
     print(f"  read: decode {med(dec):,.0f} facts/s, verify {med(ver):,.0f} facts/s")
 
 

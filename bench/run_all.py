@@ -7,6 +7,7 @@ bench_effectful, bench_replay and bench_input, each in its own process (so peak 
 its own), and prints how long each took. --quick passes smaller sizes to the benchmarks that take them.
 docs/bench.md summarises the figures against the goals.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,10 +45,16 @@ def main() -> int:
         print(f"\n===== {name} " + "=" * (60 - len(name)), flush=True)
         t0 = time.perf_counter()
         rc = subprocess.call([sys.executable, str(BENCH / name), *(quick if args.quick else full)], cwd=ROOT)
-        print(f"----- {name}: {time.perf_counter() - t0:.0f} s" + ("" if rc == 0 else f", exit {rc}"), flush=True)
+        print(
+            f"----- {name}: {time.perf_counter() - t0:.0f} s" + ("" if rc == 0 else f", exit {rc}"),
+            flush=True,
+        )
         if rc:
             failed.append(name)
-    print(f"\nall benchmarks: {time.perf_counter() - total:.0f} s" + (f"; failed: {', '.join(failed)}" if failed else ""))
+    print(
+        f"\nall benchmarks: {time.perf_counter() - total:.0f} s"
+        + (f"; failed: {', '.join(failed)}" if failed else "")
+    )
     return 1 if failed else 0
 
 

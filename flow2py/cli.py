@@ -3,6 +3,7 @@ those (docs/spec/execution.md "Exit codes").
 
 Every refusal is a message on stderr that says what and where; nothing recorded is rewritten.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,7 +21,9 @@ from flowrt.data.exit_codes import EXIT_BROKEN, EXIT_HALTED, EXIT_OK, EXIT_REFUS
 STORE = click.option("--store", "store_path", default=None, help="SQLite store (default .flow/runs.db).")
 TOOLS = click.option("--tools", "tools", multiple=True, help="Python file or module binding Tools.")
 CHECKPOINT_EVERY = click.option(
-    "--checkpoint-every", type=click.IntRange(min=1), default=None,
+    "--checkpoint-every",
+    type=click.IntRange(min=1),
+    default=None,
     help="Take a checkpoint at an eligible tail call once N facts were recorded since the last.",
 )
 
@@ -103,7 +106,9 @@ def check(paths, fmt, checkpoints):
 @main.command()
 @click.argument("path", type=click.Path())
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(), help="Output folder.")
-@click.option("--name", "package_name", default=None, help="Python package name (default: the entry file's stem).")
+@click.option(
+    "--name", "package_name", default=None, help="Python package name (default: the entry file's stem)."
+)
 @_guard
 def build(path, out_dir, package_name):
     """Emit an importable, black-formatted Python package."""
@@ -153,8 +158,19 @@ def _report(outcome, tools=(), store_path=None) -> None:
 @_guard
 def run(path, entry, input_json, tools, store_path, run_id, checkpoint_every):
     """Start a run live."""
-    _report(host.start(path, entry=entry, input_json=input_json, tools=tools, store_path=store_path,
-                       run_id=run_id, checkpoint_every=checkpoint_every), tools, store_path)
+    _report(
+        host.start(
+            path,
+            entry=entry,
+            input_json=input_json,
+            tools=tools,
+            store_path=store_path,
+            run_id=run_id,
+            checkpoint_every=checkpoint_every,
+        ),
+        tools,
+        store_path,
+    )
 
 
 @main.command()
@@ -167,8 +183,18 @@ def run(path, entry, input_json, tools, store_path, run_id, checkpoint_every):
 @_guard
 def resume(run_id, replies, resend, tools, store_path, checkpoint_every):
     """Deliver replies and continue live from the latest checkpoint."""
-    _report(host.resume(run_id, replies=replies, resend=resend, tools=tools, store_path=store_path,
-                        checkpoint_every=checkpoint_every), tools, store_path)
+    _report(
+        host.resume(
+            run_id,
+            replies=replies,
+            resend=resend,
+            tools=tools,
+            store_path=store_path,
+            checkpoint_every=checkpoint_every,
+        ),
+        tools,
+        store_path,
+    )
 
 
 @main.command()
@@ -202,9 +228,20 @@ def history(run_id, store_path, fmt):
 @_guard
 def fork(run_id, checkpoint, program_path, input_json, tools, store_path, new_run_id, checkpoint_every):
     """Start a new run from a checkpoint of another."""
-    _report(host.fork(run_id, checkpoint, program_path=program_path, input_json=input_json, tools=tools,
-                      store_path=store_path, new_run_id=new_run_id, checkpoint_every=checkpoint_every),
-            tools, store_path)
+    _report(
+        host.fork(
+            run_id,
+            checkpoint,
+            program_path=program_path,
+            input_json=input_json,
+            tools=tools,
+            store_path=store_path,
+            new_run_id=new_run_id,
+            checkpoint_every=checkpoint_every,
+        ),
+        tools,
+        store_path,
+    )
 
 
 @main.command()
@@ -231,7 +268,9 @@ def redact(run_id, value_hash, store_path):
 
 @main.command()
 @click.argument("run_id")
-@click.option("--delete", is_flag=True, help="Drop the archived facts instead of keeping them in the archive table.")
+@click.option(
+    "--delete", is_flag=True, help="Drop the archived facts instead of keeping them in the archive table."
+)
 @STORE
 @_guard
 def archive(run_id, delete, store_path):

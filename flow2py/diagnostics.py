@@ -7,6 +7,7 @@ tests/test_diagnostics_registry.py enforces both.
 Code ranges: E0xx syntax, E1xx modules and names, E2xx types, E3xx effects,
 E4xx checks (exhaustiveness, discards, unused, `?`, guard), E5xx declarations and annotations.
 """
+
 from __future__ import annotations
 
 import json
@@ -87,7 +88,9 @@ class Problems:
     def sorted(self) -> list[Diagnostic]:
         seen = set()
         out = []
-        for d in sorted(self.items, key=lambda d: (d.span.file, d.span.line, d.span.column, d.code, d.message)):
+        for d in sorted(
+            self.items, key=lambda d: (d.span.file, d.span.line, d.span.column, d.code, d.message)
+        ):
             key = (d.code, d.message, d.span)
             if key not in seen:
                 seen.add(key)
@@ -118,7 +121,10 @@ def to_json(diags: list[Diagnostic]) -> str:
             {
                 "message": f.message,
                 "safe": f.safe,
-                "edits": [{**_span_json(e.span), "start": e.span.start, "end": e.span.end, "text": e.text} for e in f.edits],
+                "edits": [
+                    {**_span_json(e.span), "start": e.span.start, "end": e.span.end, "text": e.text}
+                    for e in f.edits
+                ],
             }
             for f in d.fixes
         ]

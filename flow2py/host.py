@@ -11,6 +11,7 @@ Every refusal is a `Refused` carrying a one-line message and the CLI exit code; 
 nothing, and nothing recorded is ever rewritten. docs/spec/execution.md ("Host operations")
 describes what each operation does.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -60,8 +61,9 @@ __all__ = [
 Loaded = LoadedProgram  # the name host applications and tests know
 
 
-def check(path: str, *, sources: dict[str, str] | None = None,
-          commits: dict[str, str] | None = None) -> CheckResult:
+def check(
+    path: str, *, sources: dict[str, str] | None = None, commits: dict[str, str] | None = None
+) -> CheckResult:
     """Check a program from disk, or (`sources`) from the module sources a run stored."""
     return pipeline.check(pipeline.read(ProgramText(path, sources, commits)))
 
@@ -115,9 +117,16 @@ def _input(input_json: str | None, what: str = "--input"):
     return None if input_json is None else rh.parse_json(input_json, what)
 
 
-def start(path: str, *, entry: str = "main", input_json: str | None = None, tools=(),
-          store_path: str | None = None, run_id: str | None = None,
-          checkpoint_every: int | None = None) -> Report:
+def start(
+    path: str,
+    *,
+    entry: str = "main",
+    input_json: str | None = None,
+    tools=(),
+    store_path: str | None = None,
+    run_id: str | None = None,
+    checkpoint_every: int | None = None,
+) -> Report:
     """`flow2py run`: check, decode the input, bind, record Start, drive live."""
     loaded = compile_path(path)
     value = _input(input_json)
@@ -126,8 +135,16 @@ def start(path: str, *, entry: str = "main", input_json: str | None = None, tool
     store = open_store(store_path, create=False) if rh.store_exists(store_path) else None
     rh.decode_input(value, loaded.entry(entry)[1], issued=rh.issued_in(store))
     bindings = rh.bindings_for(loaded, load_tools(tools), entry, "the run was not started")
-    return rh.start(store or open_store(store_path), loaded, entry=entry, input=value, bindings=bindings,
-                    run_id=run_id, checkpoint_every=checkpoint_every, meta=loaded.meta(path))
+    return rh.start(
+        store or open_store(store_path),
+        loaded,
+        entry=entry,
+        input=value,
+        bindings=bindings,
+        run_id=run_id,
+        checkpoint_every=checkpoint_every,
+        meta=loaded.meta(path),
+    )
 
 
 def _replies(items) -> dict:
@@ -143,15 +160,29 @@ def _replies(items) -> dict:
     return out
 
 
-def resume(run_id: str, *, replies=(), resend=(), tools=(), store_path: str | None = None,
-           checkpoint_every: int | None = None) -> Report:
+def resume(
+    run_id: str,
+    *,
+    replies=(),
+    resend=(),
+    tools=(),
+    store_path: str | None = None,
+    checkpoint_every: int | None = None,
+) -> Report:
     """`flow2py resume`: on the run's stored program, deliver replies, close the calls a crash cut,
     continue live from the latest checkpoint."""
     delivered = _replies(replies)
     store = open_store(store_path, create=False)
     loaded = compile_stored(store, run_id)
-    return rh.resume(store, loaded, run_id, replies=delivered, resend=resend, bindings=load_tools(tools),
-                     checkpoint_every=checkpoint_every)
+    return rh.resume(
+        store,
+        loaded,
+        run_id,
+        replies=delivered,
+        resend=resend,
+        bindings=load_tools(tools),
+        checkpoint_every=checkpoint_every,
+    )
 
 
 def replay(run_id: str, *, store_path: str | None = None) -> Report:
@@ -165,24 +196,43 @@ def history(run_id: str, *, store_path: str | None = None, fmt: str = "text") ->
     return rh.history(store, compile_stored(store, run_id), run_id, fmt)
 
 
-def fork(run_id: str, checkpoint: int, *, program_path: str | None = None,
-         input_json: str | None = None, tools=(), store_path: str | None = None,
-         new_run_id: str | None = None, checkpoint_every: int | None = None) -> Report:
+def fork(
+    run_id: str,
+    checkpoint: int,
+    *,
+    program_path: str | None = None,
+    input_json: str | None = None,
+    tools=(),
+    store_path: str | None = None,
+    new_run_id: str | None = None,
+    checkpoint_every: int | None = None,
+) -> Report:
     """`flow2py fork`: a new run from checkpoint N of another, on its program or a newer one."""
     store = open_store(store_path, create=False)
     parent = compile_stored(store, run_id)
     loaded = compile_path(program_path) if program_path else parent
-    return rh.fork(store, parent, loaded, run_id, checkpoint, input=_input(input_json),
-                   bindings=load_tools(tools), new_run_id=new_run_id, checkpoint_every=checkpoint_every,
-                   meta=loaded.meta(program_path))
+    return rh.fork(
+        store,
+        parent,
+        loaded,
+        run_id,
+        checkpoint,
+        input=_input(input_json),
+        bindings=load_tools(tools),
+        new_run_id=new_run_id,
+        checkpoint_every=checkpoint_every,
+        meta=loaded.meta(program_path),
+    )
 
 
 def verify(run_id: str, *, head: str | None = None, store_path: str | None = None) -> tuple[bool, str]:
     if head is not None:
         head = head.strip().lower().removeprefix("blake3:")
         if len(head) != 64 or any(c not in "0123456789abcdef" for c in head):
-            raise Refused(f"--head {head!r}: not a head hash (64 hex digits, as `verify` and "
-                          f"`history --format json` print them)")
+            raise Refused(
+                f"--head {head!r}: not a head hash (64 hex digits, as `verify` and "
+                f"`history --format json` print them)"
+            )
     store = open_store(store_path, create=False, readonly=True)
     ok, message, _head_hex = read(store.history.verify, run_id, head)
     # The message says which facts were checked and which taken on trust, and ends with the head.
@@ -198,24 +248,38 @@ def archive(run_id: str, *, delete: bool = False, store_path: str | None = None)
     store = open_store(store_path, create=False)
     done = read(lambda: store.history.archive(run_id, delete=delete))
     if done.latest is None:
-        return (f"run {run_id} has no checkpoint; nothing archived (archive keeps Start and "
-                f"everything from the latest checkpoint on)")
+        return (
+            f"run {run_id} has no checkpoint; nothing archived (archive keeps Start and "
+            f"everything from the latest checkpoint on)"
+        )
     if done.checkpoint is None or done.checkpoint <= 2:
-        why = (f"it carries {_replies_to(done.held)}, recorded before any earlier checkpoint" if done.held
-               else "nothing lies between Start and it")
-        return (f"nothing to archive: run {run_id}'s latest checkpoint is fact {done.latest}, and {why}; "
-                f"the facts before it stay")
+        why = (
+            f"it carries {_replies_to(done.held)}, recorded before any earlier checkpoint"
+            if done.held
+            else "nothing lies between Start and it"
+        )
+        return (
+            f"nothing to archive: run {run_id}'s latest checkpoint is fact {done.latest}, and {why}; "
+            f"the facts before it stay"
+        )
     if done.moved == 0:
-        return (f"nothing new to archive: facts 2-{done.through} of run {run_id} are archived "
-                f"{'and deleted ' if delete else ''}already; the latest checkpoint is fact {done.latest}")
-    what = (f"deleted facts 2-{done.through} of run {run_id} ({done.moved} fact(s) dropped); its chain now "
-            f"resumes from the kept hash of fact {done.through}" if delete else
-            f"archived {done.moved} fact(s) of run {run_id} (facts 2-{done.through}, kept in the archive table)")
+        return (
+            f"nothing new to archive: facts 2-{done.through} of run {run_id} are archived "
+            f"{'and deleted ' if delete else ''}already; the latest checkpoint is fact {done.latest}"
+        )
+    what = (
+        f"deleted facts 2-{done.through} of run {run_id} ({done.moved} fact(s) dropped); its chain now "
+        f"resumes from the kept hash of fact {done.through}"
+        if delete
+        else f"archived {done.moved} fact(s) of run {run_id} (facts 2-{done.through}, kept in the archive table)"
+    )
     if done.checkpoint == done.latest:
         return f"{what}: everything before its latest checkpoint (fact {done.latest})"
-    return (f"{what}: up to its checkpoint at fact {done.checkpoint}, not its latest (fact {done.latest}), "
-            f"which carries {_replies_to(done.held)}, recorded before it: facts {done.checkpoint}-"
-            f"{done.latest - 1} stay for resume and replay")
+    return (
+        f"{what}: up to its checkpoint at fact {done.checkpoint}, not its latest (fact {done.latest}), "
+        f"which carries {_replies_to(done.held)}, recorded before it: facts {done.checkpoint}-"
+        f"{done.latest - 1} stay for resume and replay"
+    )
 
 
 def _replies_to(held) -> str:
@@ -230,12 +294,25 @@ def list_runs(*, store_path: str | None = None) -> list[str]:
 # ---- nested runs -----------------------------------------------------------------------------
 
 
-def flow_tool(path: str, *, entry: str = "main", store=None, bindings: rt.Bindings | None = None,
-              checkpoint_every: int | None = None) -> Callable:
+def flow_tool(
+    path: str,
+    *,
+    entry: str = "main",
+    store=None,
+    bindings: rt.Bindings | None = None,
+    checkpoint_every: int | None = None,
+) -> Callable:
     """A Tool implementation that runs the Flow program at `path` as a nested run (see
     flowrt.host.nested.flow_tool); the inner run can then be inspected and replayed like any other."""
     loaded = compile_path(path)
     loaded.entry(entry)
-    return runtime_flow_tool(loaded.program, entry=entry, store=store, bindings=bindings,
-                             reachable=loaded.reachable(entry), resolve=loaded.resolve,
-                             checkpoint_every=checkpoint_every, meta=loaded.meta(path))
+    return runtime_flow_tool(
+        loaded.program,
+        entry=entry,
+        store=store,
+        bindings=bindings,
+        reachable=loaded.reachable(entry),
+        resolve=loaded.resolve,
+        checkpoint_every=checkpoint_every,
+        meta=loaded.meta(path),
+    )

@@ -1,4 +1,5 @@
 """What `flow2py check --checkpoints` and `flow2py tools` show about a checked program."""
+
 from __future__ import annotations
 
 from flow2py.check.typed import CheckedProgram
@@ -13,12 +14,18 @@ def checkpoint_sites(program: CheckedProgram) -> list[dict]:
     for s in program.checkpoints:
         if s.caller.startswith("std@"):
             continue
-        out.append({
-            "file": s.span.file, "line": s.span.line, "column": s.span.column,
-            "caller": s.caller, "callee": s.callee,
-            "call": (s.callee.split("::")[-1] if s.callee else "a function value") + "(...)",
-            "eligible": s.eligible, "reason": s.reason,
-        })
+        out.append(
+            {
+                "file": s.span.file,
+                "line": s.span.line,
+                "column": s.span.column,
+                "caller": s.caller,
+                "callee": s.callee,
+                "call": (s.callee.split("::")[-1] if s.callee else "a function value") + "(...)",
+                "eligible": s.eligible,
+                "reason": s.reason,
+            }
+        )
     return out
 
 

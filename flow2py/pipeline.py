@@ -29,6 +29,7 @@ rendered diagnostics (on disk) or their first line (a stored program), and recor
 The generated package is named by the program's identity, so a program already loaded in this
 process is neither generated nor executed again: the load stage finds it in `sys.modules`.
 """
+
 from __future__ import annotations
 
 import os
@@ -74,7 +75,9 @@ class ProgramText:
     @classmethod
     def stored(cls, run_id: str, identity: str, sources: dict[str, str], meta: dict | None) -> ProgramText:
         meta = meta or {}
-        return cls(f"{meta.get('entry_module') or 'main'}.flow", sources, meta.get("commits"), run_id, identity)
+        return cls(
+            f"{meta.get('entry_module') or 'main'}.flow", sources, meta.get("commits"), run_id, identity
+        )
 
 
 @dataclass(frozen=True)
@@ -145,8 +148,10 @@ def checked(result: CheckResult, text: ProgramText) -> CheckedProgram:
         first = render_text(result.diagnostics, result.sources).splitlines()[0]
         raise Refused(f"run {text.run_id}: its stored program no longer checks: {first}")
     if result.program.identity != text.identity:
-        raise Refused(f"run {text.run_id}: the stored sources give program {result.program.identity[:12]}, "
-                      f"but the run started on {text.identity[:12]}; refusing to continue on another program")
+        raise Refused(
+            f"run {text.run_id}: the stored sources give program {result.program.identity[:12]}, "
+            f"but the run started on {text.identity[:12]}; refusing to continue on another program"
+        )
     return result.program
 
 

@@ -4,6 +4,7 @@ Collecting checks and compiles the file; each `@test` function is one item, run 
 the program's `@fake` bindings) when pytest runs it. A file that does not check is one failing
 item showing its diagnostics.
 """
+
 from __future__ import annotations
 
 import pytest

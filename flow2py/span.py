@@ -1,6 +1,7 @@
 """Where a thing is in a source file: the one type both the syntax tree and the diagnostics
 need. It lives on the ground floor (it imports nothing of the project) so that
 flow2py/diagnostics.py depends on nothing above it; flow2py.syntax.ast re-exports it."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,7 +20,9 @@ class Span:
     end: int = 0
 
     def merge(self, other: Span) -> Span:
-        return Span(self.file, self.line, self.column, other.end_line, other.end_column, self.start, other.end)
+        return Span(
+            self.file, self.line, self.column, other.end_line, other.end_column, self.start, other.end
+        )
 
 
 NO_SPAN = Span("<none>", 0, 0, 0, 0)

@@ -5,6 +5,7 @@ when it returns `false` or `Err(e)` (the failure shows `e`), faults, or reaches 
 `@fake` function of the program serves. Each test is its own run, in memory: the same driver as a
 live run, with every reachable Tool bound to its fake.
 """
+
 from __future__ import annotations
 
 import os
@@ -74,8 +75,11 @@ def run_test(loaded, info, bindings) -> TestResult:
     start = Start(loaded.program.identity, loaded.program.std, rt.DATA_VERSION, info.name, (), ())
     rec = drv.MemoryRecorder()
     rec.record(start)
-    outcome = drv.drive(fn, [start], drv.DriveOptions(recorder=rec, bindings=bindings, resolve=loaded.resolve,
-                                                      classes=loaded.classes))
+    outcome = drv.drive(
+        fn,
+        [start],
+        drv.DriveOptions(recorder=rec, bindings=bindings, resolve=loaded.resolve, classes=loaded.classes),
+    )
     if isinstance(outcome, drv.RunHalted) and isinstance(outcome.cause, KeyboardInterrupt):
         raise outcome.cause  # Ctrl-C stops the testing, not just this test (sys.exit in a fake fails it)
     return _verdict(info.decl, file, line, outcome)

@@ -1,6 +1,7 @@
 """Hand-written generator programs in the style of generated code (../shared/sketch), for the
 driver tests. The seed's support-ticket example is `main`/`work`; the rest are small programs
 each exercising one rule."""
+
 import flowrt as rt
 from flowrt import T
 
@@ -64,8 +65,9 @@ class Arrived(rt.Record):
 
 
 TEXT_RESULT = T.ResultOf(T.TEXT, T.TEXT)
-PLANNER_NEXT = rt.ToolSpec("planner::next", "planner.next", ("ticket", "notes"),
-                           T.ResultOf(T.Named(Action), T.TEXT))
+PLANNER_NEXT = rt.ToolSpec(
+    "planner::next", "planner.next", ("ticket", "notes"), T.ResultOf(T.Named(Action), T.TEXT)
+)
 WEB_SEARCH = rt.ToolSpec("web::search", "web.search", ("query",), TEXT_RESULT)
 DOCS_SEARCH = rt.ToolSpec("docs::search", "docs.search", ("query",), TEXT_RESULT)
 HUMAN_ASK = rt.ToolSpec("human::ask", "human.ask", ("question",), TEXT_RESULT)
@@ -78,6 +80,7 @@ LIST_TOOL = rt.ToolSpec("t::names", "t.names", (), T.ResultOf(T.ListOf(T.TEXT), 
 
 
 # ---- std's race, as codegen would emit std@v1/task and std@v1/list --------------------------------
+
 
 def map__tool(xs, f):  # std list.map, effectful instance
     out = rt.EMPTY_LIST
@@ -99,6 +102,7 @@ def race(fs):
 
 # ---- the seed's example ------------------------------------------------------------------------------
 
+
 @rt.fn("main::main", params=("ticket",))
 def main(ticket):
     return rt.TailCall(work, (ticket, rt.EMPTY_LIST, 1))
@@ -111,6 +115,7 @@ def work(ticket, notes, round):
     _t1 = yield rt.ToolCall(PLANNER_NEXT, (ticket, notes))
     match _t1:
         case rt.Ok(Search(query)):
+
             def work__flow5():
                 return (yield rt.ToolCall(WEB_SEARCH, (query,)))
 
@@ -155,6 +160,7 @@ def support_bindings(ask=None):
 
 # ---- small programs -----------------------------------------------------------------------------------
 
+
 @rt.fn("t::echo_loop", params=("n", "acc"))
 def echo_loop(n, acc):
     """A long-running effectful tail loop: one Tool call a round."""
@@ -169,9 +175,11 @@ def fan(n):
     """Fan-out: n tasks, each making one Tool call, awaited by the root; the sum of the replies."""
     tasks = []
     for i in range(n):
+
         def child(i=i):
             r = yield rt.ToolCall(ECHO, (i,))
             return r._0
+
         tasks.append((yield rt.Spawn(child)))
     total = 0
     for t in tasks:
@@ -181,6 +189,7 @@ def fan(n):
 
 def spawn_and_leave():
     """Spawns a task that waits on a slow call, makes its own call, returns without awaiting."""
+
     def child():
         return (yield rt.ToolCall(SLOW, (1,)))
 
@@ -198,6 +207,7 @@ def owner_returns():
 
 def keeps_then_awaits():
     """Spawns, then tail-calls a function that awaits the task: the tail call keeps it."""
+
     def child():
         return (yield rt.ToolCall(ECHO, (7,)))
 
@@ -218,6 +228,7 @@ def tail_keeps():
 
 def make_task():
     """Returns a task inside a tuple: handed over to the caller."""
+
     def child():
         return (yield rt.ToolCall(ECHO, (5,)))
 
@@ -251,6 +262,7 @@ def pause_then_add(x):
 
 
 # a loop passing a pending read from round to round (parked task), checkpointable
+
 
 @rt.fn("main::reader", params=())
 def reader():

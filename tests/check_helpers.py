@@ -1,4 +1,5 @@
 """Helpers shared by the checker tests."""
+
 from __future__ import annotations
 
 import os
@@ -15,11 +16,33 @@ ROOT = os.path.dirname(HERE)
 SUPPORT = str(SUPPORT_MAIN)
 SEEDS = os.path.join(HERE, "check_programs", "seeds", "main.flow")
 
-EXPR_TYPES = (ast.Literal, ast.Name, ast.FieldAccess, ast.Call, ast.RecordLiteral, ast.ListLiteral,
-              ast.DictLiteral, ast.TupleLiteral, ast.Unary, ast.Binary, ast.Try, ast.Lambda, ast.Block,
-              ast.If, ast.Match, ast.Return)
-PATTERN_TYPES = (ast.WildcardPattern, ast.BindPattern, ast.LiteralPattern, ast.CtorPattern, ast.TuplePattern,
-                 ast.ListPattern, ast.OrPattern)
+EXPR_TYPES = (
+    ast.Literal,
+    ast.Name,
+    ast.FieldAccess,
+    ast.Call,
+    ast.RecordLiteral,
+    ast.ListLiteral,
+    ast.DictLiteral,
+    ast.TupleLiteral,
+    ast.Unary,
+    ast.Binary,
+    ast.Try,
+    ast.Lambda,
+    ast.Block,
+    ast.If,
+    ast.Match,
+    ast.Return,
+)
+PATTERN_TYPES = (
+    ast.WildcardPattern,
+    ast.BindPattern,
+    ast.LiteralPattern,
+    ast.CtorPattern,
+    ast.TuplePattern,
+    ast.ListPattern,
+    ast.OrPattern,
+)
 
 
 def check(text: str, path: str = "main.flow"):

@@ -7,6 +7,7 @@
 
 Programs kept as files live in tests/flow_programs/<name>/ (`flow_program_dir(name)`).
 """
+
 from __future__ import annotations
 
 import os
@@ -48,9 +49,17 @@ class FlowProgram:
         rec = drv.MemoryRecorder()
         start = self.start(entry, args)
         rec.record(start)
-        out = drv.drive(self.fn(entry), [start], drv.DriveOptions(recorder=rec, bindings=self.bindings(tools),
-                                                                  resolve=self.loaded.resolve,
-                                                                  classes=self.loaded.classes, **kw))
+        out = drv.drive(
+            self.fn(entry),
+            [start],
+            drv.DriveOptions(
+                recorder=rec,
+                bindings=self.bindings(tools),
+                resolve=self.loaded.resolve,
+                classes=self.loaded.classes,
+                **kw,
+            ),
+        )
         return out, rec
 
     def resume(self, history: list, entry: Optional[str] = None, tools: Optional[dict] = None, **kw):
@@ -59,17 +68,28 @@ class FlowProgram:
         entry = entry or next((f.entry for f in history if type(f) is Start), "main")
         rec = drv.MemoryRecorder()
         rec.facts = list(history)
-        out = drv.drive(self.fn(entry), list(history), drv.DriveOptions(recorder=rec,
-                                                                        bindings=self.bindings(tools),
-                                                                        resolve=self.loaded.resolve,
-                                                                        classes=self.loaded.classes, **kw))
+        out = drv.drive(
+            self.fn(entry),
+            list(history),
+            drv.DriveOptions(
+                recorder=rec,
+                bindings=self.bindings(tools),
+                resolve=self.loaded.resolve,
+                classes=self.loaded.classes,
+                **kw,
+            ),
+        )
         return out, rec
 
     def replay(self, history: list, entry: Optional[str] = None, begin=1):
         entry = entry or next((f.entry for f in history if type(f) is Start), "main")
-        return drv.drive(self.fn(entry), list(history), drv.DriveOptions(mode="replay", begin=begin,
-                                                                         resolve=self.loaded.resolve,
-                                                                         classes=self.loaded.classes))
+        return drv.drive(
+            self.fn(entry),
+            list(history),
+            drv.DriveOptions(
+                mode="replay", begin=begin, resolve=self.loaded.resolve, classes=self.loaded.classes
+            ),
+        )
 
 
 def flow_program(tmp_path, files: dict, entry: str = "main.flow") -> FlowProgram:

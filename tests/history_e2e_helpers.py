@@ -1,4 +1,5 @@
 """Small Flow programs, Tools files and CLI helpers for the end-to-end history tests."""
+
 from __future__ import annotations
 
 import json
@@ -135,8 +136,9 @@ class Cli:
         return r
 
     def run(self, run_id, input_json='{"ticket": "t"}', *extra, main="main.flow", tools="tools.py"):
-        return self("run", self.d / main, "--input", input_json, "--tools", self.d / tools,
-                    "--run-id", run_id, *extra)
+        return self(
+            "run", self.d / main, "--input", input_json, "--tools", self.d / tools, "--run-id", run_id, *extra
+        )
 
     def resume(self, run_id, *extra, tools="tools.py"):
         return self("resume", run_id, "--tools", self.d / tools, *extra)
@@ -152,8 +154,14 @@ class Cli:
 
 def flow2py_process(d: Path, *args, **kw) -> subprocess.Popen:
     """`flow2py` in a process of its own (crashes, concurrent resumes)."""
-    return subprocess.Popen([sys.executable, "-m", "flow2py.cli", *map(str, args)], cwd=d,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+    return subprocess.Popen(
+        [sys.executable, "-m", "flow2py.cli", *map(str, args)],
+        cwd=d,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kw,
+    )
 
 
 def wait_for(predicate, timeout=60.0, what="condition"):

@@ -10,6 +10,7 @@ Every import statement counts, a lazy one in a function body too. What a stateme
   before the importer anyway), but kept when the importer takes a name from it: a module that
   takes a name from its own package's `__init__`, which imports the module, is a cycle.
 """
+
 from __future__ import annotations
 
 import ast
@@ -60,7 +61,7 @@ def imports_of(path: pathlib.Path, name: Optional[str] = None) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package[:len(package) - node.level + 1] + ([base] if base else []))
+                base = ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
             subs = [f"{base}.{a.name}" for a in node.names]
             targets = [s for s in subs if is_module(s)]
             if len(targets) < len(subs):  # a name `base` defines: its __init__ is what is read

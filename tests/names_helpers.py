@@ -5,6 +5,7 @@ built package and runs it with flowrt.host (start, history, replay), and runs it
 CLI (`flow2py run`, which compiles in memory, then `history` and `replay`). Both runs must
 complete and replay as Matched; what they print is returned for the test to compare.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -46,8 +47,14 @@ def _tools_file(tools: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_everywhere(d: Path, files: dict, input: Optional[dict] = None, tools: Optional[dict] = None,
-                   cli: bool = True, built: bool = True) -> Ran:
+def run_everywhere(
+    d: Path,
+    files: dict,
+    input: Optional[dict] = None,
+    tools: Optional[dict] = None,
+    cli: bool = True,
+    built: bool = True,
+) -> Ran:
     """`files`: name -> Flow text (the entry is main.flow); `tools`: qualified Tool name -> the
     Python source of its implementation (a lambda taking the JSON arguments). `cli=False` leaves
     out the CLI's run (`output`, `history` None), `built=False` the built package's."""
@@ -86,7 +93,9 @@ def _run_built(d: Path, main: Path, input: Optional[dict], tools: Optional[dict]
         sys.path.remove(str(d / "built"))
         for m in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
             del sys.modules[m]
-    python = {str(p.relative_to(d / "built" / name)): p.read_text() for p in (d / "built" / name).rglob("*.py")}
+    python = {
+        str(p.relative_to(d / "built" / name)): p.read_text() for p in (d / "built" / name).rglob("*.py")
+    }
     return report.outcome.value, history, python
 
 
@@ -97,7 +106,17 @@ def run_cli(d: Path, input: Optional[dict], tools: Optional[dict]):
         (d / "tools.py").write_text(_tools_file(tools))
         tool_args = ["--tools", d / "tools.py"]
     store = d / "runs.db"
-    r = flow2py("run", d / "main.flow", "--input", json.dumps(input or {}), "--store", store, "--run-id", "a", *tool_args)
+    r = flow2py(
+        "run",
+        d / "main.flow",
+        "--input",
+        json.dumps(input or {}),
+        "--store",
+        store,
+        "--run-id",
+        "a",
+        *tool_args,
+    )
     assert r.exit_code == 0, r.output
     h = flow2py("history", "a", "--store", store)
     assert h.exit_code == 0, h.output

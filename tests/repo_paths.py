@@ -4,6 +4,7 @@ The seed's support-ticket program is examples/support/ (the same files as the sh
 support/). ../shared is read only by the tests that compare against the shared suite's own files, and
 they skip, saying so, where a checkout does not have it beside the project.
 """
+
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent

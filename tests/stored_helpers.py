@@ -5,6 +5,7 @@ The program has what a store holds: records in a checkpoint's arguments, a parke
 carried across checkpoints in one run, delivered after them in another), a value big enough to be
 a blob, an Int reply and an End.
 """
+
 from __future__ import annotations
 
 import sqlite3
@@ -82,11 +83,11 @@ def bindings(answer: bool) -> rt.Bindings:
 
 #: The runs of the base store: (run id, checkpoint every, ask answers, reply delivered by resume)
 RUNS = (
-    ("parked", 1, False, None),        # paused on the parked task's call, checkpoints before it
-    ("carried", 1, True, None),         # completed; the parked reply is recorded before a checkpoint
-    ("plain", None, False, None),       # no checkpoint: history served from Start
+    ("parked", 1, False, None),  # paused on the parked task's call, checkpoints before it
+    ("carried", 1, True, None),  # completed; the parked reply is recorded before a checkpoint
+    ("plain", None, False, None),  # no checkpoint: history served from Start
     ("done", 1, False, {"root/1#1": {"Ok": "yes"}}),  # paused, then resumed to its End
-    ("solo", 1, False, None),           # `count`: checkpoints with no task, so it can be forked
+    ("solo", 1, False, None),  # `count`: checkpoints with no task, so it can be forked
 )
 
 
@@ -103,8 +104,15 @@ class Base:
         try:
             for run_id, every, answer, reply in RUNS:
                 entry, given = ("count", {"n": 3}) if run_id == "solo" else ("main", {"ticket": "t"})
-                rh.start(store, self.loaded, entry=entry, input=given, bindings=bindings(answer), run_id=run_id,
-                         checkpoint_every=every)
+                rh.start(
+                    store,
+                    self.loaded,
+                    entry=entry,
+                    input=given,
+                    bindings=bindings(answer),
+                    run_id=run_id,
+                    checkpoint_every=every,
+                )
                 if reply is not None:
                     rh.resume(store, self.loaded, run_id, replies=reply, bindings=bindings(True))
         finally:
@@ -175,6 +183,7 @@ def fact_count(path: Path, run: str) -> int:
 
 # ---- every command path --------------------------------------------------------------------------
 
+
 def every_command(path: Path, loaded, run_id: str) -> dict[str, tuple[int, str]]:
     """Run history (text, JSON Lines), replay, verify, fork (of checkpoint 1), resume and runs on
     the store at `path`, as the CLI runs them (flowrt.host, with the program already compiled):
@@ -183,6 +192,7 @@ def every_command(path: Path, loaded, run_id: str) -> dict[str, tuple[int, str]]
     out: dict[str, tuple[int, str]] = {}
     store = rh.open_store(str(path), create=False)
     try:
+
         def attempt(name, op):
             try:
                 out[name] = op()
@@ -194,8 +204,14 @@ def every_command(path: Path, loaded, run_id: str) -> dict[str, tuple[int, str]]
         attempt("replay", lambda: _report(rh.replay(store, loaded, run_id)))
         attempt("verify", lambda: _verified(rh.read(store.history.verify, run_id)))
         attempt("runs", lambda: (0, "\n".join(rh.list_runs(store))))
-        attempt("fork", lambda: _report(rh.fork(store, loaded, loaded, run_id, 1, bindings=bindings(True),
-                                                new_run_id=f"fork-of-{run_id}")))
+        attempt(
+            "fork",
+            lambda: _report(
+                rh.fork(
+                    store, loaded, loaded, run_id, 1, bindings=bindings(True), new_run_id=f"fork-of-{run_id}"
+                )
+            ),
+        )
         attempt("resume", lambda: _report(rh.resume(store, loaded, run_id, bindings=bindings(False))))
     finally:
         store.close()
@@ -212,8 +228,17 @@ def _verified(result) -> tuple[int, str]:
 
 
 #: A Python exception in a program's fault: the program was served a value that did not fit.
-PY_FAULT = ("TypeError", "AttributeError", "KeyError", "IndexError", "ValueError", "NameError",
-            "UnboundLocalError", "OverflowError", "RecursionError")
+PY_FAULT = (
+    "TypeError",
+    "AttributeError",
+    "KeyError",
+    "IndexError",
+    "ValueError",
+    "NameError",
+    "UnboundLocalError",
+    "OverflowError",
+    "RecursionError",
+)
 
 
 def served_a_misfit(results: dict[str, tuple[int, str]]) -> Optional[str]:

@@ -1,4 +1,5 @@
 """flowrt.abi is the ABI docs/spec/abi.md names, and generated code uses nothing else."""
+
 from __future__ import annotations
 
 import ast
@@ -17,9 +18,13 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 ABI_MD = ROOT / "docs" / "spec" / "abi.md"
 #: entry files whose generated code the test reads: every runnable program in the repository
 ENTRIES = sorted(
-    [*(ROOT / "golden" / "codegen").glob("*.flow"), ROOT / "examples" / "support" / "main.flow",
-     *(ROOT / "tests" / "flow_programs").glob("*/main.flow"), *(ROOT / "bench" / "flow").glob("*.flow"),
-     *(ROOT / "golden" / "history").glob("*/main.flow")]
+    [
+        *(ROOT / "golden" / "codegen").glob("*.flow"),
+        ROOT / "examples" / "support" / "main.flow",
+        *(ROOT / "tests" / "flow_programs").glob("*/main.flow"),
+        *(ROOT / "bench" / "flow").glob("*.flow"),
+        *(ROOT / "golden" / "history").glob("*/main.flow"),
+    ]
 )
 
 
@@ -42,15 +47,19 @@ def names_on_page(text: str) -> set[str]:
 
 def rt_names_in(source: str) -> set[str]:
     """Every attribute generated code reads from `rt` (`rt.T.INT` reads `T`)."""
-    return {n.attr for n in ast.walk(ast.parse(source))
-            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "rt"}
+    return {
+        n.attr
+        for n in ast.walk(ast.parse(source))
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "rt"
+    }
 
 
 def test_abi_exports_exactly_the_names_abi_md_lists():
     page = names_on_page(ABI_MD.read_text(encoding="utf-8"))
     assert set(flowrt.abi.__all__) == page, (
         f"on the page, not in flowrt.abi: {sorted(page - set(flowrt.abi.__all__))}; "
-        f"in flowrt.abi, not on the page: {sorted(set(flowrt.abi.__all__) - page)}")
+        f"in flowrt.abi, not on the page: {sorted(set(flowrt.abi.__all__) - page)}"
+    )
     assert len(flowrt.abi.__all__) == len(page)
     for name in flowrt.abi.__all__:
         assert getattr(flowrt, name) is getattr(flowrt.abi, name), name
@@ -77,10 +86,16 @@ def test_every_rt_name_codegen_can_emit_is_in_the_abi():
     assert emitted <= set(flowrt.abi.__all__), sorted(emitted - set(flowrt.abi.__all__))
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("`rt.dec_add/dec_sub` and `rt.T.INT`", {"dec_add", "dec_sub", "T"}),
-    ("from flowrt import bind, pending\n`flowrt.BINDINGS`, `flowrt.host`", {"bind", "pending", "BINDINGS"}),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("`rt.dec_add/dec_sub` and `rt.T.INT`", {"dec_add", "dec_sub", "T"}),
+        (
+            "from flowrt import bind, pending\n`flowrt.BINDINGS`, `flowrt.host`",
+            {"bind", "pending", "BINDINGS"},
+        ),
+    ],
+)
 def test_page_names_are_read_as_the_page_writes_them(text, expected):
     assert names_on_page(text) == expected
 

@@ -1,6 +1,7 @@
 """An Int is unbounded: a program computing 10^5000 completes, records its End, shows it in
 history and replays, while Python's 4,300-digit int/str limit stays in force for parsing input
 (flowrt.data.numtext writes and reads big Ints in pieces; docs/spec/data.md, "Bounds")."""
+
 from __future__ import annotations
 
 import json
@@ -44,11 +45,14 @@ def test_a_pure_program_computing_10_to_the_5000_completes_and_records_its_end(t
     assert invoke("runs", "--store", db).stdout.split()[:2] == ["big", "completed"]
 
 
-@pytest.mark.parametrize("entry, shown", [
-    ("text_round_trip", "true"),
-    ("digits", "5072"),  # "-" and the 5,071 digits of 7^6000
-    ("as_decimal", "1" + "0" * 5000 + ".5"),
-])
+@pytest.mark.parametrize(
+    "entry, shown",
+    [
+        ("text_round_trip", "true"),
+        ("digits", "5072"),  # "-" and the 5,071 digits of 7^6000
+        ("as_decimal", "1" + "0" * 5000 + ".5"),
+    ],
+)
 def test_int_text_parse_and_decimals_beyond_4300_digits_work_in_a_program(tmp_path, entry, shown):
     (tmp_path / "big.flow").write_text(POW)
     db = tmp_path / "big.db"
@@ -78,19 +82,37 @@ def test_an_int_literal_of_5000_digits_checks_builds_runs_and_shows_in_history(t
     built = invoke("build", tmp_path / "lit.flow", "--out", tmp_path / "out")
     assert built.exit_code == 0, built.output
     code = (tmp_path / "out" / "lit_flow" / "lit.py").read_text().lower()  # (__init__.py keeps the sources)
-    assert BIG[:600] not in code and f"0x{int_from_text(BIG):x}" in code  # Python compiles a hex literal of any length
+    assert (
+        BIG[:600] not in code and f"0x{int_from_text(BIG):x}" in code
+    )  # Python compiles a hex literal of any length
     db = tmp_path / "lit.db"
     for entry, shown in [("main", BIG), ("negated", "-" + BIG), ("matched", '"the literal"')]:
         r = invoke("run", tmp_path / "lit.flow", "--entry", entry, "--store", db, "--run-id", entry)
         assert (r.exit_code, r.stdout) == (0, shown + "\n"), r.output
-        assert invoke("history", entry, "--store", db).stdout.splitlines()[-1].split(maxsplit=2)[1:] == ["End", f"Completed({shown})"]
+        assert invoke("history", entry, "--store", db).stdout.splitlines()[-1].split(maxsplit=2)[1:] == [
+            "End",
+            f"Completed({shown})",
+        ]
         assert invoke("replay", entry, "--store", db).stdout == "Matched\n"
     r = invoke("run", tmp_path / "lit.flow", "--entry", "long", "--store", db, "--run-id", "long")
     assert (r.exit_code, r.stdout) == (0, BIG + "ns\n"), r.output
 
 
-EDGES = [0, 1, -1, 10 ** 599, 10 ** 600, 10 ** 600 - 1, 10 ** 1200 + 7, 10 ** 4299, 10 ** 4300, 10 ** 4300 - 1,
-         -(10 ** 9000) - 123456789, 2 ** 50_000, 7 ** 6000]
+EDGES = [
+    0,
+    1,
+    -1,
+    10**599,
+    10**600,
+    10**600 - 1,
+    10**1200 + 7,
+    10**4299,
+    10**4300,
+    10**4300 - 1,
+    -(10**9000) - 123456789,
+    2**50_000,
+    7**6000,
+]
 
 
 def _reference(n: int) -> str:
@@ -118,9 +140,9 @@ def test_int_text_and_int_from_text_agree_with_python_whatever_the_limit(limit):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(min_value=-(10 ** 6000), max_value=10 ** 6000), st.integers(min_value=0, max_value=3000))
+@given(st.integers(min_value=-(10**6000), max_value=10**6000), st.integers(min_value=0, max_value=3000))
 def test_int_text_round_trips_any_int(n, shift):
-    n = n * 10 ** shift + (n % 97)
+    n = n * 10**shift + (n % 97)
     text = int_text(n)
     assert int_from_text(text) == n
     assert text == _reference(n)
@@ -159,8 +181,9 @@ bind("bigfeed.more", lambda x: {"Ok": 7})
 
 def test_a_fork_rebuilds_a_checkpoint_holding_values_beyond_the_input_bounds(tmp_path):
     # The bounds are for data coming in; a checkpoint's arguments are the program's own values.
-    (tmp_path / "bigfeed.flow").write_text("@tool pub flow tick(x: Int) -> Result<Int, Text>\n"
-                                           "@tool pub flow more(x: Int) -> Result<Int, Text>\n")
+    (tmp_path / "bigfeed.flow").write_text(
+        "@tool pub flow tick(x: Int) -> Result<Int, Text>\n@tool pub flow more(x: Int) -> Result<Int, Text>\n"
+    )
     (tmp_path / "main.flow").write_text(CARRY)
     (tmp_path / "big_tools.py").write_text(BIG_TOOLS)
     db = tmp_path / "carry.db"

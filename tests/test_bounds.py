@@ -1,6 +1,7 @@
 """The bounds of admitted data, unit by unit (flowrt.data.bounds; docs/spec/data.md "Bounds of admitted
 data"): the JSON text measure, the paths it names, the walk of Python values, Decimal digits, and
 a fuzz test that bounded parsing only ever returns what `json.loads` would, or refuses cleanly."""
+
 from __future__ import annotations
 
 import json
@@ -41,7 +42,7 @@ def refused(text) -> str:
 
 
 def test_the_bounds_are_the_ones_the_spec_states():
-    assert (bounds.MAX_TEXT, bounds.MAX_DEPTH, bounds.MAX_DIGITS) == (64 * 2 ** 20, 128, 4300)
+    assert (bounds.MAX_TEXT, bounds.MAX_DEPTH, bounds.MAX_DIGITS) == (64 * 2**20, 128, 4300)
 
 
 def test_nesting_is_measured_outside_strings_only():
@@ -49,7 +50,8 @@ def test_nesting_is_measured_outside_strings_only():
     assert loads_exact("[" + inside + "]") == ["[{" * 1000 + '"[[[']
     assert loads_exact("[" * MAX_DEPTH + "]" * MAX_DEPTH) is not None
     assert refused("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)).endswith(
-        "...: nested deeper than 128 arrays/objects")
+        "...: nested deeper than 128 arrays/objects"
+    )
 
 
 def test_the_path_of_too_deep_nesting_names_keys_and_indices():
@@ -65,10 +67,16 @@ def test_unterminated_and_escaped_strings_are_refused_as_not_json():
 
 def test_duplicate_keys_and_long_numbers_are_refused_with_their_path():
     assert refused('[{"a": 1}, {"a": 1, "b": {"x": 1, "x": 1}}]') == '$[1].b: duplicate key "x"'
-    assert refused('{"k": [0, -1' + "0" * 4300 + "]}") == "$.k[1]: a number of 4301 digits; at most 4300 are admitted"
+    assert (
+        refused('{"k": [0, -1' + "0" * 4300 + "]}")
+        == "$.k[1]: a number of 4301 digits; at most 4300 are admitted"
+    )
     assert refused('{"k": 1.' + "5" * 4300 + "}") == "$.k: a number of 4301 digits; at most 4300 are admitted"
-    assert refused('{"k": 1e99999999999999999999999}') == "$.k: the number 1e99999999999999999999999 is out of range"
-    assert loads_exact("-1" + "0" * 4299) == -(10 ** 4299)
+    assert (
+        refused('{"k": 1e99999999999999999999999}')
+        == "$.k: the number 1e99999999999999999999999 is out of range"
+    )
+    assert loads_exact("-1" + "0" * 4299) == -(10**4299)
 
 
 def test_a_text_over_the_size_bound_is_refused_before_it_is_read(monkeypatch):
@@ -84,10 +92,22 @@ def test_bytes_are_read_as_utf8_and_nan_is_not_json():
         loads_exact("[NaN]")
 
 
-@pytest.mark.parametrize("text, digits", [
-    ("0", 1), ("-0.00", 3), ("0E+5", 1), ("1.50", 3), ("1E+3", 4), ("0.001", 4), ("123.456", 6),
-    ("1e4299", 4300), ("1e-4299", 4300), ("1e999999999", 1_000_000_000), ("-12e-1", 2),
-])
+@pytest.mark.parametrize(
+    "text, digits",
+    [
+        ("0", 1),
+        ("-0.00", 3),
+        ("0E+5", 1),
+        ("1.50", 3),
+        ("1E+3", 4),
+        ("0.001", 4),
+        ("123.456", 6),
+        ("1e4299", 4300),
+        ("1e-4299", 4300),
+        ("1e999999999", 1_000_000_000),
+        ("-12e-1", 2),
+    ],
+)
 def test_decimal_digits_counts_the_written_out_form(text, digits):
     d = Decimal(text)
     assert decimal_digits(d) == digits
@@ -126,10 +146,10 @@ def test_a_type_that_does_not_refer_to_itself_bounds_decoding_whatever_the_value
 
 def test_error_messages_show_a_bounded_preview_of_any_value():
     assert preview([1, "a", None, True, 1.5, {"k": [2]}]) == '[1, "a", null, true, 1.5, {"k": [2]}]'
-    assert preview(list(range(10 ** 6))).endswith("...") and len(preview(list(range(10 ** 6)))) == 60
-    assert preview(10 ** 100_000) == "<an integer of about 100001 digits>"
+    assert preview(list(range(10**6))).endswith("...") and len(preview(list(range(10**6)))) == 60
+    assert preview(10**100_000) == "<an integer of about 100001 digits>"
     assert preview(Decimal("1e999999999")) == "<a Decimal of 1000000000 digits written out>"
-    assert preview("x" * 10 ** 6) == '"' + "x" * 56 + "..."
+    assert preview("x" * 10**6) == '"' + "x" * 56 + "..."
 
 
 JSONISH = st.text(alphabet='[]{}",:\\ 0123456789.eE-+tfnulrsa\u00e9', max_size=120)

@@ -1,4 +1,5 @@
 """Property tests: the checker never raises, whatever it is given."""
+
 import os
 
 from hypothesis import HealthCheck, given, settings
@@ -17,9 +18,51 @@ for name in sorted(os.listdir(STD)):
         with open(os.path.join(STD, name), encoding="utf-8") as f:
             VALID.append((os.path.join(STD, "copy_" + name), f.read()))
 
-TOKENS = ["flow", "pub", "type", "let", "match", "if", "else", "guard", "return", "use", "(", ")", "{", "}",
-          "[", "]", ",", ":", "=", "=>", "->", "?", "!tool", "+", "++", "==", "x", "Ok", "Err", "_", "1", '"a"',
-          "Int", "Text", "List<Int>", "\n", " ", ".", "|", "..", "@tool", "@lang(\"x\")", "task.race"]
+TOKENS = [
+    "flow",
+    "pub",
+    "type",
+    "let",
+    "match",
+    "if",
+    "else",
+    "guard",
+    "return",
+    "use",
+    "(",
+    ")",
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    ":",
+    "=",
+    "=>",
+    "->",
+    "?",
+    "!tool",
+    "+",
+    "++",
+    "==",
+    "x",
+    "Ok",
+    "Err",
+    "_",
+    "1",
+    '"a"',
+    "Int",
+    "Text",
+    "List<Int>",
+    "\n",
+    " ",
+    ".",
+    "|",
+    "..",
+    "@tool",
+    '@lang("x")',
+    "task.race",
+]
 
 
 def _check(text, path):

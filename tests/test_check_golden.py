@@ -2,6 +2,7 @@
 with an optional NAME/cache/ module cache) next to NAME.expected, the exact `render_text` output.
 
 Set FLOW2PY_UPDATE_GOLDEN=1 to rewrite the expected files."""
+
 import os
 
 import pytest

@@ -1,5 +1,6 @@
 """Program identity is hashed from CBOR written in one pass over the AST (check/identity.py):
 it must be byte for byte what cbor2 writes for `ast.to_data`."""
+
 import glob
 import os
 
@@ -11,8 +12,11 @@ from flow2py.syntax import ast
 from flow2py.syntax.parser import parse_module
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FLOW_FILES = sorted(glob.glob(os.path.join(ROOT, "std", "*.flow")) + glob.glob(os.path.join(ROOT, "examples", "**", "*.flow"), recursive=True)
-                    + glob.glob(os.path.join(ROOT, "golden", "**", "*.flow"), recursive=True))
+FLOW_FILES = sorted(
+    glob.glob(os.path.join(ROOT, "std", "*.flow"))
+    + glob.glob(os.path.join(ROOT, "examples", "**", "*.flow"), recursive=True)
+    + glob.glob(os.path.join(ROOT, "golden", "**", "*.flow"), recursive=True)
+)
 
 
 @pytest.mark.parametrize("path", FLOW_FILES, ids=lambda p: os.path.relpath(p, ROOT))
@@ -22,11 +26,43 @@ def test_one_pass_encoding_equals_cbor2_of_to_data(path):
     assert identity.encode(module) == cbor2.dumps(ast.to_data(module), canonical=True)
 
 
-@pytest.mark.parametrize("value", [
-    0, 23, 24, 255, 256, 65535, 65536, 2**32, 2**64 - 1, 2**64, -1, -24, -25, -2**64, -2**64 - 1, 10**40,
-    "", "a" * 23, "a" * 24, "é☃😀", "x" * 70000, b"", b"\x00" * 300, True, False, None, 1.5,
-    [], [[]], list(range(70)), (1, "a"), {"b": 1, "a": [2]},
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        0,
+        23,
+        24,
+        255,
+        256,
+        65535,
+        65536,
+        2**32,
+        2**64 - 1,
+        2**64,
+        -1,
+        -24,
+        -25,
+        -(2**64),
+        -(2**64) - 1,
+        10**40,
+        "",
+        "a" * 23,
+        "a" * 24,
+        "é☃😀",
+        "x" * 70000,
+        b"",
+        b"\x00" * 300,
+        True,
+        False,
+        None,
+        1.5,
+        [],
+        [[]],
+        list(range(70)),
+        (1, "a"),
+        {"b": 1, "a": [2]},
+    ],
+)
 def test_one_pass_encoding_equals_cbor2_for_plain_values(value):
     assert identity.encode(value) == cbor2.dumps(value, canonical=True)
 
@@ -40,7 +76,9 @@ def test_program_identity_equals_the_plain_computation():
     modules["big"] = ast.Module("big.flow", [], [], source="")
     assert identity.encode(lit) == cbor2.dumps(ast.to_data(lit), canonical=True)
     commits = {"github.com/acme/tools": "abc123"}
-    assert identity.program_identity("std@v1", modules, commits) == identity.reference_identity("std@v1", modules, commits)
+    assert identity.program_identity("std@v1", modules, commits) == identity.reference_identity(
+        "std@v1", modules, commits
+    )
 
 
 def test_an_int_literal_of_5000_digits_is_encoded_into_the_identity_as_its_value():

@@ -1,18 +1,19 @@
 """Programs a user writes: valid ones that must check, and wrong ones that must give one clear
 diagnostic (no cascade, the right place, the right 'related' note)."""
+
 from check_helpers import check, codes, write_program
 from flow2py.check import check_program
 from flow2py.syntax.parser import parse_module
 
 
 def test_or_pattern_binding_a_name_at_two_types_is_a_mismatch():
-    r = check('''
+    r = check("""
         pub type C { R(Int), G(Text), B }
         pub flow main(c: C) -> Text = match c {
             R(x) | G(x) => data.to_text(x),
             B => "",
         }
-    ''')
+    """)
     assert "E201" in codes(r)
     d = next(d for d in r.diagnostics if d.code == "E201")
     assert "`x` is `Int` in the first alternative" in d.message and "`Text` here" in d.message
@@ -20,71 +21,71 @@ def test_or_pattern_binding_a_name_at_two_types_is_a_mismatch():
 
 
 def test_or_pattern_binding_a_name_at_one_type_checks():
-    r = check('''
+    r = check("""
         pub type C { R(Int), G(Int), B }
         pub flow main(c: C) -> Int = match c { R(x) | G(x) => x, B => 0 }
-    ''')
+    """)
     assert codes(r) == []
 
 
 def test_constructor_pattern_with_wrong_arity_is_not_also_a_missing_case():
-    r = check('''
+    r = check("""
         pub type P { Pt(Int, Int), Z }
         pub flow main(p: P) -> Int = match p { Pt(x) => x, Z => 0 }
-    ''')
+    """)
     assert codes(r) == ["E202"]
 
 
 def test_unknown_constructor_in_let_is_not_also_a_refutable_let():
-    r = check('''
+    r = check("""
         pub flow main() -> Int = {
             let T2 = 3
             0
         }
-    ''')
+    """)
     assert codes(r) == ["E101"]
 
 
 def test_wildcard_parameters_parse_in_lambdas_and_functions():
-    r = check('''
+    r = check("""
         pub flow f(_: Int, _: Text) -> Int = 0
         pub flow g(xs: List<Int>) -> Int = xs.fold(0, flow(_, _) = 1)
         pub flow h(xs: List<Int>) -> List<Int> = xs.map(flow(_: Int) = 1)
-    ''')
+    """)
     assert codes(r) == []
     m, diags = parse_module("pub flow g(xs: List<Int>) -> List<Int> = xs.map(flow(_) = 1)\n", "x.flow")
     assert not diags
 
 
 def test_duplicate_parameter_is_reported_once_and_the_first_stays():
-    r = check('''
+    r = check("""
         pub flow f(a: Int, a: Text) -> Int = a
-    ''')
+    """)
     assert codes(r) == ["E107"]
 
 
 def test_duplicate_lambda_parameter_is_e107():
-    r = check('''
+    r = check("""
         pub flow g(xs: List<Int>) -> Int = xs.fold(0, flow(a, a) = a)
-    ''')
+    """)
     assert codes(r) == ["E107"]
 
 
 def test_lang_outside_std_is_not_also_a_missing_body():
-    r = check('''
+    r = check("""
         @lang("int.add")
         flow add(a: Int, b: Int) -> Int
         pub flow main() -> Int = add(1, 2)
-    ''')
+    """)
     assert codes(r) == ["E502"]
 
 
 def test_fake_of_a_non_tool_names_it_and_is_not_an_unused_function():
-    r = check('''
+    r = check("""
         flow notool(q: Text) -> Result<Text, Text> = Ok(q)
         @fake(notool) flow fake_fetch(q: Text) -> Result<Text, Text> = Ok(q)
         pub flow main() -> Result<Text, Text> = notool("a")
-    ''')
+    """)
     assert codes(r) == ["E505"]
     d = r.diagnostics[0]
     assert "`notool` is not a Tool" in d.message
@@ -92,24 +93,27 @@ def test_fake_of_a_non_tool_names_it_and_is_not_an_unused_function():
 
 
 def test_redeclared_prelude_type_is_not_also_unused():
-    r = check('''
+    r = check("""
         type Option<T> { Yes(T), No }
         pub flow main() -> Int = 0
-    ''')
+    """)
     assert codes(r) == ["E108"]
 
 
 def test_private_field_note_points_at_the_field(tmp_path):
-    entry = write_program(tmp_path, {
-        "main.flow": '''
+    entry = write_program(
+        tmp_path,
+        {
+            "main.flow": """
             use "./lib/money"
             pub flow main() -> Int = money.mk().a
-        ''',
-        "lib/money.flow": '''
+        """,
+            "lib/money.flow": """
             pub type Rec { a: Int, pub b: Int }
             pub flow mk() -> Rec = Rec { a: 1, b: 2 }
-        ''',
-    })
+        """,
+        },
+    )
     r = check_program(entry)
     assert codes(r) == ["E109"]
     rel = r.diagnostics[0].related[0]
@@ -121,27 +125,32 @@ def test_missing_repository_module_names_the_cache_file(tmp_path):
     (cache / "tags").mkdir(parents=True)
     (cache / "tags" / "v1").write_text("abc\n")
     (cache / "commits" / "abc").mkdir(parents=True)
-    entry = write_program(tmp_path, {"main.flow": '''
+    entry = write_program(
+        tmp_path,
+        {
+            "main.flow": """
         use "github.com/acme/tools@v1/cat"
         pub flow main() -> Int = cat.f()
-    '''})
+    """
+        },
+    )
     r = check_program(entry, cache_dir=str(tmp_path / "cache"))
     assert codes(r) == ["E103"]
     assert str(cache / "commits" / "abc" / "cat.flow") in r.diagnostics[0].message
 
 
 def test_try_in_a_lambda_that_returns_no_result_is_one_e408():
-    r = check('''
+    r = check("""
         pub type E { Bad }
         flow get(n: Int) -> Result<Int, E> = if n > 0 { Ok(n) } else { Err(Bad) }
         pub flow main(xs: List<Int>) -> List<Int> = xs.map(flow(x) = get(x)? + 1)
-    ''')
+    """)
     assert codes(r) == ["E408"]
     assert "this function returns `Int`" in r.diagnostics[0].message
 
 
 def test_try_in_a_lambda_whose_result_comes_from_its_body_checks():
-    r = check('''
+    r = check("""
         pub type E { Bad }
         flow get(n: Int) -> Result<Int, E> = if n > 0 { Ok(n) } else { Err(Bad) }
         pub flow main(xs: List<Int>) -> List<Result<Int, E>> = {
@@ -151,12 +160,12 @@ def test_try_in_a_lambda_whose_result_comes_from_its_body_checks():
             }
             xs.map(f)
         }
-    ''')
+    """)
     assert codes(r) == []
 
 
 def test_try_in_a_lambda_with_another_error_type_is_e409():
-    r = check('''
+    r = check("""
         pub type E { Bad }
         flow get(n: Int) -> Result<Int, E> = if n > 0 { Ok(n) } else { Err(Bad) }
         pub flow main(xs: List<Int>) -> List<Result<Int, Text>> = {
@@ -166,7 +175,7 @@ def test_try_in_a_lambda_with_another_error_type_is_e409():
             }
             xs.map(f)
         }
-    ''')
+    """)
     assert codes(r) == ["E409"]
 
 

@@ -1,4 +1,5 @@
 """Every program text of the seeds, assembled into modules, checks clean; each is the text its seed quotes."""
+
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,11 @@ FRAGMENTS = [
     ("001", "browse.flow", "@tool pub flow open(url: Text) -> Result<Page, BrowseError>"),
     ("001", "browse.flow", "@tool pub flow click(page: Page, selector: Text) -> Result<Unit, PageError>"),
     ("001", "main.flow", "flow describe(item: Item) -> View = render(item)"),
-    ("001", "main.flow", "flow read_batch(refs: List<Text>) -> Batch !tool =\n    refs.map(flow(r) = catalog.read(r))"),
+    (
+        "001",
+        "main.flow",
+        "flow read_batch(refs: List<Text>) -> Batch !tool =\n    refs.map(flow(r) = catalog.read(r))",
+    ),
     ("000", "main.flow", "task.spawn(flow() = Received(feed.next()))"),
     ("000", "main.flow", "Arrived { index, reply: research.search(item) }"),
 ]
@@ -30,7 +35,7 @@ def _program():
 
 def _calls(p):
     m = p.modules[p.entry_module]
-    return {m.ast.source[c.span.start:c.span.end]: c for c in ast.walk(m.ast) if isinstance(c, ast.Call)}
+    return {m.ast.source[c.span.start : c.span.end]: c for c in ast.walk(m.ast) if isinstance(c, ast.Call)}
 
 
 def test_seed_programs_check_clean_and_complete():

@@ -1,4 +1,5 @@
 """The seed's support-ticket program checks clean and its side tables are complete."""
+
 from check_helpers import SUPPORT, untyped_nodes
 
 from flow2py.check import check_program
@@ -14,7 +15,7 @@ def _program():
 
 
 def _src(p, n):
-    return p.modules[p.entry_module].ast.source[n.span.start:n.span.end]
+    return p.modules[p.entry_module].ast.source[n.span.start : n.span.end]
 
 
 def _nodes(p, kind):
@@ -48,8 +49,12 @@ def test_race_is_typed_and_effectful():
 def test_work_tail_calls_recorded_and_checkpoint_eligible():
     p = _program()
     calls = {_src(p, c): c for c in _nodes(p, ast.Call)}
-    for text in ["work(ticket, notes ++ [hit], round + 1)", "work(ticket, notes, round + 1)",
-                 "work(ticket, notes ++ [answer], round + 1)", "work(ticket, [], 1)"]:
+    for text in [
+        "work(ticket, notes ++ [hit], round + 1)",
+        "work(ticket, notes, round + 1)",
+        "work(ticket, notes ++ [answer], round + 1)",
+        "work(ticket, [], 1)",
+    ]:
         assert calls[text].id in p.tail_calls
     site = [s for s in p.checkpoints if s.call == calls["work(ticket, notes ++ [hit], round + 1)"].id]
     assert len(site) == 1 and site[0].eligible and site[0].callee == "main::work"

@@ -1,6 +1,7 @@
 """`check --checkpoints` tells the truth about the runtime (docs/spec/checking.md, "Checkpoint
 sites"): every entry of tests/flow_programs/checkpoint_sites runs with --checkpoint-every 1, and
 the checkpoints it takes are compared with what the checker reported for the tail calls it made."""
+
 import json
 import shutil
 from pathlib import Path
@@ -42,11 +43,32 @@ def program(tmp_path_factory):
 
 def _checkpoints(d, entry, args):
     db = str(d / f"{entry}.db")
-    r = CliRunner().invoke(main, ["run", str(d / "main.flow"), "--entry", entry, "--input", json.dumps(args),
-                                  "--tools", str(d / "tools.py"), "--store", db, "--run-id", entry,
-                                  "--checkpoint-every", "1"])
+    r = CliRunner().invoke(
+        main,
+        [
+            "run",
+            str(d / "main.flow"),
+            "--entry",
+            entry,
+            "--input",
+            json.dumps(args),
+            "--tools",
+            str(d / "tools.py"),
+            "--store",
+            db,
+            "--run-id",
+            entry,
+            "--checkpoint-every",
+            "1",
+        ],
+    )
     assert r.exit_code in (0, 3), r.output
-    facts = [json.loads(x) for x in CliRunner().invoke(main, ["history", entry, "--store", db, "--format", "json"]).stdout.splitlines()]
+    facts = [
+        json.loads(x)
+        for x in CliRunner()
+        .invoke(main, ["history", entry, "--store", db, "--format", "json"])
+        .stdout.splitlines()
+    ]
     return {f["function"] for f in facts if f["kind"] == "Checkpoint"}
 
 
@@ -83,7 +105,9 @@ def test_sites_the_runtime_never_checkpoints_are_reported_not_eligible_with_the_
 def test_sites_that_depend_on_the_run_say_which_condition_they_could_not_check(program):
     _, sites = program
     assert sites["main:24"]["eligible"]  # spin: no task can be in its arguments
-    assert sites["main:24"]["reason"].endswith("when `spin` runs as the root task's outermost function and no other task is live")
+    assert sites["main:24"]["reason"].endswith(
+        "when `spin` runs as the root task's outermost function and no other task is live"
+    )
     assert "every task the arguments hold is parked on its only Tool call" in sites["main:18"]["reason"]
     assert "when the value is a top-level function" in sites["main:56"]["reason"]
     assert "when the lambda runs as the root task's outermost frame" in sites["main:61"]["reason"]

@@ -1,4 +1,5 @@
 """`flow2py check`, `tools` and `build` through the command line, as an author uses them."""
+
 import importlib
 import json
 import sys
@@ -30,7 +31,17 @@ def test_check_reports_every_independent_mistake_in_one_run_with_exit_1():
     # a non-exhaustive match, a pure function reaching a Tool, an unused binding, a type mismatch
     assert codes == ["E201", "E301", "E401", "E404"]
     for d in diags:
-        assert {"code", "message", "file", "line", "column", "end_line", "end_column", "related", "fixes"} <= d.keys()
+        assert {
+            "code",
+            "message",
+            "file",
+            "line",
+            "column",
+            "end_line",
+            "end_column",
+            "related",
+            "fixes",
+        } <= d.keys()
     missing = next(d for d in diags if d["code"] == "E401")
     assert "`Blue`" in missing["message"]
     effect = next(d for d in diags if d["code"] == "E301")

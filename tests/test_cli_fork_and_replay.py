@@ -1,5 +1,6 @@
 """Forking a run through the CLI at each of its checkpoints (and forking a fork), and replay naming
 the fact where a tampered history diverges (docs/spec/execution.md "Host operations", trace.md)."""
+
 from __future__ import annotations
 
 import pytest
@@ -20,8 +21,18 @@ def test_fork_at_every_checkpoint_and_of_a_fork_replays(cli):
     cps = [f["checkpoint"] for f in cli.facts("a") if f["kind"] == "Checkpoint"]
     assert cps == [1, 2]
     for n in cps:
-        r = cli("fork", "a", "--checkpoint", n, "--tools", cli.d / "tools.py", "--run-id", f"f{n}",
-                "--checkpoint-every", "1")
+        r = cli(
+            "fork",
+            "a",
+            "--checkpoint",
+            n,
+            "--tools",
+            cli.d / "tools.py",
+            "--run-id",
+            f"f{n}",
+            "--checkpoint-every",
+            "1",
+        )
         assert r.exit_code == 3, r.stderr
         start = cli.facts(f"f{n}")[0]
         assert (start["parent"], start["from_checkpoint"]) == ("a", n)

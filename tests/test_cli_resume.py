@@ -2,6 +2,7 @@
 that cannot proceed (a reply given twice, a hole it needs) is refused and records nothing; calls cut
 by a crash are closed Unknown; a call carried across a checkpoint is shown with its Tool
 (docs/spec/execution.md "Host operations", trace.md)."""
+
 from __future__ import annotations
 
 import re
@@ -105,7 +106,9 @@ def test_every_call_cut_by_a_crash_is_closed_unknown_a_stopped_tasks_by_its_stop
     assert ("Reply", "root#1") in kinds
     assert ("Reply", "root/1#1") not in kinds  # its task is stopped before it is admitted:
     stop = next(f for f in cli.facts("c") if f["kind"] == "Stop")  # the Stop records its Unknown
-    assert stop["closed"] == [{"call": "root/1#1", "reply": 'Err(Unknown("process ended while the call was out"))'}]
+    assert stop["closed"] == [
+        {"call": "root/1#1", "reply": 'Err(Unknown("process ended while the call was out"))'}
+    ]
     assert cli("replay", "c").stdout.startswith("Matched")
 
 
@@ -121,7 +124,8 @@ def test_a_parked_tasks_call_carried_across_a_checkpoint_is_shown_with_its_tool_
     assert any(f["kind"] == "Checkpoint" for f in cli.facts("p"))
     # from the latest checkpoint, the call's Call fact is before it (and archived, then)
     assert cli("replay", "p").stdout.splitlines()[0] == (
-        "Incomplete: needs the reply to root/1#1 (feed.next), which is not recorded")
+        "Incomplete: needs the reply to root/1#1 (feed.next), which is not recorded"
+    )
     assert "archived" in cli("archive", "p").stdout
     r = cli.resume("p")
     assert r.exit_code == 3, r.output + r.stderr

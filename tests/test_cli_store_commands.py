@@ -2,6 +2,7 @@
 missing store is refused creating nothing, a second archive has nothing new, readers are not held
 up by a writer and a write lock is explained, and the HTML history escapes hostile text
 (docs/spec/execution.md "Host operations", trace.md)."""
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """Code generation: golden output, and generated code that runs, loops and reports Flow lines."""
+
 from __future__ import annotations
 
 import importlib
@@ -121,7 +122,9 @@ pub flow main(q: Text) -> Text !tool = match ask(q) {
     assert inspect.isgeneratorfunction(main)
     gen = main("why?")
     request = next(gen)
-    assert isinstance(request, rt.ToolCall) and request.spec.tool_id == "main::ask" and request.args == ("why?",)
+    assert (
+        isinstance(request, rt.ToolCall) and request.spec.tool_id == "main::ask" and request.args == ("why?",)
+    )
     with pytest.raises(StopIteration) as stop:
         gen.send(rt.Ok("because"))
     assert stop.value.value == "because!"

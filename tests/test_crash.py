@@ -1,4 +1,5 @@
 """A crash while a call is out, resending, and two resumes at once: real processes, killed."""
+
 from __future__ import annotations
 
 import os
@@ -22,10 +23,23 @@ def _crash(tmp_path, run_id):
     """Start a run whose slow call blocks while its question is pending; SIGKILL it mid-call."""
     d = project(tmp_path, CRASH)
     (d / "block.flag").write_text("60")
-    p = flow2py_process(d, "run", "main.flow", "--input", '{"q": "why"}', "--tools", "tools.py",
-                        "--store", "runs.db", "--run-id", run_id)
-    wait_for(lambda: (d / "slow.marker").exists() and "root/1#1" in _parked(d, run_id),
-             what="the slow call to be out and the question parked")
+    p = flow2py_process(
+        d,
+        "run",
+        "main.flow",
+        "--input",
+        '{"q": "why"}',
+        "--tools",
+        "tools.py",
+        "--store",
+        "runs.db",
+        "--run-id",
+        run_id,
+    )
+    wait_for(
+        lambda: (d / "slow.marker").exists() and "root/1#1" in _parked(d, run_id),
+        what="the slow call to be out and the question parked",
+    )
     cli = Cli(d)
     running = cli("runs").stdout
     os.kill(p.pid, signal.SIGKILL)
@@ -45,7 +59,7 @@ def test_crash_closes_the_cut_call_as_unknown_and_keeps_the_pending_one_open(tmp
     assert r.exit_code == 3, r.output + r.stderr  # continues, then waits on the question
     assert "root/1#1  svc.ask" in r.stdout
     after = cli.facts("c1")
-    assert after[:len(before)] == before  # nothing recorded before the crash is lost or changed
+    assert after[: len(before)] == before  # nothing recorded before the crash is lost or changed
     assert after[3] == {**after[3], "kind": "Reply", "id": "root#1", "reply": f'Err(Unknown("{REASON}"))'}
     assert calls(d, "slow") == 1  # never sent again by default
 
@@ -127,8 +141,13 @@ def _killed_before_call(d, call_id, *args):
     import subprocess
     import sys
 
-    p = subprocess.run([sys.executable, "-c", _DIE_AT_CALL, *map(str, args)], cwd=d, text=True,
-                       capture_output=True, env={**os.environ, "DIE_AT_CALL": call_id})
+    p = subprocess.run(
+        [sys.executable, "-c", _DIE_AT_CALL, *map(str, args)],
+        cwd=d,
+        text=True,
+        capture_output=True,
+        env={**os.environ, "DIE_AT_CALL": call_id},
+    )
     assert p.returncode == 137, p.stdout + p.stderr
 
 
@@ -136,8 +155,20 @@ def test_a_call_cut_while_the_program_went_on_to_another_call_is_closed_unknown_
     # The root's slow call is out (its Call durable) and the process dies while the spawned task
     # is about to make its own call: the program had more to do before it would wait again.
     d = project(tmp_path, CRASH)
-    _killed_before_call(d, "root/1#1", "run", "main.flow", "--input", '{"q": "why"}', "--tools",
-                        "tools.py", "--store", "runs.db", "--run-id", "k")
+    _killed_before_call(
+        d,
+        "root/1#1",
+        "run",
+        "main.flow",
+        "--input",
+        '{"q": "why"}',
+        "--tools",
+        "tools.py",
+        "--store",
+        "runs.db",
+        "--run-id",
+        "k",
+    )
     cli = Cli(d)
     assert "k  halted with root#1 open (the process ended)" in cli("runs").stdout
     before = cli.facts("k")
@@ -150,7 +181,9 @@ def test_a_call_cut_while_the_program_went_on_to_another_call_is_closed_unknown_
     assert after[:2] == before
     # the task's call is made (and answers pending), then the cut call is closed Unknown first
     assert [(f["kind"], f.get("id"), f.get("reply")) for f in after[2:]] == [
-        ("Call", "root/1#1", None), ("Reply", "root#1", f'Err(Unknown("{REASON}"))')]
+        ("Call", "root/1#1", None),
+        ("Reply", "root#1", f'Err(Unknown("{REASON}"))'),
+    ]
     assert "root#1" not in r.stdout and "root/1#1  svc.ask" in r.stdout  # waits on the question only
     assert "k  paused on root/1#1" in cli("runs").stdout
     assert calls(d, "slow") == sent  # the cut call is never sent again by itself
@@ -165,9 +198,15 @@ def test_a_pending_call_sent_again_and_cut_by_a_crash_is_closed_unknown(tmp_path
     # `ask` answers pending (the call is parked); resent, its implementation kills the process
     # while it is out: it is now a call in flight like any other, so the next resume closes it.
     d = project(tmp_path, CRASH)
-    tools = (d / "tools.py").read_text().replace(
-        '    _count("ask")\n', '    _count("ask")\n    if os.path.exists(os.path.join(HERE, "die.flag")):\n'
-                              '        os._exit(137)\n')
+    tools = (
+        (d / "tools.py")
+        .read_text()
+        .replace(
+            '    _count("ask")\n',
+            '    _count("ask")\n    if os.path.exists(os.path.join(HERE, "die.flag")):\n'
+            "        os._exit(137)\n",
+        )
+    )
     (d / "tools.py").write_text(tools)
     cli = Cli(d)
     assert cli.run("p", '{"q": "why"}').exit_code == 3
@@ -182,6 +221,10 @@ def test_a_pending_call_sent_again_and_cut_by_a_crash_is_closed_unknown(tmp_path
     r = cli.resume("p")
     assert r.exit_code == 0, r.output + r.stderr
     assert r.stdout.strip() == '"fast + no answer"'
-    assert cli.facts("p")[-2] == {**cli.facts("p")[-2], "kind": "Reply", "id": "root/1#1",
-                                  "reply": f'Err(Unknown("{REASON}"))'}
+    assert cli.facts("p")[-2] == {
+        **cli.facts("p")[-2],
+        "kind": "Reply",
+        "id": "root/1#1",
+        "reply": f'Err(Unknown("{REASON}"))',
+    }
     assert calls(d, "ask") == 2 and cli("replay", "p").stdout.startswith("Matched")

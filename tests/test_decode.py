@@ -1,12 +1,30 @@
 """Admission: decode every JSON form (and runtime values) against type descriptors; to_json back."""
+
 from decimal import Decimal
 
 import pytest
 
 import flowrt as rt
 from flowrt import (
-    NONE, DecodeError, Duration, Err, Failed, HostToken, Instant, Malformed, NotRun, Ok, Some, T,
-    decode, dict_of, list_of, loads_exact, set_of, to_json, type_text,
+    NONE,
+    DecodeError,
+    Duration,
+    Err,
+    Failed,
+    HostToken,
+    Instant,
+    Malformed,
+    NotRun,
+    Ok,
+    Some,
+    T,
+    decode,
+    dict_of,
+    list_of,
+    loads_exact,
+    set_of,
+    to_json,
+    type_text,
 )
 
 
@@ -83,6 +101,7 @@ def err(desc, value):
 
 # ---- scalars -------------------------------------------------------------------------------------
 
+
 def test_int_accepts_integers_only():
     assert decode(T.INT, 12345678901234567890123) == 12345678901234567890123
     assert err(T.INT, True) == "$: expected Int, got true"
@@ -123,6 +142,7 @@ def test_duration_and_instant():
 
 # ---- containers --------------------------------------------------------------------------------
 
+
 def test_list_set_tuple_from_arrays():
     assert decode(T.ListOf(T.INT), [1, 2]) == list_of([1, 2])
     assert err(T.ListOf(T.TEXT), ["a", "b", 3]) == "$[2]: expected Text, got 3"
@@ -143,6 +163,7 @@ def test_dicts_with_text_keys_are_objects_others_pairs():
 
 # ---- records and enums -------------------------------------------------------------------------
 
+
 def test_record_from_object_with_missing_option_field():
     it = decode(T.Named(Item), {"name": "pen", "price": "1.50"})
     assert it == Item("pen", Decimal("1.50"), NONE)
@@ -155,8 +176,10 @@ def test_record_from_object_with_missing_option_field():
 
 def test_record_field_paths_nest():
     d = T.DictOf(T.TEXT, T.ListOf(T.Named(Item)))
-    assert err(d, {"k": [{"name": "a", "price": "1"}, {"name": "b", "price": []}]}) == \
-        '$["k"][1].price: expected Decimal, got []'
+    assert (
+        err(d, {"k": [{"name": "a", "price": "1"}, {"name": "b", "price": []}]})
+        == '$["k"][1].price: expected Decimal, got []'
+    )
 
 
 def test_enum_forms():
@@ -170,7 +193,9 @@ def test_enum_forms():
     assert err(P, {"Span": [1]}) == "$.Span: expected an array of 2 values, got [1]"
     assert err(P, {"Move": {"from": "a"}}) == "$.Move: missing field to"
     assert err(P, {"Move": {"from_": "a", "to": "b"}}) == "$.Move.from_: unknown field of Move"
-    assert err(P, "Nope") == '$: expected Plan, got unknown constructor "Nope" (one of Search, Move, Done, Span)'
+    assert (
+        err(P, "Nope") == '$: expected Plan, got unknown constructor "Nope" (one of Search, Move, Done, Span)'
+    )
     assert err(P, "Search") == '$: constructor Search needs a payload: {"Search": ...}'
     assert err(P, {"Done": 1}) == '$.Done: constructor Done has no payload: write "Done"'
     assert err(P, {"Search": "a", "Done": None}).startswith("$: expected Plan, got")
@@ -213,6 +238,7 @@ def test_host_tokens_only_in_token_form():
 
 # ---- runtime values go through the same admission ---------------------------------------------
 
+
 def test_runtime_values_are_admitted_and_checked():
     v = Ok(list_of([Search("q")]))
     d = T.ResultOf(T.ListOf(T.Named(Plan)), T.TEXT)
@@ -234,6 +260,7 @@ def test_path_argument_prefixes_messages():
 
 
 # ---- to_json --------------------------------------------------------------------------------
+
 
 def test_to_json_forms():
     assert to_json(Decimal("1.50")) == "1.50"

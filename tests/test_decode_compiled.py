@@ -2,6 +2,7 @@
 the very same object where decode returns its input), or the same exception type, message and
 path, on generated values of generated types, on their JSON forms, on those forms with one part
 replaced by junk, and on arbitrary junk. Also: a Tool's compiled admission is kept on its spec."""
+
 from decimal import Decimal
 
 from hypothesis import given, settings
@@ -16,14 +17,29 @@ from flowrt.data.decoding import compile_decoder
 import test_decode_properties as P
 
 junk = st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=6), st.binary(max_size=4),
-              st.floats(), st.decimals(), st.sampled_from(["Dot", "Wrap", "Two", "Named", "Ok", "Err",
-                                                           "Some", "None", "1.5", "250ms", "x", ""])),
-    lambda c: st.one_of(st.lists(c, max_size=3),
-                        st.dictionaries(st.sampled_from(["Ok", "Err", "Some", "Wrap", "Two", "Named",
-                                                         "Dot", "label", "items", "x", "y", "z"]),
-                                        c, max_size=3),
-                        st.lists(c, max_size=3).map(tuple)),
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.text(max_size=6),
+        st.binary(max_size=4),
+        st.floats(),
+        st.decimals(),
+        st.sampled_from(
+            ["Dot", "Wrap", "Two", "Named", "Ok", "Err", "Some", "None", "1.5", "250ms", "x", ""]
+        ),
+    ),
+    lambda c: st.one_of(
+        st.lists(c, max_size=3),
+        st.dictionaries(
+            st.sampled_from(
+                ["Ok", "Err", "Some", "Wrap", "Two", "Named", "Dot", "label", "items", "x", "y", "z"]
+            ),
+            c,
+            max_size=3,
+        ),
+        st.lists(c, max_size=3).map(tuple),
+    ),
     max_leaves=6,
 )
 
@@ -48,7 +64,7 @@ def mutate(data, j):
     """`j` with one part (chosen by hypothesis) replaced by junk."""
     if type(j) is list and j and data.draw(st.booleans()):
         i = data.draw(st.integers(0, len(j) - 1))
-        return j[:i] + [mutate(data, j[i])] + j[i + 1:]
+        return j[:i] + [mutate(data, j[i])] + j[i + 1 :]
     if type(j) is dict and j and data.draw(st.booleans()):
         k = data.draw(st.sampled_from(sorted(j)))
         return {**j, k: mutate(data, j[k])}

@@ -1,5 +1,6 @@
 """Property: for generated types and values of them, decode(desc, to_json(v)) == v, the JSON form
 survives a JSON text round trip (loads_exact), and show/ordering never fail on data."""
+
 import json
 from decimal import Decimal
 
@@ -45,17 +46,22 @@ rt.field_types(Wrap, (T.Var(0),))
 rt.field_types(Two, (T.Var(0), T.OptionOf(T.Var(0))))
 rt.field_types(NamedShape, (T.Var(0), T.INT))
 
-decimals = st.decimals(allow_nan=False, allow_infinity=False, places=3).map(lambda d: d if d else Decimal("0.000"))
+decimals = st.decimals(allow_nan=False, allow_infinity=False, places=3).map(
+    lambda d: d if d else Decimal("0.000")
+)
 leaf_types = st.sampled_from([T.INT, T.DECIMAL, T.TEXT, T.BYTES, T.BOOL, T.UNIT, T.DURATION, T.INSTANT])
 
 
 def extend(children):
     return st.one_of(
-        children.map(T.ListOf), children.map(T.SetOf), children.map(T.OptionOf),
+        children.map(T.ListOf),
+        children.map(T.SetOf),
+        children.map(T.OptionOf),
         st.tuples(children, children).map(lambda p: T.DictOf(*p)),
         st.tuples(children, children).map(lambda p: T.TupleOf(*p)),
         st.tuples(children, children).map(lambda p: T.ResultOf(*p)),
-        children.map(lambda c: T.Named(Box, c)), children.map(lambda c: T.Named(Shape, c)),
+        children.map(lambda c: T.Named(Box, c)),
+        children.map(lambda c: T.Named(Shape, c)),
     )
 
 
@@ -77,7 +83,7 @@ def values_of(d):
     if d == T.UNIT:
         return st.none()
     if d == T.DURATION:
-        return st.integers(-10**15, 10**15).map(rt.Duration)
+        return st.integers(-(10**15), 10**15).map(rt.Duration)
     if d == T.INSTANT:
         return st.integers(0, 4 * 10**18).map(rt.Instant)
     if t == "ListOf":
@@ -97,7 +103,8 @@ def values_of(d):
         return st.builds(Box, st.text(max_size=5), st.lists(values_of(args[0]), max_size=3).map(rt.list_of))
     a = values_of(args[0])
     return st.one_of(
-        st.just(Dot.INSTANCE), a.map(Wrap),
+        st.just(Dot.INSTANCE),
+        a.map(Wrap),
         st.builds(Two, a, st.one_of(st.just(rt.NONE), a.map(rt.Some))),
         st.builds(NamedShape, a, st.integers()),
     )

@@ -1,6 +1,7 @@
 """Every registered diagnostic code has an entry in docs/spec/diagnostics.md and a golden case:
 a file or folder in golden/syntax/ or golden/diagnostics/ whose name starts with the code
 (`E401_non_exhaustive.flow`) or with the code's registered name (`unclosed_bracket.flow`)."""
+
 import os
 import re
 

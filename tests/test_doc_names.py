@@ -4,6 +4,7 @@ cited by its own name: `flowrt.lang` (flowrt.data.lang re-exported as flowrt.abi
 not a module path, `flowrt.data.lang` is. Every file path they cite exists (`flowrt/` is
 runtime/). And no page or docstring sends a reader to ../shared for a rule: the repository's own
 docs/spec is what it cites."""
+
 from __future__ import annotations
 
 import importlib
@@ -14,15 +15,23 @@ import pytest
 from import_graph import ROOT
 
 NAME = re.compile(r"(?<![\w./-])((?:flowrt|flow2py)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
-PATH = re.compile(r"(?<![\w./~-])((?:flowrt|flow2py|runtime|tests|bench|golden|examples|std|docs)/[\w./-]*\w)(?![\w<*])")
+PATH = re.compile(
+    r"(?<![\w./~-])((?:flowrt|flow2py|runtime|tests|bench|golden|examples|std|docs)/[\w./-]*\w)(?![\w<*])"
+)
 #: the two pages that say where the project's normative inputs (the seeds) come from
 PROVENANCE = ("README.md", "docs/spec/README.md")
 FILE_SUFFIXES = (".py", ".md", ".flow", ".lark", ".toml", ".txt", ".json", ".db")
 
 
 def cited_files() -> list:
-    return sorted([*ROOT.glob("docs/**/*.md"), ROOT / "README.md", *ROOT.glob("flow2py/**/*.py"),
-                   *ROOT.glob("runtime/**/*.py")])
+    return sorted(
+        [
+            *ROOT.glob("docs/**/*.md"),
+            ROOT / "README.md",
+            *ROOT.glob("flow2py/**/*.py"),
+            *ROOT.glob("runtime/**/*.py"),
+        ]
+    )
 
 
 def cited_names(text: str) -> set[str]:
@@ -60,20 +69,25 @@ def test_every_cited_name_exists():
     assert wrong == {}
 
 
-@pytest.mark.parametrize("name, why", [
-    ("flowrt.data.lang.list_map", None),
-    ("flowrt.host.nested.flow_tool", None),
-    ("flowrt.lang.list_map", "flowrt.lang is the module flowrt.data.lang: cite it by that name"),
-    ("flowrt.data.lang.no_such_fn", "flowrt.data.lang has no no_such_fn"),
-    ("flowrt.jsontext", "flowrt has no jsontext"),
-])
+@pytest.mark.parametrize(
+    "name, why",
+    [
+        ("flowrt.data.lang.list_map", None),
+        ("flowrt.host.nested.flow_tool", None),
+        ("flowrt.lang.list_map", "flowrt.lang is the module flowrt.data.lang: cite it by that name"),
+        ("flowrt.data.lang.no_such_fn", "flowrt.data.lang has no no_such_fn"),
+        ("flowrt.jsontext", "flowrt has no jsontext"),
+    ],
+)
 def test_a_name_is_true_only_under_its_own_module_path(name, why):
     assert problem(name) == why
 
 
 def test_file_names_are_not_taken_for_module_paths():
     assert cited_names("see flow2py/check/driver.py, flowrt.abi and flowrt.data.lang.int_add.") == {
-        "flowrt.abi", "flowrt.data.lang.int_add"}
+        "flowrt.abi",
+        "flowrt.data.lang.int_add",
+    }
 
 
 def test_every_cited_file_exists():
@@ -88,13 +102,18 @@ def test_every_cited_file_exists():
 
 
 def test_a_file_path_is_told_from_a_cache_folder_or_a_glob():
-    line = "see flowrt/host/nested.py, ~/.cache/flow2py/repos, golden/codegen/*.py and golden/x/E1_<name>.flow"
+    line = (
+        "see flowrt/host/nested.py, ~/.cache/flow2py/repos, golden/codegen/*.py and golden/x/E1_<name>.flow"
+    )
     assert PATH.findall(line) == ["flowrt/host/nested.py", "golden/codegen", "golden/x"]
 
 
 def test_nothing_cites_the_shared_folder_beside_the_repository():
-    citing = [f"{f.relative_to(ROOT).as_posix()}:{n}" for f in cited_files()
-              if f.relative_to(ROOT).as_posix() not in PROVENANCE
-              for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1)
-              if "../shared" in line or "DESIGN.md" in line]
+    citing = [
+        f"{f.relative_to(ROOT).as_posix()}:{n}"
+        for f in cited_files()
+        if f.relative_to(ROOT).as_posix() not in PROVENANCE
+        for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1)
+        if "../shared" in line or "DESIGN.md" in line
+    ]
     assert citing == []

@@ -1,4 +1,5 @@
 """The driver live: the seed's example, pause and resume, checkpoints, faults, Tools, memory."""
+
 import asyncio
 import gc
 import tracemalloc
@@ -8,8 +9,19 @@ import pytest
 import flowrt as rt
 from flowrt.engine.drive import describe
 from _driver_progs import (
-    ECHO, LIST_TOOL, SUPPORT_TOOLS, Arrived, Received, Resolved, echo_bindings, echo_loop,
-    indexed, main, pause_then_add, reader, support_bindings,
+    ECHO,
+    LIST_TOOL,
+    SUPPORT_TOOLS,
+    Arrived,
+    Received,
+    Resolved,
+    echo_bindings,
+    echo_loop,
+    indexed,
+    main,
+    pause_then_add,
+    reader,
+    support_bindings,
 )
 
 SEED = [
@@ -33,10 +45,13 @@ SEED = [
 
 
 def run_support(rec, **kw):
-    return rt.start_run(main, ("Login fails on Safari",), rt.DriveOptions(recorder=rec,
-                                                                          bindings=support_bindings(),
-                                                                          reachable=SUPPORT_TOOLS,
-                                                                          checkpoint_every=5, **kw))
+    return rt.start_run(
+        main,
+        ("Login fails on Safari",),
+        rt.DriveOptions(
+            recorder=rec, bindings=support_bindings(), reachable=SUPPORT_TOOLS, checkpoint_every=5, **kw
+        ),
+    )
 
 
 def deliver(rec, call_id, reply):
@@ -59,8 +74,9 @@ def test_seed_example_pauses_resumes_and_gives_the_seed_history():
     run_support(rec)
     assert [describe(f) for f in rec.facts] == SEED[:12]
     history = deliver(rec, "c1:root#2", rt.Ok("Safari 17.4"))
-    out = rt.drive(main, history, rt.DriveOptions(recorder=rec, bindings=support_bindings(),
-                                                  checkpoint_every=5))
+    out = rt.drive(
+        main, history, rt.DriveOptions(recorder=rec, bindings=support_bindings(), checkpoint_every=5)
+    )
     assert out == rt.RunCompleted(Resolved("Enable Secure on the session cookie; ..."))
     assert [describe(f) for f in rec.facts] == SEED
 
@@ -80,8 +96,11 @@ def test_resume_after_pause_gives_the_same_facts_as_a_run_that_got_the_reply():
     assert out == rt.RunCompleted(42)
 
     direct = rt.MemoryRecorder()
-    out = rt.start_run(pause_then_add, (1,), rt.DriveOptions(recorder=direct,
-                                                             bindings=echo_bindings(slow=lambda x: {"Ok": 41})))
+    out = rt.start_run(
+        pause_then_add,
+        (1,),
+        rt.DriveOptions(recorder=direct, bindings=echo_bindings(slow=lambda x: {"Ok": 41})),
+    )
     assert out == rt.RunCompleted(42)
     assert paused.facts == direct.facts
 
@@ -93,20 +112,24 @@ def test_resume_refuses_a_history_the_program_does_not_make():
     history[1] = rt.Call("root#1", "t.echo", "t::echo", (99,))
     history.append(rt.Reply("root#2", rt.Ok(41)))
     with pytest.raises(rt.ResumeRefused) as e:
-        rt.drive(pause_then_add, history, rt.DriveOptions(recorder=rt.MemoryRecorder(),
-                                                          bindings=echo_bindings()))
+        rt.drive(
+            pause_then_add, history, rt.DriveOptions(recorder=rt.MemoryRecorder(), bindings=echo_bindings())
+        )
     assert e.value.verdict.fact == 2
 
 
 def test_checkpoint_every_takes_a_checkpoint_and_resume_starts_from_it():
     rec = rt.MemoryRecorder()
-    out = rt.start_run(echo_loop, (6, 0), rt.DriveOptions(recorder=rec, bindings=echo_bindings(),
-                                                          checkpoint_every=4))
+    out = rt.start_run(
+        echo_loop, (6, 0), rt.DriveOptions(recorder=rec, bindings=echo_bindings(), checkpoint_every=4)
+    )
     assert out == rt.RunCompleted(21)
     cps = [f for f in rec.facts if type(f) is rt.Checkpoint]
-    assert [(c.checkpoint, c.function, c.args) for c in cps] == [(1, "t::echo_loop", (4, 11)),
-                                                               (2, "t::echo_loop", (2, 18)),
-                                                               (3, "t::echo_loop", (0, 21))]
+    assert [(c.checkpoint, c.function, c.args) for c in cps] == [
+        (1, "t::echo_loop", (4, 11)),
+        (2, "t::echo_loop", (2, 18)),
+        (3, "t::echo_loop", (0, 21)),
+    ]
     # ids restart under each checkpoint
     calls = [f.id for f in rec.facts if type(f) is rt.Call]
     assert calls == ["root#1", "root#2", "c1:root#1", "c1:root#2", "c2:root#1", "c2:root#2"]
@@ -116,14 +139,16 @@ def test_checkpoint_every_takes_a_checkpoint_and_resume_starts_from_it():
 
 def test_parked_task_is_recorded_in_a_checkpoint_and_restored_on_resume():
     rec = rt.MemoryRecorder()
-    out = rt.start_run(reader, (), rt.DriveOptions(recorder=rec, bindings=echo_bindings(),
-                                                   checkpoint_every=2))
+    out = rt.start_run(
+        reader, (), rt.DriveOptions(recorder=rec, bindings=echo_bindings(), checkpoint_every=2)
+    )
     assert out == rt.RunPaused((rt.OpenCall("root/1#1", "feed.next"),))
     cps = [f for f in rec.facts if type(f) is rt.Checkpoint]
     assert cps and cps[0].args[0] == rt.ParkedTask("root/1", "root/1#1", "main::Msg.Received", ())
     history = deliver(rec, "root/1#1", rt.Ok("hello"))
-    out = rt.drive(reader, history, rt.DriveOptions(recorder=rec, bindings=echo_bindings(),
-                                                    checkpoint_every=2))
+    out = rt.drive(
+        reader, history, rt.DriveOptions(recorder=rec, bindings=echo_bindings(), checkpoint_every=2)
+    )
     assert out == rt.RunCompleted(Received(rt.Ok("hello")))
     assert rt.drive(reader, rec.facts, rt.DriveOptions(mode="replay", begin=1)).line() == "Matched"
     assert rt.drive(reader, rec.facts, rt.DriveOptions(mode="replay")).line() == "Matched"
@@ -135,8 +160,9 @@ def test_parked_record_constructor_keeps_its_data_and_reply_position():
     cp = next(f for f in rec.facts if type(f) is rt.Checkpoint)
     assert cp.args[0][0] == rt.ParkedTask("root/1", "root/1#1", "main::Arrived#1", (3,))
     history = deliver(rec, "root/1#1", rt.Ok("x"))
-    out = rt.drive(indexed, history, rt.DriveOptions(recorder=rec, bindings=echo_bindings(),
-                                                     checkpoint_every=2))
+    out = rt.drive(
+        indexed, history, rt.DriveOptions(recorder=rec, bindings=echo_bindings(), checkpoint_every=2)
+    )
     assert out == rt.RunCompleted(Arrived(3, rt.Ok("x")))
     assert rt.drive(indexed, rec.facts, rt.DriveOptions(mode="replay", begin=1)).line() == "Matched"
 
@@ -146,8 +172,11 @@ def test_missing_binding_refuses_the_run_before_anything_is_recorded():
     b = support_bindings()
     b._impls.pop("web.search")
     with pytest.raises(rt.MissingBindings) as e:
-        rt.drive(main, [rt.Start("p", "std@v1", 1, "main", ("x",))],
-                 rt.DriveOptions(recorder=rec, bindings=b, reachable=SUPPORT_TOOLS))
+        rt.drive(
+            main,
+            [rt.Start("p", "std@v1", 1, "main", ("x",))],
+            rt.DriveOptions(recorder=rec, bindings=b, reachable=SUPPORT_TOOLS),
+        )
     assert e.value.missing == ["web.search"]
     assert rec.facts == []
 
@@ -156,6 +185,7 @@ def one_call(spec, *args):
     @rt.fn("t::one_call", params=())
     def prog():
         return (yield rt.ToolCall(spec, args))
+
     return prog
 
 
@@ -167,9 +197,10 @@ def reply_of(impl, spec=ECHO, args=(1,)):
 
 
 def test_malformed_reply_is_err_malformed_with_the_path():
-    assert reply_of(lambda x: {"Ok": "three"}) == rt.Err(rt.Malformed("$.Ok: expected Int, got \"three\""))
+    assert reply_of(lambda x: {"Ok": "three"}) == rt.Err(rt.Malformed('$.Ok: expected Int, got "three"'))
     assert reply_of(lambda: {"Ok": ["a", 3]}, LIST_TOOL, ()) == rt.Err(
-        rt.Malformed("$.Ok[1]: expected Text, got 3"))
+        rt.Malformed("$.Ok[1]: expected Text, got 3")
+    )
 
 
 def test_declared_error_is_failed_and_runtime_values_are_admitted():
@@ -209,6 +240,7 @@ def test_implementations_really_run_concurrently():
     def two():
         def child(i):
             return lambda: (yield rt.ToolCall(ECHO, (i,)))
+
         a = yield rt.Spawn(child(1))
         b = yield rt.Spawn(child(2))
         ra = yield rt.Await(a)
@@ -217,8 +249,9 @@ def test_implementations_really_run_concurrently():
 
     b = rt.Bindings()
     b.bind("t.echo", meet)
-    assert rt.start_run(two, (), rt.DriveOptions(recorder=rt.MemoryRecorder(),
-                                                 bindings=b)) == rt.RunCompleted(3)
+    assert rt.start_run(
+        two, (), rt.DriveOptions(recorder=rt.MemoryRecorder(), bindings=b)
+    ) == rt.RunCompleted(3)
 
 
 def test_fault_in_pure_code_ends_the_run_with_the_flow_location():
@@ -284,8 +317,11 @@ def test_effectful_tail_loop_runs_in_constant_memory():
     def peak(n):
         gc.collect()
         tracemalloc.start()
-        out = rt.start_run(echo_loop, (n, 0), rt.DriveOptions(recorder=rt.MemoryRecorder(keep=False),
-                                                              bindings=echo_bindings()))
+        out = rt.start_run(
+            echo_loop,
+            (n, 0),
+            rt.DriveOptions(recorder=rt.MemoryRecorder(keep=False), bindings=echo_bindings()),
+        )
         _, p = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         assert out == rt.RunCompleted(n * (n + 1) // 2)
@@ -297,8 +333,11 @@ def test_effectful_tail_loop_runs_in_constant_memory():
 
 def test_effectful_tail_loop_of_100k_rounds_leaves_no_objects_behind():
     def objects_after(n):
-        out = rt.start_run(echo_loop, (n, 0), rt.DriveOptions(recorder=rt.MemoryRecorder(keep=False),
-                                                              bindings=echo_bindings()))
+        out = rt.start_run(
+            echo_loop,
+            (n, 0),
+            rt.DriveOptions(recorder=rt.MemoryRecorder(keep=False), bindings=echo_bindings()),
+        )
         assert out == rt.RunCompleted(n * (n + 1) // 2)
         gc.collect()
         return len(gc.get_objects())

@@ -1,6 +1,7 @@
 """Run semantics with Tool calls: evaluation order, short-circuit, effectful callbacks,
 `?` conversions, tasks and faults (docs/spec/semantics.md, concurrency.md). Each program records
 the Tool calls it makes; the tests compare the value and the call order with the spec."""
+
 from __future__ import annotations
 
 import pytest
@@ -96,23 +97,38 @@ def F(*xs):
     return [("f", x) for x in xs]
 
 
-@pytest.mark.parametrize("entry, shown, calls", [
-    ("order_args", "11", F(1, 2, 3, 4)),
-    ("order_record", "R { a: 2, b: 3, c: 1 }", F(1, 2, 3)),
-    ("order_update", "R { a: 1, b: 3, c: 2 }", F(1, 2, 3)),
-    ("order_dict", "[(2, 1), (4, 3)]", F(2, 1, 4, 3)),
-    ("short_circuit", "(false, true, false, true)", [("b", 0), ("b", 2), ("b", 3), ("b", 4), ("b", 6), ("b", 7)]),
-    ("cond_chain", '"c"', [("b", 2), ("f", 3), ("b", 4), ("b", 5)]),
-    ("eff_guard_list", '["odd1", "v", "v", "none"]', [("b", 1), ("f", 2), ("b", 3), ("b", 4), ("f", 4), ("b", 5)]),
-    ("callbacks", "([3, 1, 2], [3, 1], 30, Some(5), [1, 2])",
-     F(3, 1, 2) + [("b", 3), ("b", 1), ("b", 2), ("b", 4)] + F(10, 20) + [("b", 5)] + F(200, 100)),
-    ("try_effectful", "(Ok(11), Err(100))", F(5, -5, 100)),
-    ("poly", "(9, 3)", F(1, 2)),
-    ("tail", "5000050000", F(0)),
-    ("closure_keeps_task", "1", F(1)),
-])
+@pytest.mark.parametrize(
+    "entry, shown, calls",
+    [
+        ("order_args", "11", F(1, 2, 3, 4)),
+        ("order_record", "R { a: 2, b: 3, c: 1 }", F(1, 2, 3)),
+        ("order_update", "R { a: 1, b: 3, c: 2 }", F(1, 2, 3)),
+        ("order_dict", "[(2, 1), (4, 3)]", F(2, 1, 4, 3)),
+        (
+            "short_circuit",
+            "(false, true, false, true)",
+            [("b", 0), ("b", 2), ("b", 3), ("b", 4), ("b", 6), ("b", 7)],
+        ),
+        ("cond_chain", '"c"', [("b", 2), ("f", 3), ("b", 4), ("b", 5)]),
+        (
+            "eff_guard_list",
+            '["odd1", "v", "v", "none"]',
+            [("b", 1), ("f", 2), ("b", 3), ("b", 4), ("f", 4), ("b", 5)],
+        ),
+        (
+            "callbacks",
+            "([3, 1, 2], [3, 1], 30, Some(5), [1, 2])",
+            F(3, 1, 2) + [("b", 3), ("b", 1), ("b", 2), ("b", 4)] + F(10, 20) + [("b", 5)] + F(200, 100),
+        ),
+        ("try_effectful", "(Ok(11), Err(100))", F(5, -5, 100)),
+        ("poly", "(9, 3)", F(1, 2)),
+        ("tail", "5000050000", F(0)),
+        ("closure_keeps_task", "1", F(1)),
+    ],
+)
 def test_value_and_tool_call_order_follow_the_source(prog, entry, shown, calls):
     import flowrt as rt
+
     out, log, _ = run(prog, entry)
     assert rt.show(out.value) == shown
     assert log == calls
@@ -121,6 +137,11 @@ def test_value_and_tool_call_order_follow_the_source(prog, entry, shown, calls):
 def test_deep_effectful_recursion_faults_as_stack_exhausted_at_its_line(prog):
     out, log, _ = run(prog, "deep")
     assert out.fault.message == "stack exhausted"
-    assert (out.fault.file, out.fault.line) == ("main.flow", MAIN.splitlines().index(
-        "flow edeep(n: Int) -> Int !tool = if n == 0 { v(0) } else { 1 + edeep(n - 1) }") + 1)
+    assert (out.fault.file, out.fault.line) == (
+        "main.flow",
+        MAIN.splitlines().index(
+            "flow edeep(n: Int) -> Int !tool = if n == 0 { v(0) } else { 1 + edeep(n - 1) }"
+        )
+        + 1,
+    )
     assert log == []

@@ -1,6 +1,7 @@
 """Exit codes live in one place: runtime/data/exit_codes.py defines them, docs/spec/execution.md
 ("Exit codes") lists the same ones, and no other source file of flow2py/ or runtime/ writes one
 as a number (`sys.exit(3)`, `exit_code = 4`, `exit_code=5`, `x.exit_code == 130`)."""
+
 from __future__ import annotations
 
 import ast
@@ -18,7 +19,8 @@ def _int(node) -> bool:
 
 def _named_exit_code(node) -> bool:
     return (isinstance(node, ast.Name) and node.id == "exit_code") or (
-        isinstance(node, ast.Attribute) and node.attr == "exit_code")
+        isinstance(node, ast.Attribute) and node.attr == "exit_code"
+    )
 
 
 def literal_exit_codes(source: str) -> list[int]:
@@ -29,7 +31,8 @@ def literal_exit_codes(source: str) -> list[int]:
             f = node.func
             name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
             if (name in EXITS and node.args and _int(node.args[0])) or any(
-                    k.arg == "exit_code" and _int(k.value) for k in node.keywords):
+                k.arg == "exit_code" and _int(k.value) for k in node.keywords
+            ):
                 out.append(node.lineno)
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -54,9 +57,11 @@ def test_no_source_file_but_exit_codes_py_writes_an_exit_code_as_a_number():
 
 
 def test_the_scan_finds_every_way_of_writing_one():
-    source = ("import sys\nsys.exit(3)\nraise SystemExit(1)\nexit_code = 4\nclass R:\n    exit_code = 5\n"
-              "Report('x', exit_code=6)\nif r.exit_code == 130:\n    pass\n"
-              "sys.exit(EXIT_OK)\nexit_code = EXIT_PAUSED\nlen(x) == 3\n")
+    source = (
+        "import sys\nsys.exit(3)\nraise SystemExit(1)\nexit_code = 4\nclass R:\n    exit_code = 5\n"
+        "Report('x', exit_code=6)\nif r.exit_code == 130:\n    pass\n"
+        "sys.exit(EXIT_OK)\nexit_code = EXIT_PAUSED\nlen(x) == 3\n"
+    )
     assert literal_exit_codes(source) == [2, 3, 4, 6, 7, 8]
 
 

@@ -4,6 +4,7 @@ The driver's own tests (test_driver.py, test_tasks.py) use hand-written generato
 that generated code meets the same rules: parkable tasks and checkpoints, lifting pure function
 values, task ownership, faults, constant stack, Tools, and Flow lines in tracebacks.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -11,7 +12,10 @@ import pytest
 import flowrt as rt
 from flowrt import pending
 from flowrt.engine.drive import (
-    Matched, RunCompleted, RunFaulted, RunPaused,
+    Matched,
+    RunCompleted,
+    RunFaulted,
+    RunPaused,
 )
 from flowrt.data.facts import Call, Checkpoint, Choice, End, Faulted, ParkedTask, Reply, Stop
 
@@ -20,14 +24,16 @@ from flow_run import facts_of, flow_program, flow_program_dir
 
 # ---- 1. parkable tasks and checkpoints -----------------------------------------------------------
 
+
 def _step(r):
     return {"Ok": r}
 
 
 def test_pending_read_passed_round_to_round_is_parked_and_checkpoints_every_round():
     p = flow_program_dir("pump")
-    out, rec = p.run("main", (3,), tools={"feed.next": lambda: pending, "work.step": _step},
-                     checkpoint_every=1)
+    out, rec = p.run(
+        "main", (3,), tools={"feed.next": lambda: pending, "work.step": _step}, checkpoint_every=1
+    )
     assert out == RunPaused((rt.engine.drive.OpenCall("root/1#1", "feed.next"),))
     cps = facts_of(rec, Checkpoint)
     assert [c.checkpoint for c in cps] == [1, 2]
@@ -41,8 +47,9 @@ def test_pending_read_passed_round_to_round_is_parked_and_checkpoints_every_roun
 
 def test_paused_pump_resumes_in_a_fresh_driver_from_its_latest_checkpoint():
     p = flow_program_dir("pump")
-    out, rec = p.run("main", (3,), tools={"feed.next": lambda: pending, "work.step": _step},
-                     checkpoint_every=1)
+    out, rec = p.run(
+        "main", (3,), tools={"feed.next": lambda: pending, "work.step": _step}, checkpoint_every=1
+    )
     assert isinstance(out, RunPaused)
     history = rec.facts + [Reply("root/1#1", rt.Ok("hello"))]
     # facts before the latest checkpoint are archived: the resume needs only what follows it
@@ -51,29 +58,31 @@ def test_paused_pump_resumes_in_a_fresh_driver_from_its_latest_checkpoint():
     def never(*a):
         raise AssertionError("a recorded call was sent again")
 
-    out2, rec2 = p.resume(history[cp:], first=cp + 1,
-                          tools={"feed.next": never, "work.step": never}, checkpoint_every=1)
+    out2, rec2 = p.resume(
+        history[cp:], first=cp + 1, tools={"feed.next": never, "work.step": never}, checkpoint_every=1
+    )
     assert out2 == RunCompleted("hello")
     assert rec2.facts[-1] == End(rt.Completed("hello"))
     # the whole history replays from Start and from the latest checkpoint
-    full = history + rec2.facts[len(history) - cp:]
+    full = history + rec2.facts[len(history) - cp :]
     assert isinstance(p.replay(full, begin=1), Matched)
     assert isinstance(p.replay(full, begin="latest"), Matched)
 
 
 def test_pump_whose_read_answers_completes_and_replays():
     p = flow_program_dir("pump")
-    out, rec = p.run("main", (4,), tools={"feed.next": lambda: {"Ok": "hi"}, "work.step": _step},
-                     checkpoint_every=1)
+    out, rec = p.run(
+        "main", (4,), tools={"feed.next": lambda: {"Ok": "hi"}, "work.step": _step}, checkpoint_every=1
+    )
     assert out == RunCompleted("hi")
     assert isinstance(p.replay(rec.facts), Matched)
 
 
-
 def test_parked_read_whose_reply_arrived_still_allows_checkpoints():
     p = flow_program_dir("pump")
-    out, rec = p.run("main", (4,), tools={"feed.next": lambda: {"Ok": "hi"}, "work.step": _step},
-                     checkpoint_every=1)
+    out, rec = p.run(
+        "main", (4,), tools={"feed.next": lambda: {"Ok": "hi"}, "work.step": _step}, checkpoint_every=1
+    )
     assert out == RunCompleted("hi")
     cps = facts_of(rec, Checkpoint)
     assert [c.checkpoint for c in cps] == [1, 2, 3]
@@ -87,9 +96,12 @@ def test_parked_read_whose_reply_arrived_still_allows_checkpoints():
 def _pump_answered_then_paused():
     """pump whose read is answered at once, paused on round 3's step: (program, facts)."""
     p = flow_program_dir("pump")
-    out, rec = p.run("main", (5,), tools={"feed.next": lambda: {"Ok": "hi"},
-                                          "work.step": lambda r: pending if r == 3 else _step(r)},
-                     checkpoint_every=1)
+    out, rec = p.run(
+        "main",
+        (5,),
+        tools={"feed.next": lambda: {"Ok": "hi"}, "work.step": lambda r: pending if r == 3 else _step(r)},
+        checkpoint_every=1,
+    )
     assert out == RunPaused((rt.engine.drive.OpenCall("c2:root#1", "work.step"),))
     return p, rec.facts
 
@@ -109,15 +121,18 @@ def test_task_finished_from_its_parked_call_is_restored_finished_on_resume():
     out, rec = p.resume(history, tools=tools)
     assert out == RunCompleted("hi")
     # from the checkpoint on (earlier facts archived): the host hands over the carried reply
-    out2, rec2 = p.resume(history[cp:], first=cp + 1, tools=tools,
-                          carried_replies={"root/1#1": read_reply.reply})
+    out2, rec2 = p.resume(
+        history[cp:], first=cp + 1, tools=tools, carried_replies={"root/1#1": read_reply.reply}
+    )
     assert out2 == RunCompleted("hi")
     assert rec2.facts[-1] == rec.facts[-1] == End(rt.Completed("hi"))
-    full = history + rec.facts[len(history):]
+    full = history + rec.facts[len(history) :]
     assert isinstance(p.replay(full, begin=1), Matched)
     assert isinstance(p.replay(full, begin="latest"), Matched)
     # replay from the checkpoint alone needs the carried reply too
-    from_cp = dict(first=cp + 1, begin=cp + 1, mode="replay", resolve=p.loaded.resolve, classes=p.loaded.classes)
+    from_cp = dict(
+        first=cp + 1, begin=cp + 1, mode="replay", resolve=p.loaded.resolve, classes=p.loaded.classes
+    )
     with_reply = rt.DriveOptions(carried_replies={"root/1#1": read_reply.reply}, **from_cp)
     assert isinstance(rt.engine.drive.drive(None, full[cp:], with_reply), Matched)
     # the read waits again, and End comes instead
@@ -153,8 +168,9 @@ flow pump(bg: task.Task<Int>, round: Int, limit: Int) -> Int !tool = match work.
 
 def test_background_task_in_its_own_loop_prevents_every_checkpoint(tmp_path):
     p = flow_program(tmp_path, BACKGROUND)
-    out, rec = p.run("main", (5,), tools={"clock.tick": lambda n: pending, "work.step": _step},
-                     checkpoint_every=1)
+    out, rec = p.run(
+        "main", (5,), tools={"clock.tick": lambda n: pending, "work.step": _step}, checkpoint_every=1
+    )
     assert isinstance(out, RunPaused)
     assert facts_of(rec, Checkpoint) == []
     # the same loop without the background task still checkpoints (the rule is about the task)
@@ -184,15 +200,21 @@ flow wait(t: task.Task<Arrived>, round: Int) -> Text !tool = match research.ping
     Err(_) => "ping failed",
 }
 """,
-    "research.flow": ("@tool pub flow search(item: Text) -> Result<Text, Text>\n"
-                      "@tool pub flow ping(n: Int) -> Result<Int, Text>\n"),
+    "research.flow": (
+        "@tool pub flow search(item: Text) -> Result<Text, Text>\n"
+        "@tool pub flow ping(n: Int) -> Result<Int, Text>\n"
+    ),
 }
 
 
 def test_record_constructor_around_the_call_is_parked_with_its_data(tmp_path):
     p = flow_program(tmp_path, RECORD_PARK)
-    out, rec = p.run("main", ("x",), tools={"research.search": lambda i: pending, "research.ping": _step},
-                     checkpoint_every=1)
+    out, rec = p.run(
+        "main",
+        ("x",),
+        tools={"research.search": lambda i: pending, "research.ping": _step},
+        checkpoint_every=1,
+    )
     assert isinstance(out, RunPaused)
     cp = facts_of(rec, Checkpoint)[0]
     assert cp.args[0] == ParkedTask("root/1", "root/1#1", "main::Arrived#1", (7, "r"))
@@ -237,8 +259,11 @@ def test_pure_function_values_work_in_every_effectful_slot(tmp_path):
     # the pure lambda won the race; the search was stopped with its call closed, no reply
     assert facts_of(rec, Choice) == [Choice("root", "root/1")]
     stop = facts_of(rec, Stop)[0]
-    assert (stop.task, stop.found, [(c.call, c.has_reply) for c in stop.closed]) == \
-        ("root/2", "running", [("root/2#1", False)])
+    assert (stop.task, stop.found, [(c.call, c.has_reply) for c in stop.closed]) == (
+        "root/2",
+        "running",
+        [("root/2#1", False)],
+    )
     assert isinstance(p.replay(rec.facts), Matched)
 
 
@@ -306,9 +331,11 @@ pub flow stop_finished() -> Int !tool = {
     7
 }
 """,
-    "svc.flow": ("@tool pub flow web(q: Text) -> Result<Text, Text>\n"
-                 "@tool pub flow docs(q: Text) -> Result<Text, Text>\n"
-                 "@tool pub flow tick(n: Int) -> Result<Int, Text>\n"),
+    "svc.flow": (
+        "@tool pub flow web(q: Text) -> Result<Text, Text>\n"
+        "@tool pub flow docs(q: Text) -> Result<Text, Text>\n"
+        "@tool pub flow tick(n: Int) -> Result<Int, Text>\n"
+    ),
 }
 
 SVC = {"svc.web": lambda q: pending, "svc.docs": lambda q: {"Ok": "doc:" + q}, "svc.tick": _step}
@@ -336,8 +363,15 @@ def test_owning_call_returning_stops_its_running_task(tasks_prog):
     assert out == RunCompleted(1)
     kinds = [(type(f).__name__, getattr(f, "id", getattr(f, "task", None))) for f in rec.facts[1:]]
     # helper's task is stopped when helper returns, before main's next call
-    assert kinds == [("Call", "root#1"), ("Call", "root/1#1"), ("Reply", "root#1"), ("Stop", "root/1"),
-                     ("Call", "root#2"), ("Reply", "root#2"), ("End", None)]
+    assert kinds == [
+        ("Call", "root#1"),
+        ("Call", "root/1#1"),
+        ("Reply", "root#1"),
+        ("Stop", "root/1"),
+        ("Call", "root#2"),
+        ("Reply", "root#2"),
+        ("End", None),
+    ]
     stop = facts_of(rec, Stop)[0]
     assert stop.found == "running" and [(c.call, c.has_reply) for c in stop.closed] == [("root/1#1", False)]
     assert isinstance(tasks_prog.replay(rec.facts), Matched)
@@ -358,6 +392,7 @@ def test_returning_a_task_hands_it_to_the_caller(tasks_prog):
 
 def test_task_all_awaits_in_the_order_of_the_functions(tasks_prog):
     import threading
+
     fast_done = threading.Event()
 
     def docs(q):
@@ -420,8 +455,10 @@ pub flow first_empty() -> Int !tool = {
     v
 }
 """,
-    "svc.flow": ("@tool pub flow web(q: Text) -> Result<Text, Text>\n"
-                 "@tool pub flow tick(n: Int) -> Result<Int, Text>\n"),
+    "svc.flow": (
+        "@tool pub flow web(q: Text) -> Result<Text, Text>\n"
+        "@tool pub flow tick(n: Int) -> Result<Int, Text>\n"
+    ),
 }
 
 
@@ -507,8 +544,12 @@ def test_hundred_thousand_round_effectful_tail_loop_with_a_tool_call_a_round(tmp
     rec = rt.engine.drive.MemoryRecorder(keep=False)
     start = p.start("rounds", (100_000, 0))
     rec.record(start)
-    opts = rt.DriveOptions(recorder=rec, bindings=p.bindings({"svc.tick": lambda n: {"Ok": 1}}),
-                           resolve=p.loaded.resolve, checkpoint_every=1000)
+    opts = rt.DriveOptions(
+        recorder=rec,
+        bindings=p.bindings({"svc.tick": lambda n: {"Ok": 1}}),
+        resolve=p.loaded.resolve,
+        checkpoint_every=1000,
+    )
     out = rt.engine.drive.drive(p.fn("rounds"), [start], opts)
     assert out == RunCompleted(100_000)
     # Start, a Call and a Reply a round, a checkpoint every 1,000 facts (500 rounds), End
@@ -537,11 +578,13 @@ pub flow both() -> (Result<Text, ToolProblem<Text>>, Result<Text, ToolProblem<Te
 }
 """,
     "kv.flow": "@tool pub flow get<T>(key: Text) -> Result<T, Text>\n",
-    "browser.flow": ("@tool pub type Page\n"
-                     "@tool pub flow open(url: Text) -> Result<Page, Text>\n"
-                     "@tool pub flow read(page: Page) -> Result<Text, Text>\n"
-                     "@tool pub flow sync_side(x: Text) -> Result<Text, Text>\n"
-                     "@tool pub flow async_side(x: Text) -> Result<Text, Text>\n"),
+    "browser.flow": (
+        "@tool pub type Page\n"
+        "@tool pub flow open(url: Text) -> Result<Page, Text>\n"
+        "@tool pub flow read(page: Page) -> Result<Text, Text>\n"
+        "@tool pub flow sync_side(x: Text) -> Result<Text, Text>\n"
+        "@tool pub flow async_side(x: Text) -> Result<Text, Text>\n"
+    ),
 }
 
 
@@ -569,8 +612,9 @@ def test_host_token_from_one_tool_reaches_another(tools_prog):
         seen.append(page)
         return {"Ok": "contents of " + page["$token"]}
 
-    out, rec = tools_prog.run("token", ("u",), tools={"browser.open": lambda u: {"Ok": {"$token": "tab-1"}},
-                                                     "browser.read": read})
+    out, rec = tools_prog.run(
+        "token", ("u",), tools={"browser.open": lambda u: {"Ok": {"$token": "tab-1"}}, "browser.read": read}
+    )
     assert out == RunCompleted(rt.Ok("contents of tab-1"))
     assert seen == [{"$token": "tab-1"}]
     assert facts_of(rec, Call)[1].args == (rt.HostToken("browser::Page", "tab-1"),)
@@ -603,6 +647,7 @@ def test_async_implementation_serves_a_call(tools_prog):
 
 def test_sync_and_async_implementations_run_at_once(tools_prog):
     import threading
+
     barrier = threading.Barrier(2, timeout=5)
 
     def sync_side(x):
@@ -653,11 +698,14 @@ def test_stepping_generated_code_shows_flow_files_lines_and_source(tmp_path):
     assert len(files) == 1 and next(iter(files)).endswith("main.flow")
     assert [line for _, line in seen] == [2, 3, 4]
     flow_file = next(iter(files))
-    assert [linecache.getline(flow_file, n).strip() for n in (2, 3, 4)] == \
-        ["let c = a + b", "let d = c * 2", "d - 1"]
+    assert [linecache.getline(flow_file, n).strip() for n in (2, 3, 4)] == [
+        "let c = a + b",
+        "let d = c * 2",
+        "d - 1",
+    ]
 
 
-PUMP_TOOLS = '''
+PUMP_TOOLS = """
 from flowrt import bind, pending
 
 
@@ -669,7 +717,7 @@ def next_():
 @bind("work.step")
 def step(r):
     return pending if r == 3 else {"Ok": r}
-'''
+"""
 
 
 def test_task_finished_from_its_parked_call_survives_archive_between_pause_and_resume(tmp_path):
@@ -679,15 +727,22 @@ def test_task_finished_from_its_parked_call_survives_archive_between_pause_and_r
     tools = tmp_path / "tools.py"
     tools.write_text(PUMP_TOOLS)
     db = str(tmp_path / "runs.db")
-    r = host.start(f"{PROGRAMS}/pump/main.flow", input_json='{"limit": 5}', tools=[str(tools)],
-                   store_path=db, run_id="p", checkpoint_every=1)
+    r = host.start(
+        f"{PROGRAMS}/pump/main.flow",
+        input_json='{"limit": 5}',
+        tools=[str(tools)],
+        store_path=db,
+        run_id="p",
+        checkpoint_every=1,
+    )
     assert r.exit_code == 3 and "c2:root#1" in r.text, r.text
     # the read's Reply (fact 7) lies before the latest checkpoint (fact 9): archive stops at the
     # checkpoint before it (fact 5), and even deleting what it archived keeps the reply
     assert host.archive("p", delete=True, store_path=db) == (
         "deleted facts 2-4 of run p (3 fact(s) dropped); its chain now resumes from the kept hash of fact 4: "
         "up to its checkpoint at fact 5, not its latest (fact 9), which carries the reply to root/1#1 (fact 7), "
-        "recorded before it: facts 5-8 stay for resume and replay")
+        "recorded before it: facts 5-8 stay for resume and replay"
+    )
     r = host.resume("p", replies=['c2:root#1={"Ok": 9}'], tools=[str(tools)], store_path=db)
     assert r.exit_code == 0 and r.text.strip() == '"hi"', r.text
     assert host.replay("p", store_path=db).text.strip() == "Matched"

@@ -1,6 +1,7 @@
 """Forks rebuild, never decode (seed 000, "Forks"): a checkpoint's opaque values, host tokens and
 parked tasks come back as the program made them, still checked against the fork's parameter
 types; a fork may start from any checkpoint (docs/spec/execution.md, "Host operations": Fork)."""
+
 from __future__ import annotations
 
 import subprocess
@@ -91,17 +92,29 @@ def test_fork_rebuilds_an_opaque_value_the_checkpoint_holds(tmp_path):
     assert cli.facts("a") == parent
 
 
-@pytest.mark.parametrize("money, message", [
-    (MONEY.replace("Cents(Int)", "Cents(Text)").replace("Cents(x + y)", "Cents(x ++ y)")
-     .replace('"$" ++ x.to_text()', '"$" ++ x').replace("Cents(n)", "Cents(n.to_text())"),
-     "checkpoint 1 does not fit the fork's parameters: $.total.Cents: expected Text, got 252"),
-    (MONEY.replace("Cents(Int)", "Cents(Int, Int)").replace("(Cents(x), Cents(y)) => Cents(x + y)",
-                                                           "(Cents(x, _), Cents(y, _)) => Cents(x + y, 0)")
-     .replace("Cents(x) =>", "Cents(x, _) =>").replace("Cents(n)", "Cents(n, 0)"),
-     "checkpoint 1 holds a value of money::Money (constructor Cents: 2 fields in the fork's program, 1 in the checkpoint); give the fork --input instead"),
-    (MONEY.replace("Cents", "Pennies"),
-     "checkpoint 1 holds a value of money::Money (constructor Cents), which the fork's program does not declare"),
-])
+@pytest.mark.parametrize(
+    "money, message",
+    [
+        (
+            MONEY.replace("Cents(Int)", "Cents(Text)")
+            .replace("Cents(x + y)", "Cents(x ++ y)")
+            .replace('"$" ++ x.to_text()', '"$" ++ x')
+            .replace("Cents(n)", "Cents(n.to_text())"),
+            "checkpoint 1 does not fit the fork's parameters: $.total.Cents: expected Text, got 252",
+        ),
+        (
+            MONEY.replace("Cents(Int)", "Cents(Int, Int)")
+            .replace("(Cents(x), Cents(y)) => Cents(x + y)", "(Cents(x, _), Cents(y, _)) => Cents(x + y, 0)")
+            .replace("Cents(x) =>", "Cents(x, _) =>")
+            .replace("Cents(n)", "Cents(n, 0)"),
+            "checkpoint 1 holds a value of money::Money (constructor Cents: 2 fields in the fork's program, 1 in the checkpoint); give the fork --input instead",
+        ),
+        (
+            MONEY.replace("Cents", "Pennies"),
+            "checkpoint 1 holds a value of money::Money (constructor Cents), which the fork's program does not declare",
+        ),
+    ],
+)
 def test_fork_onto_a_newer_program_whose_opaque_type_changed_is_refused(tmp_path, money, message):
     cli = _cli(tmp_path, LOOP)
     assert cli.run("a", '{"n": 3}', "--checkpoint-every", "1").exit_code == 0
@@ -189,15 +202,36 @@ def test_a_forged_token_in_fork_input_is_refused_and_no_run_recorded(tmp_path):
     (cli.d / "browser_tools.py.closed").write_text("")
     assert cli.run("a", '{"u": "x"}', "--checkpoint-every", "1", tools="browser_tools.py").exit_code == 0
     before = cli("runs").stdout
-    r = cli("fork", "a", "--checkpoint", "1", "--tools", cli.d / "browser_tools.py", "--run-id", "f",
-            "--input", '{"p": {"$token": "forged"}, "n": 1}')
+    r = cli(
+        "fork",
+        "a",
+        "--checkpoint",
+        "1",
+        "--tools",
+        cli.d / "browser_tools.py",
+        "--run-id",
+        "f",
+        "--input",
+        '{"p": {"$token": "forged"}, "n": 1}',
+    )
     assert r.exit_code == 1
     assert r.stderr.strip().splitlines() == [
         "flow2py: --input: $.p: Page token 'forged' was not issued by this host "
-        "(a token comes from a Tool's reply or the host's Host.issue_token)"]
+        "(a token comes from a Tool's reply or the host's Host.issue_token)"
+    ]
     assert cli("runs").stdout == before
-    r = cli("fork", "a", "--checkpoint", "1", "--tools", cli.d / "browser_tools.py", "--run-id", "f",
-            "--input", '{"p": {"$token": "tab-x"}, "n": 1}')
+    r = cli(
+        "fork",
+        "a",
+        "--checkpoint",
+        "1",
+        "--tools",
+        cli.d / "browser_tools.py",
+        "--run-id",
+        "f",
+        "--input",
+        '{"p": {"$token": "tab-x"}, "n": 1}',
+    )
     assert (r.exit_code, r.stdout.strip()) == (0, '"contents of tab-x"'), r.stderr
 
 
@@ -254,12 +288,15 @@ def test_fork_of_a_parked_task_onto_a_program_without_its_tool_is_refused(tmp_pa
     cli = _cli(tmp_path, ROUNDS)
     _paused_rounds(cli)
     newer = _cli(tmp_path, ROUNDS.replace("svc.ask(q)", "svc.slow(q)"), sub="v2").d
-    (newer / "svc.flow").write_text((newer / "svc.flow").read_text().replace(
-        "@tool pub flow ask(q: Text) -> Result<Text, Text>\n", ""))
+    (newer / "svc.flow").write_text(
+        (newer / "svc.flow").read_text().replace("@tool pub flow ask(q: Text) -> Result<Text, Text>\n", "")
+    )
     r = _fork(cli, "a", "--checkpoint", "1", "--run-id", "f", program=newer)
     assert r.exit_code == 1 and r.stderr.count("\n") == 1
-    assert ("checkpoint 1: task root/1, parked on root/1#1, calls svc.ask, which the fork's program "
-            "does not declare") in r.stderr
+    assert (
+        "checkpoint 1: task root/1, parked on root/1#1, calls svc.ask, which the fork's program "
+        "does not declare"
+    ) in r.stderr
     assert "f " not in cli("runs").stdout
 
 
@@ -268,8 +305,9 @@ def test_fork_input_for_a_task_parameter_is_refused_with_its_path(tmp_path):
     _paused_rounds(cli)
     r = _fork(cli, "a", "--checkpoint", "1", "--run-id", "f", "--input", '{"t": 1, "n": 2}')
     assert r.exit_code == 1
-    assert r.stderr.strip() == ("flow2py: --input: $.t: a task or a function is not data, so no input "
-                                "or reply can hold one")
+    assert r.stderr.strip() == (
+        "flow2py: --input: $.t: a task or a function is not data, so no input or reply can hold one"
+    )
 
 
 # Both the background question and the root's question each round are left pending.
@@ -280,8 +318,15 @@ def test_fork_finishes_a_parked_task_from_a_reply_recorded_before_the_checkpoint
     cli = _cli(tmp_path, ASKING)
     assert cli.run("a", '{"q": "why"}', "--checkpoint-every", "1").exit_code == 3
     # the background reply first: the task is finished (still parked) when checkpoint 1 is taken
-    r = cli.resume("a", "--reply", 'root/1#1={"Ok": "early"}', "--reply", 'root#1={"Ok": "go"}',
-                   "--checkpoint-every", "1")
+    r = cli.resume(
+        "a",
+        "--reply",
+        'root/1#1={"Ok": "early"}',
+        "--reply",
+        'root#1={"Ok": "go"}',
+        "--checkpoint-every",
+        "1",
+    )
     assert r.exit_code == 3 and "c1:root#1  svc.ask" in r.stdout, r.output + r.stderr
     # archive keeps the reply hot (the latest checkpoint carries it: a resume reads it) ...
     assert "carries the reply to root/1#1" in cli("archive", "a").stdout
@@ -297,7 +342,10 @@ def test_fork_finishes_a_parked_task_from_a_reply_recorded_before_the_checkpoint
     assert r.exit_code == 3 and "root#1  svc.ask" in r.stdout, r.output + r.stderr
     facts = cli.facts("f")
     assert [(f["kind"], f.get("id")) for f in facts[:3]] == [
-        ("Start", None), ("Reply", "f:root/1#1"), ("Call", "root#1")]
+        ("Start", None),
+        ("Reply", "f:root/1#1"),
+        ("Call", "root#1"),
+    ]
     r = cli.resume("f", "--reply", 'root#1={"Ok": "go"}')
     assert (r.exit_code, r.stdout.strip()) == (0, '"answer early"'), r.stderr
     # the background question once (the fork does not ask it again), two rounds in the parent, one in the fork
@@ -323,8 +371,22 @@ main(sys.argv[1:], prog_name="flow2py")
 
 
 def _fork_crashing_after_start(cli, *args):
-    r = subprocess.run([sys.executable, "-c", CRASH_AFTER_START, "fork", *map(str, args),
-                        "--tools", cli.d / "tools.py", "--store", cli.store], cwd=cli.d, capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            CRASH_AFTER_START,
+            "fork",
+            *map(str, args),
+            "--tools",
+            cli.d / "tools.py",
+            "--store",
+            cli.store,
+        ],
+        cwd=cli.d,
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 9, r.stdout + r.stderr
 
 
@@ -352,7 +414,9 @@ def test_a_fork_crashed_right_after_its_start_holds_the_parents_reply_and_resume
     _fork_crashing_after_start(cli, "a", "--checkpoint", "2", "--run-id", "f")
     facts = cli.facts("f")
     assert [(f["kind"], f.get("id"), f.get("reply")) for f in facts] == [
-        ("Start", None, None), ("Reply", "f:root/1#1", 'Ok("parent")')]
+        ("Start", None, None),
+        ("Reply", "f:root/1#1", 'Ok("parent")'),
+    ]
     r = cli.resume("f")
     assert (r.exit_code, r.stdout.strip()) == (0, '"answer parent"'), r.output + r.stderr
     assert calls(cli.d, "ask") == 1
@@ -363,7 +427,9 @@ def test_a_parent_that_fails_its_hash_chain_is_not_forked(tmp_path):
     cli = _cli(tmp_path, LOOP)
     assert cli.run("a", '{"n": 3}', "--checkpoint-every", "1").exit_code == 0
     with cli.db() as db:
-        db.execute("UPDATE facts SET data=(SELECT data FROM facts WHERE run='a' AND n=5) WHERE run='a' AND n=3")
+        db.execute(
+            "UPDATE facts SET data=(SELECT data FROM facts WHERE run='a' AND n=5) WHERE run='a' AND n=3"
+        )
     r = _fork(cli, "a", "--checkpoint", "1", "--run-id", "f")
     assert r.exit_code == 1 and "fails its hash chain" in r.stderr and "refusing to fork it" in r.stderr
     assert "f " not in cli("runs").stdout

@@ -2,6 +2,7 @@
 concrete type the outermost caller chose, the reply is admitted against it, and resume (from
 Start and from a checkpoint) and replay agree. The program is tests/flow_programs/generic_tool;
 its generic functions take their type arguments at run time (docs/spec/codegen.md)."""
+
 import json
 import shutil
 from pathlib import Path
@@ -28,7 +29,10 @@ def _cli(*args):
 
 
 def _facts(run_id, db):
-    return [json.loads(line) for line in _cli("history", run_id, "--store", db, "--format", "json").stdout.splitlines()]
+    return [
+        json.loads(line)
+        for line in _cli("history", run_id, "--store", db, "--format", "json").stdout.splitlines()
+    ]
 
 
 def _calls(run_id, db):
@@ -53,7 +57,7 @@ def test_generic_tool_in_a_generic_function_records_the_callers_concrete_type(tm
     assert r.exit_code == 0, r.output
     assert r.stdout.strip() == "42"
     assert _calls("a", db) == [("kv.get", ["Int"], ['"int"'])]
-    assert "kv.get<Int>(\"int\")" in _cli("history", "a", "--store", db).stdout
+    assert 'kv.get<Int>("int")' in _cli("history", "a", "--store", db).stdout
     assert _replay_verdict("a", db) == "Matched"
 
 
@@ -96,7 +100,9 @@ def test_generic_tool_as_a_function_value_is_called_at_the_callers_type(tmp_path
 
 def test_resume_admits_a_delivered_reply_at_the_recorded_concrete_type(tmp_path):
     src, tools, db = _copy(tmp_path)
-    Path(tools).write_text("from flowrt import bind, pending\n@bind('kv.get')\ndef get(key):\n    return pending\n")
+    Path(tools).write_text(
+        "from flowrt import bind, pending\n@bind('kv.get')\ndef get(key):\n    return pending\n"
+    )
     r = _run(src, tools, db, "one", "p")
     assert r.exit_code == 3, r.output
     refused = _cli("resume", "p", "--store", db, "--tools", tools, "--reply", 'root#1={"Ok": "x"}')
@@ -131,7 +137,9 @@ def test_resume_from_a_checkpoint_of_a_generic_loop_rebuilds_its_type_arguments(
     [open_call] = [f["id"] for f in _facts("rb", db) if f["kind"] == "Call"][-1:]
     bad = _cli("resume", "rb", "--store", db, "--tools", tools, "--reply", f'{open_call}={{"Ok": 3}}')
     assert bad.exit_code == 1 and "expected" in bad.output  # admitted at Box, not Int
-    done = _cli("resume", "rb", "--store", db, "--tools", tools, "--reply", f'{open_call}={{"Ok": {{"n": 9}}}}')
+    done = _cli(
+        "resume", "rb", "--store", db, "--tools", tools, "--reply", f'{open_call}={{"Ok": {{"n": 9}}}}'
+    )
     assert done.exit_code == 0, done.output
     assert done.stdout.strip() == "[Box { n: 1 }, Box { n: 2 }, Box { n: 9 }]"
     assert _replay_verdict("rb", db) == "Matched"
@@ -155,7 +163,9 @@ def test_task_parked_on_a_generic_tool_across_checkpoints_is_admitted_at_its_typ
     assert any(f["kind"] == "Checkpoint" and f["type_args"] == ["Box"] for f in facts)
     [box_call] = [f for f in facts if f["kind"] == "Call" and f["args"] == ['"box"']]
     assert box_call["type_args"] == ["Box"]
-    done = _cli("resume", "k", "--store", db, "--tools", tools, "--reply", f'{box_call["id"]}={{"Ok": {{"n": 5}}}}')
+    done = _cli(
+        "resume", "k", "--store", db, "--tools", tools, "--reply", f'{box_call["id"]}={{"Ok": {{"n": 5}}}}'
+    )
     assert done.exit_code == 0, done.output
     assert done.stdout.strip() == "Box { n: 5 }"
     assert _replay_verdict("k", db) == "Matched"
@@ -186,7 +196,9 @@ def test_no_checkpoint_is_taken_where_its_type_argument_would_not_read_back(tmp_
     restored, so none is taken there; the run completes and replays."""
     for name, text in AMBIGUOUS.items():
         (tmp_path / name).write_text(text)
-    (tmp_path / "tools.py").write_text("from flowrt import bind\n@bind('svc.ping')\ndef ping(r):\n    return {'Ok': r}\n")
+    (tmp_path / "tools.py").write_text(
+        "from flowrt import bind\n@bind('svc.ping')\ndef ping(r):\n    return {'Ok': r}\n"
+    )
     src, tools, db = str(tmp_path / "main.flow"), str(tmp_path / "tools.py"), str(tmp_path / "r.db")
     r = _run(src, tools, db, "main", "x", "--checkpoint-every", "1")
     assert r.exit_code == 0, r.output

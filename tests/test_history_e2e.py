@@ -1,5 +1,6 @@
 """History end to end through the CLI (in this process, click's runner): replay verdicts, holes,
 integrity, data versions, archive, forks, bad input, run states and nested runs."""
+
 from __future__ import annotations
 
 import pytest
@@ -44,7 +45,9 @@ def test_replay_of_a_paused_run_is_incomplete_naming_the_call(cli):
     _paused(cli)
     r = cli("replay", "a")
     assert r.exit_code == 3
-    assert r.stdout.splitlines()[0] == "Incomplete: needs the reply to root#4 (svc.ask), which is not recorded"
+    assert (
+        r.stdout.splitlines()[0] == "Incomplete: needs the reply to root#4 (svc.ask), which is not recorded"
+    )
 
 
 def test_replay_of_a_history_cut_short_is_incomplete(cli):
@@ -65,7 +68,7 @@ def test_a_hole_makes_replay_incomplete_and_history_still_shows_the_rest(cli):
     assert r.exit_code == 3
     assert r.stdout.splitlines()[0] == "Incomplete: needs the reply to root#2 (svc.step), which is a hole"
     text = cli("history", "a").stdout
-    assert f"<hole blake3:{digest}>" in text and 'svc.step(3)' in text and 'Ok("s3")' in text
+    assert f"<hole blake3:{digest}>" in text and "svc.step(3)" in text and 'Ok("s3")' in text
     assert cli("verify", "a").exit_code == 0
 
 
@@ -92,8 +95,10 @@ def test_a_consistently_rewritten_call_diverges_at_that_fact(cli):
     assert cli("verify", "a").exit_code == 0  # the chain was recomputed: only a head held elsewhere shows it
     r = cli("replay", "a")
     assert r.exit_code == 5
-    assert r.stdout.startswith("Diverged at fact 4: the program calls svc.step(2) as root#2, but the "
-                               "history records Call root#2 svc.step(7)")
+    assert r.stdout.startswith(
+        "Diverged at fact 4: the program calls svc.step(2) as root#2, but the "
+        "history records Call root#2 svc.step(7)"
+    )
 
 
 def test_a_consistently_rewritten_reply_diverges_where_the_program_departs(cli):
@@ -102,21 +107,30 @@ def test_a_consistently_rewritten_reply_diverges_where_the_program_departs(cli):
     assert cli("verify", "a").exit_code == 0
     r = cli("replay", "a")
     assert r.exit_code == 5
-    assert r.stdout == ('Diverged at fact 8: the program calls svc.ask("Xs2s3") as root#4, but the history '
-                        'records Call root#4 svc.ask("s1s2s3")\n')
+    assert r.stdout == (
+        'Diverged at fact 8: the program calls svc.ask("Xs2s3") as root#4, but the history '
+        'records Call root#4 svc.ask("s1s2s3")\n'
+    )
 
 
 # ---- integrity and versions --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("damage, message", [
-    ("UPDATE facts SET data=(SELECT data FROM facts WHERE run='a' AND n=5) WHERE run='a' AND n=3",
-     "fact 3 was changed, removed or moved"),
-    ("DELETE FROM facts WHERE run='a' AND n=3", "fact 3 is missing"),
-    ("UPDATE facts SET n=-n WHERE run='a' AND n IN (2, 3); "
-     "UPDATE facts SET n=3 WHERE run='a' AND n=-2; UPDATE facts SET n=2 WHERE run='a' AND n=-3",
-     "fact 2 was changed, removed or moved"),
-])
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (
+            "UPDATE facts SET data=(SELECT data FROM facts WHERE run='a' AND n=5) WHERE run='a' AND n=3",
+            "fact 3 was changed, removed or moved",
+        ),
+        ("DELETE FROM facts WHERE run='a' AND n=3", "fact 3 is missing"),
+        (
+            "UPDATE facts SET n=-n WHERE run='a' AND n IN (2, 3); "
+            "UPDATE facts SET n=3 WHERE run='a' AND n=-2; UPDATE facts SET n=2 WHERE run='a' AND n=-3",
+            "fact 2 was changed, removed or moved",
+        ),
+    ],
+)
 def test_verify_detects_a_changed_removed_or_reordered_fact(cli, damage, message):
     _completed(cli)
     assert cli("verify", "a").exit_code == 0
@@ -143,8 +157,13 @@ def test_a_store_of_an_unknown_data_version_is_refused_by_every_command(cli, tmp
         db.execute("UPDATE store_meta SET value='99' WHERE key='data_version'")
     d = tmp_path
     commands = [
-        ("runs",), ("history", "a"), ("replay", "a"), ("verify", "a"), ("archive", "a"),
-        ("redact", "a", "--value", "00" * 32), ("resume", "a", "--tools", d / "tools.py"),
+        ("runs",),
+        ("history", "a"),
+        ("replay", "a"),
+        ("verify", "a"),
+        ("archive", "a"),
+        ("redact", "a", "--value", "00" * 32),
+        ("resume", "a", "--tools", d / "tools.py"),
         ("fork", "a", "--checkpoint", "1"),
         ("run", d / "main.flow", "--input", '{"ticket": "t"}', "--tools", d / "tools.py"),
     ]
@@ -179,19 +198,41 @@ def test_fork_from_a_checkpoint_records_its_parent_and_leaves_the_parent_unchang
     assert start["input"] == '{ ticket: "t", acc: "s1", round: 2 }'
     assert "f1  paused on root#3  work  6 facts  fork of a at checkpoint 1" in cli("runs").stdout
 
-    r = cli("fork", "a", "--checkpoint", "2", "--tools", tools, "--run-id", "f2",
-            "--input", '{"ticket": "u", "acc": "Z", "round": 3}')
+    r = cli(
+        "fork",
+        "a",
+        "--checkpoint",
+        "2",
+        "--tools",
+        tools,
+        "--run-id",
+        "f2",
+        "--input",
+        '{"ticket": "u", "acc": "Z", "round": 3}',
+    )
     assert r.exit_code == 3, r.output + r.stderr
     assert cli.resume("f2", "--reply", 'root#2={"Ok": "k"}').stdout.strip() == '"Zs3|k"'
     assert cli("replay", "f2").stdout == "Matched\n"
 
-    r = cli("fork", "a", "--checkpoint", "1", "--tools", tools, "--run-id", "f3",
-            "--input", '{"ticket": 5, "acc": "Z", "round": 3}')
+    r = cli(
+        "fork",
+        "a",
+        "--checkpoint",
+        "1",
+        "--tools",
+        tools,
+        "--run-id",
+        "f3",
+        "--input",
+        '{"ticket": 5, "acc": "Z", "round": 3}',
+    )
     assert r.exit_code == 1 and "$.ticket: expected Text, got 5" in r.stderr
     assert "f3" not in cli("runs").stdout
 
     newer = project(tmp_path, LOOP.replace('acc ++ "|" ++ a', '"v2:" ++ acc ++ "|" ++ a'), sub="v2")
-    r = cli("fork", "a", "--checkpoint", "3", "--program", newer / "main.flow", "--tools", tools, "--run-id", "f4")
+    r = cli(
+        "fork", "a", "--checkpoint", "3", "--program", newer / "main.flow", "--tools", tools, "--run-id", "f4"
+    )
     assert r.exit_code == 3, r.output + r.stderr
     assert cli.resume("f4", "--reply", 'root#1={"Ok": "n"}').stdout.strip() == '"v2:s1s2s3|n"'
     assert cli.facts("f4")[0]["program"] != parent[0]["program"]
@@ -208,22 +249,38 @@ def test_bad_input_is_refused_with_one_line_and_nothing_recorded(cli, tmp_path):
     before = cli.facts("a"), cli("runs").stdout
     d = tmp_path
     (d / "broken_tools.py").write_text("import no_such_module_anywhere\n")
-    (d / "lonely.flow").write_text('use "./nobody"\npub flow main(x: Int) -> Int !tool = '
-                                   'match nobody.there(x) { Ok(n) => n, Err(_) => 0 }\n')
+    (d / "lonely.flow").write_text(
+        'use "./nobody"\npub flow main(x: Int) -> Int !tool = '
+        "match nobody.there(x) { Ok(n) => n, Err(_) => 0 }\n"
+    )
     (d / "nobody.flow").write_text("@tool pub flow there(x: Int) -> Result<Int, Text>\n")
     (d / "garbage.db").write_bytes(b"this is not a database at all" * 100)
     tools = d / "tools.py"
     cases = [
         (("run", d / "main.flow", "--input", '{"ticket": ', "--tools", tools), "--input: not valid JSON"),
-        (("run", d / "main.flow", "--input", '{"ticket": 3}', "--tools", tools), "--input: $.ticket: expected Text, got 3"),
+        (
+            ("run", d / "main.flow", "--input", '{"ticket": 3}', "--tools", tools),
+            "--input: $.ticket: expected Text, got 3",
+        ),
         (("resume", "nope", "--tools", tools), "unknown run 'nope'"),
         (("replay", "nope"), "unknown run 'nope'"),
-        (("resume", "a", "--reply", 'root#1={"Ok": "x"}', "--tools", tools), "run a has no open call root#1 (open calls: root#4)"),
-        (("resume", "a", "--reply", 'root#4={"Ok": 5}', "--tools", tools), "--reply root#4: the reply does not fit svc.ask's result: $.Ok: expected Text, got 5"),
+        (
+            ("resume", "a", "--reply", 'root#1={"Ok": "x"}', "--tools", tools),
+            "run a has no open call root#1 (open calls: root#4)",
+        ),
+        (
+            ("resume", "a", "--reply", 'root#4={"Ok": 5}', "--tools", tools),
+            "--reply root#4: the reply does not fit svc.ask's result: $.Ok: expected Text, got 5",
+        ),
         (("resume", "a", "--reply", 'root#4={"Ok": ', "--tools", tools), "--reply root#4: not valid JSON"),
-        (("run", d / "lonely.flow", "--input", '{"x": 1}', "--tools", tools), "no implementation bound for nobody.there"),
-        (("run", d / "main.flow", "--input", '{"ticket": "t"}', "--tools", d / "broken_tools.py"),
-         "importing it failed: ModuleNotFoundError"),
+        (
+            ("run", d / "lonely.flow", "--input", '{"x": 1}', "--tools", tools),
+            "no implementation bound for nobody.there",
+        ),
+        (
+            ("run", d / "main.flow", "--input", '{"ticket": "t"}', "--tools", d / "broken_tools.py"),
+            "importing it failed: ModuleNotFoundError",
+        ),
     ]
     for args, message in cases:
         r = cli(*args)
@@ -294,12 +351,20 @@ def test_a_nested_run_has_its_own_history_linked_to_the_outer_call(cli, tmp_path
     (d / "broken").mkdir()
     (d / "broken" / "main.flow").write_text(BROKEN)
     (d / "nested_tools.py").write_text(NESTED_TOOLS)
-    r = cli("run", d / "outer.flow", "--input", '{"x": "hi"}', "--tools", d / "nested_tools.py", "--run-id", "o")
+    r = cli(
+        "run", d / "outer.flow", "--input", '{"x": "hi"}', "--tools", d / "nested_tools.py", "--run-id", "o"
+    )
     assert r.exit_code == 0, r.output + r.stderr
     assert r.stdout.startswith('"[HI] / failed: faulted at ')
     outer = cli.facts("o")
     assert [(f["kind"], f.get("id")) for f in outer] == [
-        ("Start", None), ("Call", "root#1"), ("Reply", "root#1"), ("Call", "root#2"), ("Reply", "root#2"), ("End", None)]
+        ("Start", None),
+        ("Call", "root#1"),
+        ("Reply", "root#1"),
+        ("Call", "root#2"),
+        ("Reply", "root#2"),
+        ("End", None),
+    ]
     assert outer[2]["reply"] == 'Ok("[HI]")'
     runs = cli("runs").stdout
     assert "o/root#1  completed  main  4 facts  nested in o at root#1" in runs
@@ -322,7 +387,9 @@ def test_a_nested_run_has_its_own_history_linked_to_the_outer_call(cli, tmp_path
 def test_replay_and_history_of_a_run_whose_chain_is_broken_are_refused_naming_the_fact(cli, command):
     _completed(cli)
     with cli.db() as db:  # a Reply's stored value swapped for another: content no longer matches its hash
-        db.execute("UPDATE facts SET data=(SELECT data FROM facts WHERE run='a' AND n=5) WHERE run='a' AND n=3")
+        db.execute(
+            "UPDATE facts SET data=(SELECT data FROM facts WHERE run='a' AND n=5) WHERE run='a' AND n=3"
+        )
         before = db.execute("SELECT n, data, hash FROM facts WHERE run='a' ORDER BY n").fetchall()
     r = cli(*command)
     assert r.exit_code == 1, r.output + r.stderr
@@ -336,7 +403,9 @@ def test_resume_of_a_run_whose_chain_is_broken_is_refused_and_records_nothing(cl
     _paused(cli)
     call = cli.facts("a")[-1]["id"]
     with cli.db() as db:
-        db.execute("UPDATE facts SET data=(SELECT data FROM facts WHERE run='a' AND n=5) WHERE run='a' AND n=3")
+        db.execute(
+            "UPDATE facts SET data=(SELECT data FROM facts WHERE run='a' AND n=5) WHERE run='a' AND n=3"
+        )
         before = db.execute("SELECT n, data, hash FROM facts WHERE run='a' ORDER BY n").fetchall()
         state = db.execute("SELECT state, owner, n FROM runs WHERE id='a'").fetchone()
     r = cli.resume("a", "--reply", f'{call}={{"Ok": "yes"}}')

@@ -3,6 +3,7 @@ an example's folder as run.json's "program"), how it is run (`run.json`: input, 
 resumes with replies) and `expected.txt`, the history in the
 seed's text notation after the last step, then the replay verdict. The program's identity is
 masked (it is tested elsewhere and changes with std). FLOW2PY_UPDATE_GOLDEN=1 rewrites them."""
+
 import importlib.util
 import json
 import os
@@ -40,12 +41,28 @@ def _run(case: Path, store_path: str, bindings) -> str:
     plan = json.loads((case / "run.json").read_text())
     loaded = host.compile_path(str(_program(case) / "main.flow"))
     store = rh.open_store(store_path)
-    steps = [rh.start(store, loaded, input=plan.get("input"), bindings=bindings, run_id=case.name,
-                      checkpoint_every=plan.get("checkpoint_every"))]
+    steps = [
+        rh.start(
+            store,
+            loaded,
+            input=plan.get("input"),
+            bindings=bindings,
+            run_id=case.name,
+            checkpoint_every=plan.get("checkpoint_every"),
+        )
+    ]
     for resume in plan.get("resume", []):
         stored = host.compile_stored(store, case.name)
-        steps.append(rh.resume(store, stored, case.name, replies=resume.get("replies"), bindings=bindings,
-                               checkpoint_every=plan.get("checkpoint_every")))
+        steps.append(
+            rh.resume(
+                store,
+                stored,
+                case.name,
+                replies=resume.get("replies"),
+                bindings=bindings,
+                checkpoint_every=plan.get("checkpoint_every"),
+            )
+        )
     text = host.history(case.name, store_path=store_path)
     verdict = host.replay(case.name, store_path=store_path).text
     outcomes = "".join(f"step {i + 1}: exit {r.exit_code}: {r.text}\n" for i, r in enumerate(steps))

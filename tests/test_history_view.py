@@ -1,4 +1,5 @@
 """Rendering history: JSON Lines (the conformance export), the seed's text notation, HTML."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -9,14 +10,23 @@ import pytest
 import flowrt as rt
 from flowrt.history import trace as T
 from flowrt.data.facts import (
-    Call, Checkpoint, Choice, Closed, Completed, End, Faulted, ParkedTask, Reply, Start, Stop,
+    Call,
+    Checkpoint,
+    Choice,
+    Closed,
+    Completed,
+    End,
+    Faulted,
+    ParkedTask,
+    Reply,
+    Start,
+    Stop,
 )
 from flowrt.history.history_view import fact_text, to_html, to_json_objects, to_jsonl, to_text
 from flowrt.history.store import SqliteRecorder, Store
 
 from _driver_progs import Action, Ask, Done, Report, Resolved, Search  # the seed's support types
 from repo_paths import CONFORMANCE
-
 
 
 @rt.record("main::Note", fields=("who", "text"))
@@ -60,7 +70,8 @@ def support_facts():
 #: same history inside the project (test_history_golden.py)
 NEEDS_SHARED_SUITE = pytest.mark.skipif(
     not (CONFORMANCE / "compare.py").exists(),
-    reason=f"compares with the shared conformance suite, which is not beside this checkout: {CONFORMANCE}")
+    reason=f"compares with the shared conformance suite, which is not beside this checkout: {CONFORMANCE}",
+)
 
 
 def _compare_module():
@@ -96,8 +107,15 @@ def test_jsonl_export_from_the_store_matches_the_conformance_file(tmp_path):
 def test_jsonl_keys_per_kind():
     objs = to_json_objects(support_facts())
     assert objs[0] == {
-        "n": 1, "kind": "Start", "hash": objs[0]["hash"], "prev": "00" * 32, "program": "3f8a" * 16,
-        "std": "std@v1", "data_version": 1, "entry": "main", "input": '{ ticket: "Login fails on Safari" }',
+        "n": 1,
+        "kind": "Start",
+        "hash": objs[0]["hash"],
+        "prev": "00" * 32,
+        "program": "3f8a" * 16,
+        "std": "std@v1",
+        "data_version": 1,
+        "entry": "main",
+        "input": '{ ticket: "Login fails on Safari" }',
         "values": [T.value_digest(TICKET)],
     }
     assert objs[1]["tool_id"] == "planner::next" and "type_args" not in objs[1]
@@ -112,7 +130,9 @@ def test_jsonl_renders_fork_stop_problems_generic_calls_and_faults():
         Call("root#1", "store.get", "store::get", (1,), ("Int",)),
         Reply("root#1", rt.Err(rt.Failed(rt.Unknown("x")))),
         Reply("root#2", rt.Err(rt.Unknown("process ended while the call was out"))),
-        Stop("root/1", "finished", Note("ann", "hi"), (Closed("root/1#1", rt.Ok(3), True), Closed("root/1#2"))),
+        Stop(
+            "root/1", "finished", Note("ann", "hi"), (Closed("root/1#1", rt.Ok(3), True), Closed("root/1#2"))
+        ),
         End(Faulted("integer division by zero", "main.flow", 12, 5)),
     ]
     objs = to_json_objects(facts)
@@ -135,7 +155,10 @@ def test_text_follows_the_seed_notation():
     assert lines[1] == ' 2  root#1     Call        planner.next("Login fails on Safari", [])'
     assert lines[6] == " 7  root       Choice      picked root/2"
     assert lines[7] == " 8  root/1     Stop        closed root/1#1 with no reply"
-    assert lines[8] == ' 9             Checkpoint  work("Login fails on Safari", ["SameSite=None requires Secure ..."], 2)'
+    assert (
+        lines[8]
+        == ' 9             Checkpoint  work("Login fails on Safari", ["SameSite=None requires Secure ..."], 2)'
+    )
     assert lines[12] == '13  c1:root#2  Reply       Ok("Safari 17.4")'
     assert lines[15].startswith("16             End         Completed(Resolved(")
     assert lines[0].startswith(" 1             Start       program=3f8a3f8a3f8a  std@v1")
@@ -176,14 +199,25 @@ def test_holes_render_as_hole_with_their_hash(tmp_path):
 
 
 def test_parked_tasks_in_a_checkpoint_render_readably():
-    cp = Checkpoint(2, "main::loop", (), (rt.list_of([ParkedTask("root/1", "c1:root/1#1", "Received", (3,))]),
-                                          ParkedTask("root/2", "root/2#1", None)))
-    assert fact_text(cp) == "loop([<task root/1 on c1:root/1#1 as Received(3, …)>], <task root/2 on root/2#1>)"
+    cp = Checkpoint(
+        2,
+        "main::loop",
+        (),
+        (
+            rt.list_of([ParkedTask("root/1", "c1:root/1#1", "Received", (3,))]),
+            ParkedTask("root/2", "root/2#1", None),
+        ),
+    )
+    assert (
+        fact_text(cp) == "loop([<task root/1 on c1:root/1#1 as Received(3, …)>], <task root/2 on root/2#1>)"
+    )
 
 
 def test_html_is_self_contained_and_escaped():
-    facts = [Start("ab" * 32, "std@v1", 1, "main", ("<script>alert('x')</script> & co",), ("t",)),
-             End(Completed("</td><b>"))]
+    facts = [
+        Start("ab" * 32, "std@v1", 1, "main", ("<script>alert('x')</script> & co",), ("t",)),
+        End(Completed("</td><b>")),
+    ]
     page = to_html(facts, title="run <1>")
     assert page.startswith("<!DOCTYPE html>") and "<script>" not in page and "</td><b>" not in page
     assert "&lt;script&gt;" in page and "run &lt;1&gt;" in page

@@ -1,4 +1,5 @@
 """A host application runs a built package with flowrt alone: start, pause, resume, replay."""
+
 import importlib
 import subprocess
 import sys
@@ -15,16 +16,35 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "support"
 @pytest.fixture()
 def built(tmp_path):
     out = tmp_path / "pkgs"
-    r = subprocess.run([sys.executable, "-m", "flow2py.cli", "build", str(EXAMPLE / "main.flow"), "-o", str(out),
-                        "--name", "support_app"], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "flow2py.cli",
+            "build",
+            str(EXAMPLE / "main.flow"),
+            "-o",
+            str(out),
+            "--name",
+            "support_app",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     return out
 
 
 def _support_bindings():
     b = rt.Bindings()
-    b.bind("planner.next", lambda ticket, notes: {"Ok": {"Search": "q"}} if not notes else
-           ({"Ok": {"Ask": "Which version?"}} if len(notes) == 1 else {"Ok": {"Done": "fixed"}}))
+    b.bind(
+        "planner.next",
+        lambda ticket, notes: (
+            {"Ok": {"Search": "q"}}
+            if not notes
+            else ({"Ok": {"Ask": "Which version?"}} if len(notes) == 1 else {"Ok": {"Done": "fixed"}})
+        ),
+    )
     b.bind("web.search", lambda q: rt.pending)
     b.bind("docs.search", lambda q: {"Ok": "docs hit"})
     b.bind("human.ask", lambda q: rt.pending)
@@ -53,14 +73,20 @@ def test_the_cli_resumes_a_run_a_host_application_started(built, tmp_path, monke
     pkg = importlib.import_module("support_app")
     try:
         db = str(tmp_path / "runs.db")
-        Host(db, bindings=_support_bindings()).start(pkg.PROGRAM, input={"ticket": "t"}, run_id="app-2",
-                                                     checkpoint_every=5)
+        Host(db, bindings=_support_bindings()).start(
+            pkg.PROGRAM, input={"ticket": "t"}, run_id="app-2", checkpoint_every=5
+        )
     finally:
         for name in [m for m in sys.modules if m == "support_app" or m.startswith("support_app.")]:
             del sys.modules[name]
-    r = subprocess.run([sys.executable, "-m", "flow2py.cli", "replay", "app-2", "--store", db],
-                       capture_output=True, text=True)
-    assert r.stdout.splitlines()[0].startswith("Incomplete: ")  # paused on human.ask: the CLI compiled the stored sources
+    r = subprocess.run(
+        [sys.executable, "-m", "flow2py.cli", "replay", "app-2", "--store", db],
+        capture_output=True,
+        text=True,
+    )
+    assert r.stdout.splitlines()[0].startswith(
+        "Incomplete: "
+    )  # paused on human.ask: the CLI compiled the stored sources
 
 
 def test_a_run_refuses_to_continue_on_another_program(tmp_path):

@@ -1,6 +1,7 @@
 """Host tokens only from the host (DESIGN.md: "only values the host itself issued"): a token a Tool
 implementation returns, or one the host issues in code, may be handed to runs of the store; any
 other token in input or a delivered reply is refused with its path, and nothing is recorded."""
+
 from __future__ import annotations
 
 import sqlite3
@@ -90,7 +91,8 @@ def test_a_forged_token_in_run_input_is_refused_and_no_store_is_created(cli):
     assert r.exit_code == 1
     assert r.stderr.strip().splitlines() == [
         "flow2py: --input: $.p: Page token 'never-issued' was not issued by this host "
-        "(a token comes from a Tool's reply or the host's Host.issue_token)"]
+        "(a token comes from a Tool's reply or the host's Host.issue_token)"
+    ]
     assert not (cli.d / "runs.db").exists()
 
 
@@ -130,7 +132,8 @@ def test_a_forged_token_in_a_resume_reply_is_refused_and_nothing_recorded(cli):
     assert r.exit_code == 1
     assert r.stderr.strip().splitlines() == [
         "flow2py: --reply root#2: $.Ok: Page token 'forged' was not issued by this host "
-        "(a token comes from a Tool's reply or the host's Host.issue_token); nothing was recorded"]
+        "(a token comes from a Tool's reply or the host's Host.issue_token); nothing was recorded"
+    ]
     assert cli.facts("h") == before
     assert [t for _, t, _, _ in _issued(cli)] == ["tab-h"]
     # a token the host did issue is admitted in a reply, and the run goes on with it
@@ -141,7 +144,8 @@ def test_a_forged_token_in_a_resume_reply_is_refused_and_nothing_recorded(cli):
 
 def test_a_host_application_issues_tokens_in_code_to_hand_a_run_a_primary_and_a_backup_model(tmp_path):
     (tmp_path / "models.flow").write_text(
-        "@tool pub type Model\n@tool pub flow chat(model: Model, prompt: Text) -> Result<Text, Text>\n")
+        "@tool pub type Model\n@tool pub flow chat(model: Model, prompt: Text) -> Result<Text, Text>\n"
+    )
     (tmp_path / "main.flow").write_text(
         'use "./models"\n\n'
         "pub flow main(primary: models.Model, backup: models.Model, prompt: Text) -> Text !tool =\n"
@@ -151,7 +155,8 @@ def test_a_host_application_issues_tokens_in_code_to_hand_a_run_a_primary_and_a_
         "            Ok(answer) => answer,\n"
         '            Err(_) => "no model answered",\n'
         "        },\n"
-        "    }\n")
+        "    }\n"
+    )
     program = fhost.compile_path(str(tmp_path / "main.flow")).program
     seen = []
 
@@ -164,17 +169,23 @@ def test_a_host_application_issues_tokens_in_code_to_hand_a_run_a_primary_and_a_
     bindings = rt.Bindings()
     bindings.bind("models.chat", chat)
     host = Host(str(tmp_path / "runs.db"), bindings=bindings)
-    with pytest.raises(Refused, match=r"--input: \$\.primary: Model token 'primary' was not issued by this host"):
-        host.start(program, input={"primary": {"$token": "primary"}, "backup": {"$token": "backup"},
-                                   "prompt": "Ann"})
+    with pytest.raises(
+        Refused, match=r"--input: \$\.primary: Model token 'primary' was not issued by this host"
+    ):
+        host.start(
+            program, input={"primary": {"$token": "primary"}, "backup": {"$token": "backup"}, "prompt": "Ann"}
+        )
     assert host.runs() == []
     primary = host.issue_token("models::Model", "primary")
     with pytest.raises(Refused, match=r"\$\.backup: Model token 'backup' was not issued"):
-        host.start(program, input={"primary": primary, "backup": rt.HostToken("models::Model", "backup"),
-                                   "prompt": "Ann"})
+        host.start(
+            program,
+            input={"primary": primary, "backup": rt.HostToken("models::Model", "backup"), "prompt": "Ann"},
+        )
     backup = host.issue_token("models::Model", "backup")
-    r = host.start(program, input={"primary": primary, "backup": {"$token": "backup"}, "prompt": "Ann"},
-                   run_id="m")
+    r = host.start(
+        program, input={"primary": primary, "backup": {"$token": "backup"}, "prompt": "Ann"}, run_id="m"
+    )
     assert (r.exit_code, r.text) == (0, '"backup says hi to Ann"')
     assert seen == ["primary", "backup"]
     assert host.store.host_records.token_issuer("models::Model", "backup") == (None, None)
@@ -201,7 +212,10 @@ def test_readers_of_a_store_made_before_the_token_record_write_nothing_and_a_wri
     assert "a  completed" in cli("runs").stdout
     assert cli("replay", "a").stdout == "Matched\n"
     assert cli("verify", "a").exit_code == 0
-    assert cli("history", "a").stdout.splitlines()[-1].split(maxsplit=2)[1:] == ["End", 'Completed("contents of tab-a")']
+    assert cli("history", "a").stdout.splitlines()[-1].split(maxsplit=2)[1:] == [
+        "End",
+        'Completed("contents of tab-a")',
+    ]
     assert not _has_token_table(cli)  # the readers opened it read-only
     r = _run(cli, "--entry", "go", "--input", '{"p": {"$token": "tab-a"}}', "--run-id", "b")
     assert r.exit_code == 1 and "was not issued by this host" in r.stderr
@@ -225,7 +239,9 @@ def test_a_read_only_open_of_a_store_made_before_the_token_record_sees_no_tokens
     assert not _has_token_table(cli)
 
 
-def test_a_store_made_before_the_token_record_in_a_file_sqlite_cannot_write_opens_for_reading(cli, monkeypatch):
+def test_a_store_made_before_the_token_record_in_a_file_sqlite_cannot_write_opens_for_reading(
+    cli, monkeypatch
+):
     """A plain open (the Python host API's) of a file the process cannot write. The tests run as
     root, whom chmod does not stop, so the file is opened the way SQLite opens a file it may not
     write: read-only (SQLITE_OPEN_READONLY, what `mode=ro` asks for), whatever the store asked."""
@@ -251,7 +267,9 @@ def test_issuing_a_token_twice_keeps_its_first_issuer(tmp_path):
     assert store.host_records.token_issuer("browser::Page", "t") is None
     store.host_records.issue_token("browser::Page", "t")
     store.host_records.issue_token("browser::Page", "t")
-    assert store.host_records.token_issued("browser::Page", "t") and not store.host_records.token_issued("browser::Tab", "t")
+    assert store.host_records.token_issued("browser::Page", "t") and not store.host_records.token_issued(
+        "browser::Tab", "t"
+    )
     with sqlite3.connect(tmp_path / "runs.db") as db:
         assert db.execute("SELECT count(*) FROM host_tokens").fetchone() == (1,)
     store.close()
@@ -269,5 +287,6 @@ def test_compiled_and_plain_admission_refuse_an_unissued_token_alike():
         with admitting(policy), pytest.raises(DecodeError) as e:
             f(value)
         assert str(e.value).startswith("$.Ok[1]: Page token 'forged' was not issued by this host")
-        assert f(value) == rt.Ok(rt.list_of([rt.HostToken("browser::Page", "known"),
-                                            rt.HostToken("browser::Page", "forged")]))  # no policy: as given
+        assert f(value) == rt.Ok(
+            rt.list_of([rt.HostToken("browser::Page", "known"), rt.HostToken("browser::Page", "forged")])
+        )  # no policy: as given

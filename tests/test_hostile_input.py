@@ -2,6 +2,7 @@
 nested thousands deep, numbers of thousands of digits, Decimals of a billion digits written out,
 lone surrogates, duplicate keys; through `run --input`, `resume --reply`, `fork --input` and the
 Python host API (docs/spec/data.md, "Bounds"). How fast each refusal is: bench/bench_input.py."""
+
 from __future__ import annotations
 
 import os
@@ -53,20 +54,41 @@ NOTE = '{"text": "a", "n": 1, "d": "1.5", "tags": {"k": 1}}'
 # name: (a JSON value for `List<Note>`, the path inside it, the refusal). The first three and the
 # last are refused while the text is parsed, the others when the value meets its type.
 HOSTILE = {
-    "nested 2,000 levels": ("[" * 2000 + "]" * 2000, "[0][0][0][0][0][0][0]...",
-                            "nested deeper than 128 arrays/objects"),
-    "nested 100,000 levels": ("[" * 100_000 + "]" * 100_000, "[0][0][0][0][0][0][0]...",
-                              "nested deeper than 128 arrays/objects"),
-    "an integer of 5,001 digits": (NOTE.replace('"n": 1', '"n": 1' + "0" * 5000).join("[]"), "[0].n",
-                                   "a number of 5001 digits; at most 4300 are admitted"),
-    "the Decimal text 1e999999999": (NOTE.replace('"1.5"', '"1e999999999"').join("[]"), "[0].d",
-                                     "a Decimal of 1000000000 digits written out; at most 4300 are admitted"),
-    "the JSON number 1e999999999": (NOTE.replace('"1.5"', "1e999999999").join("[]"), "[0].d",
-                                    "a Decimal of 1000000000 digits written out; at most 4300 are admitted"),
-    "a lone surrogate in a Text": (NOTE.replace('"a"', '"x\\ud800"').join("[]"), "[0].text",
-                                   "not Unicode text: a lone surrogate U+D800 at character 1"),
-    "a lone surrogate in a Dict key": (NOTE.replace('"k"', '"\\udc00"').join("[]"), '[0].tags.<key "\\udc00">',
-                                       "not Unicode text: a lone surrogate U+DC00 at character 0"),
+    "nested 2,000 levels": (
+        "[" * 2000 + "]" * 2000,
+        "[0][0][0][0][0][0][0]...",
+        "nested deeper than 128 arrays/objects",
+    ),
+    "nested 100,000 levels": (
+        "[" * 100_000 + "]" * 100_000,
+        "[0][0][0][0][0][0][0]...",
+        "nested deeper than 128 arrays/objects",
+    ),
+    "an integer of 5,001 digits": (
+        NOTE.replace('"n": 1', '"n": 1' + "0" * 5000).join("[]"),
+        "[0].n",
+        "a number of 5001 digits; at most 4300 are admitted",
+    ),
+    "the Decimal text 1e999999999": (
+        NOTE.replace('"1.5"', '"1e999999999"').join("[]"),
+        "[0].d",
+        "a Decimal of 1000000000 digits written out; at most 4300 are admitted",
+    ),
+    "the JSON number 1e999999999": (
+        NOTE.replace('"1.5"', "1e999999999").join("[]"),
+        "[0].d",
+        "a Decimal of 1000000000 digits written out; at most 4300 are admitted",
+    ),
+    "a lone surrogate in a Text": (
+        NOTE.replace('"a"', '"x\\ud800"').join("[]"),
+        "[0].text",
+        "not Unicode text: a lone surrogate U+D800 at character 1",
+    ),
+    "a lone surrogate in a Dict key": (
+        NOTE.replace('"k"', '"\\udc00"').join("[]"),
+        '[0].tags.<key "\\udc00">',
+        "not Unicode text: a lone surrogate U+DC00 at character 0",
+    ),
     "a duplicate key": (NOTE.replace('"n": 1', '"n": 1, "n": 2').join("[]"), "[0]", 'duplicate key "n"'),
 }
 TEXT_LEVEL = {"nested 2,000 levels", "nested 100,000 levels", "an integer of 5,001 digits", "a duplicate key"}
@@ -99,8 +121,20 @@ def refusal(r) -> list:
 def paused(prog):
     """A run with a checkpoint (checkpoint 1) and its `more` call open."""
     db = prog / "runs.db"
-    r = invoke("run", prog / "main.flow", "--input", '{"notes": [' + NOTE + '], "x": 1}', "--tools",
-               prog / "hostile_tools.py", "--store", db, "--run-id", "p", "--checkpoint-every", "1")
+    r = invoke(
+        "run",
+        prog / "main.flow",
+        "--input",
+        '{"notes": [' + NOTE + '], "x": 1}',
+        "--tools",
+        prog / "hostile_tools.py",
+        "--store",
+        db,
+        "--run-id",
+        "p",
+        "--checkpoint-every",
+        "1",
+    )
     assert r.exit_code == 3, r.output
     call = r.stdout.splitlines()[1].split()[0]
     return db, call
@@ -128,8 +162,16 @@ def test_hostile_reply_is_refused_in_one_line_and_nothing_is_appended(paused, pr
     db, call = paused
     notes, where, why = HOSTILE[case]
     before = _state(db)
-    r = invoke("resume", "p", "--reply", f'{call}={{"Ok": {notes}}}', "--tools", prog / "hostile_tools.py",
-               "--store", db)
+    r = invoke(
+        "resume",
+        "p",
+        "--reply",
+        f'{call}={{"Ok": {notes}}}',
+        "--tools",
+        prog / "hostile_tools.py",
+        "--store",
+        db,
+    )
     assert refusal(r) == ["flow2py: " + reply_refusal(call, case, f"$.Ok{where}", why)]
     assert _state(db) == before and before[0][1] == "paused"
     assert invoke("verify", "p", "--store", db).exit_code == 0
@@ -140,8 +182,18 @@ def test_hostile_fork_input_is_refused_in_one_line_and_no_run_is_made(paused, pr
     db, _ = paused
     notes, where, why = HOSTILE[case]
     before = _state(db)
-    r = invoke("fork", "p", "--checkpoint", "1", "--input", '{"notes": ' + notes + ', "x": 1, "round": 1}',
-               "--tools", prog / "hostile_tools.py", "--store", db)
+    r = invoke(
+        "fork",
+        "p",
+        "--checkpoint",
+        "1",
+        "--input",
+        '{"notes": ' + notes + ', "x": 1, "round": 1}',
+        "--tools",
+        prog / "hostile_tools.py",
+        "--store",
+        db,
+    )
     assert refusal(r) == [f"flow2py: --input: $.notes{where}: {why}"]
     assert _state(db) == before
 
@@ -169,27 +221,53 @@ def test_json_at_the_bounds_is_admitted_recorded_shown_and_replayed(tmp_path):
     (tmp_path / "chain.flow").write_text(CHAIN)
     db = tmp_path / "chain.db"
     links = 127  # the input object is the first level: 128 in all, the bound itself
-    r = invoke("run", tmp_path / "chain.flow", "--input", '{"c": ' + '{"Link": ' * links + '"End"' + "}" * links + "}",
-               "--store", db, "--run-id", "deep")
+    r = invoke(
+        "run",
+        tmp_path / "chain.flow",
+        "--input",
+        '{"c": ' + '{"Link": ' * links + '"End"' + "}" * links + "}",
+        "--store",
+        db,
+        "--run-id",
+        "deep",
+    )
     assert r.exit_code == 0, r.output
     assert r.stdout == "Link(" * links + "End" + ")" * links + "\n"
     assert invoke("replay", "deep", "--store", db).stdout == "Matched\n"
     assert invoke("history", "deep", "--store", db, "--format", "json").exit_code == 0
-    r = invoke("run", tmp_path / "chain.flow", "--input", '{"c": ' + '{"Link": ' * 128 + '"End"' + "}" * 128 + "}",
-               "--store", tmp_path / "no.db")
-    assert refusal(r) == ["flow2py: --input: $.c.Link.Link.Link.Link.Link.Link.Link...: nested deeper than 128 arrays/objects"]
+    r = invoke(
+        "run",
+        tmp_path / "chain.flow",
+        "--input",
+        '{"c": ' + '{"Link": ' * 128 + '"End"' + "}" * 128 + "}",
+        "--store",
+        tmp_path / "no.db",
+    )
+    assert refusal(r) == [
+        "flow2py: --input: $.c.Link.Link.Link.Link.Link.Link.Link...: nested deeper than 128 arrays/objects"
+    ]
 
 
 def test_numbers_at_the_bounds_brackets_in_strings_and_surrogate_pairs_are_admitted(prog):
     note = NOTE.replace('"n": 1', '"n": 1' + "0" * 4299).replace('"1.5"', '"1e4299"')  # 4,300 digits each
     text = NOTE.replace('"a"', '"' + "[{" * 5000 + '\\ud83d\\ude00"')  # an escaped pair: one code point
-    r = invoke("run", prog / "main.flow", "--input", '{"notes": [' + note + ", " + text + '], "x": 1}',
-               "--tools", prog / "hostile_tools.py", "--store", prog / "ok.db", "--run-id", "ok")
+    r = invoke(
+        "run",
+        prog / "main.flow",
+        "--input",
+        '{"notes": [' + note + ", " + text + '], "x": 1}',
+        "--tools",
+        prog / "hostile_tools.py",
+        "--store",
+        prog / "ok.db",
+        "--run-id",
+        "ok",
+    )
     assert r.exit_code == 3, r.output  # admitted: the run pauses on `more`
     start = invoke("history", "ok", "--store", prog / "ok.db").stdout.splitlines()[0]
     # a Decimal without a fraction is written as the std call that makes it (data.md "Text")
     assert "n: 1" + "0" * 4299 + "," in start and "d: decimal.from_int(1" + "0" * 4299 + ")," in start
-    assert 'text: "' + "[{" * 5000 + '\U0001F600"' in start
+    assert 'text: "' + "[{" * 5000 + '\U0001f600"' in start
 
 
 # ---- the Python host API: values, not text --------------------------------------------------------
@@ -216,20 +294,42 @@ def _note(**change):
 
 # name: (a Python value for `notes`, the path, the refusal)
 HOSTILE_VALUES = {
-    "a list nested 100,000 deep": (_deep_list(100_000), "$.notes[0]", "expected Note, got " + "[" * 57 + "..."),
+    "a list nested 100,000 deep": (
+        _deep_list(100_000),
+        "$.notes[0]",
+        "expected Note, got " + "[" * 57 + "...",
+    ),
     "a list that contains itself": (_cycle(), "$.notes[0]", "expected Note, got " + "[" * 57 + "..."),
-    "an int of 5,001 digits": ([_note(n=10 ** 5000)], "$.notes[0].n",
-                               "an integer of more than 4300 digits is not admitted"),
-    "the Decimal 1e999999999": ([_note(d=Decimal("1e999999999"))], "$.notes[0].d",
-                                "a Decimal of 1000000000 digits written out; at most 4300 are admitted"),
-    "the text 1e999999999 as a Decimal": ([_note(d="1e999999999")], "$.notes[0].d",
-                                          "a Decimal of 1000000000 digits written out; at most 4300 are admitted"),
-    "the Decimal 1e-999999999": ([_note(d=Decimal("1e-999999999"))], "$.notes[0].d",
-                                 "a Decimal of 1000000000 digits written out; at most 4300 are admitted"),
-    "a lone surrogate in a Text": ([_note(text="\ud800")], "$.notes[0].text",
-                                   "not Unicode text: a lone surrogate U+D800 at character 0"),
-    "a lone surrogate in a Dict key": ([_note(tags={"\udfff": 1})], '$.notes[0].tags.<key "\\udfff">',
-                                       "not Unicode text: a lone surrogate U+DFFF at character 0"),
+    "an int of 5,001 digits": (
+        [_note(n=10**5000)],
+        "$.notes[0].n",
+        "an integer of more than 4300 digits is not admitted",
+    ),
+    "the Decimal 1e999999999": (
+        [_note(d=Decimal("1e999999999"))],
+        "$.notes[0].d",
+        "a Decimal of 1000000000 digits written out; at most 4300 are admitted",
+    ),
+    "the text 1e999999999 as a Decimal": (
+        [_note(d="1e999999999")],
+        "$.notes[0].d",
+        "a Decimal of 1000000000 digits written out; at most 4300 are admitted",
+    ),
+    "the Decimal 1e-999999999": (
+        [_note(d=Decimal("1e-999999999"))],
+        "$.notes[0].d",
+        "a Decimal of 1000000000 digits written out; at most 4300 are admitted",
+    ),
+    "a lone surrogate in a Text": (
+        [_note(text="\ud800")],
+        "$.notes[0].text",
+        "not Unicode text: a lone surrogate U+D800 at character 0",
+    ),
+    "a lone surrogate in a Dict key": (
+        [_note(tags={"\udfff": 1})],
+        '$.notes[0].tags.<key "\\udfff">',
+        "not Unicode text: a lone surrogate U+DFFF at character 0",
+    ),
 }
 
 
@@ -253,6 +353,8 @@ def test_host_api_refuses_a_hostile_reply_and_appends_nothing(paused, prog, case
     before = _state(db)
     with pytest.raises(Refused) as e:
         host.resume(loaded.program, "p", replies={call: {"Ok": value}})
-    assert str(e.value) == (f"--reply {call}: the reply does not fit hostilefeed.more's result: "
-                            f"{where.replace('$.notes', '$.Ok')}: {why}")
+    assert str(e.value) == (
+        f"--reply {call}: the reply does not fit hostilefeed.more's result: "
+        f"{where.replace('$.notes', '$.Ok')}: {why}"
+    )
     assert _state(db) == before

@@ -3,6 +3,7 @@
 The graph is static (tests/import_graph.py) and counts every import, a lazy one in a function
 body too, so a lazy import that only hides a cycle from Python's import order is a cycle here.
 """
+
 from __future__ import annotations
 
 from import_graph import cycles, graph, imports_of
@@ -25,11 +26,17 @@ def test_a_chain_and_a_diamond_are_not_cycles():
 
 def test_a_lazy_import_that_closes_a_circle_counts(tmp_path):
     host = tmp_path / "host.py"
-    host.write_text("from flow2py import pipeline\n\ndef run_tests():\n"
-                    "    from flow2py.testing import run_file\n    return run_file\n", encoding="utf-8")
+    host.write_text(
+        "from flow2py import pipeline\n\ndef run_tests():\n"
+        "    from flow2py.testing import run_file\n    return run_file\n",
+        encoding="utf-8",
+    )
     testing = tmp_path / "testing.py"
     testing.write_text("from flow2py.host import compile_path\n", encoding="utf-8")
-    g = {"flow2py.host": imports_of(host, "flow2py.host"), "flow2py.testing": imports_of(testing, "flow2py.testing")}
+    g = {
+        "flow2py.host": imports_of(host, "flow2py.host"),
+        "flow2py.testing": imports_of(testing, "flow2py.testing"),
+    }
     assert g["flow2py.host"] == {"flow2py.pipeline", "flow2py.testing"}
     assert cycles(g) == ["flow2py.host -> flow2py.testing -> flow2py.host"]
 

@@ -4,6 +4,7 @@ read, replay and resume check the chain over every fact they use (replies carrie
 checkpoint included), verify says which facts it checked and which it took on trust, and archive
 stops at a checkpoint and never removes a fact a resume still reads. Each test tampers with the
 SQLite store directly, as a hostile holder of the store would."""
+
 from __future__ import annotations
 
 import pytest
@@ -87,7 +88,7 @@ flow pump(pending: task.Task<Msg>, round: Int, limit: Int) -> Text !tool = match
     Err(_) => "step failed",
 }
 """
-AWAIT = PUMP.replace("END", "match task.await(pending) { Received(Ok(m)) => m, Received(Err(_)) => \"none\" }")
+AWAIT = PUMP.replace("END", 'match task.await(pending) { Received(Ok(m)) => m, Received(Err(_)) => "none" }')
 STOP = PUMP.replace("END", '"done"')
 
 
@@ -131,10 +132,14 @@ def test_a_changed_blob_is_refused_by_verify_replay_history_and_resume_naming_fa
     reply = next(n for n, f in facts.items() if f["kind"] == "Reply")
     digest = facts[reply]["values"][0]
     with cli.db() as db:
-        assert db.execute("SELECT count(*) FROM blobs WHERE hash=?", (bytes.fromhex(digest),)).fetchone()[0] == 1
+        assert (
+            db.execute("SELECT count(*) FROM blobs WHERE hash=?", (bytes.fromhex(digest),)).fetchone()[0] == 1
+        )
         # same length, one byte changed: nothing but the content hash can tell
-        db.execute("UPDATE blobs SET data = CAST(replace(CAST(data AS TEXT), 'xxxx', 'xxyx') AS BLOB) "
-                   "WHERE hash=?", (bytes.fromhex(digest),))
+        db.execute(
+            "UPDATE blobs SET data = CAST(replace(CAST(data AS TEXT), 'xxxx', 'xxyx') AS BLOB) WHERE hash=?",
+            (bytes.fromhex(digest),),
+        )
     named = f"fact {reply} refers to blob {digest}"
     r = cli("verify", "a", "--head", head)
     assert r.exit_code == 6 and r.stdout.startswith("broken: ") and named in r.stdout, r.stdout
@@ -157,17 +162,28 @@ def test_a_lost_blob_breaks_verify_and_is_never_served_as_a_value(tmp_path):
     with cli.db() as db:
         db.execute("DELETE FROM blobs WHERE hash=?", (bytes.fromhex(digest),))
     r = cli("verify", "a")
-    assert r.exit_code == 6 and f"fact {reply} refers to blob {digest}, which the store does not hold" in r.stdout
+    assert (
+        r.exit_code == 6
+        and f"fact {reply} refers to blob {digest}, which the store does not hold" in r.stdout
+    )
     r = cli("replay", "a")  # the value reads as a hole: the verdict says so rather than invent one
     assert r.exit_code == 3 and r.stdout.startswith("Incomplete:") and "hole" in r.stdout, r.stdout
 
 
-@pytest.mark.parametrize("damage, says", [
-    ("UPDATE sources SET text = text || ' ' WHERE hash=(SELECT hash FROM run_sources WHERE run='a' "
-     "AND module='main')", "was changed: its stored text does not hash to it"),
-    ("DELETE FROM sources WHERE hash=(SELECT hash FROM run_sources WHERE run='a' AND module='main')",
-     "is missing from the store"),
-])
+@pytest.mark.parametrize(
+    "damage, says",
+    [
+        (
+            "UPDATE sources SET text = text || ' ' WHERE hash=(SELECT hash FROM run_sources WHERE run='a' "
+            "AND module='main')",
+            "was changed: its stored text does not hash to it",
+        ),
+        (
+            "DELETE FROM sources WHERE hash=(SELECT hash FROM run_sources WHERE run='a' AND module='main')",
+            "is missing from the store",
+        ),
+    ],
+)
 def test_a_changed_or_missing_module_source_is_refused_naming_module_and_hash(tmp_path, damage, says):
     cli = _cli(tmp_path, LOOP)
     assert cli.run("a", '{"n": 2}').exit_code == 0
@@ -204,8 +220,9 @@ def test_a_carried_reply_rewritten_with_its_own_hash_breaks_the_chain_at_the_nex
     with cli.db() as db:
         prev = db.execute("SELECT hash FROM facts WHERE run='a' AND n=?", (read - 1,)).fetchone()[0]
         forged = T.encode_fact(Reply("root/1#1", Ok("forged"))).data
-        db.execute("UPDATE facts SET data=?, hash=? WHERE run='a' AND n=?",
-                   (forged, T.fact_hash(prev, forged), read))
+        db.execute(
+            "UPDATE facts SET data=?, hash=? WHERE run='a' AND n=?", (forged, T.fact_hash(prev, forged), read)
+        )
     r = cli.resume("a", "--reply", 'c2:root#1={"Ok": 9}')
     assert r.exit_code == 1 and f"fact {read + 1} was changed, removed or moved" in r.stderr, r.stderr
     assert cli("replay", "a").exit_code == 1
@@ -229,8 +246,10 @@ def test_fork_refuses_a_checkpoint_whose_chain_to_the_head_is_broken(tmp_path):
     first_cp = min(n for n, f in facts.items() if f["kind"] == "Checkpoint")
     late = max(n for n, f in facts.items() if f["kind"] == "Reply")
     with cli.db() as db:
-        db.execute("UPDATE facts SET data=(SELECT data FROM facts WHERE run='a' AND n=?) WHERE run='a' AND n=?",
-                   (late - 2, late))
+        db.execute(
+            "UPDATE facts SET data=(SELECT data FROM facts WHERE run='a' AND n=?) WHERE run='a' AND n=?",
+            (late - 2, late),
+        )
     r = cli("fork", "a", "--checkpoint", 1, "--tools", cli.d / "tools.py", "--run-id", "f")
     assert r.exit_code == 1 and f"fact {late} was changed" in r.stderr, r.stdout + r.stderr
     assert first_cp < late and "f " not in cli("runs").stdout  # no fork recorded
@@ -246,12 +265,16 @@ def test_verify_names_the_facts_it_checked_and_those_it_took_on_trust(tmp_path):
     last, head = max(facts), facts[max(facts)]["hash"]
     cps = [n for n, f in facts.items() if f["kind"] == "Checkpoint"]
     r = cli("verify", "a")
-    assert r.exit_code == 0 and r.stdout.startswith(f"intact: facts 1-{last} checked against the chain from Start;")
+    assert r.exit_code == 0 and r.stdout.startswith(
+        f"intact: facts 1-{last} checked against the chain from Start;"
+    )
     assert r.stdout.strip().endswith(f"head {head}")
     assert cli("archive", "a").exit_code == 0
     r = cli("verify", "a")
-    assert f"facts 1-{last} checked against the chain from Start (facts 2-{cps[-1] - 1} read from the archive table)" \
+    assert (
+        f"facts 1-{last} checked against the chain from Start (facts 2-{cps[-1] - 1} read from the archive table)"
         in r.stdout
+    )
     r = cli("archive", "a", "--delete")
     assert r.exit_code == 0 and r.stdout.startswith(f"deleted facts 2-{cps[-1] - 1} of run a"), r.stdout
     k = cps[-1] - 1
@@ -261,7 +284,8 @@ def test_verify_names_the_facts_it_checked_and_those_it_took_on_trust(tmp_path):
     assert r.exit_code == 0 and r.stdout == (
         f"intact: fact 1 (Start) checked from the zero hash and facts {k + 1}-{last} against the chain from the "
         f"kept hash of fact {k}; facts 2-{k} were archived and deleted: taken on trust from that kept hash; "
-        f"{modules} module sources and 0 blobs match their content hashes; head {head}\n"), r.stdout
+        f"{modules} module sources and 0 blobs match their content hashes; head {head}\n"
+    ), r.stdout
     assert cli("replay", "a").stdout.startswith("Matched")
 
 
@@ -281,24 +305,43 @@ def test_deleting_facts_of_a_run_without_checkpoint_and_setting_the_marker_is_a_
     assert r.exit_code == 1 and says in r.stderr, r.stdout + r.stderr
 
 
-@pytest.mark.parametrize("damage, says", [
-    # facts 2-5 all held, but the marker does not end just before a Checkpoint (fact 6 is a Reply)
-    ("UPDATE runs SET archived_through=5, archived_hash=(SELECT hash FROM facts WHERE run='a' AND n=5) "
-     "WHERE id='a'", "the archive marker ends at fact 5, but fact 6 is a Reply, not a Checkpoint"),
-    ("UPDATE runs SET archived_through=3, archived_hash=zeroblob(32) WHERE id='a'",
-     "the kept hash of fact 3 (the archive marker) does not match the chain"),
-    ("UPDATE runs SET latest_checkpoint=10 WHERE id='a'",
-     "the run's latest-checkpoint marker names fact 10, but its latest Checkpoint is fact 13"),
-    ("UPDATE runs SET entry='work' WHERE id='a'",
-     "the run's record names entry 'work', but its Start (fact 1) names 'main'"),
-    ("UPDATE facts SET kind=2 WHERE run='a' AND n=3", "fact 3 is a Reply, but the store's index lists it as kind 2"),
-])
+@pytest.mark.parametrize(
+    "damage, says",
+    [
+        # facts 2-5 all held, but the marker does not end just before a Checkpoint (fact 6 is a Reply)
+        (
+            "UPDATE runs SET archived_through=5, archived_hash=(SELECT hash FROM facts WHERE run='a' AND n=5) "
+            "WHERE id='a'",
+            "the archive marker ends at fact 5, but fact 6 is a Reply, not a Checkpoint",
+        ),
+        (
+            "UPDATE runs SET archived_through=3, archived_hash=zeroblob(32) WHERE id='a'",
+            "the kept hash of fact 3 (the archive marker) does not match the chain",
+        ),
+        (
+            "UPDATE runs SET latest_checkpoint=10 WHERE id='a'",
+            "the run's latest-checkpoint marker names fact 10, but its latest Checkpoint is fact 13",
+        ),
+        (
+            "UPDATE runs SET entry='work' WHERE id='a'",
+            "the run's record names entry 'work', but its Start (fact 1) names 'main'",
+        ),
+        (
+            "UPDATE facts SET kind=2 WHERE run='a' AND n=3",
+            "fact 3 is a Reply, but the store's index lists it as kind 2",
+        ),
+    ],
+)
 def test_verify_refuses_a_store_record_that_disagrees_with_the_chain(tmp_path, damage, says):
     cli = _cli(tmp_path, LOOP)
     assert cli.run("a", '{"n": 4}', "--checkpoint-every", "1").exit_code == 0
     kinds = {n: f["kind"] for n, f in _facts(cli).items()}
-    assert (kinds[3], kinds[4], kinds[6], max(n for n, k in kinds.items() if k == "Checkpoint")) == \
-        ("Reply", "Checkpoint", "Reply", 13)
+    assert (kinds[3], kinds[4], kinds[6], max(n for n, k in kinds.items() if k == "Checkpoint")) == (
+        "Reply",
+        "Checkpoint",
+        "Reply",
+        13,
+    )
     with cli.db() as db:
         db.execute(damage)
     r = cli("verify", "a")
@@ -309,7 +352,9 @@ def test_archive_refuses_a_broken_history_and_moves_nothing(tmp_path):
     cli = _cli(tmp_path, LOOP)
     assert cli.run("a", '{"n": 4}', "--checkpoint-every", "1").exit_code == 0
     with cli.db() as db:
-        db.execute("UPDATE facts SET data=(SELECT data FROM facts WHERE run='a' AND n=5) WHERE run='a' AND n=3")
+        db.execute(
+            "UPDATE facts SET data=(SELECT data FROM facts WHERE run='a' AND n=5) WHERE run='a' AND n=3"
+        )
     before = _hot(cli)
     r = cli("archive", "a", "--delete")
     assert r.exit_code == 1 and "fact 3 was changed" in r.stderr and "refusing to archive" in r.stderr
@@ -323,7 +368,10 @@ def test_a_stop_of_a_task_answered_before_the_checkpoint_survives_deleting_the_a
     cli, read, latest = _pump(tmp_path, STOP)
     first_cp = min(n for n, f in _facts(cli).items() if f["kind"] == "Checkpoint")
     r = cli("archive", "a", "--delete")
-    assert r.exit_code == 0 and f"up to its checkpoint at fact {first_cp}, not its latest (fact {latest})" in r.stdout
+    assert (
+        r.exit_code == 0
+        and f"up to its checkpoint at fact {first_cp}, not its latest (fact {latest})" in r.stdout
+    )
     assert f"carries the reply to root/1#1 (fact {read})" in r.stdout
     assert read in _hot(cli) and 2 not in _hot(cli)
     r = cli.resume("a", "--reply", 'c2:root#1={"Ok": 9}')
@@ -332,7 +380,9 @@ def test_a_stop_of_a_task_answered_before_the_checkpoint_survives_deleting_the_a
     assert [(s["task"], s["found"]) for s in stop] == [("root/1", "finished")]
     assert cli("replay", "a").stdout.strip() == "Matched"
     r = cli("verify", "a")
-    assert r.exit_code == 0 and f"facts 2-{first_cp - 1} were archived and deleted: taken on trust" in r.stdout
+    assert (
+        r.exit_code == 0 and f"facts 2-{first_cp - 1} were archived and deleted: taken on trust" in r.stdout
+    )
 
 
 def test_a_carried_reply_deleted_with_the_archive_is_a_broken_history_not_a_divergence(tmp_path):
@@ -392,9 +442,11 @@ def test_the_call_of_a_parked_task_shown_after_a_checkpoint_is_checked_against_t
     call = next(n for n, f in facts.items() if f["kind"] == "Call" and f["id"] == "root/1#1")
     assert call < max(n for n, f in facts.items() if f["kind"] == "Checkpoint")
     from flowrt.data.facts import Call
-    forged = T.encode_fact(Call("root/1#1", "svc.big", "svc::big", (10 ** 6,))).data
+
+    forged = T.encode_fact(Call("root/1#1", "svc.big", "svc::big", (10**6,))).data
     with cli.db() as db:
         db.execute("UPDATE facts SET data=? WHERE run='a' AND n=?", (forged, call))
     r = cli.resume("a", "--reply", 'c2:root#1={"Ok": 1}', tools="pending_read.py")
-    assert r.exit_code == 1 and f"fact {call} was changed" in r.stderr and "svc.big" not in r.stdout, \
+    assert r.exit_code == 1 and f"fact {call} was changed" in r.stderr and "svc.big" not in r.stdout, (
         r.stdout + r.stderr
+    )

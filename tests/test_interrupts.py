@@ -1,5 +1,6 @@
 """Interruptions halt a run, never fault it or leave it looking paused: Ctrl-C delivered to a real
 `flow2py` process, a Tool calling sys.exit, quitting pdb (docs/spec/execution.md "Interruptions")."""
+
 from __future__ import annotations
 
 import os
@@ -50,8 +51,12 @@ def _interrupted(d, *command, parked=None):
     slow.marker) and the call `parked` is parked, send SIGINT; (exit code, stdout, stderr)."""
     (d / "block.flag").write_text(HOLD)
     p = flow2py_process(d, *command, "--tools", "tools.py", "--store", "runs.db")
-    wait_for(lambda: ((d / "slow.marker").exists() and (parked is None or _parked(d, parked)))
-             or p.poll() is not None, what="the slow call to run")
+    wait_for(
+        lambda: (
+            ((d / "slow.marker").exists() and (parked is None or _parked(d, parked))) or p.poll() is not None
+        ),
+        what="the slow call to run",
+    )
     assert p.poll() is None, p.communicate()
     os.kill(p.pid, signal.SIGINT)
     out, err = p.communicate(timeout=60)
@@ -70,8 +75,9 @@ def test_ctrl_c_during_an_inline_tool_call_halts_the_run_and_says_how_to_resume(
     assert code == 130, out + err
     assert "Aborted!" not in out + err and "Traceback" not in out + err
     lines = out.splitlines()
-    assert lines[0] == ("halted: run i1: interrupted (Ctrl-C) while svc.slow (root#1) was running; "
-                        "no End is recorded")
+    assert lines[0] == (
+        "halted: run i1: interrupted (Ctrl-C) while svc.slow (root#1) was running; no End is recorded"
+    )
     assert lines[1].startswith('  root#1  svc.slow("why!")  (cut: a resume records Err(Unknown(')
     assert lines[2] == "to continue it: flow2py resume i1 --tools tools.py --store runs.db"
     cli = Cli(d)
@@ -108,10 +114,14 @@ def test_ctrl_c_during_resume_halts_it_too(tmp_path):
     assert cli.run("i3", '{"q": "why"}').exit_code == 3  # waits on the question (pending)
     code, out, err = _interrupted(d, "resume", "i3", "--reply", 'root#1={"Ok": "a"}')
     assert code == 130, out + err
-    assert out.splitlines()[0] == ("halted: run i3: interrupted (Ctrl-C) while svc.slow (root#2) was "
-                                   "running; no End is recorded")
+    assert out.splitlines()[0] == (
+        "halted: run i3: interrupted (Ctrl-C) while svc.slow (root#2) was running; no End is recorded"
+    )
     assert out.splitlines()[-1] == "to continue it: flow2py resume i3 --tools tools.py --store runs.db"
-    assert [(f["kind"], f.get("id")) for f in cli.facts("i3")][-2:] == [("Reply", "root#1"), ("Call", "root#2")]
+    assert [(f["kind"], f.get("id")) for f in cli.facts("i3")][-2:] == [
+        ("Reply", "root#1"),
+        ("Call", "root#2"),
+    ]
     r = cli.resume("i3")
     assert r.exit_code == 0 and r.stdout.strip() == '"error"', r.output + r.stderr
 
@@ -119,15 +129,19 @@ def test_ctrl_c_during_resume_halts_it_too(tmp_path):
 @pytest.mark.parametrize("where", ["inline", "worker"])
 def test_a_tool_calling_sys_exit_halts_the_run_not_pauses_it(tmp_path, where):
     d = project(tmp_path, ONE_SLOW if where == "inline" else CRASH)
-    tools = (d / "tools.py").read_text().replace(
-        '    _count("slow")\n', '    _count("slow")\n    raise SystemExit(3)\n')
+    tools = (
+        (d / "tools.py")
+        .read_text()
+        .replace('    _count("slow")\n', '    _count("slow")\n    raise SystemExit(3)\n')
+    )
     (d / "tools.py").write_text(tools)
     cli = Cli(d)
     r = cli.run("e", '{"q": "why"}')
     assert r.exit_code == 130, r.output + r.stderr
     arg = '"why!"' if where == "inline" else '"why"'
-    assert r.stdout.splitlines()[0] == ("halted: run e: the implementation of svc.slow (root#1) "
-                                        "called sys.exit(3); no End is recorded")
+    assert r.stdout.splitlines()[0] == (
+        "halted: run e: the implementation of svc.slow (root#1) called sys.exit(3); no End is recorded"
+    )
     assert f"  root#1  svc.slow({arg})  (cut: " in r.stdout
     assert "to continue it: flow2py resume e" in r.stdout
     kinds = [f["kind"] for f in cli.facts("e")]
@@ -137,13 +151,33 @@ def test_a_tool_calling_sys_exit_halts_the_run_not_pauses_it(tmp_path, where):
 
 def test_quitting_pdb_in_a_tool_halts_the_run_and_records_no_fault(tmp_path):
     d = project(tmp_path, ONE_SLOW)
-    tools = (d / "tools.py").read_text().replace(
-        '    _count("slow")\n', '    _count("slow")\n    breakpoint()\n')
+    tools = (
+        (d / "tools.py").read_text().replace('    _count("slow")\n', '    _count("slow")\n    breakpoint()\n')
+    )
     (d / "tools.py").write_text(tools)
-    p = subprocess.run([sys.executable, "-m", "flow2py.cli", "run", "main.flow", "--input", '{"q": "a"}',
-                        "--tools", "tools.py", "--store", "runs.db", "--run-id", "q1"],
-                       cwd=d, input="q\n", capture_output=True, text=True, timeout=60,
-                       env={**os.environ, "PYTHONBREAKPOINT": "pdb.set_trace"})
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "flow2py.cli",
+            "run",
+            "main.flow",
+            "--input",
+            '{"q": "a"}',
+            "--tools",
+            "tools.py",
+            "--store",
+            "runs.db",
+            "--run-id",
+            "q1",
+        ],
+        cwd=d,
+        input="q\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONBREAKPOINT": "pdb.set_trace"},
+    )
     assert p.returncode == 130, p.stdout + p.stderr
     assert "halted: run q1: the debugger was quit (BdbQuit) in svc.slow (root#1)" in p.stdout
     cli = Cli(d)
@@ -155,9 +189,30 @@ def test_quitting_pdb_in_generated_code_halts_the_run_instead_of_faulting_it(tmp
     flow = d / "main.flow"
     # generated code carries the Flow file and lines: a breakpoint on the `match` line stops there
     commands = f"b {flow}:5\nc\nq\n"
-    p = subprocess.run([sys.executable, "-m", "pdb", "-m", "flow2py.cli", "run", "main.flow", "--input",
-                        '{"q": "a"}', "--tools", "tools.py", "--store", "runs.db", "--run-id", "q2"],
-                       cwd=d, input=commands, capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pdb",
+            "-m",
+            "flow2py.cli",
+            "run",
+            "main.flow",
+            "--input",
+            '{"q": "a"}',
+            "--tools",
+            "tools.py",
+            "--store",
+            "runs.db",
+            "--run-id",
+            "q2",
+        ],
+        cwd=d,
+        input=commands,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert f"{flow}(5)main()" in p.stdout, p.stdout + p.stderr
     assert "halted: run q2: the debugger was quit (BdbQuit); no End is recorded" in p.stdout
     assert "Exit status: 130" in p.stdout  # pdb reports the program's exit code
@@ -173,9 +228,16 @@ def test_a_fork_whose_tool_calls_sys_exit_is_halted_and_its_parent_untouched(tmp
     cli = Cli(d)
     assert cli.run("l", '{"ticket": "t"}', "--checkpoint-every", "1").exit_code == 3
     parent = cli.facts("l")
-    tools = (d / "tools.py").read_text().replace(
-        '    _count("step")\n', '    _count("step")\n    if os.path.exists(os.path.join(HERE, "exit.flag")):\n'
-                               '        sys.exit(3)\n').replace("import os, time", "import os, sys, time")
+    tools = (
+        (d / "tools.py")
+        .read_text()
+        .replace(
+            '    _count("step")\n',
+            '    _count("step")\n    if os.path.exists(os.path.join(HERE, "exit.flag")):\n'
+            "        sys.exit(3)\n",
+        )
+        .replace("import os, time", "import os, sys, time")
+    )
     (d / "tools.py").write_text(tools)
     (d / "exit.flag").write_text("")
     r = cli("fork", "l", "--checkpoint", 1, "--tools", d / "tools.py", "--run-id", "f")
@@ -190,6 +252,7 @@ def test_a_fork_whose_tool_calls_sys_exit_is_halted_and_its_parent_untouched(tmp
 
 
 # ---- the driver: an interruption is an outcome, RunHalted, with nothing recorded for it ------------
+
 
 def _halting_program():
     import flowrt as rt
@@ -213,8 +276,9 @@ def test_an_interruption_in_a_tool_is_run_halted_with_the_call_open_and_no_fact_
         raise exc
 
     rec = rt.MemoryRecorder()
-    out = rt.start_run(_halting_program(), (1,), rt.DriveOptions(recorder=rec, bindings=echo_bindings(slow),
-                                                                 inline=inline))
+    out = rt.start_run(
+        _halting_program(), (1,), rt.DriveOptions(recorder=rec, bindings=echo_bindings(slow), inline=inline)
+    )
     assert type(out) is rt.RunHalted and out.exit_code == 130
     assert out.open == (rt.OpenCall("root#2", "t.slow"),) and out.open[0].args == (1,)
     assert out.cause is exc

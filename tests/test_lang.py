@@ -1,4 +1,5 @@
 """std's @lang bodies (flowrt.data.lang): pure versions and the generator (`__tool`) versions."""
+
 import re
 from decimal import Decimal
 from pathlib import Path
@@ -25,17 +26,21 @@ def run(gen):
 
 def effectful(f):
     """An effectful function value: a generator function computing f."""
+
     def g(*args):
         return f(*args)
         yield  # unreachable: its presence makes g a generator function
+
     return g
 
 
 def test_every_std_lang_function_has_a_body_except_tasks():
     names = set()
     for f in STD.glob("*.flow"):
-        names.update(m.group(1) + "_" + m.group(2)
-                     for m in re.finditer(r'@lang\("([a-z_]+)\.([a-z_]+)"', f.read_text()))
+        names.update(
+            m.group(1) + "_" + m.group(2)
+            for m in re.finditer(r'@lang\("([a-z_]+)\.([a-z_]+)"', f.read_text())
+        )
     assert names, "std/*.flow declares @lang functions"
     missing = sorted(n for n in names if not n.startswith("task_") and not hasattr(L, n))
     assert missing == []
@@ -63,7 +68,12 @@ def test_list_callbacks_pure_and_effectful_agree():
     cases = [
         (L.list_map, L.list_map__tool, (lambda x: x * 10,), list_of([10, 20, 30, 40])),
         (L.list_filter, L.list_filter__tool, (lambda x: x % 2 == 0,), list_of([2, 4])),
-        (L.list_flat_map, L.list_flat_map__tool, (lambda x: list_of([x, x]),), list_of([1, 1, 2, 2, 3, 3, 4, 4])),
+        (
+            L.list_flat_map,
+            L.list_flat_map__tool,
+            (lambda x: list_of([x, x]),),
+            list_of([1, 1, 2, 2, 3, 3, 4, 4]),
+        ),
         (L.list_find, L.list_find__tool, (lambda x: x > 2,), Some(3)),
         (L.list_sort_by, L.list_sort_by__tool, (lambda x: -x,), list_of([4, 3, 2, 1])),
         (L.list_each, L.list_each__tool, (lambda x: None,), None),
@@ -117,7 +127,10 @@ def test_int_and_decimal():
         L.decimal_div(Decimal(1), Decimal(0))
     assert L.decimal_parse("1.50") == Some(Decimal("1.50")) and L.decimal_parse("1e3") is NONE
     assert L.decimal_floor(Decimal("-1.5")) == -2 and L.decimal_to_text(Decimal("1E-3")) == "0.001"
-    assert str(L.decimal_round(Decimal("2.345"), 2)) == "2.34" and str(L.decimal_round(Decimal("2.355"), 2)) == "2.36"
+    assert (
+        str(L.decimal_round(Decimal("2.345"), 2)) == "2.34"
+        and str(L.decimal_round(Decimal("2.355"), 2)) == "2.36"
+    )
     assert L.decimal_neg(Decimal("1.5")) == Decimal("-1.5")
 
 
@@ -126,7 +139,9 @@ def test_bytes_bool_data():
     assert L.bytes_to_text(b"\xff") is NONE and L.bytes_to_text(b"ok") == Some("ok")
     assert L.bytes_to_hex(b"\x0a\xff") == "0aff" and L.bytes_slice(b"abc", 1, 9) == b"bc"
     assert L.bool_and(True, False) is False and L.bool_not(False) is True
-    assert L.data_compare(Some(1), rt.NONE) == 1 and L.data_compare(1, 1) == 0 and L.data_compare("a", "b") == -1
+    assert (
+        L.data_compare(Some(1), rt.NONE) == 1 and L.data_compare(1, 1) == 0 and L.data_compare("a", "b") == -1
+    )
     assert L.data_to_text(list_of(["a"])) == '["a"]' and L.data_lt(list_of([1]), list_of([1, 0]))
 
 
@@ -135,12 +150,16 @@ def test_dict_and_set():
     assert L.dict_get(d, "a") == Some(1) and L.dict_get(d, "z") is NONE
     assert L.dict_keys(d) == list_of(["a", "b"]) and L.dict_values(d) == list_of([1, 2])
     assert L.dict_to_list(d) == list_of([("a", 1), ("b", 2)])
-    assert L.dict_insert(d, "c", 3) != d and L.dict_size(d) == 2 and L.dict_remove(d, "a") == dict_of({"b": 2})
+    assert (
+        L.dict_insert(d, "c", 3) != d and L.dict_size(d) == 2 and L.dict_remove(d, "a") == dict_of({"b": 2})
+    )
     assert L.dict_from_list(list_of([(1, "x"), (1, "y")])) == dict_of({1: "y"})
     assert L.dict_contains(d, "a") and L.dict_empty() == rt.EMPTY_DICT
     s = set_of([2, 1])
     assert L.set_to_list(s) == list_of([1, 2]) and L.set_insert(s, 3) == set_of([1, 2, 3])
-    assert L.set_union(s, set_of([5])) == set_of([1, 2, 5]) and L.set_intersection(s, set_of([2, 9])) == set_of([2])
+    assert L.set_union(s, set_of([5])) == set_of([1, 2, 5]) and L.set_intersection(
+        s, set_of([2, 9])
+    ) == set_of([2])
     assert L.set_difference(s, set_of([1])) == set_of([2]) and L.set_remove(s, 1) == set_of([2])
     assert L.set_contains(s, 1) and L.set_size(s) == 2 and L.set_from_list(list_of([1, 1])) == set_of([1])
 
@@ -152,5 +171,7 @@ def test_duration_and_instant():
     assert L.duration_to_nanos(L.duration_from_nanos(5)) == 5
     t = Instant(1_700_000_000 * 10**9)
     assert L.instant_add(t, a) == Instant(t.nanos + 1000) and L.instant_since(t, Instant(0)).nanos == t.nanos
-    assert L.instant_to_text(t) == "2023-11-14T22:13:20Z" and L.instant_parse("2023-11-14T22:13:20Z") == Some(t)
+    assert L.instant_to_text(t) == "2023-11-14T22:13:20Z" and L.instant_parse("2023-11-14T22:13:20Z") == Some(
+        t
+    )
     assert L.instant_parse("nope") is NONE and L.instant_to_unix_nanos(L.instant_from_unix_nanos(7)) == 7

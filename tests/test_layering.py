@@ -2,6 +2,7 @@
 floor and the ones below it, the compiler below the pipeline never imports the runtime, and the
 runtime never imports the compiler. Every import counts, a lazy one in a function body too
 (tests/import_graph.py reads them; tests/test_import_cycles.py holds that they form no cycle)."""
+
 from __future__ import annotations
 
 from typing import Optional
@@ -22,8 +23,16 @@ RUNTIME_MAY_IMPORT = {
     "top": {"data", "history", "engine", "abi"},
 }
 #: the engine's own floors, lowest first (runtime/engine/__init__.py)
-ENGINE_FLOORS = (("interrupts", "describe", "outcomes", "tools"), ("state",), ("record",), ("task_ops",),
-                 ("calls",), ("checkpoints",), ("run_loop",), ("drive",))
+ENGINE_FLOORS = (
+    ("interrupts", "describe", "outcomes", "tools"),
+    ("state",),
+    ("record",),
+    ("task_ops",),
+    ("calls",),
+    ("checkpoints",),
+    ("run_loop",),
+    ("drive",),
+)
 #: the compiler's floors, lowest first: a module imports its own floor or lower ones. "ground"
 #: imports nothing above it; the floors below "pipeline" never import the runtime.
 COMPILER = (
@@ -60,8 +69,10 @@ def compiler_floor(mod: str) -> Optional[int]:
     """The index in COMPILER of a flow2py module's floor (len(COMPILER): on none); None outside."""
     if mod.split(".")[0] != "flow2py":
         return None
-    return next((i for i, (_, prefixes) in enumerate(COMPILER) if any(_within(mod, p) for p in prefixes)),
-                len(COMPILER))
+    return next(
+        (i for i, (_, prefixes) in enumerate(COMPILER) if any(_within(mod, p) for p in prefixes)),
+        len(COMPILER),
+    )
 
 
 def _runtime_violation(mod: str, dep: str) -> Optional[str]:
@@ -99,7 +110,9 @@ def violations(g: dict[str, set[str]]) -> list[str]:
 
 def test_the_tree_keeps_its_layers():
     g = graph()
-    assert "flowrt.engine.run_loop" in g and "flow2py.check" in g and "flowrt.abi" in g  # the walk sees the tree
+    assert (
+        "flowrt.engine.run_loop" in g and "flow2py.check" in g and "flowrt.abi" in g
+    )  # the walk sees the tree
     assert violations(g) == []
 
 
@@ -110,73 +123,107 @@ def test_a_lower_floor_importing_a_higher_one_is_caught():
 
 def test_the_engine_floors_are_held_inside_the_engine():
     g = {"flowrt.engine.tools": {"flowrt.engine.run_loop"}, "flowrt.engine.drive": {"flowrt.engine.run_loop"}}
-    assert violations(g) == ["flowrt.engine.tools imports flowrt.engine.run_loop, a higher floor of the engine"]
+    assert violations(g) == [
+        "flowrt.engine.tools imports flowrt.engine.run_loop, a higher floor of the engine"
+    ]
 
 
 def test_a_floor_importing_the_package_top_is_caught():
     assert violations({"flowrt.history.store": {"flowrt", "flowrt.abi"}}) == [
         "flowrt.history.store (floor history) imports flowrt (floor top)",
-        "flowrt.history.store (floor history) imports flowrt.abi (floor abi)"]
+        "flowrt.history.store (floor history) imports flowrt.abi (floor abi)",
+    ]
 
 
 def test_the_host_may_import_every_floor_below_it_but_not_the_abi_or_the_package():
-    ok = {"flowrt.host.operations": {"flowrt.data.values", "flowrt.history.store", "flowrt.engine.drive",
-                                     "flowrt.host.forks"}}
+    ok = {
+        "flowrt.host.operations": {
+            "flowrt.data.values",
+            "flowrt.history.store",
+            "flowrt.engine.drive",
+            "flowrt.host.forks",
+        }
+    }
     assert violations(ok) == []
     assert violations({"flowrt.host.nested": {"flowrt", "flowrt.abi"}}) == [
         "flowrt.host.nested (floor host) imports flowrt (floor top)",
-        "flowrt.host.nested (floor host) imports flowrt.abi (floor abi)"]
+        "flowrt.host.nested (floor host) imports flowrt.abi (floor abi)",
+    ]
 
 
 def test_the_abi_and_the_package_never_import_the_host():
-    assert violations({"flowrt.abi": {"flowrt.data.values", "flowrt.engine.tools"},
-                       "flowrt": {"flowrt.abi", "flowrt.history.store", "flowrt.engine.drive"}}) == []
+    assert (
+        violations(
+            {
+                "flowrt.abi": {"flowrt.data.values", "flowrt.engine.tools"},
+                "flowrt": {"flowrt.abi", "flowrt.history.store", "flowrt.engine.drive"},
+            }
+        )
+        == []
+    )
     assert violations({"flowrt.abi": {"flowrt.host", "flowrt"}, "flowrt": {"flowrt.host.operations"}}) == [
         "flowrt (floor top) imports flowrt.host.operations (floor host)",
         "flowrt.abi (floor abi) imports flowrt (floor top)",
-        "flowrt.abi (floor abi) imports flowrt.host (floor host)"]
+        "flowrt.abi (floor abi) imports flowrt.host (floor host)",
+    ]
 
 
 def test_the_compiler_importing_the_runtime_is_caught():
     assert violations({"flow2py.codegen.module": {"flowrt", "flow2py.codegen.py"}}) == [
-        "flow2py.codegen.module (the compiler) imports flowrt (the runtime)"]
+        "flow2py.codegen.module (the compiler) imports flowrt (the runtime)"
+    ]
     assert violations({"flow2py.diagnostics": {"flowrt.data.values"}}) == [
-        "flow2py.diagnostics (the compiler) imports flowrt.data.values (the runtime)"]
+        "flow2py.diagnostics (the compiler) imports flowrt.data.values (the runtime)"
+    ]
 
 
 def test_the_pipeline_and_the_modules_above_it_may_join_the_two_halves():
-    assert violations({"flow2py.pipeline": {"flowrt", "flow2py.codegen"},
-                       "flow2py.testing": {"flowrt.engine.drive", "flow2py.pipeline"}}) == []
+    assert (
+        violations(
+            {
+                "flow2py.pipeline": {"flowrt", "flow2py.codegen"},
+                "flow2py.testing": {"flowrt.engine.drive", "flow2py.pipeline"},
+            }
+        )
+        == []
+    )
 
 
 def test_the_runtime_importing_the_compiler_is_caught_the_host_floor_too():
     g = {"flowrt.engine.drive": {"flow2py.check"}, "flowrt.host.operations": {"flow2py.pipeline"}}
-    assert violations(g) == ["flowrt.engine.drive (the runtime) imports flow2py.check (the compiler)",
-                             "flowrt.host.operations (the runtime) imports flow2py.pipeline (the compiler)"]
+    assert violations(g) == [
+        "flowrt.engine.drive (the runtime) imports flow2py.check (the compiler)",
+        "flowrt.host.operations (the runtime) imports flow2py.pipeline (the compiler)",
+    ]
 
 
 def test_the_compiler_floors_go_one_way():
-    g = {"flow2py.syntax.parser": {"flow2py.diagnostics", "flow2py.check.typed"},
-         "flow2py.check.driver": {"flow2py.syntax.ast", "flow2py.codegen"},
-         "flow2py.codegen.module": {"flow2py.check.typed", "flow2py.pipeline"},
-         "flow2py.pipeline": {"flow2py.codegen", "flow2py.host"},
-         "flow2py.cli": {"flow2py.host", "flow2py.testing", "flow2py.pipeline"}}
+    g = {
+        "flow2py.syntax.parser": {"flow2py.diagnostics", "flow2py.check.typed"},
+        "flow2py.check.driver": {"flow2py.syntax.ast", "flow2py.codegen"},
+        "flow2py.codegen.module": {"flow2py.check.typed", "flow2py.pipeline"},
+        "flow2py.pipeline": {"flow2py.codegen", "flow2py.host"},
+        "flow2py.cli": {"flow2py.host", "flow2py.testing", "flow2py.pipeline"},
+    }
     assert violations(g) == [
         "flow2py.check.driver (floor check) imports flow2py.codegen (floor codegen)",
         "flow2py.codegen.module (floor codegen) imports flow2py.pipeline (floor pipeline)",
         "flow2py.pipeline (floor pipeline) imports flow2py.host (floor host)",
-        "flow2py.syntax.parser (floor syntax) imports flow2py.check.typed (floor check)"]
+        "flow2py.syntax.parser (floor syntax) imports flow2py.check.typed (floor check)",
+    ]
 
 
 def test_the_ground_floor_imports_nothing_above_it():
-    assert violations({"flow2py.span": set(), "flow2py.diagnostics": {"flow2py.span", "flow2py.syntax.ast"}}) == [
-        "flow2py.diagnostics (floor ground) imports flow2py.syntax.ast (floor syntax)"]
+    assert violations(
+        {"flow2py.span": set(), "flow2py.diagnostics": {"flow2py.span", "flow2py.syntax.ast"}}
+    ) == ["flow2py.diagnostics (floor ground) imports flow2py.syntax.ast (floor syntax)"]
 
 
 def test_a_module_on_no_floor_is_caught():
     assert violations({"flow2py.newthing": set(), "flowrt.newthing": set()}) == [
         "flow2py.newthing is on no floor (place it in tests/test_layering.py)",
-        "flowrt.newthing is on no floor (place it in tests/test_layering.py)"]
+        "flowrt.newthing is on no floor (place it in tests/test_layering.py)",
+    ]
 
 
 def test_a_lazy_import_in_a_function_body_counts(tmp_path):
@@ -186,7 +233,8 @@ def test_a_lazy_import_in_a_function_body_counts(tmp_path):
     assert deps == {"flowrt.engine", "flowrt.engine.drive"}
     assert violations({"flowrt.data.probe": deps}) == [
         "flowrt.data.probe (floor data) imports flowrt.engine (floor engine)",
-        "flowrt.data.probe (floor data) imports flowrt.engine.drive (floor engine)"]
+        "flowrt.data.probe (floor data) imports flowrt.engine.drive (floor engine)",
+    ]
 
 
 def test_a_relative_import_is_resolved_in_its_package(tmp_path):

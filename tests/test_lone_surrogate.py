@@ -2,6 +2,7 @@
 UTF-8 form, so a literal holding one could be neither hashed into the program's identity, stored,
 printed nor sent to a Tool. It is refused where it is, as a diagnostic; nothing after the parser
 (identity, codegen, value text, the store) ever sees one."""
+
 import json
 import os
 

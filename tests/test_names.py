@@ -2,6 +2,7 @@
 and markers"). Each program below once changed what a run did, or crashed, because a Flow name
 meant something to Python; each now checks, builds, imports and runs like any other, and its End
 and history show the Flow names as written. The mapping itself is tested at the end."""
+
 from __future__ import annotations
 
 import builtins
@@ -16,12 +17,25 @@ import flowrt as rt
 from flow2py.codegen.names import RESERVED, Namer, plain, python_module, python_segment, safe
 from names_helpers import end_line, flow2py, run_everywhere
 
-DUNDER_FIELDS = ["self", "_set_0", "__slots__", "__module__", "__dict__", "__weakref__", "__flow_fields__",
-                 "__match_args__", "__getattribute__", "__del__"]
+DUNDER_FIELDS = [
+    "self",
+    "_set_0",
+    "__slots__",
+    "__module__",
+    "__dict__",
+    "__weakref__",
+    "__flow_fields__",
+    "__match_args__",
+    "__getattribute__",
+    "__del__",
+]
 
 
 def test_a_field_named___init___cannot_mutate_a_value(tmp_path):
-    ran = run_everywhere(tmp_path, {"main.flow": """\
+    ran = run_everywhere(
+        tmp_path,
+        {
+            "main.flow": """\
 type R { __init__: (Int, Int) -> Unit, x: Int }
 
 pub flow main() -> Int = {
@@ -29,30 +43,43 @@ pub flow main() -> Int = {
     let _ = r.__init__(1234, 99)
     r.x
 }
-"""})
+"""
+        },
+    )
     assert ran.output == "1" and ran.built_value == 1
     assert end_line(ran.history) == "Completed(1)"
 
 
 def test_a_field_named___hash___is_the_programs_function_and_replay_matches(tmp_path):
-    ran = run_everywhere(tmp_path, {"main.flow": """\
+    ran = run_everywhere(
+        tmp_path,
+        {
+            "main.flow": """\
 type R { __hash__: () -> Int, x: Int }
 
 pub flow main() -> Int = {
     let r = R { __hash__: flow() = 7, x: 2 }
     r.__hash__() * 10 + r.x
 }
-"""})
+"""
+        },
+    )
     assert ran.output == "72" and end_line(ran.history) == "Completed(72)"
 
 
 def test_fields_named___eq___and__flow_values_hold_their_values(tmp_path):
-    ran = run_everywhere(tmp_path, {"main.flow": """\
+    ran = run_everywhere(
+        tmp_path,
+        {
+            "main.flow": """\
 type R { __eq__: Int, _flow_values: Int }
 
 pub flow main(a: R) -> (R, Bool, Bool) =
     (a, a == R { __eq__: 1, _flow_values: 2 }, a == R { __eq__: 1, _flow_values: 3 })
-"""}, input={"a": {"__eq__": 1, "_flow_values": 2}})  # JSON by the Flow field names
+"""
+        },
+        input={"a": {"__eq__": 1, "_flow_values": 2}},
+    )  # JSON by the Flow field names
     assert ran.output == "(R { __eq__: 1, _flow_values: 2 }, true, false)"
     assert end_line(ran.history) == "Completed((R { __eq__: 1, _flow_values: 2 }, true, false))"
     value = ran.built_value[0]
@@ -65,7 +92,10 @@ def test_fields_python_keeps_on_a_class_are_fields_like_any_other(tmp_path):
     decl = ", ".join(f"{f}: Int" for f in DUNDER_FIELDS)
     init = ", ".join(f"{f}: {i + 1}" for i, f in enumerate(DUNDER_FIELDS))
     shown = ", ".join(f"{f}: {i + 1}" for i, f in enumerate(DUNDER_FIELDS))
-    ran = run_everywhere(tmp_path, {"main.flow": f"""\
+    ran = run_everywhere(
+        tmp_path,
+        {
+            "main.flow": f"""\
 use "std@v1/data"
 
 type R {{ {decl} }}
@@ -82,7 +112,9 @@ pub flow main() -> Text = {{
     let e = Named {{ {init} }}
     data.to_text((r, s.self, s._set_0, s.__getattribute__, total(e), e, s == r))
 }}
-"""})
+"""
+        },
+    )
     expected = f"(R {{ {shown} }}, 11, 8, 9, 1031, Named {{ {shown} }}, false)"
     assert ran.output == json.dumps(expected)
     assert end_line(ran.history) == f"Completed({json.dumps(expected)})"
@@ -90,8 +122,10 @@ pub flow main() -> Text = {{
 
 
 def test_top_level_functions_named___getattr___and___builtins___are_plain_functions(tmp_path):
-    ran = run_everywhere(tmp_path, {
-        "main.flow": """\
+    ran = run_everywhere(
+        tmp_path,
+        {
+            "main.flow": """\
 use "./svc"
 
 flow __getattr__(name: Text) -> Text = "got " ++ name
@@ -102,8 +136,10 @@ pub flow main() -> Text !tool = match svc.__getattr__(__getattr__("x")) {
     Err(_) => "failed",
 }
 """,
-        "svc.flow": "@tool pub flow __getattr__(__name__: Text) -> Result<Text, Text>\n",
-    }, tools={"svc.__getattr__": "lambda n: {'Ok': n.upper()}"})
+            "svc.flow": "@tool pub flow __getattr__(__name__: Text) -> Result<Text, Text>\n",
+        },
+        tools={"svc.__getattr__": "lambda n: {'Ok': n.upper()}"},
+    )
     assert ran.output == '"GOT X/2"'
     # the history names the Tool and its argument as Flow wrote them
     assert 'svc.__getattr__("got x")' in ran.history
@@ -115,8 +151,10 @@ pub flow main() -> Text !tool = match svc.__getattr__(__getattr__("x")) {
 
 
 def test_modules_named_like_the_runtime_alias_and_the_std_folder(tmp_path):
-    ran = run_everywhere(tmp_path, {
-        "main.flow": """\
+    ran = run_everywhere(
+        tmp_path,
+        {
+            "main.flow": """\
 use "std@v1/data"
 use "./rt"
 use "./std_v1"
@@ -125,11 +163,12 @@ use "./up"
 
 pub flow main() -> Text = data.to_text((std_v1.make(rt.twice(3)), repo.one() + up.two()))
 """,
-        "rt.flow": "pub flow twice(n: Int) -> Int = n * 2\n",
-        "std_v1.flow": "pub type T { v: Int }\npub flow make(n: Int) -> T = T { v: n }\n",
-        "repo.flow": "pub flow one() -> Int = 1\n",
-        "up.flow": "pub flow two() -> Int = 2\n",
-    })
+            "rt.flow": "pub flow twice(n: Int) -> Int = n * 2\n",
+            "std_v1.flow": "pub type T { v: Int }\npub flow make(n: Int) -> T = T { v: n }\n",
+            "repo.flow": "pub flow one() -> Int = 1\n",
+            "up.flow": "pub flow two() -> Int = 2\n",
+        },
+    )
     assert ran.output == '"(T { v: 6 }, 3)"'
     assert end_line(ran.history) == 'Completed("(T { v: 6 }, 3)")'
     # std keeps its folder; the user's modules get their own names beside it
@@ -158,10 +197,22 @@ def test_a_mapped_name_is_never_python_s_or_the_generator_s(n):
 
 def test_readable_names_stay_and_unsafe_ones_get_the_prefix():
     assert [safe(n) for n in ("ticket", "Item", "from", "__init__", "rt", "f_x", "len", "self", "_t1")] == [
-        "ticket", "Item", "f_from", "f___init__", "f_rt", "f_f_x", "f_len", "self", "f__t1"]
+        "ticket",
+        "Item",
+        "f_from",
+        "f___init__",
+        "f_rt",
+        "f_f_x",
+        "f_len",
+        "self",
+        "f__t1",
+    ]
 
 
-@given(st.text(st.characters(blacklist_characters="/"), min_size=1), st.text(st.characters(blacklist_characters="/"), min_size=1))
+@given(
+    st.text(st.characters(blacklist_characters="/"), min_size=1),
+    st.text(st.characters(blacklist_characters="/"), min_size=1),
+)
 def test_module_segments_map_injectively_to_module_names(a, b):
     pa, pb = python_segment(a), python_segment(b)
     assert pa.isidentifier() and not pa.startswith("_") and pa not in RESERVED
@@ -174,7 +225,10 @@ def test_module_keys_keep_std_and_repositories_in_their_own_folders():
     assert python_module("std_v1") == "f_std_v1" and python_module("rt") == "f_rt"
     assert python_module("../lib/x") == "up.lib.x" and python_module("up/x") == "f_up.x"
     assert python_module("my-lib/x") == "f_0my_2d_lib.x"
-    assert python_module("github.com/acme/tools@v1.2/catalog") == "repo.f_0github_2e_com.acme.f_0tools_40_v1_2e_2.catalog"
+    assert (
+        python_module("github.com/acme/tools@v1.2/catalog")
+        == "repo.f_0github_2e_com.acme.f_0tools_40_v1_2e_2.catalog"
+    )
 
 
 def test_generated_names_are_unique_and_outside_the_flow_names():
@@ -189,6 +243,7 @@ def test_generated_names_are_unique_and_outside_the_flow_names():
 def test_the_runtime_refuses_a_hand_written_field_that_would_replace_its_own_attributes():
     for field in ("__init__", "_flow_values", "INSTANCE", "__slots__", "_flow_order"):
         with pytest.raises(ValueError, match=f"field name '{field}'"):
+
             @rt.record("main::Bad", fields=(field,))
             class Bad(rt.Record):
                 __slots__ = ("x",)
@@ -229,10 +284,23 @@ pub flow main(__init__: Int) -> Int !tool =
 """)
     (tmp_path / "svc.flow").write_text("@tool pub flow __call__(__x: Int) -> Result<Int, Text>\n")
     (tmp_path / "tools.py").write_text(
-        'from flowrt import bind, pending\n\nbind("svc.__call__", lambda n: pending if n == 100 else {"Ok": n * 2})\n')
+        'from flowrt import bind, pending\n\nbind("svc.__call__", lambda n: pending if n == 100 else {"Ok": n * 2})\n'
+    )
     store, tools = tmp_path / "s.db", tmp_path / "tools.py"
-    r = flow2py("run", tmp_path / "main.flow", "--input", '{"__init__": 3}', "--tools", tools, "--store", store,
-                "--run-id", "a", "--checkpoint-every", "1")
+    r = flow2py(
+        "run",
+        tmp_path / "main.flow",
+        "--input",
+        '{"__init__": 3}',
+        "--tools",
+        tools,
+        "--store",
+        store,
+        "--run-id",
+        "a",
+        "--checkpoint-every",
+        "1",
+    )
     assert r.exit_code == 3, r.output
     history = flow2py("history", "a", "--store", store).stdout
     assert "Checkpoint  __getattr__(0, 12, <task root/1 on root/1#1 as main::Box.Got(7, …)>)" in history

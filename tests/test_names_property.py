@@ -17,6 +17,7 @@ defines (`rt`, `_t1`, `_flow5`, `_NEXT`, `INSTANCE`, `PROGRAM`, `std_v1`, the pr
 Budget: FLOW2PY_NAME_EXAMPLES examples (default 4, a few seconds); `FLOW2PY_NAME_EXAMPLES=300
 pytest tests/test_names_property.py` is the long run (docs/spec/trace.md).
 """
+
 from __future__ import annotations
 
 import builtins
@@ -34,38 +35,185 @@ from names_helpers import end_line, run_cli, run_everywhere
 LOWER = re.compile(r"\A(_[A-Za-z0-9_]+|[a-z][A-Za-z0-9_]*)\Z")
 UPPER = re.compile(r"\A[A-Z][A-Za-z0-9_]*\Z")
 ALIAS = re.compile(r"\A[a-z][A-Za-z0-9_]*\Z")  # a module's file name is its alias
-FLOW_KEYWORDS = {"else", "false", "flow", "guard", "if", "let", "match", "opaque", "pub", "return", "true", "type", "use"}
-PRELUDE = {"Int", "Decimal", "Text", "Bytes", "Bool", "Unit", "List", "Dict", "Set", "Duration", "Instant", "Option",
-           "Result", "ToolProblem", "Task", "Some", "None", "Ok", "Err", "Failed", "Malformed", "NotRun", "Unknown"}
+FLOW_KEYWORDS = {
+    "else",
+    "false",
+    "flow",
+    "guard",
+    "if",
+    "let",
+    "match",
+    "opaque",
+    "pub",
+    "return",
+    "true",
+    "type",
+    "use",
+}
+PRELUDE = {
+    "Int",
+    "Decimal",
+    "Text",
+    "Bytes",
+    "Bool",
+    "Unit",
+    "List",
+    "Dict",
+    "Set",
+    "Duration",
+    "Instant",
+    "Option",
+    "Result",
+    "ToolProblem",
+    "Task",
+    "Some",
+    "None",
+    "Ok",
+    "Err",
+    "Failed",
+    "Malformed",
+    "NotRun",
+    "Unknown",
+}
 #: what the programs below name themselves
 TEMPLATE = {"main", "data", "to_text", "fns", "ctors", "mods", "value", "total", "k"}
 
 GENERATED = {
-    "rt", "_t1", "_t2", "_t10", "_flow1", "_flow5", "_flow12", "_fn", "_main", "_task", "_data", "_m", "_NEXT", "_SEARCH",
-    "NEXT", "SEARCH", "PROGRAM", "SOURCES", "MODULES", "FILES", "INSTANCE", "std_v1", "std_v2", "repo", "up",
-    "f_x", "f_from", "f_", "f__t1", "f_0", "x__tool", "_x__tool", "map__tool", "main_flow", "_is_even__is_odd",
-    "self", "other", "_set_0", "_set_1", "_KEY", "_p0", "_p1", "_flow_values", "_flow_order", "_flow_key",
-    "__flow__", "__flow_fields__", "__flow_field_names__", "__flow_field_types__", "__flow_decl__", "__flow_ctor__",
-    "__flow_tag__", "__flow_named__", "__flow_name__", "__flow_variants__", "__flow_opaque__", "__flow_files__",
-    "__flow_python__", "_flow_runnable", "__flow_text__", "_0", "_1",
+    "rt",
+    "_t1",
+    "_t2",
+    "_t10",
+    "_flow1",
+    "_flow5",
+    "_flow12",
+    "_fn",
+    "_main",
+    "_task",
+    "_data",
+    "_m",
+    "_NEXT",
+    "_SEARCH",
+    "NEXT",
+    "SEARCH",
+    "PROGRAM",
+    "SOURCES",
+    "MODULES",
+    "FILES",
+    "INSTANCE",
+    "std_v1",
+    "std_v2",
+    "repo",
+    "up",
+    "f_x",
+    "f_from",
+    "f_",
+    "f__t1",
+    "f_0",
+    "x__tool",
+    "_x__tool",
+    "map__tool",
+    "main_flow",
+    "_is_even__is_odd",
+    "self",
+    "other",
+    "_set_0",
+    "_set_1",
+    "_KEY",
+    "_p0",
+    "_p1",
+    "_flow_values",
+    "_flow_order",
+    "_flow_key",
+    "__flow__",
+    "__flow_fields__",
+    "__flow_field_names__",
+    "__flow_field_types__",
+    "__flow_decl__",
+    "__flow_ctor__",
+    "__flow_tag__",
+    "__flow_named__",
+    "__flow_name__",
+    "__flow_variants__",
+    "__flow_opaque__",
+    "__flow_files__",
+    "__flow_python__",
+    "_flow_runnable",
+    "__flow_text__",
+    "_0",
+    "_1",
 }
 DUNDERS = {
-    "__getattr__", "__dir__", "__builtins__", "__file__", "__path__", "__all__", "__dict__", "__slots__", "__module__",
-    "__weakref__", "__match_args__", "__del__", "__qualname__", "__annotations__", "__class_getitem__", "__set_name__",
-    "__call__", "__iter__", "__next__", "__len__", "__bool__", "__getitem__", "__contains__", "__enter__", "__exit__",
-    "__await__", "__copy__", "__deepcopy__", "__reduce__", "__main__", "__init__", "__x", "__x_", "__x__x", "__",
-    "___", "_x", "_x_", "__0", "__slots", "__init", "__A", "__A__",
+    "__getattr__",
+    "__dir__",
+    "__builtins__",
+    "__file__",
+    "__path__",
+    "__all__",
+    "__dict__",
+    "__slots__",
+    "__module__",
+    "__weakref__",
+    "__match_args__",
+    "__del__",
+    "__qualname__",
+    "__annotations__",
+    "__class_getitem__",
+    "__set_name__",
+    "__call__",
+    "__iter__",
+    "__next__",
+    "__len__",
+    "__bool__",
+    "__getitem__",
+    "__contains__",
+    "__enter__",
+    "__exit__",
+    "__await__",
+    "__copy__",
+    "__deepcopy__",
+    "__reduce__",
+    "__main__",
+    "__init__",
+    "__x",
+    "__x_",
+    "__x__x",
+    "__",
+    "___",
+    "_x",
+    "_x_",
+    "__0",
+    "__slots",
+    "__init",
+    "__A",
+    "__A__",
 }
-RUNTIME = (set(dir(rt.Record)) | set(dir(rt.Enum)) | set(dir(rt.Ok)) | set(dir(rt.NotRun))
-           | {n for n in dir(rt) if not n.startswith("__")})
+RUNTIME = (
+    set(dir(rt.Record))
+    | set(dir(rt.Enum))
+    | set(dir(rt.Ok))
+    | set(dir(rt.NotRun))
+    | {n for n in dir(rt) if not n.startswith("__")}
+)
 EXAMPLES = int(os.environ.get("FLOW2PY_NAME_EXAMPLES", "4"))
 #: the long run puts every candidate into the one program of test_every_name_in_every_position;
 #: the suite's takes all but the lower-case builtins and the runtime's exports (hypothesis draws
 #: them too)
 LONG = EXAMPLES > 10
 BUILTINS = {n for n in dir(builtins) if LOWER.match(n) and not n.startswith("_")}
-CANDIDATES = sorted((set(keyword.kwlist) | set(keyword.softkwlist) | set(dir(builtins)) | set(dir(object)) | DUNDERS
-                     | GENERATED | RUNTIME) - FLOW_KEYWORDS - PRELUDE - TEMPLATE)
+CANDIDATES = sorted(
+    (
+        set(keyword.kwlist)
+        | set(keyword.softkwlist)
+        | set(dir(builtins))
+        | set(dir(object))
+        | DUNDERS
+        | GENERATED
+        | RUNTIME
+    )
+    - FLOW_KEYWORDS
+    - PRELUDE
+    - TEMPLATE
+)
 IN_ONE = {n for n in CANDIDATES if LONG or n not in (BUILTINS | RUNTIME) - GENERATED - DUNDERS}
 LOWERS = [n for n in CANDIDATES if LOWER.match(n)]
 UPPERS = [n for n in CANDIDATES if UPPER.match(n)]
@@ -73,8 +221,25 @@ MODULES = [n for n in LOWERS if ALIAS.match(n)]
 
 
 def test_the_names_cover_every_kind_the_issue_lists():
-    for n in ("from", "match", "_", "print", "__build_class__", "__init_subclass__", "__getattr__", "_t1", "_flow5",
-              "_NEXT", "INSTANCE", "PROGRAM", "SOURCES", "rt", "std_v1", "__flow_fields__", "__match_args__"):
+    for n in (
+        "from",
+        "match",
+        "_",
+        "print",
+        "__build_class__",
+        "__init_subclass__",
+        "__getattr__",
+        "_t1",
+        "_flow5",
+        "_NEXT",
+        "INSTANCE",
+        "PROGRAM",
+        "SOURCES",
+        "rt",
+        "std_v1",
+        "__flow_fields__",
+        "__match_args__",
+    ):
         assert n in CANDIDATES or n in FLOW_KEYWORDS or n == "_", n
     assert len(LOWERS) > 200 and len(UPPERS) > 60 and len(MODULES) > 80
 
@@ -98,11 +263,15 @@ def _all_positions(lowers: list, uppers: list, modules: list) -> tuple[dict, str
     for i, n in enumerate(lowers):
         # the name as function, parameter, local (shadowing the parameter), lambda parameter and
         # pattern binding, all in one function
-        fns.append(f"pub flow {n}({n}: Int) -> Int = {{\n    let {n} = {n} + 1\n"
-                   f"    let k = flow({n}: Int) = {n} * 2\n"
-                   f"    match Some(k({n})) {{ Some({n}) => {n} + {i}, None => 0 }}\n}}\n")
+        fns.append(
+            f"pub flow {n}({n}: Int) -> Int = {{\n    let {n} = {n} + 1\n"
+            f"    let k = flow({n}: Int) = {n} * 2\n"
+            f"    match Some(k({n})) {{ Some({n}) => {n} + {i}, None => 0 }}\n}}\n"
+        )
     fields = ", ".join(f"pub {n}: Int" for n in lowers)
-    records = "".join(f"pub type {u} {{ pub {lowers[j % len(lowers)]}: Int }}\n" for j, u in enumerate(uppers))
+    records = "".join(
+        f"pub type {u} {{ pub {lowers[j % len(lowers)]}: Int }}\n" for j, u in enumerate(uppers)
+    )
     files = {
         "fns.flow": "".join(fns),
         "ctors.flow": f"pub type All {{ {', '.join(_ctor(j, u, lowers) for j, u in enumerate(uppers))} }}\n",
@@ -121,13 +290,16 @@ def _all_positions(lowers: list, uppers: list, modules: list) -> tuple[dict, str
         f"[{', '.join(f'{m}.value()' for m in modules)}], "
         f"mods.Wide {{ {wide} }}, "
         f"[{', '.join('ctors.' + _ctor(j, u, lowers, j) for j, u in enumerate(uppers))}], "
-        f"({', '.join('mods.' + r for r in record_values)},)))\n")
+        f"({', '.join('mods.' + r for r in record_values)},)))\n"
+    )
     # fns.n(1) is (1 + 1) * 2 + i
-    text = (f"([{', '.join(str(4 + i) for i in range(len(lowers)))}], "
-            f"[{', '.join(str(j) for j in range(len(modules)))}], "
-            f"Wide {{ {wide} }}, "
-            f"[{', '.join(_ctor(j, u, lowers, j) for j, u in enumerate(uppers))}], "
-            f"({', '.join(record_values)}))")
+    text = (
+        f"([{', '.join(str(4 + i) for i in range(len(lowers)))}], "
+        f"[{', '.join(str(j) for j in range(len(modules)))}], "
+        f"Wide {{ {wide} }}, "
+        f"[{', '.join(_ctor(j, u, lowers, j) for j, u in enumerate(uppers))}], "
+        f"({', '.join(record_values)}))"
+    )
     return files, text
 
 
@@ -186,8 +358,28 @@ pub flow main({P1}: Int) -> Text !tool = {{
 #: lower-case slots that must differ from each other (one Flow scope would otherwise change
 #: meaning); F1..F3 are fields (their own namespace) and Q, the parameter of EVEN and ODD, may
 #: repeat the name of a function they do not call
-DISTINCT = ["TOOL", "G", "POLY", "EVEN", "ODD", "LOOP", "APPLY", "P1", "P2", "L1", "L2", "L3", "L4", "L5", "L6",
-            "L7", "FN", "LP", "B1", "B2"]
+DISTINCT = [
+    "TOOL",
+    "G",
+    "POLY",
+    "EVEN",
+    "ODD",
+    "LOOP",
+    "APPLY",
+    "P1",
+    "P2",
+    "L1",
+    "L2",
+    "L3",
+    "L4",
+    "L5",
+    "L6",
+    "L7",
+    "FN",
+    "LP",
+    "B1",
+    "B2",
+]
 UPPER_SLOTS = ["T", "E", "C1", "C2", "C3"]
 
 
@@ -199,9 +391,15 @@ def slot_names(draw) -> dict:
     names = dict(zip(DISTINCT, lower), M=module)
     fields = draw(st.lists(st.one_of(pool, st.sampled_from(lower)), min_size=3, max_size=3, unique=True))
     names.update(zip(["F1", "F2", "F3"], fields))
-    names["Q"] = draw(st.one_of(st.sampled_from([names["LOOP"], names["APPLY"], names["G"], names["TOOL"]]),
-                                pool.filter(lambda n: n not in lower)))
-    uppers = draw(st.lists(st.sampled_from(UPPERS), min_size=len(UPPER_SLOTS), max_size=len(UPPER_SLOTS), unique=True))
+    names["Q"] = draw(
+        st.one_of(
+            st.sampled_from([names["LOOP"], names["APPLY"], names["G"], names["TOOL"]]),
+            pool.filter(lambda n: n not in lower),
+        )
+    )
+    uppers = draw(
+        st.lists(st.sampled_from(UPPERS), min_size=len(UPPER_SLOTS), max_size=len(UPPER_SLOTS), unique=True)
+    )
     names.update(zip(UPPER_SLOTS, uppers))
     return names
 
@@ -212,7 +410,7 @@ def _plain(names: dict) -> tuple[dict, dict]:
     back, to = {}, {}
     for slot, n in sorted(names.items()):
         if n not in to:
-            p = (f"v{len(to)}" if not UPPER.match(n) else f"V{len(to)}")
+            p = f"v{len(to)}" if not UPPER.match(n) else f"V{len(to)}"
             to[n] = p
             back[p] = n
     return {slot: to[n] for slot, n in names.items()}, back
@@ -231,8 +429,12 @@ def _renamed(text: str, back: dict) -> str:
 _plain_runs: dict = {}
 
 
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=not LONG,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=not LONG,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(slot_names())
 def test_a_program_with_drawn_names_runs_as_the_same_program_with_plain_names(tmp_path_factory, names):
     plain, back = _plain(names)

@@ -1,4 +1,5 @@
 """The parser: every construct of docs/spec/grammar.md, the seed programs, spans, and identity."""
+
 from __future__ import annotations
 
 import glob
@@ -76,11 +77,18 @@ def test_tool_declarations_have_no_body_and_abstract_type():
     page, chat = m.decls
     assert page.kind == "abstract" and page.pub and page.annotations[0].name == "tool"
     assert chat.body is None and chat.effect is None
-    assert data(chat.result) == ["TypeName", None, "Result", [["TypeName", None, "Text", []], ["TypeName", None, "ChatError", []]]]
+    assert data(chat.result) == [
+        "TypeName",
+        None,
+        "Result",
+        [["TypeName", None, "Text", []], ["TypeName", None, "ChatError", []]],
+    ]
 
 
 def test_body_on_next_line_after_equals():
-    m = parse_ok("flow read_batch(refs: List<Text>) -> Batch !tool =\n    refs.map(flow(r) = catalog.read(r))")
+    m = parse_ok(
+        "flow read_batch(refs: List<Text>) -> Batch !tool =\n    refs.map(flow(r) = catalog.read(r))"
+    )
     fn = m.decls[0]
     assert fn.effect == "tool"
     lam = fn.body.args[0]
@@ -96,7 +104,7 @@ def test_type_declaration_kinds():
         "type E<T> { A, B(T,), C { x: Int } }\n"
         "type R {}\n"
         "type F<T> = (T, Int) -> T !pure\n"
-        "@lang(\"int\") pub type Int"
+        '@lang("int") pub type Int'
     )
     p, e, r, f, i = m.decls
     assert (p.kind, p.pub, p.opaque, [x.pub for x in p.fields]) == ("record", True, True, [True, False])
@@ -118,11 +126,13 @@ def test_function_forms():
         "pub flow map<T, U>(xs: List<T>, f: (T) -> U,) -> List<U>\n"
         "flow g() -> Int { 1 }\n"
         "flow h() -> ((Int) -> Int) = flow(x) = x + 1\n"
-        "flow k() -> (Int, Text) = (1, \"a\")\n"
+        'flow k() -> (Int, Text) = (1, "a")\n'
         "flow u() -> () = ()\n"
     )
     mp, g, h, k, u = m.decls
-    assert mp.type_params == ["T", "U"] and mp.body is None and isinstance(mp.params[1].type, ast.FunctionType)
+    assert (
+        mp.type_params == ["T", "U"] and mp.body is None and isinstance(mp.params[1].type, ast.FunctionType)
+    )
     assert isinstance(g.body, ast.Block)
     assert isinstance(h.result, ast.FunctionType)
     assert isinstance(k.result, ast.TupleType) and len(k.result.items) == 2
@@ -130,7 +140,7 @@ def test_function_forms():
 
 
 def test_annotations_with_arguments_on_their_own_lines():
-    m = parse_ok("@test\nflow t() -> Unit = ()\n@fake(web.search)\n@lang(\"x\")\nflow fk(q: Text) -> Text = q")
+    m = parse_ok('@test\nflow t() -> Unit = ()\n@fake(web.search)\n@lang("x")\nflow fk(q: Text) -> Text = q')
     t, fk = m.decls
     assert [a.name for a in t.annotations] == ["test"]
     assert [a.name for a in fk.annotations] == ["fake", "lang"]
@@ -159,13 +169,24 @@ def test_qualified_and_generic_types():
 
 def test_literals():
     cases = {
-        "42": ("int", 42), "1_000": ("int", 1000), "0xff": ("int", 255),
-        "3.14": ("decimal", "3.14"), "0.5": ("decimal", "0.5"), "1_000.25": ("decimal", "1000.25"),
-        '"a\\n\\t\\"\\\\\\0\\u{1F600}"': ("text", 'a\n\t"\\\0\U0001F600'),
-        'b"\\x00\\xffA"': ("bytes", b"\x00\xffA"), "true": ("bool", True), "false": ("bool", False),
-        "()": ("unit", None), "250ms": ("duration", 250_000_000), "5s": ("duration", 5 * 10**9),
-        "2m": ("duration", 120 * 10**9), "1h": ("duration", 3600 * 10**9), "3d": ("duration", 3 * 86400 * 10**9),
-        "7ns": ("duration", 7), "9us": ("duration", 9000),
+        "42": ("int", 42),
+        "1_000": ("int", 1000),
+        "0xff": ("int", 255),
+        "3.14": ("decimal", "3.14"),
+        "0.5": ("decimal", "0.5"),
+        "1_000.25": ("decimal", "1000.25"),
+        '"a\\n\\t\\"\\\\\\0\\u{1F600}"': ("text", 'a\n\t"\\\0\U0001f600'),
+        'b"\\x00\\xffA"': ("bytes", b"\x00\xffA"),
+        "true": ("bool", True),
+        "false": ("bool", False),
+        "()": ("unit", None),
+        "250ms": ("duration", 250_000_000),
+        "5s": ("duration", 5 * 10**9),
+        "2m": ("duration", 120 * 10**9),
+        "1h": ("duration", 3600 * 10**9),
+        "3d": ("duration", 3 * 86400 * 10**9),
+        "7ns": ("duration", 7),
+        "9us": ("duration", 9000),
     }
     for src, (kind, value) in cases.items():
         lit = body(src)
@@ -175,16 +196,40 @@ def test_literals():
 def test_precedence_ladder():
     e = body("a || b && c == d ++ e + f * -g")
     assert data(e) == [
-        "Binary", "||", ["Name", "a"],
-        ["Binary", "&&", ["Name", "b"],
-         ["Binary", "==", ["Name", "c"],
-          ["Binary", "++", ["Name", "d"],
-           ["Binary", "+", ["Name", "e"], ["Binary", "*", ["Name", "f"], ["Unary", "-", ["Name", "g"]]]]]]],
+        "Binary",
+        "||",
+        ["Name", "a"],
+        [
+            "Binary",
+            "&&",
+            ["Name", "b"],
+            [
+                "Binary",
+                "==",
+                ["Name", "c"],
+                [
+                    "Binary",
+                    "++",
+                    ["Name", "d"],
+                    [
+                        "Binary",
+                        "+",
+                        ["Name", "e"],
+                        ["Binary", "*", ["Name", "f"], ["Unary", "-", ["Name", "g"]]],
+                    ],
+                ],
+            ],
+        ],
     ]
 
 
 def test_left_associative_arithmetic():
-    assert data(body("a - b - c")) == ["Binary", "-", ["Binary", "-", ["Name", "a"], ["Name", "b"]], ["Name", "c"]]
+    assert data(body("a - b - c")) == [
+        "Binary",
+        "-",
+        ["Binary", "-", ["Name", "a"], ["Name", "b"]],
+        ["Name", "c"],
+    ]
 
 
 def test_comparisons_are_not_associative():
@@ -196,14 +241,30 @@ def test_postfix_chain_try_and_method_calls():
     e = body("planner.next(t, n)?.items.map(f)")
     assert data(e) == [
         "Call",
-        ["FieldAccess", ["FieldAccess", ["Try", ["Call", ["FieldAccess", ["Name", "planner"], "next"], [["Name", "t"], ["Name", "n"]]], None], "items"], "map"],
+        [
+            "FieldAccess",
+            [
+                "FieldAccess",
+                [
+                    "Try",
+                    ["Call", ["FieldAccess", ["Name", "planner"], "next"], [["Name", "t"], ["Name", "n"]]],
+                    None,
+                ],
+                "items",
+            ],
+            "map",
+        ],
         [["Name", "f"]],
     ]
 
 
 def test_error_conversion_forms():
     assert data(body("x ? f")) == ["Try", ["Name", "x"], ["Name", "f"]]
-    assert data(body("g(x) ? errors.wrap")) == ["Try", ["Call", ["Name", "g"], [["Name", "x"]]], ["FieldAccess", ["Name", "errors"], "wrap"]]
+    assert data(body("g(x) ? errors.wrap")) == [
+        "Try",
+        ["Call", ["Name", "g"], [["Name", "x"]]],
+        ["FieldAccess", ["Name", "errors"], "wrap"],
+    ]
     conv = body("x ? flow(e) = Wrapped(e)")
     assert isinstance(conv, ast.Try) and isinstance(conv.convert, ast.Lambda)
     assert isinstance(body("x? ? f").operand, ast.Try)
@@ -212,15 +273,31 @@ def test_error_conversion_forms():
 def test_collections_and_tuples():
     assert data(body("[1, 2,]")) == ["ListLiteral", [["Literal", "int", 1], ["Literal", "int", 2]]]
     assert data(body("[]")) == ["ListLiteral", []]
-    assert data(body('["a": 1, "b": 2]')) == ["DictLiteral", [[["Literal", "text", "a"], ["Literal", "int", 1]], [["Literal", "text", "b"], ["Literal", "int", 2]]]]
+    assert data(body('["a": 1, "b": 2]')) == [
+        "DictLiteral",
+        [
+            [["Literal", "text", "a"], ["Literal", "int", 1]],
+            [["Literal", "text", "b"], ["Literal", "int", 2]],
+        ],
+    ]
     assert data(body("[:]")) == ["DictLiteral", []]
     assert data(body("(1, x)")) == ["TupleLiteral", [["Literal", "int", 1], ["Name", "x"]]]
     assert data(body("(x)")) == ["Name", "x"]
 
 
 def test_record_literals():
-    assert data(body("Point { x: 1, y }")) == ["RecordLiteral", ["Name", "Point"], [["FieldInit", "x", ["Literal", "int", 1]], ["FieldInit", "y", None]], None]
-    assert data(body("geo.Point { ..p, x: 1, }")) == ["RecordLiteral", ["FieldAccess", ["Name", "geo"], "Point"], [["FieldInit", "x", ["Literal", "int", 1]]], ["Name", "p"]]
+    assert data(body("Point { x: 1, y }")) == [
+        "RecordLiteral",
+        ["Name", "Point"],
+        [["FieldInit", "x", ["Literal", "int", 1]], ["FieldInit", "y", None]],
+        None,
+    ]
+    assert data(body("geo.Point { ..p, x: 1, }")) == [
+        "RecordLiteral",
+        ["FieldAccess", ["Name", "geo"], "Point"],
+        [["FieldInit", "x", ["Literal", "int", 1]]],
+        ["Name", "p"],
+    ]
     rec = body("Point {\n    x: 1\n    y: 2\n}")
     assert [f.name for f in rec.fields] == ["x", "y"]
 
@@ -236,7 +313,11 @@ def test_if_else_chain_and_lambda_forms():
     e = body("if a { 1 } else if b { 2 } else { 3 }")
     assert isinstance(e.else_, ast.If) and isinstance(e.else_.else_, ast.Block)
     lam = body("flow(x: Int, y) -> Int !tool = x")
-    assert lam.effect == "tool" and data(lam.result) == ["TypeName", None, "Int", []] and lam.params[1].type is None
+    assert (
+        lam.effect == "tool"
+        and data(lam.result) == ["TypeName", None, "Int", []]
+        and lam.params[1].type is None
+    )
     assert body("flow() = web.search(q)").params == []
 
 
@@ -250,7 +331,9 @@ def test_return_with_and_without_value():
 
 
 def test_statements():
-    blk = body("{\n    let x: Int = 1\n    let (a, b) = pair\n    guard let Ok(v) = g() else { return }\n    let _ = x\n    v\n}")
+    blk = body(
+        "{\n    let x: Int = 1\n    let (a, b) = pair\n    guard let Ok(v) = g() else { return }\n    let _ = x\n    v\n}"
+    )
     kinds = [type(s).__name__ for s in blk.stmts]
     assert kinds == ["Let", "Let", "GuardLet", "Let", "ExprStmt"]
     assert data(blk.stmts[0].type) == ["TypeName", None, "Int", []]
@@ -298,15 +381,52 @@ def test_patterns():
     assert data(arm_pattern("-5")) == ["LiteralPattern", ["Literal", "int", -5]]
     assert data(arm_pattern('"hi"')) == ["LiteralPattern", ["Literal", "text", "hi"]]
     assert data(arm_pattern("None")) == ["CtorPattern", None, "None", None, None, False]
-    assert data(arm_pattern("Ok(a, _)")) == ["CtorPattern", None, "Ok", [["BindPattern", "a"], ["WildcardPattern"]], None, False]
-    assert data(arm_pattern("planner.Search(q)")) == ["CtorPattern", "planner", "Search", [["BindPattern", "q"]], None, False]
-    assert data(arm_pattern("P { a, b: 0, .. }")) == ["CtorPattern", None, "P", None, [["a", ["BindPattern", "a"]], ["b", ["LiteralPattern", ["Literal", "int", 0]]]], True]
+    assert data(arm_pattern("Ok(a, _)")) == [
+        "CtorPattern",
+        None,
+        "Ok",
+        [["BindPattern", "a"], ["WildcardPattern"]],
+        None,
+        False,
+    ]
+    assert data(arm_pattern("planner.Search(q)")) == [
+        "CtorPattern",
+        "planner",
+        "Search",
+        [["BindPattern", "q"]],
+        None,
+        False,
+    ]
+    assert data(arm_pattern("P { a, b: 0, .. }")) == [
+        "CtorPattern",
+        None,
+        "P",
+        None,
+        [["a", ["BindPattern", "a"]], ["b", ["LiteralPattern", ["Literal", "int", 0]]]],
+        True,
+    ]
     assert data(arm_pattern("(a, b)")) == ["TuplePattern", [["BindPattern", "a"], ["BindPattern", "b"]]]
     assert data(arm_pattern("[]")) == ["ListPattern", [], None, False]
-    assert data(arm_pattern("[a, b]")) == ["ListPattern", [["BindPattern", "a"], ["BindPattern", "b"]], None, False]
-    assert data(arm_pattern("[x, ..rest]")) == ["ListPattern", [["BindPattern", "x"]], ["BindPattern", "rest"], True]
+    assert data(arm_pattern("[a, b]")) == [
+        "ListPattern",
+        [["BindPattern", "a"], ["BindPattern", "b"]],
+        None,
+        False,
+    ]
+    assert data(arm_pattern("[x, ..rest]")) == [
+        "ListPattern",
+        [["BindPattern", "x"]],
+        ["BindPattern", "rest"],
+        True,
+    ]
     assert data(arm_pattern("[x, ..]")) == ["ListPattern", [["BindPattern", "x"]], None, True]
-    assert data(arm_pattern("A | B(_)")) == ["OrPattern", [["CtorPattern", None, "A", None, None, False], ["CtorPattern", None, "B", [["WildcardPattern"]], None, False]]]
+    assert data(arm_pattern("A | B(_)")) == [
+        "OrPattern",
+        [
+            ["CtorPattern", None, "A", None, None, False],
+            ["CtorPattern", None, "B", [["WildcardPattern"]], None, False],
+        ],
+    ]
     assert data(arm_pattern("()")) == ["LiteralPattern", ["Literal", "unit", None]]
 
 
@@ -317,13 +437,13 @@ def test_spans_are_one_based_with_exclusive_ends_and_offsets():
     src = "flow f(x: Int) -> Int = {\n    let y = g(x, 2)\n    y\n}"
     fn = parse_ok(src).decls[0]
     assert (fn.span.line, fn.span.column, fn.span.end_line, fn.span.end_column) == (1, 1, 4, 2)
-    assert src[fn.name_span.start:fn.name_span.end] == "f"
+    assert src[fn.name_span.start : fn.name_span.end] == "f"
     let = fn.body.stmts[0]
     call = let.value
     assert (call.span.line, call.span.column, call.span.end_column) == (2, 13, 20)
-    assert src[call.span.start:call.span.end] == "g(x, 2)"
-    assert src[let.span.start:let.span.end] == "let y = g(x, 2)"
-    assert src[fn.params[0].span.start:fn.params[0].span.end] == "x: Int"
+    assert src[call.span.start : call.span.end] == "g(x, 2)"
+    assert src[let.span.start : let.span.end] == "let y = g(x, 2)"
+    assert src[fn.params[0].span.start : fn.params[0].span.end] == "x: Int"
 
 
 def test_every_node_span_covers_its_source_text():
@@ -348,7 +468,7 @@ def test_annotated_declaration_span_starts_at_annotation():
 def test_reformatting_and_comments_do_not_change_the_tree():
     a = open(os.path.join(SUPPORT, "main.flow"), encoding="utf-8").read()
     b = (
-        "// support ticket\nuse \"std@v1/task\"   // tasks\nuse \"./planner\"\nuse \"./web\"\nuse \"./docs\"\nuse \"./human\"\n"
+        '// support ticket\nuse "std@v1/task"   // tasks\nuse "./planner"\nuse "./web"\nuse "./docs"\nuse "./human"\n'
         "pub type Report {\n  Resolved(Text)\n  GaveUp(List<Text>,)\n  Unanswered(Text),\n}\n\n\n"
         "pub flow main(ticket: Text) -> Report !tool =\n  work(ticket, [], 1)\n"
         "flow work(\n  ticket: Text,\n  notes: List<Text>,\n  round: Int,\n) -> Report !tool = {\n"

@@ -21,6 +21,7 @@ may be wider only by brackets and white space.
 The corpus: every `.flow` file in the repository (std/, examples/, golden/, tests/) and
 mutations of them drawn by hypothesis (bounded budget), which bring in rejected declarations.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -40,9 +41,7 @@ from flow2py.syntax.engine.lark_tables import START, grammar_text, table
 from flow2py.syntax.engine.scanner import Tok
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-FLOW_FILES = sorted(
-    p for d in ("std", "examples", "golden", "tests") for p in (ROOT / d).rglob("*.flow")
-)
+FLOW_FILES = sorted(p for d in ("std", "examples", "golden", "tests") for p in (ROOT / d).rglob("*.flow"))
 
 
 class _GivenTokens(Lexer):
@@ -55,8 +54,14 @@ class _GivenTokens(Lexer):
         return iter(tokens)
 
 
-_REFERENCE = lark.Lark(grammar_text(), parser="lalr", lexer=_GivenTokens, start=START,
-                       propagate_positions=True, maybe_placeholders=False)
+_REFERENCE = lark.Lark(
+    grammar_text(),
+    parser="lalr",
+    lexer=_GivenTokens,
+    start=START,
+    propagate_positions=True,
+    maybe_placeholders=False,
+)
 
 
 def _lark_token(t: Tok) -> Token:
@@ -66,8 +71,16 @@ def _lark_token(t: Tok) -> Token:
 def _to_ast(node, builder: Builder, path: str):
     """lark's tree, bottom-up, through the Builder."""
     if isinstance(node, Token):
-        return Tok(node.type, node.value, node.start_pos, node.line, node.column, node.end_line,
-                   node.end_column, node.end_pos)
+        return Tok(
+            node.type,
+            node.value,
+            node.start_pos,
+            node.line,
+            node.column,
+            node.end_line,
+            node.end_column,
+            node.end_pos,
+        )
     children = [_to_ast(c, builder, path) for c in node.children]
     m = node.meta
     span = None if m.empty else Span(path, m.line, m.column, m.end_line, m.end_column, m.start_pos, m.end_pos)
@@ -99,7 +112,8 @@ def _shape(v):
     """A value as plain data with every span and without node ids, for comparing trees."""
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
         return (type(v).__name__,) + tuple(
-            (f.name, _shape(getattr(v, f.name))) for f in dataclasses.fields(v) if f.name != "id")
+            (f.name, _shape(getattr(v, f.name))) for f in dataclasses.fields(v) if f.name != "id"
+        )
     if isinstance(v, (list, tuple)):
         return (type(v).__name__,) + tuple(_shape(x) for x in v)
     if isinstance(v, dict):
@@ -122,7 +136,7 @@ def _same(mine, ref, source: str) -> bool:
             return True
         if not (b["start"] <= a["start"] <= a["end"] <= b["end"]):
             return False
-        extra = source[b["start"]:a["start"]] + source[a["end"]:b["end"]]
+        extra = source[b["start"] : a["start"]] + source[a["end"] : b["end"]]
         return extra.strip(" \t\n()") == ""
     if isinstance(mine, tuple) and isinstance(ref, tuple):
         return len(mine) == len(ref) and all(_same(x, y, source) for x, y in zip(mine, ref))
@@ -168,13 +182,47 @@ def test_every_repository_program_parses_as_lark_parses_it(path):
 
 
 def test_the_std_library_is_accepted_by_both_parsers():
-    accepted = sum(_assert_same(p.read_text(encoding="utf-8"), p.name) for p in FLOW_FILES
-                   if p.relative_to(ROOT).parts[0] == "std")
+    accepted = sum(
+        _assert_same(p.read_text(encoding="utf-8"), p.name)
+        for p in FLOW_FILES
+        if p.relative_to(ROOT).parts[0] == "std"
+    )
     assert accepted >= 17  # at least one declaration per std module
 
 
-_PIECES = ["{", "}", "(", ")", "[", "]", ",", "\n", ";", "=", "=>", "->", "?", ".", "..", "|", "!tool",
-           "flow", "let", "match", "if", "else", "guard", "return", "@tool", "type", "pub", "x", "X", "1", "_"]
+_PIECES = [
+    "{",
+    "}",
+    "(",
+    ")",
+    "[",
+    "]",
+    ",",
+    "\n",
+    ";",
+    "=",
+    "=>",
+    "->",
+    "?",
+    ".",
+    "..",
+    "|",
+    "!tool",
+    "flow",
+    "let",
+    "match",
+    "if",
+    "else",
+    "guard",
+    "return",
+    "@tool",
+    "type",
+    "pub",
+    "x",
+    "X",
+    "1",
+    "_",
+]
 _VALID = [p for p in FLOW_FILES if p.relative_to(ROOT).parts[0] in ("std", "examples")]
 
 
@@ -186,7 +234,7 @@ def test_mutated_programs_parse_as_lark_parses_them(data):
         i = data.draw(st.integers(0, len(src)))
         op = data.draw(st.sampled_from(["delete", "insert", "duplicate"]))
         if op == "delete":
-            src = src[:i] + src[i + 1:]
+            src = src[:i] + src[i + 1 :]
         elif op == "insert":
             src = src[:i] + data.draw(st.sampled_from(_PIECES)) + src[i:]
         else:

@@ -1,5 +1,6 @@
 """The parser engine is sealed: lark is reached from one module, the engine leaves the process's
 global state as it found it, and the syntax package's lower floors import nothing above them."""
+
 from __future__ import annotations
 
 import ast
@@ -27,8 +28,11 @@ def _imports(path: pathlib.Path) -> set[str]:
 
 
 def test_only_lark_tables_imports_lark_in_the_compiler():
-    users = {str(p.relative_to(ROOT)) for p in PACKAGE.rglob("*.py")
-             if any(m == "lark" or m.startswith("lark.") for m in _imports(p))}
+    users = {
+        str(p.relative_to(ROOT))
+        for p in PACKAGE.rglob("*.py")
+        if any(m == "lark" or m.startswith("lark.") for m in _imports(p))
+    }
     assert users == {"flow2py/syntax/engine/lark_tables.py"}
 
 
@@ -39,7 +43,11 @@ def test_diagnostics_and_span_import_nothing_of_the_project_above_them():
 
 def test_the_engine_knows_no_flow_tree_and_nothing_imports_the_parser_front():
     for p in (PACKAGE / "syntax" / "engine").glob("*.py"):
-        above = {m for m in _imports(p) if m.startswith("flow2py.syntax") and not m.startswith("flow2py.syntax.engine")}
+        above = {
+            m
+            for m in _imports(p)
+            if m.startswith("flow2py.syntax") and not m.startswith("flow2py.syntax.engine")
+        }
         assert not above, p
     assert "flow2py.syntax.parser" not in _imports(PACKAGE / "syntax" / "messages.py")
 

@@ -1,4 +1,5 @@
 """The parser never raises: arbitrary text and mutations of valid programs give (Module, list)."""
+
 from __future__ import annotations
 
 
@@ -11,13 +12,48 @@ from repo_paths import SUPPORT_MAIN
 
 MAIN = SUPPORT_MAIN.read_text(encoding="utf-8")
 EXTRA = (
-    'type P<T> { pub a: Int, b: List<T> }\ntype E { A, B(Int), C { x: Text } }\n'
+    "type P<T> { pub a: Int, b: List<T> }\ntype E { A, B(Int), C { x: Text } }\n"
     'flow g(x: Int) -> Int = {\n    let [a, ..rest] = xs\n    let d = ["k": 1.5, "j": 250ms]\n'
     '    xs\n        .map(flow(v) = v ? f)\n    P { ..p, a: -1 }\n    b"\\x00" == "\\u{41}"\n}\n'
 )
 SAMPLE = MAIN + EXTRA
-PIECES = ["{", "}", "(", ")", "[", "]", ",", "\n", ";", "=", "=>", "->", "?", ".", "..", "|", "!tool", "flow", "let",
-          "match", "if", "else", "guard", "return", "@tool", "type", "pub", '"', 'b"', "x", "X", "1", "_", "//", "\\"]
+PIECES = [
+    "{",
+    "}",
+    "(",
+    ")",
+    "[",
+    "]",
+    ",",
+    "\n",
+    ";",
+    "=",
+    "=>",
+    "->",
+    "?",
+    ".",
+    "..",
+    "|",
+    "!tool",
+    "flow",
+    "let",
+    "match",
+    "if",
+    "else",
+    "guard",
+    "return",
+    "@tool",
+    "type",
+    "pub",
+    '"',
+    'b"',
+    "x",
+    "X",
+    "1",
+    "_",
+    "//",
+    "\\",
+]
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -50,7 +86,7 @@ def test_character_mutations_of_a_valid_program_never_raise(data):
         i = data.draw(st.integers(0, len(src)))
         op = data.draw(st.sampled_from(["delete", "insert", "duplicate"]))
         if op == "delete":
-            src = src[:i] + src[i + 1:]
+            src = src[:i] + src[i + 1 :]
         elif op == "insert":
             src = src[:i] + data.draw(st.sampled_from(PIECES + [chr(0), "\ud800", "€"])) + src[i:]
         else:

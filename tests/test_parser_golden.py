@@ -1,6 +1,7 @@
 """Golden cases for syntax diagnostics: golden/syntax/<case>.flow and <case>.expected hold a
 source and the exact text `render_text` gives for it. FLOW2PY_UPDATE_GOLDEN=1 rewrites the
 expected files. Every syntax code (E001-E099) has at least one case; orphans fail."""
+
 from __future__ import annotations
 
 import os

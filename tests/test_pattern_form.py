@@ -1,5 +1,6 @@
 """The checked pattern form (flow2py/check/pattern_form.py): one for every pattern site, holding
 what exhaustiveness and codegen read (binders, resolved constructors, list rests)."""
+
 from __future__ import annotations
 
 from flow2py.check import check_source
@@ -7,7 +8,7 @@ from flow2py.check import pattern_form as pf
 from flow2py.check.post import checked_pattern
 from flow2py.syntax import ast
 
-SOURCE = '''
+SOURCE = """
 type Shape { Circle(Int), Rect { w: Int, h: Int } }
 
 flow area(s: Shape) -> Int = match s {
@@ -25,7 +26,7 @@ flow first(xs: List<Int>) -> Int = {
 }
 
 pub flow main() -> Int = area(Circle(1)) + first([1, 2])
-'''
+"""
 
 
 def _sites(module: ast.Module) -> list:
@@ -67,15 +68,17 @@ def test_the_form_holds_resolved_constructors_binders_and_rests():
 
 
 def test_an_unresolved_constructor_is_unchecked_and_never_covers():
-    r = check_source('''
+    r = check_source("""
 type T { A, B }
 
 pub flow main(t: T) -> Int = match t {
     Nope => 1,
     B => 2,
 }
-''')
+""")
     assert r.program is None
     assert any(d.code == "E101" for d in r.diagnostics)
     assert not any(d.code in ("E401", "E402") for d in r.diagnostics)  # one mistake, one report
-    assert checked_pattern(ast.CtorPattern(None, "Nope"), {}) == pf.Unchecked(ast.CtorPattern(None, "Nope").span)
+    assert checked_pattern(ast.CtorPattern(None, "Nope"), {}) == pf.Unchecked(
+        ast.CtorPattern(None, "Nope").span
+    )

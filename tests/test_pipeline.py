@@ -1,4 +1,5 @@
 """flow2py.pipeline: text -> modules -> checked program -> generated package -> loaded program, in one place."""
+
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ from flow2py.pipeline import ProgramText
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "support" / "main.flow"
 
-PROGRAM = 'pub flow main(n: Int) -> Int = n + 1\n'
+PROGRAM = "pub flow main(n: Int) -> Int = n + 1\n"
 
 
 def _sources(program) -> dict[str, str]:
@@ -50,7 +51,7 @@ def test_a_missing_entry_file_is_refused_before_checking(tmp_path):
 
 def test_a_program_that_does_not_check_stops_the_pipeline_with_every_diagnostic(tmp_path):
     path = tmp_path / "main.flow"
-    path.write_text('pub flow main() -> Int = missing_one() + missing_two()\n')
+    path.write_text("pub flow main() -> Int = missing_one() + missing_two()\n")
     with pytest.raises(Refused) as e:
         pipeline.compile_program(ProgramText(str(path)))
     assert e.value.diagnostics
@@ -63,7 +64,9 @@ def test_stored_sources_that_no_longer_check_are_refused_naming_the_run_and_the_
     sources = _sources(host.compile_path(str(path)).checked)
     sources["main"] = "pub flow main() -> Int = nope()\n"
     text = ProgramText.stored("r-1", "0" * 64, sources, {})
-    with pytest.raises(Refused, match=r"^run r-1: its stored program no longer checks: error\[E\d+\]: .*nope") as e:
+    with pytest.raises(
+        Refused, match=r"^run r-1: its stored program no longer checks: error\[E\d+\]: .*nope"
+    ) as e:
         pipeline.compile_program(text)
     assert "\n" not in str(e.value)
 
@@ -73,8 +76,11 @@ def test_stored_sources_giving_another_program_identity_are_refused(tmp_path):
     path.write_text(PROGRAM)
     program = host.compile_path(str(path)).checked
     stored = ProgramText.stored("r-2", "f" * 64, _sources(program), {"entry_module": "main"})
-    with pytest.raises(Refused, match=rf"^run r-2: the stored sources give program {program.identity[:12]}, "
-                                      r"but the run started on ffffffffffff; refusing to continue"):
+    with pytest.raises(
+        Refused,
+        match=rf"^run r-2: the stored sources give program {program.identity[:12]}, "
+        r"but the run started on ffffffffffff; refusing to continue",
+    ):
         pipeline.compile_program(stored)
 
 
@@ -100,7 +106,7 @@ def test_modules_that_do_not_parse_are_read_but_not_checked(tmp_path):
 
 def test_checking_the_same_modules_twice_gives_the_same_answer(tmp_path):
     path = tmp_path / "main.flow"
-    path.write_text('pub flow main() -> Int = missing_one()\n')
+    path.write_text("pub flow main() -> Int = missing_one()\n")
     modules = pipeline.read(ProgramText(str(path)))
     assert modules.readable and modules.diagnostics == ()
     first, again = pipeline.check(modules), pipeline.check(modules)

@@ -2,6 +2,7 @@
 side by side in one process (a run and its fork on a newer version, a host embedding several
 programs, this test suite). Each program's history decodes, resumes and replays with its own
 classes (`Program.classes`); nothing is looked up in a process-wide table."""
+
 from __future__ import annotations
 
 import flowrt as rt
@@ -97,9 +98,13 @@ def _record_paused_run(store: Store, run_id: str, p) -> None:
     start = p.start("main", (3,))
     store.history.create_run(run_id, start, p.program.sources, p.loaded.meta())
     with SqliteRecorder(store, run_id) as rec:
-        opts = drv.DriveOptions(recorder=rec, checkpoint_every=1,
-                                bindings=_bindings(lambda: rt.pending, lambda r: {"Ok": r}),
-                                resolve=p.loaded.resolve, classes=p.loaded.classes)
+        opts = drv.DriveOptions(
+            recorder=rec,
+            checkpoint_every=1,
+            bindings=_bindings(lambda: rt.pending, lambda r: {"Ok": r}),
+            resolve=p.loaded.resolve,
+            classes=p.loaded.classes,
+        )
         out = drv.drive(p.fn("main"), [start], opts)
     assert out == drv.RunPaused((drv.OpenCall("root/1#1", "feed.next"),))
     store.history.record_reply(run_id, "root/1#1", rt.Ok("hello"))
@@ -107,12 +112,21 @@ def _record_paused_run(store: Store, run_id: str, p) -> None:
 
 def _resume(store: Store, run_id: str, p):
     info = store.host_records.load_run(run_id)
-    history = store.history.facts(run_id, info.latest_checkpoint, verify=True, whole=True, classes=p.loaded.classes)
+    history = store.history.facts(
+        run_id, info.latest_checkpoint, verify=True, whole=True, classes=p.loaded.classes
+    )
     with SqliteRecorder(store, run_id) as rec:
-        return drv.drive(p.fn("main"), history, drv.DriveOptions(first=info.latest_checkpoint, recorder=rec,
-                                                                 bindings=_bindings(_never, _never),
-                                                                 resolve=p.loaded.resolve,
-                                                                 classes=p.loaded.classes))
+        return drv.drive(
+            p.fn("main"),
+            history,
+            drv.DriveOptions(
+                first=info.latest_checkpoint,
+                recorder=rec,
+                bindings=_bindings(_never, _never),
+                resolve=p.loaded.resolve,
+                classes=p.loaded.classes,
+            ),
+        )
 
 
 def test_two_programs_sharing_declaration_ids_live_side_by_side_in_one_process(tmp_path):
@@ -140,8 +154,10 @@ def test_two_programs_sharing_declaration_ids_live_side_by_side_in_one_process(t
         assert type(cp2.args[1]) is v2.program.classes[("main::State", "State")]
 
         # both histories read, render and replay (from Start and from the latest checkpoint)
-        for run_id, p, state in (("r1", v1, 'State { label: "v1+", round: 2 }'),
-                                 ("r2", v2, 'State { round: 2, seen: [1], tag: "v2" }')):
+        for run_id, p, state in (
+            ("r1", v1, 'State { label: "v1+", round: 2 }'),
+            ("r2", v2, 'State { round: 2, seen: [1], tag: "v2" }'),
+        ):
             facts = store.history.facts(run_id, verify=True, whole=True, classes=p.loaded.classes)
             assert type(facts[0]) is Start and facts[0].program == p.program.identity
             assert state in rt.to_text(store.history.records(run_id, classes=p.loaded.classes))
@@ -150,8 +166,10 @@ def test_two_programs_sharing_declaration_ids_live_side_by_side_in_one_process(t
 
     # the host compiles each run's stored program and reads it with that program's classes
     where = str(tmp_path / "runs.db")
-    for run_id, state in (("r1", 'State { label: "v1+", round: 2 }'),
-                          ("r2", 'State { round: 2, seen: [1], tag: "v2" }')):
+    for run_id, state in (
+        ("r1", 'State { label: "v1+", round: 2 }'),
+        ("r2", 'State { round: 2, seen: [1], tag: "v2" }'),
+    ):
         assert host.replay(run_id, store_path=where).text == "Matched"
         assert state in host.history(run_id, store_path=where)
 
@@ -176,14 +194,16 @@ def test_a_hand_written_program_restores_its_own_parked_constructor_after_a_gene
     from _driver_progs import Received, echo_bindings, reader
 
     rec = rt.MemoryRecorder()
-    out = rt.start_run(reader, (), rt.DriveOptions(recorder=rec, bindings=echo_bindings(),
-                                                   checkpoint_every=2))
+    out = rt.start_run(
+        reader, (), rt.DriveOptions(recorder=rec, bindings=echo_bindings(), checkpoint_every=2)
+    )
     assert isinstance(out, rt.RunPaused)
     assert any(type(f) is Checkpoint for f in rec.facts)
     rec.record(rt.Reply("root/1#1", rt.Ok("hello")))
     history = list(rec.facts)
-    out = rt.drive(reader, history, rt.DriveOptions(recorder=rec, bindings=echo_bindings(),
-                                                    checkpoint_every=2))
+    out = rt.drive(
+        reader, history, rt.DriveOptions(recorder=rec, bindings=echo_bindings(), checkpoint_every=2)
+    )
     assert out == rt.RunCompleted(Received(rt.Ok("hello")))
     assert type(out.value) is Received
     assert rt.drive(reader, rec.facts, rt.DriveOptions(mode="replay")).line() == "Matched"

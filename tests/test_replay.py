@@ -1,12 +1,16 @@
 """Replay verdicts (seed 000, "Replay"): Matched, Incomplete, Diverged at fact N."""
+
 import flowrt as rt
 from _driver_progs import echo_bindings, main, pause_then_add, support_bindings
 
 
 def recorded_support():
     rec = rt.MemoryRecorder()
-    rt.start_run(main, ("Login fails on Safari",), rt.DriveOptions(recorder=rec, bindings=support_bindings(),
-                                                                   checkpoint_every=5))
+    rt.start_run(
+        main,
+        ("Login fails on Safari",),
+        rt.DriveOptions(recorder=rec, bindings=support_bindings(), checkpoint_every=5),
+    )
     rec.record(rt.Reply("c1:root#2", rt.Ok("Safari 17.4")))
     rt.drive(main, rec.facts, rt.DriveOptions(recorder=rec, bindings=support_bindings(), checkpoint_every=5))
     return list(rec.facts)
@@ -38,11 +42,13 @@ def test_replay_binds_nothing_and_dispatches_nothing(monkeypatch):
 def test_truncated_history_is_incomplete():
     facts = recorded_support()
     assert replay(facts[:12]) == rt.Incomplete(
-        "needs the reply to c1:root#2 (human.ask), which is not recorded")
+        "needs the reply to c1:root#2 (human.ask), which is not recorded"
+    )
     assert replay(facts[:13]).line().startswith("Incomplete: history ends before the program does")
     assert replay(facts[:15]) == rt.Incomplete(
         'history ends before the program does (it completes with Resolved("Enable Secure on the '
-        'session cookie; ..."))')
+        'session cookie; ..."))'
+    )
 
 
 def test_tampered_call_argument_diverges_at_that_fact():
@@ -51,8 +57,10 @@ def test_tampered_call_argument_diverges_at_that_fact():
     facts[4] = rt.Call(call.id, call.tool, call.tool_id, ("safari cookies",))
     v = replay(facts)
     assert v.fact == 5
-    assert v.line() == ('Diverged at fact 5: the program calls docs.search("safari login cookie") as '
-                        'root/2#1, but the history records Call root/2#1 docs.search("safari cookies")')
+    assert v.line() == (
+        'Diverged at fact 5: the program calls docs.search("safari login cookie") as '
+        'root/2#1, but the history records Call root/2#1 docs.search("safari cookies")'
+    )
 
 
 def test_tampered_reply_diverges_where_the_program_then_differs():

@@ -13,6 +13,7 @@ marker `<!-- example: ... -->`:
 A trailing `(note)` is allowed after any marker. A block whose paragraph names a golden source file
 (`golden/.../x.flow`) must also be that file, byte for byte.
 """
+
 from __future__ import annotations
 
 import glob
@@ -33,11 +34,11 @@ CODE = re.compile(r"^E\d{3}$")
 
 @dataclass(frozen=True)
 class Block:
-    page: str           # file name, e.g. "types.md"
-    line: int           # 1-based line of the opening fence
+    page: str  # file name, e.g. "types.md"
+    line: int  # 1-based line of the opening fence
     text: str
-    marker: Optional[str]   # the marker's body, or None
-    golden: Optional[str]   # a golden source file named just above the block
+    marker: Optional[str]  # the marker's body, or None
+    golden: Optional[str]  # a golden source file named just above the block
 
     @property
     def name(self) -> str:
@@ -46,7 +47,7 @@ class Block:
 
 @dataclass(frozen=True)
 class Expect:
-    kind: str                    # "clean", "error", "skip", "fragment"
+    kind: str  # "clean", "error", "skip", "fragment"
     codes: frozenset = frozenset()
     folder: Optional[str] = None
     note: str = ""
@@ -64,15 +65,17 @@ def extract(path: str) -> list[Block]:
                 j += 1
             if j == len(lines):
                 raise AssertionError(f"{os.path.basename(path)}:{i + 1}: ```flow block is never closed")
-            before = [x.strip() for x in lines[max(0, i - 4):i] if x.strip()]
+            before = [x.strip() for x in lines[max(0, i - 4) : i] if x.strip()]
             m = MARKER.match(before[-1]) if before else None
             golden = None
             for x in before:
                 g = re.search(r"`(golden/[^`]+\.flow)`", x)
                 if g:
                     golden = g.group(1)
-            text = "\n".join(lines[i + 1:j]) + "\n"
-            out.append(Block(os.path.basename(path), i + 1, text, m.group("body").strip() if m else None, golden))
+            text = "\n".join(lines[i + 1 : j]) + "\n"
+            out.append(
+                Block(os.path.basename(path), i + 1, text, m.group("body").strip() if m else None, golden)
+            )
             i = j
         i += 1
     return out
@@ -84,7 +87,7 @@ def parse_marker(body: Optional[str]) -> Expect:
     note = ""
     m = re.search(r"\((.*)\)\s*$", body)
     if m:
-        note, body = m.group(1).strip(), body[:m.start()].strip()
+        note, body = m.group(1).strip(), body[: m.start()].strip()
     words = body.split()
     if words == ["fragment"]:
         return Expect("fragment", note=note)
@@ -126,8 +129,9 @@ def test_the_spec_has_flow_examples_and_every_marker_belongs_to_a_block():
             if MARKER.match(x.strip()):
                 nxt = next(k for k in range(n, len(lines)) if lines[k].strip())
                 page = os.path.basename(path)
-                assert lines[nxt].strip() == "```flow" and (page, nxt + 1) in used, \
+                assert lines[nxt].strip() == "```flow" and (page, nxt + 1) in used, (
                     f"{page}:{n}: example marker not followed by a ```flow block"
+                )
 
 
 @pytest.mark.parametrize("block", BLOCKS, ids=lambda b: b.name)
@@ -139,8 +143,9 @@ def test_spec_example_checks_as_marked(block: Block):
         folder = os.path.join(ROOT, expect.folder)
         assert os.path.isdir(folder), f"{block.name}: no folder {expect.folder}"
         cache = os.path.join(folder, "cache")
-        result = check_source(block.text, os.path.join(folder, "main.flow"),
-                              cache_dir=cache if os.path.isdir(cache) else None)
+        result = check_source(
+            block.text, os.path.join(folder, "main.flow"), cache_dir=cache if os.path.isdir(cache) else None
+        )
     else:
         # a folder with nothing in it: `use "./x"` finds nothing by accident
         result = check_source(block.text, os.path.join(SPEC, "__example__", "main.flow"))
@@ -159,16 +164,24 @@ def test_spec_example_is_the_golden_source_it_names(block: Block):
         assert block.text == f.read(), f"{block.name} differs from {block.golden}"
 
 
-@pytest.mark.parametrize("body, expect", [
-    (None, Expect("clean")),
-    ("error E201", Expect("error", frozenset({"E201"}))),
-    ("error E001 E004", Expect("error", frozenset({"E001", "E004"}))),
-    ("error E104 in golden/diagnostics/E104_import_cycle",
-     Expect("error", frozenset({"E104"}), "golden/diagnostics/E104_import_cycle")),
-    ("in tests/std_flow (svc.flow is there)", Expect("clean", folder="tests/std_flow", note="svc.flow is there")),
-    ("skip (needs module planner)", Expect("skip", note="needs module planner")),
-    ("fragment", Expect("fragment")),
-])
+@pytest.mark.parametrize(
+    "body, expect",
+    [
+        (None, Expect("clean")),
+        ("error E201", Expect("error", frozenset({"E201"}))),
+        ("error E001 E004", Expect("error", frozenset({"E001", "E004"}))),
+        (
+            "error E104 in golden/diagnostics/E104_import_cycle",
+            Expect("error", frozenset({"E104"}), "golden/diagnostics/E104_import_cycle"),
+        ),
+        (
+            "in tests/std_flow (svc.flow is there)",
+            Expect("clean", folder="tests/std_flow", note="svc.flow is there"),
+        ),
+        ("skip (needs module planner)", Expect("skip", note="needs module planner")),
+        ("fragment", Expect("fragment")),
+    ],
+)
 def test_marker_forms_parse(body, expect):
     assert parse_marker(body) == expect
 

@@ -1,4 +1,5 @@
 """std: every module checks clean, and every compiler-provided function is documented."""
+
 import os
 
 from check_helpers import ROOT, check
@@ -27,30 +28,30 @@ def test_every_lang_function_is_listed_in_stdlib_doc():
 
 
 def test_prelude_types_and_literals():
-    r = check('''
+    r = check("""
         pub flow main() -> (Int, Decimal, Text, Bytes, Bool, Unit, Duration, List<Int>, Dict<Text, Int>) =
             (1, 1.5, "a", b"a", true, (), 5s, [1], ["a": 1])
-    ''')
+    """)
     assert r.diagnostics == []
 
 
 def test_std_functions_through_method_syntax():
-    r = check('''
+    r = check("""
         pub flow main(xs: List<Int>, t: Text) -> (Int, Option<Int>, List<Text>, Bool) =
             (xs.length(), xs.get(0), t.split(","), xs.map(flow(x) = x * 2).contains(4))
-    ''')
+    """)
     assert r.diagnostics == []
 
 
 def test_task_and_clock_are_effectful():
-    r = check('''
+    r = check("""
         use "std@v1/task"
         use "std@v1/clock"
         pub flow main() -> List<Int> !tool = {
             let _ = clock.sleep(1s)
             task.all([flow() = 1, flow() = 2])
         }
-    ''')
+    """)
     assert r.diagnostics == []
     assert r.program.fn("std@v1/clock::now").is_tool
     assert not r.program.type_info("std@v1/task::Task").is_data
@@ -59,21 +60,21 @@ def test_task_and_clock_are_effectful():
 def test_task_is_a_prelude_type_named_unqualified_in_signatures():
     """`Task<T>` is std's, marked "prelude" in std/task.flow (the compiler knows no name of its
     own): a signature names it unqualified; its functions stay in std@v1/task."""
-    r = check('''
+    r = check("""
         use "std@v1/task"
 
         flow start(f: () -> Int !tool) -> Task<Int> !tool = task.spawn(f)
 
         pub flow main() -> Int !tool = task.await(start(flow() = 1))
-    ''')
+    """)
     assert r.diagnostics == []
-    both = check('''
+    both = check("""
         use "std@v1/task"
 
         flow same(t: task.Task<Int>) -> Task<Int> = t
 
         pub flow main() -> Int !tool = task.await(same(task.spawn(flow() = 2)))
-    ''')
+    """)
     assert both.diagnostics == []
 
 
@@ -86,7 +87,9 @@ def test_each_literal_kind_builds_the_std_type_listed_for_it_and_no_other_type_b
     from flow2py.check.declare import LITERAL_LANGS
     from flow2py.syntax import ast
 
-    r = check('pub flow main() -> (Int, Decimal, Text, Bytes, Bool, Unit, Duration) = (1, 1.5, "a", b"a", true, (), 5s)\n')
+    r = check(
+        'pub flow main() -> (Int, Decimal, Text, Bytes, Bool, Unit, Duration) = (1, 1.5, "a", b"a", true, (), 5s)\n'
+    )
     assert r.diagnostics == []
     prog = r.program
     main = next(fn for fn in prog.fn_decls.values() if fn.name == "main" and fn.module == "main")

@@ -1,4 +1,5 @@
 """The SQLite store: runs, appending under a lease, verify, redact, archive, host records."""
+
 from __future__ import annotations
 
 import subprocess
@@ -12,12 +13,21 @@ import flowrt as rt
 from flowrt.history import trace as T
 from flowrt.data.facts import Call, Checkpoint, Choice, Closed, Completed, End, Faulted, Reply, Start, Stop
 from flowrt.history.store import (
-    CallNotOpen, HistoryConflict, RunBusy, RunExists, SqliteRecorder, Store, StoreError, UnknownRun,
+    CallNotOpen,
+    HistoryConflict,
+    RunBusy,
+    RunExists,
+    SqliteRecorder,
+    Store,
+    StoreError,
+    UnknownRun,
 )
 
 PROGRAM = "3f8a" * 16
-SOURCES = {"main": "pub flow main(ticket: Text) -> Text !tool = planner.next(ticket)\n",
-           "planner": "@tool pub flow next(t: Text) -> Result<Text, Text>\n"}
+SOURCES = {
+    "main": "pub flow main(ticket: Text) -> Text !tool = planner.next(ticket)\n",
+    "planner": "@tool pub flow next(t: Text) -> Result<Text, Text>\n",
+}
 
 
 def start(**kw):
@@ -63,10 +73,18 @@ def test_a_run_records_its_facts_in_order_with_a_chain(store):
     assert all(b.prev == a.hash for a, b in zip(recs, recs[1:]))
     assert recs[3].fact == Call("root#2", "planner.next", "planner::next", ("Login fails", 2))
     info = store.host_records.load_run("r1")
-    assert (info.state, info.facts, info.head, info.meta) == ("completed", 8, recs[-1].hash, {"tools": "tools.py"})
-    assert store.history.verify("r1") == (True, "intact: facts 1-8 checked against the chain from Start; 2 module "
-                                        f"sources and 0 blobs match their content hashes; head {recs[-1].hash}",
-                                  recs[-1].hash)
+    assert (info.state, info.facts, info.head, info.meta) == (
+        "completed",
+        8,
+        recs[-1].hash,
+        {"tools": "tools.py"},
+    )
+    assert store.history.verify("r1") == (
+        True,
+        "intact: facts 1-8 checked against the chain from Start; 2 module "
+        f"sources and 0 blobs match their content hashes; head {recs[-1].hash}",
+        recs[-1].hash,
+    )
 
 
 def test_sources_are_stored_by_content_and_read_back_per_run(store):
@@ -167,10 +185,14 @@ def test_a_parked_call_commits_the_buffer_and_a_later_reply_clears_the_parked_re
         rec.sync()
         rec.record(Reply("root#2", rt.Ok(2)))
         rec.call_pending("root#1")
-        assert store.host_records.load_run("r1").facts == 4 and store.host_records.pending_calls("r1") == {"root#1"}
+        assert store.host_records.load_run("r1").facts == 4 and store.host_records.pending_calls("r1") == {
+            "root#1"
+        }
     with SqliteRecorder(store, "r1") as rec:  # another process, later: the parked call is answered
         rec.record(Reply("root#1", rt.Ok(1)))
-    assert store.host_records.pending_calls("r1") == set() and store.host_records.load_run("r1").open_calls == ()
+    assert (
+        store.host_records.pending_calls("r1") == set() and store.host_records.load_run("r1").open_calls == ()
+    )
 
 
 def test_lease_lost_under_the_writer_is_refused_by_the_guarded_update(store):
@@ -229,8 +251,10 @@ def test_verify_against_an_outside_head_detects_a_consistent_rewrite(store):
     recs = run_calls(store)
     outside_head = recs[-1].hash
     # Rewrite fact 3 and recompute every hash after it, stored head included.
-    store.file.db.execute("UPDATE facts SET data=? WHERE run='r1' AND n=3",
-                      (T.encode_fact(Reply("root#1", rt.Ok("forged"))).data,))
+    store.file.db.execute(
+        "UPDATE facts SET data=? WHERE run='r1' AND n=3",
+        (T.encode_fact(Reply("root#1", rt.Ok("forged"))).data,),
+    )
     prev = bytes.fromhex(recs[1].hash)
     for n in range(3, 9):
         data = store.file.db.execute("SELECT data FROM facts WHERE run='r1' AND n=?", (n,)).fetchone()[0]
@@ -252,7 +276,13 @@ def test_a_store_or_run_of_an_unknown_data_version_is_refused_whole(store, tmp_p
     run_calls(store)
     crafted = cbor2.dumps([T.START, 2, PROGRAM, "std@v2", "main", [], [], None, None])
     store.file.db.execute("UPDATE facts SET data=? WHERE run='r1' AND n=1", (crafted,))
-    for read in (store.history.facts, store.history.records, store.history.verify, store.host_records.load_run, store.history.latest_checkpoint):
+    for read in (
+        store.history.facts,
+        store.history.records,
+        store.history.verify,
+        store.host_records.load_run,
+        store.history.latest_checkpoint,
+    ):
         with pytest.raises(T.UnsupportedDataVersion, match="run 'r1' was recorded with data version 2"):
             read("r1")
     store.file.db.execute("UPDATE runs SET data_version=2 WHERE id='r1'")
@@ -324,8 +354,14 @@ def test_archive_keeps_start_and_everything_from_the_latest_checkpoint(store):
     assert [r.n for r in store.history.records("r1")] == [1] + list(range(6, 11))
     assert store.history.records("r1")[1].prev == recs[4].hash
     ok, message, _ = store.history.verify("r1")
-    assert ok and ("fact 1 (Start) checked from the zero hash and facts 6-10 against the chain from the kept "
-                   "hash of fact 5; facts 2-5 were archived and deleted: taken on trust from that kept hash") in message
+    assert (
+        ok
+        and (
+            "fact 1 (Start) checked from the zero hash and facts 6-10 against the chain from the kept "
+            "hash of fact 5; facts 2-5 were archived and deleted: taken on trust from that kept hash"
+        )
+        in message
+    )
     with SqliteRecorder(store, "r1") as rec:  # appending still chains on
         rec.record(End(Completed("done")))
     assert store.history.verify("r1")[0]
@@ -347,14 +383,15 @@ def test_a_writer_in_another_live_process_is_refused_and_a_dead_ones_lease_taken
     script = textwrap.dedent(f"""
         import os, sys
         from flowrt.history.store import Store, SqliteRecorder
-        rec = SqliteRecorder(Store({str(tmp_path / 'runs.db')!r}), "r1")
+        rec = SqliteRecorder(Store({str(tmp_path / "runs.db")!r}), "r1")
         print("leased", flush=True)
         if sys.argv[1] == "die":
             os._exit(0)
         sys.stdin.readline()
     """)
-    holder = subprocess.Popen([sys.executable, "-c", script, "hold"], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", script, "hold"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline().strip() == "leased"
         with pytest.raises(RunBusy, match=f"process {holder.pid}"):
@@ -383,7 +420,9 @@ def test_appending_refuses_when_the_head_moved_under_the_writer(store):
 def test_nothing_recorded_is_ever_rewritten(store):
     run_calls(store, end=False)
     store.file.db.execute("UPDATE runs SET n=2 WHERE id='r1'")  # pretend the head were older
-    store.file.db.execute("UPDATE runs SET head=(SELECT hash FROM facts WHERE run='r1' AND n=2) WHERE id='r1'")
+    store.file.db.execute(
+        "UPDATE runs SET head=(SELECT hash FROM facts WHERE run='r1' AND n=2) WHERE id='r1'"
+    )
     with SqliteRecorder(store, "r1") as rec:
         rec.record(Call("root#9", "a.b", "a::b", ()))  # a Call: sync() commits it at once
         with pytest.raises(HistoryConflict, match="refusing to rewrite recorded history"):

@@ -12,6 +12,7 @@ The suite runs a bounded budget; a longer run (docs/spec/trace.md, "Strict decod
 
     FLOW2PY_FUZZ_EXAMPLES=2000 .venv/bin/python -m pytest tests/test_stored_fuzz.py -q
 """
+
 from __future__ import annotations
 
 import itertools
@@ -29,14 +30,23 @@ from tests import stored_helpers as H
 from tests.test_strict_decoding import CBOR2_TAGS
 
 EXAMPLES = int(os.environ.get("FLOW2PY_FUZZ_EXAMPLES") or 20)
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=not os.environ.get("FLOW2PY_FUZZ_EXAMPLES"),
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=not os.environ.get("FLOW2PY_FUZZ_EXAMPLES"),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 #: What each command may answer (DESIGN.md's exit codes; trace.md "Exit codes" for a corrupt store;
 #: verify refuses, 1, a history of another data version, as every reader does).
 KNOWN = {
-    "history": {0, 1}, "history-json": {0, 1}, "runs": {0, 1}, "verify": {0, 1, 6},
-    "replay": {0, 1, 3, 5}, "resume": {0, 1, 3, 4}, "fork": {0, 1, 3, 4},
+    "history": {0, 1},
+    "history-json": {0, 1},
+    "runs": {0, 1},
+    "verify": {0, 1, 6},
+    "replay": {0, 1, 3, 5},
+    "resume": {0, 1, 3, 4},
+    "fork": {0, 1, 3, 4},
 }
 RUN_IDS = [r[0] for r in H.RUNS]
 _COUNTER = itertools.count()
@@ -64,8 +74,15 @@ def _judge(base, path: Path, run_id: str) -> None:
 
 # ---- mutating real stored bytes ---------------------------------------------------------------------
 
-_edits = st.lists(st.tuples(st.sampled_from(["flip", "cut", "insert", "set"]), st.integers(0, 1 << 16),
-                            st.binary(min_size=1, max_size=8)), min_size=1, max_size=4)
+_edits = st.lists(
+    st.tuples(
+        st.sampled_from(["flip", "cut", "insert", "set"]),
+        st.integers(0, 1 << 16),
+        st.binary(min_size=1, max_size=8),
+    ),
+    min_size=1,
+    max_size=4,
+)
 
 
 def _edit(data: bytes, edits) -> bytes:
@@ -75,26 +92,52 @@ def _edit(data: bytes, edits) -> bytes:
         if op == "flip" and b:
             b[i % len(b)] ^= blob[0] or 1
         elif op == "cut":
-            del b[i:i + len(blob)]
+            del b[i : i + len(blob)]
         elif op == "insert":
             b[i:i] = blob
         else:
-            b[i:i + len(blob)] = blob
+            b[i : i + len(blob)] = blob
     return bytes(b)
 
 
-_COLUMN_VALUES = st.one_of(st.integers(-(2**63), 2**63 - 1), st.text(max_size=20), st.binary(max_size=40),
-                           st.none(), st.floats(allow_nan=False), st.just("{}"), st.just('{"entry_decl": 1}'))
+_COLUMN_VALUES = st.one_of(
+    st.integers(-(2**63), 2**63 - 1),
+    st.text(max_size=20),
+    st.binary(max_size=40),
+    st.none(),
+    st.floats(allow_nan=False),
+    st.just("{}"),
+    st.just('{"entry_decl": 1}'),
+)
 
 
 @FUZZ
-@given(run=st.sampled_from(RUN_IDS), target=st.sampled_from(["fact", "checkpoint", "blob", "run", "kind", "open"]),
-       pick=st.integers(0, 1000), edits=_edits, column_value=_COLUMN_VALUES,
-       column=st.sampled_from(["state", "n", "head", "latest_checkpoint", "archived_through",
-                               "archived_hash", "meta", "entry", "program", "parent", "data_version"]),
-       chain=st.booleans())
-def test_mutated_stored_bytes_are_refused_or_work_never_crash(base, run, target, pick, edits, column_value,
-                                                               column, chain):
+@given(
+    run=st.sampled_from(RUN_IDS),
+    target=st.sampled_from(["fact", "checkpoint", "blob", "run", "kind", "open"]),
+    pick=st.integers(0, 1000),
+    edits=_edits,
+    column_value=_COLUMN_VALUES,
+    column=st.sampled_from(
+        [
+            "state",
+            "n",
+            "head",
+            "latest_checkpoint",
+            "archived_through",
+            "archived_hash",
+            "meta",
+            "entry",
+            "program",
+            "parent",
+            "data_version",
+        ]
+    ),
+    chain=st.booleans(),
+)
+def test_mutated_stored_bytes_are_refused_or_work_never_crash(
+    base, run, target, pick, edits, column_value, column, chain
+):
     path = _fresh(base)
     con = H.db(path)
     try:
@@ -112,8 +155,10 @@ def test_mutated_stored_bytes_are_refused_or_work_never_crash(base, run, target,
             con.execute("UPDATE blobs SET data=? WHERE hash=?", (_edit(data, edits), h))
         elif target == "open":  # the host's record of the run's open calls
             try:
-                con.execute(f"UPDATE open_calls SET {'call' if pick % 2 else 'tool_id'}=? WHERE run=?",
-                            (column_value, run))
+                con.execute(
+                    f"UPDATE open_calls SET {'call' if pick % 2 else 'tool_id'}=? WHERE run=?",
+                    (column_value, run),
+                )
             except sqlite3.IntegrityError:
                 assume(False)
         else:
@@ -132,9 +177,16 @@ def test_mutated_stored_bytes_are_refused_or_work_never_crash(base, run, target,
 
 _TAG_NUMBERS = st.one_of(st.sampled_from(sorted(CBOR2_TAGS) + [2, 3]), st.integers(6, 2**32))
 _SCALARS = st.one_of(
-    st.integers(-(2**70), 2**70), st.sampled_from([2**64, -(2**64) - 1, 10**40]), st.text(max_size=12),
-    st.binary(max_size=40), st.booleans(), st.none(), st.floats(), st.just(cbor2.undefined),
-    st.integers(0, 19).map(cbor2.CBORSimpleValue), st.integers(0, 19),  # small ints: value codes
+    st.integers(-(2**70), 2**70),
+    st.sampled_from([2**64, -(2**64) - 1, 10**40]),
+    st.text(max_size=12),
+    st.binary(max_size=40),
+    st.booleans(),
+    st.none(),
+    st.floats(),
+    st.just(cbor2.undefined),
+    st.integers(0, 19).map(cbor2.CBORSimpleValue),
+    st.integers(0, 19),  # small ints: value codes
 )
 
 
@@ -151,9 +203,16 @@ CBOR_ITEMS = st.recursive(_SCALARS, _compound, max_leaves=12)
 
 
 @FUZZ
-@given(run=st.sampled_from(RUN_IDS), pick=st.integers(0, 1000), item=CBOR_ITEMS,
-       where=st.sampled_from(["value", "field", "fact", "blob"]), chain=st.booleans())
-def test_arbitrary_cbor_where_history_is_stored_is_refused_or_works_never_crash(base, run, pick, item, where, chain):
+@given(
+    run=st.sampled_from(RUN_IDS),
+    pick=st.integers(0, 1000),
+    item=CBOR_ITEMS,
+    where=st.sampled_from(["value", "field", "fact", "blob"]),
+    chain=st.booleans(),
+)
+def test_arbitrary_cbor_where_history_is_stored_is_refused_or_works_never_crash(
+    base, run, pick, item, where, chain
+):
     path = _fresh(base)
     con = H.db(path)
     try:

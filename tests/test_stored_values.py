@@ -2,6 +2,7 @@
 or a malformed row, is a corrupt history. Replay and resume refuse it naming the fact (exit 1),
 verify reports it broken (exit 6), the other commands refuse it (exit 1); never an internal
 error, and nothing is recorded (docs/spec/trace.md "Stored values fit their types", "Exit codes")."""
+
 from __future__ import annotations
 
 import json
@@ -55,11 +56,34 @@ def _note(base, text, round_):
     return cls(text, round_)
 
 
-@pytest.mark.parametrize("value", [
-    rt.Ok(rt.HostToken("web::Page", "forged")), rt.Ok(5), rt.Ok(rt.Some("s1")), rt.Err(rt.Failed(5)),
-    rt.Err(rt.Malformed(5)), rt.Ok(("s", 1)), rt.Ok(b"s1"), 5, "Ok",
-], ids=["forged-token", "int", "option", "failed-int", "malformed-int", "tuple", "bytes", "bare-int", "bare-text"])
-def test_a_reply_that_does_not_fit_its_tool_is_refused_naming_the_fact_and_nothing_is_recorded(store, base, value):
+@pytest.mark.parametrize(
+    "value",
+    [
+        rt.Ok(rt.HostToken("web::Page", "forged")),
+        rt.Ok(5),
+        rt.Ok(rt.Some("s1")),
+        rt.Err(rt.Failed(5)),
+        rt.Err(rt.Malformed(5)),
+        rt.Ok(("s", 1)),
+        rt.Ok(b"s1"),
+        5,
+        "Ok",
+    ],
+    ids=[
+        "forged-token",
+        "int",
+        "option",
+        "failed-int",
+        "malformed-int",
+        "tuple",
+        "bytes",
+        "bare-int",
+        "bare-text",
+    ],
+)
+def test_a_reply_that_does_not_fit_its_tool_is_refused_naming_the_fact_and_nothing_is_recorded(
+    store, base, value
+):
     n = _set_reply(store, "plain", "root#1", value)
     before = H.fact_count(store, "plain")
     results = H.every_command(store, base.loaded, "plain")
@@ -102,18 +126,25 @@ def _rewrite_checkpoint(store, base, run, change):
     n = H.db(store).execute("SELECT latest_checkpoint FROM runs WHERE id=?", (run,)).fetchone()[0]
     with Store(store) as st:
         cp = st.history.records(run, n, classes=base.loaded.classes)[0].fact
-    H.set_fact(store, run, n, T.encode_fact(Checkpoint(cp.checkpoint, cp.function, cp.type_args,
-                                                       change(cp.args))).data)
+    H.set_fact(
+        store,
+        run,
+        n,
+        T.encode_fact(Checkpoint(cp.checkpoint, cp.function, cp.type_args, change(cp.args))).data,
+    )
     return n
 
 
-@pytest.mark.parametrize("change, why", [
-    (lambda a: ("t", a[1], "three", a[3]), "$.round: expected Int"),
-    (lambda a: ("t", rt.list_of([1, 2]), a[2], a[3]), "$.notes[0]: expected Note"),
-    (lambda a: ("t", a[1], a[2], "a task"), "$.t: expected a task"),
-    (lambda a: (ParkedTask("root/1", "root/1#1", None, ()), a[1], a[2], a[3]), "$.ticket: expected Text"),
-    (lambda a: a[:3], "3 argument(s) for 4 parameter(s)"),
-])
+@pytest.mark.parametrize(
+    "change, why",
+    [
+        (lambda a: ("t", a[1], "three", a[3]), "$.round: expected Int"),
+        (lambda a: ("t", rt.list_of([1, 2]), a[2], a[3]), "$.notes[0]: expected Note"),
+        (lambda a: ("t", a[1], a[2], "a task"), "$.t: expected a task"),
+        (lambda a: (ParkedTask("root/1", "root/1#1", None, ()), a[1], a[2], a[3]), "$.ticket: expected Text"),
+        (lambda a: a[:3], "3 argument(s) for 4 parameter(s)"),
+    ],
+)
 def test_checkpoint_arguments_that_do_not_fit_the_function_are_refused(store, base, change, why):
     n = _rewrite_checkpoint(store, base, "parked", change)
     results = H.every_command(store, base.loaded, "parked")
@@ -125,18 +156,23 @@ def test_a_checkpoint_naming_a_function_the_program_lacks_is_refused(store, base
     n = H.db(store).execute("SELECT latest_checkpoint FROM runs WHERE id='solo'").fetchone()[0]
     with Store(store) as st:
         cp = st.history.records("solo", n, classes=base.loaded.classes)[0].fact
-    H.set_fact(store, "solo", n, T.encode_fact(Checkpoint(cp.checkpoint, "main::nope", cp.type_args, cp.args)).data)
+    H.set_fact(
+        store, "solo", n, T.encode_fact(Checkpoint(cp.checkpoint, "main::nope", cp.type_args, cp.args)).data
+    )
     results = H.every_command(store, base.loaded, "solo")
     _assert_refused(results, ("replay",), n)
     assert "names function 'main::nope', which the program does not have" in results["replay"][1]
 
 
-@pytest.mark.parametrize("parked, why", [
-    (ParkedTask("root/1", "root/1#1", "main::Nope", ()), "constructor 'main::Nope'"),
-    (ParkedTask("root/1", "root/1#1", None, ("extra",)), "data but no constructor"),
-    (ParkedTask("root/1", "root/1#1", "main::Note", ()), "takes 2 value(s), not 1"),
-    (ParkedTask("root/1", "root/1#1", "main::Note#1", (5,)), "$.root/1[0]: expected Text, got 5"),
-])
+@pytest.mark.parametrize(
+    "parked, why",
+    [
+        (ParkedTask("root/1", "root/1#1", "main::Nope", ()), "constructor 'main::Nope'"),
+        (ParkedTask("root/1", "root/1#1", None, ("extra",)), "data but no constructor"),
+        (ParkedTask("root/1", "root/1#1", "main::Note", ()), "takes 2 value(s), not 1"),
+        (ParkedTask("root/1", "root/1#1", "main::Note#1", (5,)), "$.root/1[0]: expected Text, got 5"),
+    ],
+)
 def test_a_parked_task_its_program_cannot_rebuild_is_refused(store, base, parked, why):
     n = _rewrite_checkpoint(store, base, "parked", lambda a: a[:3] + (parked,))
     results = H.every_command(store, base.loaded, "parked")
@@ -167,29 +203,39 @@ flow both(a: task.Task<Result<Text, ToolProblem<Text>>>, b: task.Task<Result<Tex
 
 def test_two_tasks_parked_on_one_call_are_refused(tmp_path):
     prog = flow_program(tmp_path, {"main.flow": TWO, "svc.flow": H.SVC})
-    out, rec = prog.run("main", ("q",), tools={"svc.ask": lambda q: rt.pending, "svc.step": H.step},
-                        checkpoint_every=1)
+    out, rec = prog.run(
+        "main", ("q",), tools={"svc.ask": lambda q: rt.pending, "svc.step": H.step}, checkpoint_every=1
+    )
     cp = next(f for f in rec.facts if type(f) is Checkpoint)
     a, b = cp.args
     assert a.call != b.call
     forged = Checkpoint(cp.checkpoint, cp.function, cp.type_args, (a, ParkedTask(b.task, a.call, None, ())))
     history = [forged if f is cp else f for f in rec.facts]
     n = history.index(forged) + 1
-    with pytest.raises(CorruptHistory, match=f"fact {n} is corrupt: checkpoint 1 parks two tasks on call {a.call}"):
+    with pytest.raises(
+        CorruptHistory, match=f"fact {n} is corrupt: checkpoint 1 parks two tasks on call {a.call}"
+    ):
         prog.replay(history, begin=n)
 
 
 def test_a_start_input_that_does_not_fit_the_entry_is_refused(store, base):
     data = dict((r[0], r[2]) for r in H.rows(H.db(store), "plain"))[1]
     start = T.decode_fact(data)
-    H.set_fact(store, "plain", 1, T.encode_fact(Start(start.program, start.std, start.data_version, start.entry,
-                                                     (5,), start.param_names)).data)
+    H.set_fact(
+        store,
+        "plain",
+        1,
+        T.encode_fact(
+            Start(start.program, start.std, start.data_version, start.entry, (5,), start.param_names)
+        ).data,
+    )
     results = H.every_command(store, base.loaded, "plain")
     _assert_refused(results, ("replay", "resume"), 1)
     assert "$.ticket: expected Text, got 5" in results["replay"][1]
 
 
 # ---- malformed rows --------------------------------------------------------------------------------
+
 
 def _kind_99(con):
     con.execute("UPDATE facts SET kind=99 WHERE run='plain' AND n=2")
@@ -207,16 +253,27 @@ def _text_body(con):
 def _reply_value(item):
     def mutate(con):
         value = cbor2.dumps([T.OK, item])
-        con.execute("UPDATE facts SET data=? WHERE run='plain' AND n=4", (cbor2.dumps([T.REPLY, "root#1", value]),))
+        con.execute(
+            "UPDATE facts SET data=? WHERE run='plain' AND n=4", (cbor2.dumps([T.REPLY, "root#1", value]),)
+        )
         H.rechain(con, "plain")
+
     return mutate
 
 
-@pytest.mark.parametrize("mutate, n, verify", [
-    (_kind_99, 2, 6), (_body_of_one, 2, 6), (_text_body, 2, 6),
-    (_reply_value([T.DECIMAL, 10**30, 1]), 4, 0), (_reply_value(cbor2.CBORTag(2, b"\xff" * 200_000)), 4, 0),
-    (_reply_value(cbor2.CBORTag(35, "a+")), 4, 0), (_reply_value([T.DURATION, 1.5]), 4, 0),
-], ids=["kind-99", "body-[3]", "text-body", "decimal-exponent", "huge-bignum", "regex-tag", "float"])
+@pytest.mark.parametrize(
+    "mutate, n, verify",
+    [
+        (_kind_99, 2, 6),
+        (_body_of_one, 2, 6),
+        (_text_body, 2, 6),
+        (_reply_value([T.DECIMAL, 10**30, 1]), 4, 0),
+        (_reply_value(cbor2.CBORTag(2, b"\xff" * 200_000)), 4, 0),
+        (_reply_value(cbor2.CBORTag(35, "a+")), 4, 0),
+        (_reply_value([T.DURATION, 1.5]), 4, 0),
+    ],
+    ids=["kind-99", "body-[3]", "text-body", "decimal-exponent", "huge-bignum", "regex-tag", "float"],
+)
 def test_a_malformed_fact_row_is_refused_by_every_command_naming_the_fact(store, base, mutate, n, verify):
     con = H.db(store)
     mutate(con)
@@ -243,10 +300,19 @@ def test_a_latest_checkpoint_record_pointing_at_a_call_is_refused(store, base):
         assert code == 1 and "latest checkpoint (fact 2) is corrupt: fact 2 is a Call" in text, results[name]
 
 
-@pytest.mark.parametrize("column, value", [
-    ("head", "not a hash"), ("head", b"\x00" * 5), ("meta", "{"), ("meta", "[1]"), ("n", "many"),
-    ("latest_checkpoint", 999), ("state", "sleeping"), ("meta", json.dumps({"entry_decl": 5})),
-])
+@pytest.mark.parametrize(
+    "column, value",
+    [
+        ("head", "not a hash"),
+        ("head", b"\x00" * 5),
+        ("meta", "{"),
+        ("meta", "[1]"),
+        ("n", "many"),
+        ("latest_checkpoint", 999),
+        ("state", "sleeping"),
+        ("meta", json.dumps({"entry_decl": 5})),
+    ],
+)
 def test_a_corrupt_run_record_is_refused_and_verify_reports_it_broken(store, base, column, value):
     con = H.db(store)
     con.execute(f"UPDATE runs SET {column}=? WHERE id='plain'", (value,))

@@ -1,6 +1,7 @@
 """Stored bytes are read as the trace format writes them and nothing else (flowrt.history.strict,
 docs/spec/trace.md "Strict decoding"): no CBOR semantic tag builds a host object, sizes and depth
 are bounded, and every value and fact has its exact shape."""
+
 from __future__ import annotations
 
 import decimal
@@ -15,11 +16,27 @@ from flowrt.data.facts import Checkpoint, ParkedTask, Reply
 
 # Every tag cbor2 decodes into a host object (its built-in table), with content it would accept.
 CBOR2_TAGS = {
-    0: "2024-05-01T12:00:00Z", 1: 1714564800, 4: [-2, 12345], 5: [-1, 3], 25: 0, 28: [1],
-    29: 0, 30: [1, 3], 35: "a+", 36: "Subject: x\n\nbody", 37: b"0123456789abcdef",
-    52: b"\x7f\x00\x00\x01", 54: b"\x00" * 16, 100: 19000, 256: ["x"], 258: [1, 2],
-    260: b"\x7f\x00\x00\x01", 261: {b"\x7f\x00\x00\x01": 8}, 1004: "2024-05-01",
-    43000: [1.0, 2.0], 55799: 1,
+    0: "2024-05-01T12:00:00Z",
+    1: 1714564800,
+    4: [-2, 12345],
+    5: [-1, 3],
+    25: 0,
+    28: [1],
+    29: 0,
+    30: [1, 3],
+    35: "a+",
+    36: "Subject: x\n\nbody",
+    37: b"0123456789abcdef",
+    52: b"\x7f\x00\x00\x01",
+    54: b"\x00" * 16,
+    100: 19000,
+    256: ["x"],
+    258: [1, 2],
+    260: b"\x7f\x00\x00\x01",
+    261: {b"\x7f\x00\x00\x01": 8},
+    1004: "2024-05-01",
+    43000: [1.0, 2.0],
+    55799: 1,
 }
 
 
@@ -65,11 +82,14 @@ def test_an_int_beyond_the_bound_is_refused_both_ways():
         T.decode_value(cbor2.dumps(cbor2.CBORTag(2, b"\x01" * (S.MAX_INT_BITS // 8 + 1))))
 
 
-@pytest.mark.parametrize("content, why", [
-    (b"\x01", "plain integer"),                # fits 64 bits: the encoder writes a plain int
-    (b"\x00" + b"\x01" * 9, "plain integer"),   # a leading zero byte: not how it is written
-    ("12345678901234567890", "byte string"),  # a bignum of text
-])
+@pytest.mark.parametrize(
+    "content, why",
+    [
+        (b"\x01", "plain integer"),  # fits 64 bits: the encoder writes a plain int
+        (b"\x00" + b"\x01" * 9, "plain integer"),  # a leading zero byte: not how it is written
+        ("12345678901234567890", "byte string"),  # a bignum of text
+    ],
+)
 def test_a_bignum_is_read_only_as_the_encoder_writes_it(content, why):
     with pytest.raises(T.TraceError, match=why):
         T.decode_value(cbor2.dumps(cbor2.CBORTag(2, content)))
@@ -87,14 +107,40 @@ def test_decimals_with_many_digits_round_trip_and_exponents_are_bounded_both_way
     assert str(T.decode_value(cbor2.dumps([T.DECIMAL, -2, 0, 1]))) == "-0.00"
 
 
-@pytest.mark.parametrize("item", [
-    1.5, {"a": 1}, cbor2.undefined, cbor2.CBORSimpleValue(5), [], [99], [True, 1], [False, 1],
-    [T.OK], [T.OK, 1, 2], [T.NONE, 1], [T.DURATION], [T.DURATION, "5s"], [T.INSTANT, 1.0],
-    [T.TOKEN, "m::Page"], [T.TOKEN, "m::Page", 5], [T.DECIMAL, 1], [T.DECIMAL, "1", 2],
-    [T.DICT, 1], [T.DICT, 1, "a", 1, "b"], [T.SET, 1, 1], [T.SET, 1, "a"], [T.DICT, 1, 2, "k", 3],
-    [T.HOLE, b"short"], [T.HOLE, "x" * 32], [T.BLOB, b"\x00" * 32], [T.DATA, "std::X"],
-    [T.DATA, 1, 2], [T.PARKED, "t", "c", None],
-])
+@pytest.mark.parametrize(
+    "item",
+    [
+        1.5,
+        {"a": 1},
+        cbor2.undefined,
+        cbor2.CBORSimpleValue(5),
+        [],
+        [99],
+        [True, 1],
+        [False, 1],
+        [T.OK],
+        [T.OK, 1, 2],
+        [T.NONE, 1],
+        [T.DURATION],
+        [T.DURATION, "5s"],
+        [T.INSTANT, 1.0],
+        [T.TOKEN, "m::Page"],
+        [T.TOKEN, "m::Page", 5],
+        [T.DECIMAL, 1],
+        [T.DECIMAL, "1", 2],
+        [T.DICT, 1],
+        [T.DICT, 1, "a", 1, "b"],
+        [T.SET, 1, 1],
+        [T.SET, 1, "a"],
+        [T.DICT, 1, 2, "k", 3],
+        [T.HOLE, b"short"],
+        [T.HOLE, "x" * 32],
+        [T.BLOB, b"\x00" * 32],
+        [T.DATA, "std::X"],
+        [T.DATA, 1, 2],
+        [T.PARKED, "t", "c", None],
+    ],
+)
 def test_a_value_array_of_another_shape_is_refused(item):
     with pytest.raises(T.TraceError, match="corrupt value encoding"):
         T.decode_value(cbor2.dumps(item))
@@ -139,22 +185,42 @@ def test_a_parked_task_is_a_value_only_in_a_checkpoints_arguments():
 _OK = T.encode_value(rt.Ok(1))
 
 
-@pytest.mark.parametrize("item", [
-    [T.REPLY], [T.REPLY, "root#1"], [T.REPLY, 7, _OK], [T.REPLY, "root#1", _OK, 1],
-    [T.REPLY, "root#1", [T.BLOB, b"\x00" * 31]], [T.REPLY, "root#1", [T.HOLE, "x"]],
-    [T.CALL, "root#1", "svc.step", "svc::step", [_OK], ["Int", 1]],
-    [T.CALL, "root#1", "svc.step", "svc::step", _OK, []],
-    [T.CHOICE, "root", 1], [T.STOP, "root/1", "finished", None, []],
-    [T.STOP, "root/1", "running", _OK, []], [T.STOP, "root/1", "gone", None, []],
-    [T.STOP, "root/1", "running", None, [["c", _OK, 1]]], [T.CHECKPOINT, 0, "main::f", [], []],
-    [T.CHECKPOINT, "1", "main::f", [], []], [T.END, 0], [T.END, 2, "x", "f", 1, 0],
-    [T.END, 1, "x", "f", "1", 0], [T.START, 1, "p", "std@v1", "main", [], [], None],
-    [99, "x"], ["3", "root#1", _OK], [True, "root", "root/1"],
-])
+@pytest.mark.parametrize(
+    "item",
+    [
+        [T.REPLY],
+        [T.REPLY, "root#1"],
+        [T.REPLY, 7, _OK],
+        [T.REPLY, "root#1", _OK, 1],
+        [T.REPLY, "root#1", [T.BLOB, b"\x00" * 31]],
+        [T.REPLY, "root#1", [T.HOLE, "x"]],
+        [T.CALL, "root#1", "svc.step", "svc::step", [_OK], ["Int", 1]],
+        [T.CALL, "root#1", "svc.step", "svc::step", _OK, []],
+        [T.CHOICE, "root", 1],
+        [T.STOP, "root/1", "finished", None, []],
+        [T.STOP, "root/1", "running", _OK, []],
+        [T.STOP, "root/1", "gone", None, []],
+        [T.STOP, "root/1", "running", None, [["c", _OK, 1]]],
+        [T.CHECKPOINT, 0, "main::f", [], []],
+        [T.CHECKPOINT, "1", "main::f", [], []],
+        [T.END, 0],
+        [T.END, 2, "x", "f", 1, 0],
+        [T.END, 1, "x", "f", "1", 0],
+        [T.START, 1, "p", "std@v1", "main", [], [], None],
+        [99, "x"],
+        ["3", "root#1", _OK],
+        [True, "root", "root/1"],
+    ],
+)
 def test_a_fact_array_of_another_shape_is_refused_by_every_reader(item):
     data = cbor2.dumps(item)
-    for read in (T.decode_fact, T.skeleton, T.slot_digests, lambda d: T.decode_chained(d),
-                 lambda d: T.redact_slots(d, b"\x00" * 32)):
+    for read in (
+        T.decode_fact,
+        T.skeleton,
+        T.slot_digests,
+        lambda d: T.decode_chained(d),
+        lambda d: T.redact_slots(d, b"\x00" * 32),
+    ):
         with pytest.raises(T.TraceError, match="corrupt fact"):
             read(data)
 
@@ -196,7 +262,9 @@ pub flow argument(n: Int) -> Int !tool = match svc.echo(twice(n, 1)) {
 
 flow twice(n: Int, acc: Int) -> Int = if n == 0 { acc } else { twice(n - 1, acc * 2) }
 """
-LIMITS_SVC = "@tool pub flow size(t: Text) -> Result<Int, Text>\n@tool pub flow echo(n: Int) -> Result<Int, Text>\n"
+LIMITS_SVC = (
+    "@tool pub flow size(t: Text) -> Result<Int, Text>\n@tool pub flow echo(n: Int) -> Result<Int, Text>\n"
+)
 
 
 @pytest.fixture(scope="module")

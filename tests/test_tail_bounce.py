@@ -1,6 +1,7 @@
 """Pure tail calls through function values run in constant stack (issue: "every call in tail
 position, pure or !tool, runs in constant stack"): continuation-passing code and callbacks that
 tail-call the next callback, hundreds of thousands deep, with Python's recursion limit untouched."""
+
 import flowrt as rt
 from flow_run import flow_program
 

@@ -1,8 +1,16 @@
 """Tasks belong to function calls: ownership, hand-over, stop, first (docs/spec/concurrency.md)."""
+
 import flowrt as rt
 from flowrt.engine.drive import describe
 from _driver_progs import (
-    ECHO, echo_bindings, fan, first_of_finished, handed_over, owner_returns, race, tail_keeps,
+    ECHO,
+    echo_bindings,
+    fan,
+    first_of_finished,
+    handed_over,
+    owner_returns,
+    race,
+    tail_keeps,
 )
 
 
@@ -55,8 +63,11 @@ def test_replay_follows_a_recorded_choice_among_finished_tasks():
     i = next(i for i, f in enumerate(facts) if type(f) is rt.Choice)
     facts[i] = rt.Choice("root", "root/3")
     # the program now gets (2, 20); root/1 is stopped instead of root/3
-    facts[i + 1:] = [rt.Stop("root/1", "finished", 0), rt.Stop("root/2", "finished", 10),
-                     rt.End(rt.Completed((2, 20)))]
+    facts[i + 1 :] = [
+        rt.Stop("root/1", "finished", 0),
+        rt.Stop("root/2", "finished", 10),
+        rt.End(rt.Completed((2, 20))),
+    ]
     assert rt.drive(first_of_finished, facts, rt.DriveOptions(mode="replay")).line() == "Matched"
 
 
@@ -74,13 +85,16 @@ def test_explicit_stop_records_stop_and_await_of_a_stopped_task_faults():
     def stopper():
         def child():
             return (yield rt.ToolCall(ECHO, (1,)))
+
         t = yield rt.Spawn(child)
         _ = yield rt.ToolCall(ECHO, (0,))
         yield rt.StopTask(t)
         yield rt.StopTask(t)  # a second stop does nothing
         return (yield rt.Await(t))
 
-    out, facts, _ = run(stopper, bindings=rt.Bindings({"t.echo": lambda x: {"Ok": x} if x == 0 else rt.pending}))
+    out, facts, _ = run(
+        stopper, bindings=rt.Bindings({"t.echo": lambda x: {"Ok": x} if x == 0 else rt.pending})
+    )
     assert facts.count("Stop root/1 found running closed root/1#1") == 1
     assert isinstance(out, rt.RunFaulted) and out.fault.message == "task.await: task root/1 was stopped"
 
@@ -112,13 +126,18 @@ def test_race_of_a_pure_and_a_slow_task_stops_the_loser():
     def racer():
         def slow():
             return (yield rt.ToolCall(ECHO, (1,)))
+
         return (yield race(rt.list_of([slow, rt.lift(lambda: rt.Ok(9))])))
 
     b = rt.Bindings({"t.echo": lambda x: rt.pending})
     out, facts, _ = run(racer, bindings=b)
     assert out == rt.RunCompleted(rt.Ok(9))
-    assert facts[1:] == ["Call root/1#1 t.echo(1)", "Choice root picked root/2",
-                         "Stop root/1 found running closed root/1#1", "End Completed(Ok(9))"]
+    assert facts[1:] == [
+        "Call root/1#1 t.echo(1)",
+        "Choice root picked root/2",
+        "Stop root/1 found running closed root/1#1",
+        "End Completed(Ok(9))",
+    ]
 
 
 def test_fan_out_of_1000_tasks_completes_with_every_value():
@@ -141,5 +160,8 @@ def test_lang_task_functions_are_the_same_operations():
     out, facts, _ = run(via_lang)
     # first blocks (neither child has run yet); root/1 finishes first
     assert out == rt.RunCompleted((1, 4, 4))
-    assert facts[1:] == ["Choice root picked root/1", "Stop root/2 found finished with 5",
-                         "End Completed((1, 4, 4))"]
+    assert facts[1:] == [
+        "Choice root picked root/1",
+        "Stop root/2 found finished with 5",
+        "End Completed((1, 4, 4))",
+    ]

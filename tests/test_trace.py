@@ -1,4 +1,5 @@
 """The trace format: value and fact encodings, the hash chain, holes and data versions."""
+
 from __future__ import annotations
 
 import decimal
@@ -11,7 +12,17 @@ from hypothesis import given, settings, strategies as st
 import flowrt as rt
 from flowrt.history import trace as T
 from flowrt.data.facts import (
-    Call, Checkpoint, Choice, Closed, Completed, End, Faulted, ParkedTask, Reply, Start, Stop,
+    Call,
+    Checkpoint,
+    Choice,
+    Closed,
+    Completed,
+    End,
+    Faulted,
+    ParkedTask,
+    Reply,
+    Start,
+    Stop,
 )
 
 
@@ -44,12 +55,18 @@ CLASSES = rt.class_table(Shape, Item)
 
 
 scalars = st.one_of(
-    st.integers(), st.integers(min_value=-(2**200), max_value=2**200), st.text(), st.binary(),
-    st.booleans(), st.none(),
+    st.integers(),
+    st.integers(min_value=-(2**200), max_value=2**200),
+    st.text(),
+    st.binary(),
+    st.booleans(),
+    st.none(),
     st.decimals(allow_nan=False, allow_infinity=False),
-    st.integers().map(rt.Duration), st.integers().map(rt.Instant),
+    st.integers().map(rt.Duration),
+    st.integers().map(rt.Instant),
     st.builds(rt.HostToken, st.text(max_size=10), st.text(max_size=10)),
-    st.just(rt.NONE), st.just(Empty.INSTANCE),
+    st.just(rt.NONE),
+    st.just(Empty.INSTANCE),
 )
 keys = st.one_of(st.integers(), st.text(max_size=8))
 
@@ -62,10 +79,16 @@ def _compound(inner):
         st.dictionaries(st.integers(), inner, max_size=4).map(rt.dict_of),
         st.sets(st.integers(), max_size=5).map(rt.set_of),
         st.sets(st.text(max_size=5), max_size=5).map(rt.set_of),
-        inner.map(rt.Ok), inner.map(rt.Err), inner.map(rt.Some), inner.map(rt.Failed),
-        st.text(max_size=10).map(rt.Malformed), st.text(max_size=10).map(rt.NotRun),
+        inner.map(rt.Ok),
+        inner.map(rt.Err),
+        inner.map(rt.Some),
+        inner.map(rt.Failed),
+        st.text(max_size=10).map(rt.Malformed),
+        st.text(max_size=10).map(rt.NotRun),
         st.text(max_size=10).map(rt.Unknown),
-        inner.map(Circle), st.builds(Rect, inner, inner), st.builds(Item, st.text(max_size=8), inner),
+        inner.map(Circle),
+        st.builds(Rect, inner, inner),
+        st.builds(Item, st.text(max_size=8), inner),
     )
 
 
@@ -134,8 +157,9 @@ def test_the_class_table_given_decides_which_class_a_value_gets():
     new = T.encode_value(rt.list_of([NewItem("pen", 1, 7)]))
     assert type(T.decode_value(old, classes=CLASSES)[0]) is Item
     assert type(T.decode_value(new, classes=rt.class_table(NewItem))[0]) is NewItem
-    fact = T.decode_fact(T.encode_fact(Reply("root#1", rt.Ok(NewItem("a", 2, 3)))).data,
-                         classes=rt.class_table(NewItem))
+    fact = T.decode_fact(
+        T.encode_fact(Reply("root#1", rt.Ok(NewItem("a", 2, 3)))).data, classes=rt.class_table(NewItem)
+    )
     assert fact.reply == rt.Ok(NewItem("a", 2, 3))
 
 
@@ -155,8 +179,12 @@ ALL_FACTS = [
     Stop("root/1", "running", None, (Closed("root/1#1"), Closed("root/1#2", rt.Ok("late"), True))),
     Stop("root/2", "finished", None, ()),
     Stop("root/3", "finished", Item("x", 3), ()),
-    Checkpoint(1, "main::work", (), ("t", rt.list_of(["n"]), 2,
-                                     ParkedTask("root/1", "root/1#1", "Received", (Item("a", 1),)))),
+    Checkpoint(
+        1,
+        "main::work",
+        (),
+        ("t", rt.list_of(["n"]), 2, ParkedTask("root/1", "root/1#1", "Received", (Item("a", 1),))),
+    ),
     Checkpoint(2, "main::loop", ("Text",), (ParkedTask("root/1", "c1:root/1#1", None),)),
     End(Completed(Rect(1, Empty.INSTANCE))),
     End(Faulted("integer division by zero", "main.flow", 12, 5)),

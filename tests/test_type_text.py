@@ -1,5 +1,6 @@
 """Type texts read back as descriptors (`flowrt.parse_type_text`): what restores a checkpoint's
 type arguments and admits a delivered reply at a generic Tool call's recorded type."""
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -36,13 +37,34 @@ PAGE = T.Token("web::Page")
 PROGRAM = rt.class_table({"Box": Box, "Shape": Shape, "Page": PAGE, "ItemA": ItemA})
 TWO_ITEMS = rt.class_table({"ItemA": ItemA, "ItemB": ItemB})
 
-_atoms = st.sampled_from([T.INT, T.TEXT, T.DECIMAL, T.BOOL, T.UNIT, T.BYTES, T.DURATION, T.INSTANT,
-                          T.Named(Box), T.Named(Shape), PAGE, T.Named(ItemA)])
-descriptors = st.recursive(_atoms, lambda inner: st.one_of(
-    st.builds(T.ListOf, inner), st.builds(T.SetOf, inner), st.builds(T.DictOf, inner, inner),
-    st.builds(T.OptionOf, inner), st.builds(T.ResultOf, inner, inner),
-    st.lists(inner, min_size=2, max_size=3).map(lambda xs: T.TupleOf(*xs)),
-), max_leaves=8)
+_atoms = st.sampled_from(
+    [
+        T.INT,
+        T.TEXT,
+        T.DECIMAL,
+        T.BOOL,
+        T.UNIT,
+        T.BYTES,
+        T.DURATION,
+        T.INSTANT,
+        T.Named(Box),
+        T.Named(Shape),
+        PAGE,
+        T.Named(ItemA),
+    ]
+)
+descriptors = st.recursive(
+    _atoms,
+    lambda inner: st.one_of(
+        st.builds(T.ListOf, inner),
+        st.builds(T.SetOf, inner),
+        st.builds(T.DictOf, inner, inner),
+        st.builds(T.OptionOf, inner),
+        st.builds(T.ResultOf, inner, inner),
+        st.lists(inner, min_size=2, max_size=3).map(lambda xs: T.TupleOf(*xs)),
+    ),
+    max_leaves=8,
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -61,7 +83,9 @@ def test_a_name_two_modules_declare_is_refused_naming_both():
         parse_type_text("List<Item>", TWO_ITEMS)
 
 
-@pytest.mark.parametrize("text", ["Nope", "List<Int", "List<Int, Text>", "Int<Text>", "(Int, ", "Int>", "Page<Int>", "$0"])
+@pytest.mark.parametrize(
+    "text", ["Nope", "List<Int", "List<Int, Text>", "Int<Text>", "(Int, ", "Int>", "Page<Int>", "$0"]
+)
 def test_a_text_that_is_not_one_of_the_programs_types_is_refused(text):
     with pytest.raises(TypeTextError):
         parse_type_text(text, PROGRAM)

@@ -1,4 +1,5 @@
 """Runtime values: construction, immutability, equality/hash/order, Flow text, persistence."""
+
 import pickle
 from decimal import Decimal
 
@@ -6,8 +7,29 @@ import pytest
 
 import flowrt as rt
 from flowrt import (
-    STD_CLASSES, EMPTY_DICT, EMPTY_LIST, EMPTY_SET, NONE, Dict, Duration, Err, Failed, Hole, HostToken,
-    Instant, List, Malformed, NotRun, Ok, Set, Some, Unknown, dict_of, list_of, set_of, show,
+    STD_CLASSES,
+    EMPTY_DICT,
+    EMPTY_LIST,
+    EMPTY_SET,
+    NONE,
+    Dict,
+    Duration,
+    Err,
+    Failed,
+    Hole,
+    HostToken,
+    Instant,
+    List,
+    Malformed,
+    NotRun,
+    Ok,
+    Set,
+    Some,
+    Unknown,
+    dict_of,
+    list_of,
+    set_of,
+    show,
 )
 
 
@@ -159,34 +181,55 @@ def test_not_run_is_both_a_flow_value_and_raisable():
             assert reason == "service down"
 
 
-@pytest.mark.parametrize("value, text", [
-    ("plain", '"plain"'),
-    ('a"b\n\t\\', r'"a\"b\n\t\\"'),
-    ("\x01", r'"\u{1}"'),
-    ("héllo ☃", '"héllo ☃"'),
-    (42, "42"), (-7, "-7"),
-    (Decimal("1.50"), "1.50"), (Decimal("1E-7"), "0.0000001"), (Decimal("-0.5"), "-0.5"),
-    (True, "true"), (False, "false"), (None, "()"),
-    (b'a"\x00\n', r'b"a\"\x00\n"'),
-    (Duration(250_000_000), "250ms"), (Duration(5_000_000_000), "5s"), (Duration(90 * 10**9), "90s"),
-    (Duration(3_600 * 10**9), "1h"), (Duration(1500), "1500ns"), (Duration(0), "0s"),
-    (Instant(1_700_000_000 * 10**9), "instant.from_unix_nanos(1700000000000000000)"),
-    (Instant(-500), "instant.from_unix_nanos(-500)"),
-    (Decimal("3"), "decimal.from_int(3)"), (Decimal("-1E+2"), "decimal.from_int(-100)"),
-    ((1, "x"), '(1, "x")'),
-    (list_of([1, 2]), "[1, 2]"), (EMPTY_LIST, "[]"),
-    (dict_of({"k": 1, "a": 2}), '["a": 2, "k": 1]'), (EMPTY_DICT, "[:]"),
-    (set_of([2, 1]), "set.from_list([1, 2])"), (EMPTY_SET, "set.from_list([])"),
-    (Item("pen", Decimal("1.50")), 'Item { name: "pen", price: 1.50 }'),
-    (Ok(Resolved("q")), 'Ok(Resolved("q"))'),
-    (NONE, "None"), (Some(NONE), "Some(None)"), (Empty.INSTANCE, "Empty"),
-    (Moved("a", "b"), 'Moved { from: "a", to: "b" }'),
-    (Pair(1, list_of(["x"])), 'Pair(1, ["x"])'),
-    (Err(Failed(Empty.INSTANCE)), "Err(Failed(Empty))"),
-    (Err(Unknown("process ended while the call was out")), 'Err(Unknown("process ended while the call was out"))'),
-    (HostToken("browser::Page", "p-17"), "<Page p-17>"),
-    (Hole("ab12"), "<hole blake3:ab12>"),
-])
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        ("plain", '"plain"'),
+        ('a"b\n\t\\', r'"a\"b\n\t\\"'),
+        ("\x01", r'"\u{1}"'),
+        ("héllo ☃", '"héllo ☃"'),
+        (42, "42"),
+        (-7, "-7"),
+        (Decimal("1.50"), "1.50"),
+        (Decimal("1E-7"), "0.0000001"),
+        (Decimal("-0.5"), "-0.5"),
+        (True, "true"),
+        (False, "false"),
+        (None, "()"),
+        (b'a"\x00\n', r'b"a\"\x00\n"'),
+        (Duration(250_000_000), "250ms"),
+        (Duration(5_000_000_000), "5s"),
+        (Duration(90 * 10**9), "90s"),
+        (Duration(3_600 * 10**9), "1h"),
+        (Duration(1500), "1500ns"),
+        (Duration(0), "0s"),
+        (Instant(1_700_000_000 * 10**9), "instant.from_unix_nanos(1700000000000000000)"),
+        (Instant(-500), "instant.from_unix_nanos(-500)"),
+        (Decimal("3"), "decimal.from_int(3)"),
+        (Decimal("-1E+2"), "decimal.from_int(-100)"),
+        ((1, "x"), '(1, "x")'),
+        (list_of([1, 2]), "[1, 2]"),
+        (EMPTY_LIST, "[]"),
+        (dict_of({"k": 1, "a": 2}), '["a": 2, "k": 1]'),
+        (EMPTY_DICT, "[:]"),
+        (set_of([2, 1]), "set.from_list([1, 2])"),
+        (EMPTY_SET, "set.from_list([])"),
+        (Item("pen", Decimal("1.50")), 'Item { name: "pen", price: 1.50 }'),
+        (Ok(Resolved("q")), 'Ok(Resolved("q"))'),
+        (NONE, "None"),
+        (Some(NONE), "Some(None)"),
+        (Empty.INSTANCE, "Empty"),
+        (Moved("a", "b"), 'Moved { from: "a", to: "b" }'),
+        (Pair(1, list_of(["x"])), 'Pair(1, ["x"])'),
+        (Err(Failed(Empty.INSTANCE)), "Err(Failed(Empty))"),
+        (
+            Err(Unknown("process ended while the call was out")),
+            'Err(Unknown("process ended while the call was out"))',
+        ),
+        (HostToken("browser::Page", "p-17"), "<Page p-17>"),
+        (Hole("ab12"), "<hole blake3:ab12>"),
+    ],
+)
 def test_show_renders_flow_text(value, text):
     assert show(value) == text
 
@@ -239,8 +282,18 @@ def test_hundred_thousand_dict_inserts():
 
 
 def test_values_pickle_round_trip():
-    for v in [Item("a", list_of([1])), NONE, Ok(Some(2)), NotRun("x"), dict_of({1: 2}), set_of([1]),
-              Duration(3), Instant(4), HostToken("a::B", "t"), Hole("h")]:
+    for v in [
+        Item("a", list_of([1])),
+        NONE,
+        Ok(Some(2)),
+        NotRun("x"),
+        dict_of({1: 2}),
+        set_of([1]),
+        Duration(3),
+        Instant(4),
+        HostToken("a::B", "t"),
+        Hole("h"),
+    ]:
         assert pickle.loads(pickle.dumps(v)) == v
     assert pickle.loads(pickle.dumps(NONE)) == NONE
 
@@ -253,6 +306,7 @@ def test_isinstance_checks_of_collection_types():
 
 def test_record_requires_slots_for_its_fields():
     with pytest.raises(TypeError):
+
         @rt.record("main::Bad", fields=("x",))
         class Bad(rt.Record):
             __slots__ = ()

@@ -3,6 +3,14 @@
 Two stages: `read_modules` (the module graph, read and parsed: `Modules`) and `check_modules`
 (a `CheckResult`: every diagnostic, or the checked program); `check_program` runs both.
 """
-from flow2py.check.driver import CheckResult, Modules, check_modules, check_program, check_source, read_modules
+
+from flow2py.check.driver import (
+    CheckResult,
+    Modules,
+    check_modules,
+    check_program,
+    check_source,
+    read_modules,
+)
 
 __all__ = ["CheckResult", "Modules", "check_modules", "check_program", "check_source", "read_modules"]

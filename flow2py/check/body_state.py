@@ -6,6 +6,7 @@ the whole-program part (data requirements, instantiations) at the end. Every con
 walk is a plain function taking the state first; `expr` sends a node to the function for its
 type through `st.dispatch` (the table in infer.py).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -61,6 +62,7 @@ def new_state(decls: Declarations, prog: CheckedProgram, problems: Problems, dis
 
 # -- types ---------------------------------------------------------------------------------
 
+
 def expr(st: BodyState, e, expected=None, why: Why | None = None):
     """The type of `e`, inferred with `expected` as a hint and then unified with it (a mismatch
     is reported with `why` and gives the poison type)."""
@@ -102,6 +104,7 @@ def add_effect(st: BodyState, effect: Effect, span) -> None:
 
 # -- scopes --------------------------------------------------------------------------------
 
+
 def bind(st: BodyState, name: str, t, node, span) -> Binding:
     b = Binding(node.id, t, len(st.fn_stack), name, span, node)
     st.scopes[-1][name] = b
@@ -120,7 +123,7 @@ def lookup(st: BodyState, name: str) -> Binding | None:
 def use_local(st: BodyState, b: Binding) -> None:
     """A use of a local: it is used, and captured by every lambda between it and its binding."""
     b.used = True
-    for ctx in st.fn_stack[b.depth:]:
+    for ctx in st.fn_stack[b.depth :]:
         if b.binder not in ctx.captured:
             ctx.captured.add(b.binder)
             ctx.captures.append(b.binder)

@@ -22,6 +22,7 @@ Proofs, each a reason a site gets:
     bound to `_` or to a name never used) is live and not in the arguments;
   * a type argument of the callee is a function or task type, which a checkpoint cannot record.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -119,6 +120,7 @@ def refine_checkpoint_sites(prog: CheckedProgram) -> None:
 
 # -- the program, walked once ------------------------------------------------------------------
 
+
 class _Walk:
     """Per top-level function: its own tail calls, its lambdas' tail calls, parents of nodes,
     let bindings by binder, which binders are used, calls by callee."""
@@ -174,7 +176,11 @@ class _Walk:
     def _call(self, prog: CheckedProgram, decl: str, n: ast.Call, lam, own: list) -> None:
         ref = prog.refs.get(n.callee.id)
         if isinstance(ref, (FnRef, MethodRef)):
-            args = ([n.callee.target] if isinstance(ref, MethodRef) and isinstance(n.callee, ast.FieldAccess) else []) + list(n.args)
+            args = (
+                [n.callee.target]
+                if isinstance(ref, MethodRef) and isinstance(n.callee, ast.FieldAccess)
+                else []
+            ) + list(n.args)
             self.calls_of.setdefault(ref.decl, []).append(CallArgs(n, args))
         if n.id not in prog.tail_calls or isinstance(ref, CtorRef):
             return
@@ -199,20 +205,31 @@ def _callee(prog: CheckedProgram, call: ast.Call) -> FnInfo | None:
 
 # -- which functions run as the root task's outermost frame ------------------------------------
 
+
 def _outermost(prog: CheckedProgram, walk: _Walk, params: dict) -> tuple[set[str], set[int]]:
     """The functions, and the lambdas, that can be the root task's outermost frame: the entry
     module's functions, and what they tail-call, transitively; a tail call through a function
     value adds what the value can be (everything used as a value when that is not known)."""
-    fns = {d for d, i in prog.fn_decls.items()
-           if i.module == prog.entry_module and not i.is_tool and i.node is not None
-           and i.node.body is not None and not i.type_params and not i.is_test and i.effect != POLY}
+    fns = {
+        d
+        for d, i in prog.fn_decls.items()
+        if i.module == prog.entry_module
+        and not i.is_tool
+        and i.node is not None
+        and i.node.body is not None
+        and not i.type_params
+        and not i.is_test
+        and i.effect != POLY
+    }
     lams: set[int] = set()
     todo: list[FnOrigin | LambdaOrigin] = [FnOrigin(d) for d in fns]
     anything = False
     while todo:
         x = todo.pop()
         found = []
-        tail_calls = walk.own_tail_calls.get(x.decl, ()) if type(x) is FnOrigin else walk.lambda_calls.get(x.id, ())
+        tail_calls = (
+            walk.own_tail_calls.get(x.decl, ()) if type(x) is FnOrigin else walk.lambda_calls.get(x.id, ())
+        )
         for c in tail_calls:
             if prog.effects.get(c.id, PURE) == PURE:
                 continue
@@ -248,6 +265,7 @@ def _outermost(prog: CheckedProgram, walk: _Walk, params: dict) -> tuple[set[str
 # A value's origins: a NeverParked for a task spawned with a body that is never parked, a
 # FnOrigin for a top-level function, a LambdaOrigin for a lambda, MAYBE for anything else.
 
+
 def _param_origins(prog: CheckedProgram, walk: _Walk) -> dict[int, Origins]:
     """Param id -> what is passed there, over every call of its function (a function also used
     as a value may be called with anything: MAYBE). A least fixpoint over a worklist of calls:
@@ -260,7 +278,9 @@ def _param_origins(prog: CheckedProgram, walk: _Walk) -> dict[int, Origins]:
             continue
         for k, (p, (_, t)) in enumerate(zip(i.node.params, i.params)):
             params[p.id] = frozenset() if i.decl not in walk.as_value else frozenset({MAYBE})
-            if i.decl not in walk.as_value and _may_hold(prog, t, lambda x: isinstance(x, TFun) or _is_task(prog, x)):
+            if i.decl not in walk.as_value and _may_hold(
+                prog, t, lambda x: isinstance(x, TFun) or _is_task(prog, x)
+            ):
                 followed.setdefault(i.decl, []).append((k, p.id))
     calls_in: dict[str, list] = {}  # enclosing decl -> [(callee decl, call args)]
     for callee, calls in walk.calls_of.items():
@@ -288,9 +308,15 @@ def _origins(prog: CheckedProgram, walk: _Walk, e, params: dict, depth: int) -> 
         return frozenset({MAYBE})
     if isinstance(e, ast.Block):
         last = e.stmts[-1] if e.stmts else None
-        return _origins(prog, walk, last.expr, params, depth + 1) if isinstance(last, ast.ExprStmt) else frozenset({MAYBE})
+        return (
+            _origins(prog, walk, last.expr, params, depth + 1)
+            if isinstance(last, ast.ExprStmt)
+            else frozenset({MAYBE})
+        )
     if isinstance(e, ast.If):
-        other = _origins(prog, walk, e.else_, params, depth + 1) if e.else_ is not None else frozenset({MAYBE})
+        other = (
+            _origins(prog, walk, e.else_, params, depth + 1) if e.else_ is not None else frozenset({MAYBE})
+        )
         return _origins(prog, walk, e.then, params, depth + 1) | other
     if isinstance(e, ast.Match):
         out: frozenset = frozenset()
@@ -302,7 +328,12 @@ def _origins(prog: CheckedProgram, walk: _Walk, e, params: dict, depth: int) -> 
     if isinstance(e, ast.Call):
         ref = prog.refs.get(e.callee.id)
         info = prog.fn_decls.get(ref.decl) if isinstance(ref, FnRef) else None
-        if info is not None and info.lang == "task.spawn" and e.args and _never_parked(prog, walk, e.args[0], 0):
+        if (
+            info is not None
+            and info.lang == "task.spawn"
+            and e.args
+            and _never_parked(prog, walk, e.args[0], 0)
+        ):
             return frozenset({NeverParked(f"{e.span.file}:{e.span.line}:{e.span.column}")})
         return frozenset({MAYBE})
     ref = prog.refs.get(e.id)
@@ -323,7 +354,9 @@ def _never_parked(prog: CheckedProgram, walk: _Walk, f, depth: int) -> bool:
         return False
     if isinstance(f, ast.Lambda):
         body = f.body
-        while isinstance(body, ast.Block) and len(body.stmts) == 1 and isinstance(body.stmts[0], ast.ExprStmt):
+        while (
+            isinstance(body, ast.Block) and len(body.stmts) == 1 and isinstance(body.stmts[0], ast.ExprStmt)
+        ):
             body = body.stmts[0].expr
         if isinstance(body, ast.RecordLiteral):
             return False
@@ -377,8 +410,10 @@ def _dropped_spawn(prog: CheckedProgram, walk: _Walk, call: ast.Call) -> str | N
                 v = None
                 if isinstance(st, ast.ExprStmt):
                     v = st.expr
-                elif isinstance(st, ast.Let) and (isinstance(st.pattern, ast.WildcardPattern) or (
-                        isinstance(st.pattern, ast.BindPattern) and st.pattern.id not in walk.used)):
+                elif isinstance(st, ast.Let) and (
+                    isinstance(st.pattern, ast.WildcardPattern)
+                    or (isinstance(st.pattern, ast.BindPattern) and st.pattern.id not in walk.used)
+                ):
                     v = st.value
                 if isinstance(v, ast.Call):
                     ref = prog.refs.get(v.callee.id)
@@ -389,6 +424,7 @@ def _dropped_spawn(prog: CheckedProgram, walk: _Walk, call: ast.Call) -> str | N
 
 
 # -- types ---------------------------------------------------------------------------------------
+
 
 def _is_task(prog: CheckedProgram, t) -> bool:
     return isinstance(t, TCon) and getattr(prog.type_decls.get(t.decl), "lang", None) == "Task"
@@ -423,6 +459,7 @@ def _may_hold(prog: CheckedProgram, t, want, depth: int = 0) -> bool:
         if info is None or info.lang:
             return False
         from flow2py.check.typeterms import subst
+
         mapping = {TParam(n, info.decl): a for n, a in zip(info.type_params, t.args)}
         parts = [f.type for f in info.fields] + [p for c in info.ctors for p in c.params]
         return any(_may_hold(prog, subst(p, mapping), want, depth + 1) for p in parts)
@@ -442,6 +479,7 @@ def _always_function(prog: CheckedProgram, t, depth: int = 0) -> bool:
         if info is None or info.lang or info.kind != "record":
             return False
         from flow2py.check.typeterms import subst
+
         mapping = {TParam(n, info.decl): a for n, a in zip(info.type_params, t.args)}
         return any(_always_function(prog, subst(f.type, mapping), depth + 1) for f in info.fields)
     return False
@@ -449,27 +487,37 @@ def _always_function(prog: CheckedProgram, t, depth: int = 0) -> bool:
 
 # -- one site ---------------------------------------------------------------------------------------
 
-def _judge(prog, walk, origins, call: ast.Call, callee_decl: str | None, outer: bool,
-           in_lambda: bool) -> tuple[bool, str]:
+
+def _judge(
+    prog, walk, origins, call: ast.Call, callee_decl: str | None, outer: bool, in_lambda: bool
+) -> tuple[bool, str]:
     """Whether a checkpoint can be taken at the tail call `call` (of a top-level function, or of
     a lambda when `in_lambda`), and why; `outer`: its function can be the root's outermost frame."""
     caller = prog.fn_decls[walk.owner[call.id]].name
     if callee_decl is None:  # a function value
         if _is_lambda(prog, walk, call.callee):
-            return False, ("the callee is a lambda: what it captured is not in its arguments, and only a "
-                           "top-level function can be a checkpoint's function")
-        head = ("the callee is a function value: its arguments are the whole state when it is a "
-                "top-level function (a lambda's captures are not in its arguments)")
+            return False, (
+                "the callee is a lambda: what it captured is not in its arguments, and only a "
+                "top-level function can be a checkpoint's function"
+            )
+        head = (
+            "the callee is a function value: its arguments are the whole state when it is a "
+            "top-level function (a lambda's captures are not in its arguments)"
+        )
         first = "the value is a top-level function"
     else:
         head = f"tail call to the top-level function `{prog.fn_decls[callee_decl].name}`: its arguments are the whole state"
         first = None
     if not outer:
         if in_lambda:
-            return False, ("a tail call inside a lambda that never runs as the root task's outermost frame "
-                           "(no tail call of an outermost function goes through a value that can be it)")
-        return False, (f"`{caller}` never runs as the root task's outermost function (not a function of the "
-                       f"entry module, nor tail-called by one), so no checkpoint is taken at its tail calls")
+            return False, (
+                "a tail call inside a lambda that never runs as the root task's outermost frame "
+                "(no tail call of an outermost function goes through a value that can be it)"
+            )
+        return False, (
+            f"`{caller}` never runs as the root task's outermost function (not a function of the "
+            f"entry module, nor tail-called by one), so no checkpoint is taken at its tail calls"
+        )
     args = _args(prog, call)
     for a in args:
         if _always_function(prog, prog.types.get(a.id)):
@@ -477,19 +525,28 @@ def _judge(prog, walk, origins, call: ast.Call, callee_decl: str | None, outer: 
     for a in args:
         place = _held_never_parked(prog, walk, a, origins)
         if place:
-            return False, (f"the arguments hold the task spawned at {place}, whose body is not one Tool call: "
-                           f"it is never parked, so no checkpoint is taken here")
+            return False, (
+                f"the arguments hold the task spawned at {place}, whose body is not one Tool call: "
+                f"it is never parked, so no checkpoint is taken here"
+            )
     place = _dropped_spawn(prog, walk, call)
     if place:
-        return False, (f"the task spawned at {place} is still live here and not in the arguments "
-                       f"(nothing holds it), so no checkpoint is taken here")
+        return False, (
+            f"the task spawned at {place} is still live here and not in the arguments "
+            f"(nothing holds it), so no checkpoint is taken here"
+        )
     for t in prog.type_args.get(call.id, ()):
         if _mentions(prog, t, lambda x: isinstance(x, TFun) or _is_task(prog, x)):
-            return False, f"its type argument `{show(t)}` is a function or task type, which a checkpoint cannot record"
+            return (
+                False,
+                f"its type argument `{show(t)}` is a function or task type, which a checkpoint cannot record",
+            )
     types = [prog.types.get(a.id) for a in args]
     conditions = [first] if first else []
     if in_lambda:
-        conditions.append("the lambda runs as the root task's outermost frame (tail-called through a function value)")
+        conditions.append(
+            "the lambda runs as the root task's outermost frame (tail-called through a function value)"
+        )
     else:
         conditions.append(f"`{caller}` runs as the root task's outermost function")
     if any(_may_hold(prog, t, lambda x: _is_task(prog, x)) for t in types):
@@ -501,8 +558,12 @@ def _judge(prog, walk, origins, call: ast.Call, callee_decl: str | None, outer: 
         conditions.append("the arguments hold no function value")
     if any(_mentions(prog, t, lambda x: isinstance(x, TParam)) for t in prog.type_args.get(call.id, ())):
         conditions.append("its type arguments are no function or task types")
-    return True, (f"{head}; a checkpoint is taken here when " + ", ".join(conditions[:-1])
-                  + (" and " if len(conditions) > 1 else "") + conditions[-1])
+    return True, (
+        f"{head}; a checkpoint is taken here when "
+        + ", ".join(conditions[:-1])
+        + (" and " if len(conditions) > 1 else "")
+        + conditions[-1]
+    )
 
 
 def _is_lambda(prog: CheckedProgram, walk: _Walk, e) -> bool:
@@ -522,4 +583,3 @@ def _args(prog: CheckedProgram, call: ast.Call) -> list:
     if isinstance(ref, MethodRef) and isinstance(call.callee, ast.FieldAccess):
         return [call.callee.target] + list(call.args)
     return list(call.args)
-

@@ -1,6 +1,7 @@
 """The checker's diagnostic codes (E1xx modules and names, E2xx types, E3xx effects, E4xx checks,
 E5xx declarations and annotations). Every code has a page entry in docs/spec/diagnostics.md and a
 golden case under golden/diagnostics/ (tests/test_diagnostics_registry.py enforces both)."""
+
 from flow2py.diagnostics import CODES, register
 
 _ALL = [
@@ -27,9 +28,17 @@ _ALL = [
     ("E205", "unknown-field", "a field the record (or named payload) does not declare"),
     ("E206", "missing-field", "a record literal or pattern that leaves out a declared field"),
     ("E207", "duplicate-field", "a field given twice"),
-    ("E208", "not-data", "a type that must be data (equality, ordering, keys, Tool boundary, entry) but is not"),
+    (
+        "E208",
+        "not-data",
+        "a type that must be data (equality, ordering, keys, Tool boundary, entry) but is not",
+    ),
     ("E209", "no-operator", "an operator with no function declared for its operand type"),
-    ("E210", "unknown-method", "method syntax naming a function neither the home module of the type nor the generic std functions (std/data.flow) declare"),
+    (
+        "E210",
+        "unknown-method",
+        "method syntax naming a function neither the home module of the type nor the generic std functions (std/data.flow) declare",
+    ),
     ("E211", "alias-cycle", "a type alias that refers to itself"),
     ("E212", "cannot-infer", "a value whose type cannot be known where it is needed"),
     # effects

@@ -8,6 +8,7 @@ Four passes over all modules, each needing only the ones before it:
 4. index what the compiler finds by mechanism, never by name: types std marks `@lang`, the
    prelude (types marked "prelude" and their constructors), and operator functions.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -39,8 +40,15 @@ ANNOTATIONS = ("lang", "tool", "test", "fake")
 # (docs/spec/stdlib.md). Listed, not derived from the names: a std type builds literals only when
 # it is named here. (Not a flag on the std declaration: std's text is part of every program's
 # identity, so a new flag would change every identity recorded so far.)
-LITERAL_LANGS = {"int": "Int", "decimal": "Decimal", "text": "Text", "bytes": "Bytes", "bool": "Bool",
-                 "unit": "Unit", "duration": "Duration"}
+LITERAL_LANGS = {
+    "int": "Int",
+    "decimal": "Decimal",
+    "text": "Text",
+    "bytes": "Bytes",
+    "bool": "Bool",
+    "unit": "Unit",
+    "duration": "Duration",
+}
 OPERATORS = {"+", "-", "*", "/", "%", "++", "==", "!=", "<", "<=", ">", ">=", "&&", "||", "!"}
 
 
@@ -115,7 +123,9 @@ class Declarations:
         self.literal_types: dict[str, TypeInfo] = {}  # literal kind -> type
         self.home_ops: dict[tuple[str, str, int], FnInfo] = {}
         self.generic_ops: dict[tuple[str, int], FnInfo] = {}
-        self.generic_fns: dict[str, FnInfo] = {}  # name -> pub std fn whose first parameter is a type parameter
+        self.generic_fns: dict[
+            str, FnInfo
+        ] = {}  # name -> pub std fn whose first parameter is a type parameter
         self.data_params: dict[str, set[str]] = {}  # fn decl -> type params that must be data
         self.used: set[str] = set()  # declaration ids referenced from another declaration
         self._alias_state: dict[str, int] = {}
@@ -181,7 +191,11 @@ class Declarations:
             for info in env.cm.types.values():
                 for c in info.ctors:
                     if c.name in env.ctors or c.name in env.cm.fns:
-                        self.problems.add("E107", f"`{c.name}` is declared twice in this module", self._ctor_span(info, c.name))
+                        self.problems.add(
+                            "E107",
+                            f"`{c.name}` is declared twice in this module",
+                            self._ctor_span(info, c.name),
+                        )
                     else:
                         env.ctors[c.name] = (info, c)
         for env in self.envs.values():
@@ -203,8 +217,12 @@ class Declarations:
         """E107 when a module declares `d`'s name a second time (the first one stays): True then."""
         if d.name not in table:
             return False
-        self.problems.add("E107", f"{what} `{d.name}` is declared twice in this module", _name_span(d),
-                          related=[Related("first declared here", _name_span(table[d.name].node))])
+        self.problems.add(
+            "E107",
+            f"{what} `{d.name}` is declared twice in this module",
+            _name_span(d),
+            related=[Related("first declared here", _name_span(table[d.name].node))],
+        )
         return True
 
     def _register_types(self, env: ModEnv) -> None:
@@ -214,8 +232,18 @@ class Declarations:
             if self._declared_twice("type", d, env.cm.types):
                 continue
             decl = f"{env.key}::{d.name}"
-            info = TypeInfo(decl, env.key, d.name, d.kind, list(d.type_params), d.pub, d.opaque, True,
-                            is_tool_type=has_ann(d.annotations, "tool"), node=d)
+            info = TypeInfo(
+                decl,
+                env.key,
+                d.name,
+                d.kind,
+                list(d.type_params),
+                d.pub,
+                d.opaque,
+                True,
+                is_tool_type=has_ann(d.annotations, "tool"),
+                node=d,
+            )
             env.cm.types[d.name] = info
             self.type_decls[decl] = info
             seen = set()
@@ -234,16 +262,21 @@ class Declarations:
         for info in env.cm.types.values():
             d = info.node
             if d.name in self.prelude_types:
-                self.problems.add("E108", f"`{d.name}` is a prelude name and cannot be declared again",
-                                  _name_span(d))
+                self.problems.add(
+                    "E108", f"`{d.name}` is a prelude name and cannot be declared again", _name_span(d)
+                )
                 self.used.add(info.decl)  # reported once: not also E405
             for c in d.ctors:
                 if c.name in prelude_ctor_names:
-                    self.problems.add("E108", f"`{c.name}` is a prelude constructor and cannot be declared again", c.span)
+                    self.problems.add(
+                        "E108", f"`{c.name}` is a prelude constructor and cannot be declared again", c.span
+                    )
 
     # -- type expressions -----------------------------------------------------------------
 
-    def resolve_texpr(self, te, env: ModEnv, tparams: dict[str, TParam], in_param: bool, user: str | None) -> Type:
+    def resolve_texpr(
+        self, te, env: ModEnv, tparams: dict[str, TParam], in_param: bool, user: str | None
+    ) -> Type:
         if isinstance(te, ast.TypeName):
             return self._resolve_name(te, env, tparams, in_param, user)
         if isinstance(te, ast.TupleType):
@@ -254,8 +287,11 @@ class Declarations:
         if isinstance(te, ast.FunctionType):
             eff = te.effect
             effect = TOOL if eff == "tool" else PURE if eff == "pure" else (POLY if in_param else PURE)
-            return TFun(tuple(self.resolve_texpr(x, env, tparams, in_param, user) for x in te.params),
-                        self.resolve_texpr(te.result, env, tparams, in_param, user), effect)
+            return TFun(
+                tuple(self.resolve_texpr(x, env, tparams, in_param, user) for x in te.params),
+                self.resolve_texpr(te.result, env, tparams, in_param, user),
+                effect,
+            )
         return TError()
 
     def lookup_type(self, te: ast.TypeName, env: ModEnv, report: bool = True) -> TypeInfo | None:
@@ -266,20 +302,35 @@ class Declarations:
             info = target.cm.types.get(te.name)
             if info is None:
                 if report:
-                    self.problems.add("E110", f"module `{te.module}` declares no type `{te.name}`", te.span,
-                                      related=self._did_you_mean(te.name, [n for n, i in target.cm.types.items() if i.pub], te.span))
+                    self.problems.add(
+                        "E110",
+                        f"module `{te.module}` declares no type `{te.name}`",
+                        te.span,
+                        related=self._did_you_mean(
+                            te.name, [n for n, i in target.cm.types.items() if i.pub], te.span
+                        ),
+                    )
                 return None
             if not info.pub and target is not env:
                 if report:
-                    self.problems.add("E109", f"type `{te.module}.{te.name}` is private to its module", te.span,
-                                      related=[Related("declared here without `pub`", info.node.span)])
+                    self.problems.add(
+                        "E109",
+                        f"type `{te.module}.{te.name}` is private to its module",
+                        te.span,
+                        related=[Related("declared here without `pub`", info.node.span)],
+                    )
                 return None
             return info
         info = env.cm.types.get(te.name) or self.prelude_types.get(te.name)
         if info is None and report:
             cands = list(env.cm.types) + list(self.prelude_types)
-            self.problems.add("E102", f"unknown type `{te.name}`", te.span, related=self._did_you_mean(te.name, cands, te.span),
-                              fixes=self._rename_fixes(te.name, cands, te.span))
+            self.problems.add(
+                "E102",
+                f"unknown type `{te.name}`",
+                te.span,
+                related=self._did_you_mean(te.name, cands, te.span),
+                fixes=self._rename_fixes(te.name, cands, te.span),
+            )
         return info
 
     def _did_you_mean(self, name: str, candidates, span) -> list[Related]:
@@ -300,8 +351,12 @@ class Declarations:
             key = env.lm.aliases[alias]
             return self.envs.get(key) if key else None
         if report:
-            self.problems.add("E101", f"unknown module `{alias}`: add `use \"./{alias}\"` or `use \"std@v1/{alias}\"`", span,
-                              related=self._did_you_mean(alias, list(env.lm.aliases), span))
+            self.problems.add(
+                "E101",
+                f'unknown module `{alias}`: add `use "./{alias}"` or `use "std@v1/{alias}"`',
+                span,
+                related=self._did_you_mean(alias, list(env.lm.aliases), span),
+            )
         return None
 
     def _resolve_name(self, te: ast.TypeName, env, tparams, in_param, user) -> Type:
@@ -319,7 +374,11 @@ class Declarations:
         args = [self.resolve_texpr(a, env, tparams, in_param, user) for a in te.args]
         n = len(info.type_params)
         if len(args) != n:
-            self.problems.add("E203", f"`{te.name}` takes {n} type argument{'s' if n != 1 else ''}, found {len(args)}", te.span)
+            self.problems.add(
+                "E203",
+                f"`{te.name}` takes {n} type argument{'s' if n != 1 else ''}, found {len(args)}",
+                te.span,
+            )
             args = (args + [TError()] * n)[:n]
         if info.kind == "alias":
             body = self._alias_body(info)
@@ -338,7 +397,11 @@ class Declarations:
         self._alias_state[info.decl] = 1
         env = self.envs[info.module]
         tparams = {p: TParam(p, info.decl) for p in info.type_params}
-        t = self.resolve_texpr(info.node.alias, env, tparams, False, info.decl) if info.node.alias else TError()
+        t = (
+            self.resolve_texpr(info.node.alias, env, tparams, False, info.decl)
+            if info.node.alias
+            else TError()
+        )
         if self._alias_state.get(info.decl) == 1:
             info.alias = t
             self._alias_state[info.decl] = 2
@@ -360,7 +423,9 @@ class Declarations:
                     self.problems.add("E107", f"field `{f.name}` is declared twice", f.span)
                     continue
                 seen.add(f.name)
-                info.fields.append(FieldInfo(f.name, self.resolve_texpr(f.type, env, tparams, False, info.decl), f.pub))
+                info.fields.append(
+                    FieldInfo(f.name, self.resolve_texpr(f.type, env, tparams, False, info.decl), f.pub)
+                )
         elif d.kind == "enum":
             seen = set()
             for i, c in enumerate(d.ctors):
@@ -379,7 +444,9 @@ class Declarations:
                         params.append(self.resolve_texpr(f.type, env, tparams, False, info.decl))
                     info.ctors.append(CtorInfo(c.name, params, names, i))
                 else:
-                    params = [self.resolve_texpr(t, env, tparams, False, info.decl) for t in (c.positional or [])]
+                    params = [
+                        self.resolve_texpr(t, env, tparams, False, info.decl) for t in (c.positional or [])
+                    ]
                     info.ctors.append(CtorInfo(c.name, params, None, i))
         la = lang_args(d.annotations)
         if d.kind == "abstract":
@@ -390,11 +457,15 @@ class Declarations:
         """The checks every annotation gets, on a type or a function: an unknown name, and `@lang`
         outside std or with bad arguments. True when `a` is one of those (nothing more to check)."""
         if a.name not in ANNOTATIONS:
-            self.problems.add("E507", f"unknown annotation `@{a.name}` (Flow has @lang, @tool, @test and @fake)", a.span)
+            self.problems.add(
+                "E507", f"unknown annotation `@{a.name}` (Flow has @lang, @tool, @test and @fake)", a.span
+            )
             return True
         if a.name == "lang":
             if not env.is_std:
-                self.problems.add("E502", "`@lang` is reserved for std: the compiler provides these declarations", a.span)
+                self.problems.add(
+                    "E502", "`@lang` is reserved for std: the compiler provides these declarations", a.span
+                )
             else:
                 self._check_lang_args(a)
             return True
@@ -408,13 +479,21 @@ class Declarations:
                 continue
             if a.name == "tool":
                 if d.kind != "abstract":
-                    self.problems.add("E503", f"a `@tool` type is made only by the host and has no body: remove the body of `{d.name}`", a.span)
+                    self.problems.add(
+                        "E503",
+                        f"a `@tool` type is made only by the host and has no body: remove the body of `{d.name}`",
+                        a.span,
+                    )
                 if a.args:
                     self.problems.add("E508", "`@tool` takes no arguments", a.span)
             else:
                 self.problems.add("E508", f"`@{a.name}` applies to functions, not types", a.span)
         if d.kind == "abstract" and not has_ann(d.annotations, "tool") and not has_ann(d.annotations, "lang"):
-            self.problems.add("E506", f"type `{d.name}` has no body: declare its fields or constructors, or mark it `@tool` (made by the host)", span)
+            self.problems.add(
+                "E506",
+                f"type `{d.name}` has no body: declare its fields or constructors, or mark it `@tool` (made by the host)",
+                span,
+            )
 
     def _check_lang_args(self, a: ast.Annotation) -> None:
         if not a.args or not all(isinstance(x, ast.Literal) and x.kind == "text" for x in a.args):
@@ -483,9 +562,21 @@ class Declarations:
                 effect = POLY
             else:
                 effect = PURE
-            info = FnInfo(decl, env.key, d.name, list(d.type_params), params, result, effect,
-                          poly_params=poly if effect == POLY else [], pub=d.pub, is_tool=is_tool,
-                          lang=(la[0] if la and env.is_std else None), is_test=has_ann(d.annotations, "test"), node=d)
+            info = FnInfo(
+                decl,
+                env.key,
+                d.name,
+                list(d.type_params),
+                params,
+                result,
+                effect,
+                poly_params=poly if effect == POLY else [],
+                pub=d.pub,
+                is_tool=is_tool,
+                lang=(la[0] if la and env.is_std else None),
+                is_test=has_ann(d.annotations, "test"),
+                node=d,
+            )
             env.cm.fns[d.name] = info
             self.fn_decls[decl] = info
             req = set()
@@ -528,29 +619,51 @@ class Declarations:
                 continue
             if a.name == "tool":
                 if d.body is not None:
-                    self.problems.add("E503", f"a Tool's body is outside Flow: remove the body of `{d.name}` or the `@tool`", a.span)
+                    self.problems.add(
+                        "E503",
+                        f"a Tool's body is outside Flow: remove the body of `{d.name}` or the `@tool`",
+                        a.span,
+                    )
                 self._check_tool_signature(fn, env)
             elif a.name == "test":
                 if d.params:
-                    self.problems.add("E504", f"a `@test` function takes no parameters, `{d.name}` takes {len(d.params)}", span)
+                    self.problems.add(
+                        "E504",
+                        f"a `@test` function takes no parameters, `{d.name}` takes {len(d.params)}",
+                        span,
+                    )
             elif a.name == "fake":
                 self._check_fake(env, fn, a)
-        if d.body is None and not fn.is_tool and not has_ann(d.annotations, "lang"):  # outside std: E502 said it
-            self.problems.add("E506", f"function `{d.name}` has no body: write one, or mark it `@tool` (implemented by the host)", span)
+        if (
+            d.body is None and not fn.is_tool and not has_ann(d.annotations, "lang")
+        ):  # outside std: E502 said it
+            self.problems.add(
+                "E506",
+                f"function `{d.name}` has no body: write one, or mark it `@tool` (implemented by the host)",
+                span,
+            )
 
     def _check_tool_signature(self, fn: FnInfo, env: ModEnv) -> None:
         d = fn.node
         if not self.is_lang(fn.result, "Result"):
             if type(fn.result) is not TError:
-                self.problems.add("E501", f"a Tool returns `Result<T, E>`: `{d.name}` is declared to return something else", d.result.span,
-                                  related=[Related("a call of a Tool returns Result<T, ToolProblem<E>>", d.span)])
+                self.problems.add(
+                    "E501",
+                    f"a Tool returns `Result<T, E>`: `{d.name}` is declared to return something else",
+                    d.result.span,
+                    related=[Related("a call of a Tool returns Result<T, ToolProblem<E>>", d.span)],
+                )
             return
         for (pname, t), p in zip(fn.params, d.params):
             if not self.is_data(t, tokens=True):
-                self.problems.add("E509", f"parameter `{pname}` of Tool `{d.name}` must be data or a @tool type", p.span)
+                self.problems.add(
+                    "E509", f"parameter `{pname}` of Tool `{d.name}` must be data or a @tool type", p.span
+                )
         for t, what in zip(fn.result.args, ("result", "error")):
             if not self.is_data(t, tokens=True):
-                self.problems.add("E509", f"the {what} type of Tool `{d.name}` must be data or a @tool type", d.result.span)
+                self.problems.add(
+                    "E509", f"the {what} type of Tool `{d.name}` must be data or a @tool type", d.result.span
+                )
 
     def _check_fake(self, env: ModEnv, fn: FnInfo, a: ast.Annotation) -> None:
         target = None
@@ -565,10 +678,19 @@ class Declarations:
                 target = env.cm.fns.get(x.name)
         if target is None or not target.is_tool:
             named = target.name if target is not None else None
-            msg = (f"`{named}` is not a Tool: `@fake(...)` names the Tool it stands in for" if named else
-                   "`@fake(...)` names the Tool it stands in for, e.g. `@fake(web.search)`")
-            self.problems.add("E505", msg, a.span,
-                              related=[Related(f"`{named}` is declared here without `@tool`", target.node.span)] if named else [])
+            msg = (
+                f"`{named}` is not a Tool: `@fake(...)` names the Tool it stands in for"
+                if named
+                else "`@fake(...)` names the Tool it stands in for, e.g. `@fake(web.search)`"
+            )
+            self.problems.add(
+                "E505",
+                msg,
+                a.span,
+                related=[Related(f"`{named}` is declared here without `@tool`", target.node.span)]
+                if named
+                else [],
+            )
             return
         fn.fake_of = target.decl
         self.used.add(target.decl)
@@ -579,10 +701,13 @@ class Declarations:
         mine = [norm(t) for _, t in fn.params]
         theirs = [norm(t) for _, t in target.params]
         if mine != theirs or norm(fn.result) != norm(target.result):
-            self.problems.add("E505", f"fake `{fn.name}` must have the signature of Tool `{target.name}`: "
-                              f"({', '.join(self.show(t) for _, t in target.params)}) -> {self.show(target.result)}",
-                              _name_span(fn.node),
-                              related=[Related("the Tool is declared here", target.node.span)])
+            self.problems.add(
+                "E505",
+                f"fake `{fn.name}` must have the signature of Tool `{target.name}`: "
+                f"({', '.join(self.show(t) for _, t in target.params)}) -> {self.show(target.result)}",
+                _name_span(fn.node),
+                related=[Related("the Tool is declared here", target.node.span)],
+            )
 
     def show(self, t) -> str:
         from flow2py.check.typeterms import show

@@ -10,6 +10,7 @@
 Reading stops the pipeline when a module has syntax errors (checking a partial tree would only
 add noise); after that, independent parts keep reporting, so one run lists every mistake.
 """
+
 from __future__ import annotations
 
 import gc
@@ -62,15 +63,21 @@ class Modules:
     readable: bool  # every module parsed: checking them can say more than noise
 
 
-def check_program(entry_path: str, *, cache_dir: str | None = None, source: str | None = None,
-                  sources: dict[str, str] | None = None,
-                  commits: dict[str, str] | None = None) -> CheckResult:
+def check_program(
+    entry_path: str,
+    *,
+    cache_dir: str | None = None,
+    source: str | None = None,
+    sources: dict[str, str] | None = None,
+    commits: dict[str, str] | None = None,
+) -> CheckResult:
     """Check the program whose entry module is `entry_path` (with `source` standing in for the
     file's text when given). `sources` (module key -> text) and `commits` (repository -> commit)
     give a stored program: every module is read from them, nothing from disk. Never raises on bad
     input: every problem is a diagnostic."""
-    return check_modules(read_modules(entry_path, cache_dir=cache_dir, source=source, sources=sources,
-                                      commits=commits))
+    return check_modules(
+        read_modules(entry_path, cache_dir=cache_dir, source=source, sources=sources, commits=commits)
+    )
 
 
 def check_source(text: str, path: str = "main.flow", *, cache_dir: str | None = None) -> CheckResult:
@@ -78,16 +85,30 @@ def check_source(text: str, path: str = "main.flow", *, cache_dir: str | None = 
     return check_program(path, cache_dir=cache_dir, source=text)
 
 
-def read_modules(entry_path: str, *, cache_dir: str | None = None, source: str | None = None,
-                 sources: dict[str, str] | None = None, commits: dict[str, str] | None = None) -> Modules:
+def read_modules(
+    entry_path: str,
+    *,
+    cache_dir: str | None = None,
+    source: str | None = None,
+    sources: dict[str, str] | None = None,
+    commits: dict[str, str] | None = None,
+) -> Modules:
     """Find, read and parse the program's modules (the arguments as `check_program`'s)."""
     problems = Problems()
     with _checking(entry_path, problems):
-        loader = Loader(entry_path, problems, cache_dir, entry_source=source, stored=sources,
-                        stored_commits=commits)
+        loader = Loader(
+            entry_path, problems, cache_dir, entry_source=source, stored=sources, stored_commits=commits
+        )
         modules = loader.load()
-        return Modules(entry_path, modules, loader._local_key(loader.entry_abs), tuple(problems.items),
-                       loader.sources, loader.commits, bool(modules) and not loader.syntax_errors)
+        return Modules(
+            entry_path,
+            modules,
+            loader._local_key(loader.entry_abs),
+            tuple(problems.items),
+            loader.sources,
+            loader.commits,
+            bool(modules) and not loader.syntax_errors,
+        )
     return Modules(entry_path, [], None, tuple(problems.items), {}, {}, False)  # nested too deeply (E212)
 
 
@@ -113,8 +134,11 @@ def _checking(entry_path: str, problems: Problems):
     try:
         yield
     except RecursionError:
-        problems.add("E212", "this program nests too deeply to be checked; split it into smaller functions",
-                     ast.Span(entry_path, 1, 1, 1, 1))
+        problems.add(
+            "E212",
+            "this program nests too deeply to be checked; split it into smaller functions",
+            ast.Span(entry_path, 1, 1, 1, 1),
+        )
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -162,14 +186,16 @@ def _check(mods: Modules, problems: Problems) -> CheckResult:
 
 
 def _data_requirements(decls: Declarations, st: BodyState, problems: Problems) -> None:
-    """"Is data" is the only constraint a type variable has: a type parameter of a generic function
+    """ "Is data" is the only constraint a type variable has: a type parameter of a generic function
     needs data when its body compares it, keys a Dict with it, or hands it to another function
     that needs data for it. Solve that to a fixpoint, then check every concrete use."""
     unit = decls.unit()
     reqs = decls.data_params
     direct = [DataReq(zonk(r.type, unit), r.span, r.why, r.owner) for r in st.data_reqs]
-    insts = [Instantiation(i.callee, tuple(zonk(t, unit) for t in i.type_args), i.span, i.owner, i.name)
-             for i in st.insts]
+    insts = [
+        Instantiation(i.callee, tuple(zonk(t, unit) for t in i.type_args), i.span, i.owner, i.name)
+        for i in st.insts
+    ]
     changed = True
     while changed:
         changed = False
@@ -199,9 +225,13 @@ def _data_requirements(decls: Declarations, st: BodyState, problems: Problems) -
         callee = decls.fn_decls[i.callee]
         for p, t in zip(callee.type_params, i.type_args):
             if p in need and not decls.is_data(t):
-                problems.add("E208", f"`{decls.show(t)}` is not data, but `{i.name}` needs data for its type parameter `{p}` "
-                             "(it compares, orders, keys or sends such values)", i.span,
-                             related=[Related(f"`{i.name}` is declared here", callee.node.span)])
+                problems.add(
+                    "E208",
+                    f"`{decls.show(t)}` is not data, but `{i.name}` needs data for its type parameter `{p}` "
+                    "(it compares, orders, keys or sends such values)",
+                    i.span,
+                    related=[Related(f"`{i.name}` is declared here", callee.node.span)],
+                )
 
 
 def _annotation_args(decls: Declarations, prog: CheckedProgram, modules) -> None:
@@ -254,23 +284,48 @@ def _unused(decls: Declarations, modules, problems: Problems) -> None:
                 src = m.ast.source or ""
                 sp = use.span
                 if sp.end > sp.start:
-                    end = sp.end + 1 if src[sp.end:sp.end + 1] == "\n" else sp.end
-                    fixes.append(Fix(f"remove `use \"{use.path}\"`", (Edit(ast.Span(sp.file, sp.line, sp.column, sp.end_line, sp.end_column, sp.start, end), ""),), True))
+                    end = sp.end + 1 if src[sp.end : sp.end + 1] == "\n" else sp.end
+                    fixes.append(
+                        Fix(
+                            f'remove `use "{use.path}"`',
+                            (
+                                Edit(
+                                    ast.Span(
+                                        sp.file, sp.line, sp.column, sp.end_line, sp.end_column, sp.start, end
+                                    ),
+                                    "",
+                                ),
+                            ),
+                            True,
+                        )
+                    )
                 problems.add("E112", f"`{alias}` is imported but never used", use.span, fixes=fixes)
         for fn in env.cm.fns.values():
-            if fn.pub or fn.is_test or fn.fake_of or fn.decl in decls.used or has_ann(fn.node.annotations, "fake"):
+            if (
+                fn.pub
+                or fn.is_test
+                or fn.fake_of
+                or fn.decl in decls.used
+                or has_ann(fn.node.annotations, "fake")
+            ):
                 continue
             if fn.name == "main" and m is modules[-1]:
                 continue
             node = fn.node
-            problems.add("E405", f"private function `{fn.name}` is never used: use it, make it `pub`, or remove it",
-                         node.name_span if node.name_span.line else node.span)
+            problems.add(
+                "E405",
+                f"private function `{fn.name}` is never used: use it, make it `pub`, or remove it",
+                node.name_span if node.name_span.line else node.span,
+            )
         for info in env.cm.types.values():
             if info.pub or info.decl in decls.used:
                 continue
             node = info.node
-            problems.add("E405", f"private type `{info.name}` is never used: use it, make it `pub`, or remove it",
-                         node.name_span if node.name_span.line else node.span)
+            problems.add(
+                "E405",
+                f"private type `{info.name}` is never used: use it, make it `pub`, or remove it",
+                node.name_span if node.name_span.line else node.span,
+            )
 
 
 def _entry(decls: Declarations, entry_key: str, problems: Problems) -> None:
@@ -283,6 +338,14 @@ def _entry(decls: Declarations, entry_key: str, problems: Problems) -> None:
     for (name, t), p in zip(fn.params, fn.node.params):
         # host tokens may be handed in (the host's primary and backup Model), only issued ones (tools.md)
         if not decls.is_data(t, tokens=True, params_ok=False):
-            problems.add("E510", f"the entry function's parameter `{name}` is `{decls.show(t)}`, which is not data: a run's input is data", p.span)
+            problems.add(
+                "E510",
+                f"the entry function's parameter `{name}` is `{decls.show(t)}`, which is not data: a run's input is data",
+                p.span,
+            )
     if not decls.is_data(fn.result, params_ok=False):
-        problems.add("E510", f"the entry function's result `{decls.show(fn.result)}` is not data: a run's result is data", fn.node.result.span)
+        problems.add(
+            "E510",
+            f"the entry function's result `{decls.show(fn.result)}` is not data: a run's result is data",
+            fn.node.result.span,
+        )

@@ -16,6 +16,7 @@ literal type has infinitely many values, so only `_` (or a binding) completes it
 `missing` returns witnesses, rendered as patterns, so the message can say what is not covered:
 "missing `Err(Unknown(_))`". Arms with an `if` guard never count as covering.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -31,6 +32,7 @@ LIMIT = 6
 
 
 # -- the pattern space ------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class Lit:
@@ -216,11 +218,15 @@ class Exhaust:
     def _column(self, t, rows_col: list) -> Column:
         if type(t) is TTuple:
             n = len(t.items)
-            return Column([Sig(TupleOf(n), n, tuple(t.items), lambda a: "(" + ", ".join(a) + ")")], single=True)
+            return Column(
+                [Sig(TupleOf(n), n, tuple(t.items), lambda a: "(" + ", ".join(a) + ")")], single=True
+            )
         if type(t) is not TCon:
             return Column(None)
         if t.decl == self.bool_decl:
-            return Column([Sig(Lit("bool", v), 0, (), lambda a, v=v: "true" if v else "false") for v in (False, True)])
+            return Column(
+                [Sig(Lit("bool", v), 0, (), lambda a, v=v: "true" if v else "false") for v in (False, True)]
+            )
         if t.decl == self.unit_decl:
             return Column([Sig(Lit("unit", None), 0, (), lambda a: "()")], single=True)
         if t.decl == self.list_decl:
@@ -231,8 +237,17 @@ class Exhaust:
         mapping = {(info.decl, q): a for q, a in zip(info.type_params, t.args)}
         if info.kind == "record":
             names = [f.name for f in info.fields]
-            return Column([Sig(Rec(info.decl), len(names), tuple(subst(f.type, mapping) for f in info.fields),
-                               lambda a, n=info.name, ns=names: _render_named(n, ns, a))], single=True)
+            return Column(
+                [
+                    Sig(
+                        Rec(info.decl),
+                        len(names),
+                        tuple(subst(f.type, mapping) for f in info.fields),
+                        lambda a, n=info.name, ns=names: _render_named(n, ns, a),
+                    )
+                ],
+                single=True,
+            )
         if info.kind == "enum":
             sig = []
             for c in info.ctors:
@@ -311,8 +326,10 @@ class Exhaust:
         if col.single or all(sg.key in covered for sg in col.sig):
             out = []
             for sg in col.sig:
-                for w in self.missing(self._specialize(rows, sg.key, sg.arity), list(sg.arg_types) + tys[1:], budget):
-                    out.append([sg.render(w[:sg.arity])] + w[sg.arity:])
+                for w in self.missing(
+                    self._specialize(rows, sg.key, sg.arity), list(sg.arg_types) + tys[1:], budget
+                ):
+                    out.append([sg.render(w[: sg.arity])] + w[sg.arity :])
                     if len(out) >= budget.left:
                         return out
             return out
@@ -340,23 +357,33 @@ class Exhaust:
             n = len(h.args)
             for sg in col.sig or []:
                 if sg.key == h.key:
-                    return self.useful(self._specialize(rows, sg.key, sg.arity), list(h.args) + q[1:],
-                                       list(sg.arg_types) + tys[1:])
+                    return self.useful(
+                        self._specialize(rows, sg.key, sg.arity),
+                        list(h.args) + q[1:],
+                        list(sg.arg_types) + tys[1:],
+                    )
             return self.useful(self._specialize(rows, h.key, n), list(h.args) + q[1:], [None] * n + tys[1:])
         if kh is Rest:
             for sg in col.sig or []:
                 if _is_list_key(sg.key) and sg.key.n >= len(h.prefix):
                     qq = list(h.prefix) + [None] * (sg.arity - len(h.prefix)) + q[1:]
-                    if self.useful(self._specialize(rows, sg.key, sg.arity), qq, list(sg.arg_types) + tys[1:]):
+                    if self.useful(
+                        self._specialize(rows, sg.key, sg.arity), qq, list(sg.arg_types) + tys[1:]
+                    ):
                         return True
             return False
         # wildcard
         if col.sig is not None:
             covered = self._covered(rows, col)
             if all(sg.key in covered for sg in col.sig):
-                return any(self.useful(self._specialize(rows, sg.key, sg.arity), [None] * sg.arity + q[1:],
-                                       list(sg.arg_types) + tys[1:])
-                           for sg in col.sig)
+                return any(
+                    self.useful(
+                        self._specialize(rows, sg.key, sg.arity),
+                        [None] * sg.arity + q[1:],
+                        list(sg.arg_types) + tys[1:],
+                    )
+                    for sg in col.sig
+                )
         return self.useful(self._default(rows), q[1:], tys[1:])
 
     # -- entry points ---------------------------------------------------------------------

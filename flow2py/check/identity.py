@@ -1,4 +1,5 @@
 """Program identity: what a run's Start names (docs/spec/modules.md)."""
+
 from __future__ import annotations
 
 import struct
@@ -139,19 +140,28 @@ def _encoder(cls):
     if issubclass(cls, ast.Node):
         from dataclasses import fields
 
-        names = [f.name for f in fields(cls)
-                 if f.name not in _SKIP and not (f.name == "path" and issubclass(cls, ast.Module))]
+        names = [
+            f.name
+            for f in fields(cls)
+            if f.name not in _SKIP and not (f.name == "path" and issubclass(cls, ast.Module))
+        ]
         lines = ["def enc(n, w):", "    w(prefix)"]
         for name in names:
             assert name.isidentifier() and not name.startswith("_")
-            lines += [f"    x = n.{name}",
-                      "    if x.__class__ is str:",
-                      "        b = strs.get(x)",
-                      "        w(b if b is not None else text(x))",
-                      "    else:",
-                      "        enc_any(x, w)"]
-        scope = {"prefix": _head(4, len(names) + 1) + _text(cls.__name__), "strs": _strs, "text": _text,
-                 "enc_any": _enc}
+            lines += [
+                f"    x = n.{name}",
+                "    if x.__class__ is str:",
+                "        b = strs.get(x)",
+                "        w(b if b is not None else text(x))",
+                "    else:",
+                "        enc_any(x, w)",
+            ]
+        scope = {
+            "prefix": _head(4, len(names) + 1) + _text(cls.__name__),
+            "strs": _strs,
+            "text": _text,
+            "enc_any": _enc,
+        }
         exec("\n".join(lines) + "\n", scope)  # noqa: S102 -- the text is built here from field names, never from input
         enc = scope["enc"]
     elif issubclass(cls, (list, tuple)):

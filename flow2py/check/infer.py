@@ -18,6 +18,7 @@ form has one function, found through `EXPR` below: names, values and field acces
 (infer_data.py), and `?`, lambdas, `return`, blocks, `let`, `if` and `match` (infer_control.py);
 patterns are patterns.py. The records the walk keeps are in infer_ctx.py.
 """
+
 from __future__ import annotations
 
 from flow2py.check import infer_calls, infer_control, infer_data, infer_names
@@ -30,14 +31,22 @@ from flow2py.syntax import ast
 
 # Node type -> the function giving the type of such an expression.
 EXPR = {
-    ast.Literal: infer_names.literal, ast.Name: infer_names.name,
+    ast.Literal: infer_names.literal,
+    ast.Name: infer_names.name,
     ast.FieldAccess: infer_names.field_access,
-    ast.Call: infer_calls.call, ast.Unary: infer_calls.unary, ast.Binary: infer_calls.binary,
-    ast.RecordLiteral: infer_data.record, ast.ListLiteral: infer_data.list_literal,
-    ast.DictLiteral: infer_data.dict_literal, ast.TupleLiteral: infer_data.tuple_literal,
-    ast.Try: infer_control.try_expr, ast.Lambda: infer_control.lambda_expr,
-    ast.Return: infer_control.return_expr, ast.Block: infer_control.block,
-    ast.If: infer_control.if_expr, ast.Match: infer_control.match_expr,
+    ast.Call: infer_calls.call,
+    ast.Unary: infer_calls.unary,
+    ast.Binary: infer_calls.binary,
+    ast.RecordLiteral: infer_data.record,
+    ast.ListLiteral: infer_data.list_literal,
+    ast.DictLiteral: infer_data.dict_literal,
+    ast.TupleLiteral: infer_data.tuple_literal,
+    ast.Try: infer_control.try_expr,
+    ast.Lambda: infer_control.lambda_expr,
+    ast.Return: infer_control.return_expr,
+    ast.Block: infer_control.block,
+    ast.If: infer_control.if_expr,
+    ast.Match: infer_control.match_expr,
 }
 
 
@@ -85,7 +94,31 @@ def _e301(st: BodyState, fn: FnInfo, ctx: FnCtx) -> None:
     end = node.result.span
     fixes = ()
     if end.end > 0:
-        fixes = (Fix("mark it `!tool`", (Edit(ast.Span(end.file, end.end_line, end.end_column, end.end_line, end.end_column, end.end, end.end), " !tool"),), True),)
+        fixes = (
+            Fix(
+                "mark it `!tool`",
+                (
+                    Edit(
+                        ast.Span(
+                            end.file,
+                            end.end_line,
+                            end.end_column,
+                            end.end_line,
+                            end.end_column,
+                            end.end,
+                            end.end,
+                        ),
+                        " !tool",
+                    ),
+                ),
+                True,
+            ),
+        )
     related = [Related("this reaches a Tool", ctx.first_tool)] if ctx.first_tool else []
-    st.problems.add("E301", f"`{fn.name}` may reach a Tool but is not marked `!tool`",
-                    node.name_span if node.name_span.line else node.span, related=related, fixes=fixes)
+    st.problems.add(
+        "E301",
+        f"`{fn.name}` may reach a Tool but is not marked `!tool`",
+        node.name_span if node.name_span.line else node.span,
+        related=related,
+        fixes=fixes,
+    )

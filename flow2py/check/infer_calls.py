@@ -4,12 +4,20 @@ any function value), checks each argument against the parameter as instantiated 
 the callee's effect (a pass-through parameter's effect is that of the argument given for it).
 An operator is a call of the function its operand type's home module declares for it (or the
 generic one). Constructs: `call`, `binary`, `unary`; `value_effect` and `pure_slot` are shared."""
+
 from __future__ import annotations
 
 from flow2py.check.body_state import BodyState, add_effect, expect, expr, lookup, mark_used, show
 from flow2py.check.declare import ordinal, suggest
 from flow2py.check.infer_ctx import QUALIFIED_ERROR, CtorHit, FnHit, LazyWhy, Why
-from flow2py.check.infer_names import ctor_access, fresh_tcon, instantiate, qualified, read_field, resolve_value
+from flow2py.check.infer_names import (
+    ctor_access,
+    fresh_tcon,
+    instantiate,
+    qualified,
+    read_field,
+    resolve_value,
+)
 from flow2py.check.typed import (
     POLY,
     PURE,
@@ -116,7 +124,11 @@ def _method(st: BodyState, callee: ast.FieldAccess, tt) -> FnInfo | None:
     if type(tt) in (TError, TNever):
         return None
     if type(tt) is TVar:
-        st.problems.add("E212", f"the type of this value must be known to call `.{callee.name}(...)`: annotate it", callee.target.span)
+        st.problems.add(
+            "E212",
+            f"the type of this value must be known to call `.{callee.name}(...)`: annotate it",
+            callee.target.span,
+        )
         return None
     home = tt.decl.split("::")[0] if type(tt) is TCon else None
     menv = st.d.envs.get(home) if home else None
@@ -126,7 +138,9 @@ def _method(st: BodyState, callee: ast.FieldAccess, tt) -> FnInfo | None:
             st.problems.add("E109", f"`{callee.name}` of module {home} is private to its module", callee.span)
             return None
         if not fn.params:
-            st.problems.add("E210", f"`{callee.name}` takes no arguments, so it cannot be called as a method", callee.span)
+            st.problems.add(
+                "E210", f"`{callee.name}` takes no arguments, so it cannot be called as a method", callee.span
+            )
             return None
         st.refs[callee.id] = MethodRef(fn.decl)
         return fn
@@ -171,8 +185,12 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver):
     given = len(args) + offset
     if given != len(params):
         n = len(params) - offset
-        st.problems.add("E202", f"`{label}` takes {n} argument{'s' if n != 1 else ''}, found {len(args)}", e.span,
-                        related=[Related(f"`{fn.name}` is declared here", fn.node.span)])
+        st.problems.add(
+            "E202",
+            f"`{label}` takes {n} argument{'s' if n != 1 else ''}, found {len(args)}",
+            e.span,
+            related=[Related(f"`{fn.name}` is declared here", fn.node.span)],
+        )
         for a in args:
             expr(st, a)
         return result
@@ -185,8 +203,12 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver):
         expr(st, a, pt, why)
         ae = value_effect(st, a)
         if has_effect(pt, PURE) and ae != PURE:
-            st.problems.add("E302", f"the {ordinal(i)} argument of `{label}` must be pure (`!pure`), but this function may reach a Tool", a.span,
-                            related=[Related("declared `!pure` here", fn.node.params[pi].span)])
+            st.problems.add(
+                "E302",
+                f"the {ordinal(i)} argument of `{label}` must be pure (`!pure`), but this function may reach a Tool",
+                a.span,
+                related=[Related("declared `!pure` here", fn.node.params[pi].span)],
+            )
         if eff == POLY and pi in fn.poly_params:
             call_eff = join(call_eff, ae)
     if receiver is not None and eff == POLY and 0 in fn.poly_params:
@@ -233,13 +255,19 @@ def _call_value(st: BodyState, e: ast.Call, ft):
         st.effects[e.id] = PURE
         return TError()
     if type(f) is not TFun:
-        st.problems.add("E204", f"a value of type `{show(st, f)}` is not a function and cannot be called", e.callee.span)
+        st.problems.add(
+            "E204", f"a value of type `{show(st, f)}` is not a function and cannot be called", e.callee.span
+        )
         for a in e.args:
             expr(st, a)
         st.effects[e.id] = PURE
         return TError()
     if len(f.params) != len(e.args):
-        st.problems.add("E202", f"this function takes {len(f.params)} argument{'s' if len(f.params) != 1 else ''}, found {len(e.args)}", e.span)
+        st.problems.add(
+            "E202",
+            f"this function takes {len(f.params)} argument{'s' if len(f.params) != 1 else ''}, found {len(e.args)}",
+            e.span,
+        )
         for a in e.args:
             expr(st, a)
     else:
@@ -261,13 +289,21 @@ def _call_ctor(st: BodyState, e: ast.Call, info: TypeInfo, c: CtorInfo, expected
         unify(tcon, exp)
     st.types[e.callee.id] = TFun(tuple(subst(p, mapping) for p in c.params), tcon, PURE)
     if c.field_names is not None:
-        st.problems.add("E202", f"constructor `{c.name}` has named fields: write `{c.name} {{ {', '.join(c.field_names)} }}`", e.span)
+        st.problems.add(
+            "E202",
+            f"constructor `{c.name}` has named fields: write `{c.name} {{ {', '.join(c.field_names)} }}`",
+            e.span,
+        )
         for a in e.args:
             expr(st, a)
         return tcon if ok else TError()
     if len(c.params) != len(e.args):
         n = len(c.params)
-        st.problems.add("E202", f"constructor `{c.name}` takes {n} value{'s' if n != 1 else ''}, found {len(e.args)}", e.span)
+        st.problems.add(
+            "E202",
+            f"constructor `{c.name}` takes {n} value{'s' if n != 1 else ''}, found {len(e.args)}",
+            e.span,
+        )
         for a in e.args:
             expr(st, a)
         return tcon if ok else TError()
@@ -280,12 +316,21 @@ def _call_ctor(st: BodyState, e: ast.Call, info: TypeInfo, c: CtorInfo, expected
 
 def pure_slot(st: BodyState, a, t) -> None:
     """A function stored in data must not be more effectful than its declared type says."""
-    if (has_effect(t, PURE) and not has_effect(t, TOOL) and not has_effect(t, POLY)
-            and value_effect(st, a) != PURE):
-        st.problems.add("E302", "this function may reach a Tool, but the type it is stored as is pure: mark the type `!tool`", a.span)
+    if (
+        has_effect(t, PURE)
+        and not has_effect(t, TOOL)
+        and not has_effect(t, POLY)
+        and value_effect(st, a) != PURE
+    ):
+        st.problems.add(
+            "E302",
+            "this function may reach a Tool, but the type it is stored as is pure: mark the type `!tool`",
+            a.span,
+        )
 
 
 # -- operators ----------------------------------------------------------------------------
+
 
 def _op_fn(st: BodyState, op: str, arity: int, t) -> FnInfo | None:
     t = resolve(t)
@@ -311,7 +356,9 @@ def binary(st: BodyState, e: ast.Binary, expected):
     fn = _op_fn(st, e.op, 2, r)
     if fn is None:
         if type(r) is TVar:
-            st.problems.add("E212", f"the type of the operands of `{e.op}` must be known: annotate one of them", e.span)
+            st.problems.add(
+                "E212", f"the type of the operands of `{e.op}` must be known: annotate one of them", e.span
+            )
         else:
             st.problems.add("E209", f"no `{e.op}` for `{show(st, r)}`", e.span)
         if rt is None:

@@ -3,6 +3,7 @@ own function context, captures and effect), `return`, blocks and their statement
 `guard`, `guard let`), `if` and `match` (arms checked against the first arm or the expected
 type; exhaustiveness is settled later, post.py). Constructs: `try_expr`, `lambda_expr`,
 `return_expr`, `block`, `if_expr`, `match_expr`."""
+
 from __future__ import annotations
 
 from flow2py.check.body_state import BodyState, add_effect, bind, expect, expr, mismatch, show
@@ -47,7 +48,12 @@ def try_expr(st: BodyState, e: ast.Try, expected):
         return ok_t
     err2 = res.args[1]
     if e.convert is not None:
-        expr(st, e.convert, TFun((err1,), err2, POLY), Why(f"the conversion of the error `{show(st, err1)}` to `{show(st, err2)}`"))
+        expr(
+            st,
+            e.convert,
+            TFun((err1,), err2, POLY),
+            Why(f"the conversion of the error `{show(st, err1)}` to `{show(st, err2)}`"),
+        )
         eff = value_effect(st, e.convert)
         st.effects[e.id] = eff
         add_effect(st, eff, e.convert.span)
@@ -58,14 +64,22 @@ def try_expr(st: BodyState, e: ast.Try, expected):
 
 def _e408(st: BodyState, e, ctx: FnCtx, res) -> None:
     who = "this function" if ctx.name == "this function" else f"`{ctx.name}`"
-    st.problems.add("E408", f"`?` returns early with an error, but {who} returns `{show(st, res)}`, not a Result", e.span,
-                    related=[Related(f"the result type of {who}", ctx.result_span)] if ctx.result_span.line else [])
+    st.problems.add(
+        "E408",
+        f"`?` returns early with an error, but {who} returns `{show(st, res)}`, not a Result",
+        e.span,
+        related=[Related(f"the result type of {who}", ctx.result_span)] if ctx.result_span.line else [],
+    )
 
 
 def _e409(st: BodyState, e, ctx: FnCtx, err1, err2) -> None:
     who = "this function" if ctx.name == "this function" else f"`{ctx.name}`"
-    st.problems.add("E409", f"`?` here would return the error `{show(st, err1)}`, but {who} returns errors of type `{show(st, err2)}`: convert it with `? f`", e.span,
-                    related=[Related(f"the result type of {who}", ctx.result_span)] if ctx.result_span.line else [])
+    st.problems.add(
+        "E409",
+        f"`?` here would return the error `{show(st, err1)}`, but {who} returns errors of type `{show(st, err2)}`: convert it with `? f`",
+        e.span,
+        related=[Related(f"the result type of {who}", ctx.result_span)] if ctx.result_span.line else [],
+    )
 
 
 def _settle_tries(st: BodyState, ctx: FnCtx) -> None:
@@ -86,6 +100,7 @@ def _settle_tries(st: BodyState, ctx: FnCtx) -> None:
 
 
 # -- functions ----------------------------------------------------------------------------
+
 
 def lambda_expr(st: BodyState, e: ast.Lambda, expected):
     exp = resolve(expected) if expected is not None else None
@@ -114,11 +129,18 @@ def lambda_expr(st: BodyState, e: ast.Lambda, expected):
     seen: set = set()
     for p, t in zip(e.params, ptypes):
         if p.name in seen and p.name != "_":
-            st.problems.add("E107", f"parameter `{p.name}` is declared twice", p.name_span if p.name_span.line else p.span)
+            st.problems.add(
+                "E107", f"parameter `{p.name}` is declared twice", p.name_span if p.name_span.line else p.span
+            )
             continue
         seen.add(p.name)
         bind(st, p.name, t, p, p.name_span if p.name_span.line else p.span)
-    expr(st, e.body, result, Why("the result type of this function", e.result.span if e.result is not None else None))
+    expr(
+        st,
+        e.body,
+        result,
+        Why("the result type of this function", e.result.span if e.result is not None else None),
+    )
     _settle_tries(st, ctx)
     st.scopes.pop()
     st.fn_stack.pop()
@@ -136,15 +158,28 @@ def _tparams(st: BodyState) -> dict:
 def return_expr(st: BodyState, e: ast.Return, expected):
     ctx = st.fn_stack[-1]
     if e.value is not None:
-        expr(st, e.value, ctx.result, Why(f"the result type of `{ctx.name}`" if ctx.name != "this function" else "the result type of this function", ctx.result_span))
+        expr(
+            st,
+            e.value,
+            ctx.result,
+            Why(
+                f"the result type of `{ctx.name}`"
+                if ctx.name != "this function"
+                else "the result type of this function",
+                ctx.result_span,
+            ),
+        )
         st.tail_roots.append(TailRoot(e.value, len(st.fn_stack) == 1))
     else:
         if not unify(st.d.unit(), ctx.result):
-            mismatch(st, st.d.unit(), ctx.result, e.span, Why(f"the result type of `{ctx.name}`", ctx.result_span))
+            mismatch(
+                st, st.d.unit(), ctx.result, e.span, Why(f"the result type of `{ctx.name}`", ctx.result_span)
+            )
     return TNever()
 
 
 # -- blocks and control -------------------------------------------------------------------
+
 
 def block(st: BodyState, e: ast.Block, expected):
     st.scopes.append({})
@@ -154,7 +189,9 @@ def block(st: BodyState, e: ast.Block, expected):
         last = i == n - 1
         if isinstance(s, ast.ExprStmt):
             if last:
-                result = expr(st, s.expr, expected, Why("the value of this block") if expected is not None else None)
+                result = expr(
+                    st, s.expr, expected, Why("the value of this block") if expected is not None else None
+                )
                 if expected is not None:
                     result = expected
             elif _statement(st, s):
@@ -169,7 +206,13 @@ def block(st: BodyState, e: ast.Block, expected):
             _else_leaves(st, s.else_)
             bind_pattern(st, s.pattern, vt)
         if last and not isinstance(s, ast.ExprStmt) and expected is not None:
-            result = expect(st, st.d.unit(), expected, e, Why("the value of this block (its last statement is not an expression, so it is Unit)"))
+            result = expect(
+                st,
+                st.d.unit(),
+                expected,
+                e,
+                Why("the value of this block (its last statement is not an expression, so it is Unit)"),
+            )
     st.scopes.pop()
     if n == 0 and expected is not None:
         expect(st, st.d.unit(), expected, e, Why("the value of this empty block"))
@@ -184,9 +227,21 @@ def _statement(st: BodyState, s: ast.ExprStmt) -> bool:
         unify(t, st.d.unit())
     elif type(t) not in (TError, TNever) and not unify(t, st.d.unit()):
         sp = s.expr.span
-        fix = Fix("discard the value with `let _ = `", (Edit(ast.Span(sp.file, sp.line, sp.column, sp.line, sp.column, sp.start, sp.start), "let _ = "),), True)
-        st.problems.add("E403", f"this statement's value is `{show(st, t)}`, not Unit: use it, or discard it with `let _ = `", sp,
-                        fixes=[fix] if sp.end > sp.start else [])
+        fix = Fix(
+            "discard the value with `let _ = `",
+            (
+                Edit(
+                    ast.Span(sp.file, sp.line, sp.column, sp.line, sp.column, sp.start, sp.start), "let _ = "
+                ),
+            ),
+            True,
+        )
+        st.problems.add(
+            "E403",
+            f"this statement's value is `{show(st, t)}`, not Unit: use it, or discard it with `let _ = `",
+            sp,
+            fixes=[fix] if sp.end > sp.start else [],
+        )
     return type(t) is TNever
 
 
@@ -215,7 +270,11 @@ def if_expr(st: BodyState, e: ast.If, expected):
         if type(t) is TVar:
             unify(t, st.d.unit())
         elif type(t) not in (TError, TNever) and not unify(t, st.d.unit()):
-            st.problems.add("E407", f"an `if` without `else` must be Unit, but this block's value is `{show(st, t)}`: add an `else`", e.then.span)
+            st.problems.add(
+                "E407",
+                f"an `if` without `else` must be Unit, but this block's value is `{show(st, t)}`: add an `else`",
+                e.then.span,
+            )
         return st.d.unit()
     if expected is not None:
         why = Why("the expected type of this `if`")
@@ -244,7 +303,11 @@ def match_expr(st: BodyState, e: ast.Match, expected):
             if type(resolve(t)) is not TNever:
                 result = t
         else:
-            why = Why("the expected type of this match") if seen_value else Why("the first arm of this match", e.arms[0].body.span)
+            why = (
+                Why("the expected type of this match")
+                if seen_value
+                else Why("the first arm of this match", e.arms[0].body.span)
+            )
             expr(st, arm.body, result, why)
         st.scopes.pop()
     st.matches.append(MatchSite(e, scrutinee))

@@ -3,6 +3,7 @@ the function (or lambda) being walked, why an expected type is expected (`Why`, 
 when its text is only worth building if a mismatch reports it), and what the walk leaves for
 later: matches, `let` patterns and tail positions for post.py, data requirements and
 instantiations of generic functions for the driver."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -3,6 +3,7 @@ names (through the expected type first), each field once and none missing, `..ba
 private fields across modules; list, dict and tuple literals, whose element types come from the
 expected type when there is one. Constructs: `record`, `list_literal`, `dict_literal`,
 `tuple_literal`."""
+
 from __future__ import annotations
 
 from flow2py.check.body_state import BodyState, expr, lookup, mark_used, mismatch, use_local
@@ -37,7 +38,9 @@ def record(st: BodyState, e: ast.RecordLiteral, expected):
     st.types[e.ctor.id] = tcon
     if ctor is not None:
         if ctor.field_names is None:
-            st.problems.add("E202", f"constructor `{ctor.name}` takes positional values: write `{ctor.name}(...)`", e.span)
+            st.problems.add(
+                "E202", f"constructor `{ctor.name}` takes positional values: write `{ctor.name}(...)`", e.span
+            )
             for fi in e.fields:
                 _field_init(st, fi, None)
             return TError()
@@ -54,12 +57,24 @@ def record(st: BodyState, e: ast.RecordLiteral, expected):
     if e.base is None:
         missing = [n for n, _, _ in declared if n not in given]
         if missing:
-            st.problems.add("E206", f"`{name}` is missing field{'s' if len(missing) > 1 else ''} " + ", ".join(f"`{m}`" for m in missing), e.span)
+            st.problems.add(
+                "E206",
+                f"`{name}` is missing field{'s' if len(missing) > 1 else ''} "
+                + ", ".join(f"`{m}`" for m in missing),
+                e.span,
+            )
     return tcon if ok else TError()
 
 
-def _fields(st: BodyState, e: ast.RecordLiteral, target: RecordTarget, name: str, declared: list,
-            mapping: dict, ok: bool) -> set:
+def _fields(
+    st: BodyState,
+    e: ast.RecordLiteral,
+    target: RecordTarget,
+    name: str,
+    declared: list,
+    mapping: dict,
+    ok: bool,
+) -> set:
     """Check each field a record literal gives against `declared` ((name, type, pub) of each);
     the names given."""
     info = target.info
@@ -81,8 +96,12 @@ def _fields(st: BodyState, e: ast.RecordLiteral, target: RecordTarget, name: str
         t, pub = by_name[fi.name]
         if not pub and info.module != st.env.key and not private_reported and ok:
             private_reported = True
-            st.problems.add("E109", f"field `{fi.name}` of `{name}` is private: `{name}` can be built only in its module", fi.span,
-                            related=[Related("declared here without `pub`", field_span(info, fi.name))])
+            st.problems.add(
+                "E109",
+                f"field `{fi.name}` of `{name}` is private: `{name}` can be built only in its module",
+                fi.span,
+                related=[Related("declared here without `pub`", field_span(info, fi.name))],
+            )
         _field_init(st, fi, subst(t, mapping), Why(f"the field `{fi.name}` of `{name}`"))
     return given
 
@@ -95,7 +114,11 @@ def _field_init(st: BodyState, fi: ast.FieldInit, t, why=None) -> None:
         return
     b = lookup(st, fi.name)
     if b is None:
-        st.problems.add("E101", f"unknown name `{fi.name}` (the shorthand `{fi.name}` means `{fi.name}: {fi.name}`)", fi.span)
+        st.problems.add(
+            "E101",
+            f"unknown name `{fi.name}` (the shorthand `{fi.name}` means `{fi.name}: {fi.name}`)",
+            fi.span,
+        )
         st.types[fi.id] = TError()
         return
     use_local(st, b)
@@ -119,7 +142,9 @@ def _record_target(st: BodyState, e: ast.RecordLiteral, expected) -> RecordTarge
         hit = menv.ctors.get(c.name)
         if hit is not None:
             return RecordTarget(hit[0], hit[1])
-        st.problems.add("E110", f"module `{c.target.name}` declares no record or constructor `{c.name}`", c.span)
+        st.problems.add(
+            "E110", f"module `{c.target.name}` declares no record or constructor `{c.name}`", c.span
+        )
         return None
     if not isinstance(c, ast.Name):
         st.problems.add("E101", "a record literal starts with a record type or constructor name", c.span)
@@ -156,7 +181,16 @@ def list_literal(st: BodyState, e: ast.ListLiteral, expected):
         elem = TVar()
     t = st.d.lang_con("List", elem)
     for i, x in enumerate(e.items):
-        expr(st, x, elem, Why("the elements of this list (the first one fixes their type)" if i else "the elements of this list"))
+        expr(
+            st,
+            x,
+            elem,
+            Why(
+                "the elements of this list (the first one fixes their type)"
+                if i
+                else "the elements of this list"
+            ),
+        )
     return t
 
 
@@ -176,7 +210,10 @@ def dict_literal(st: BodyState, e: ast.DictLiteral, expected):
 def tuple_literal(st: BodyState, e: ast.TupleLiteral, expected):
     exp = resolve(expected) if expected is not None else None
     if type(exp) is TTuple and len(exp.items) == len(e.items):
-        items = [expr(st, x, t, Why(f"the {ordinal(i)} item of this tuple")) for i, (x, t) in enumerate(zip(e.items, exp.items))]
+        items = [
+            expr(st, x, t, Why(f"the {ordinal(i)} item of this tuple"))
+            for i, (x, t) in enumerate(zip(e.items, exp.items))
+        ]
     else:
         items = [expr(st, x) for x in e.items]
     return TTuple(tuple(items))

@@ -3,6 +3,7 @@ constructor of the expected type first), a function or constructor used as a val
 type variables for a generic use, `alias.name` through an imported module, and reading a
 record field (with its visibility rules). Constructs: `literal`, `name`, `field_access`; the
 rest is shared with the other parts of the walk."""
+
 from __future__ import annotations
 
 from flow2py.check.body_state import BodyState, expr, lookup, mark_used, show, use_local
@@ -67,14 +68,20 @@ def resolve_value(st: BodyState, name: str, expected, span):
 def _unknown_name(st: BodyState, name: str, span) -> None:
     env = st.env
     if name in env.lm.aliases:
-        st.problems.add("E101", f"`{name}` is a module: name one of its declarations, e.g. `{name}.something`", span)
+        st.problems.add(
+            "E101", f"`{name}` is a module: name one of its declarations, e.g. `{name}.something`", span
+        )
         return
     cands = list(env.cm.fns) + list(env.ctors) + list(st.d.prelude_ctors)
     for scope in st.scopes:
         cands.extend(scope)
     s = suggest(name, cands)
     related = [Related("did you mean " + ", ".join(f"`{x}`" for x in s) + "?", span)] if s else []
-    fixes = [Fix(f"replace `{name}` with `{s[0]}`", (Edit(span, s[0]),), False)] if s and span.end > span.start else []
+    fixes = (
+        [Fix(f"replace `{name}` with `{s[0]}`", (Edit(span, s[0]),), False)]
+        if s and span.end > span.start
+        else []
+    )
     st.problems.add("E101", f"unknown name `{name}`", span, related=related, fixes=fixes)
 
 
@@ -97,7 +104,9 @@ def value_of(st: BodyState, e, hit):
     st.refs[e.id] = CtorRef(info.decl, c.name)
     tcon, mapping = fresh_tcon(info)
     if c.field_names is not None:
-        st.problems.add("E202", f"constructor `{c.name}` has named fields: write `{c.name} {{ ... }}`", e.span)
+        st.problems.add(
+            "E202", f"constructor `{c.name}` has named fields: write `{c.name} {{ ... }}`", e.span
+        )
         return TError()
     if c.params:
         return TFun(tuple(subst(p, mapping) for p in c.params), tcon, PURE)
@@ -108,7 +117,11 @@ def ctor_access(st: BodyState, info: TypeInfo, span) -> bool:
     """Whether this module may build or take apart values of `info` (E114, E109 when not)."""
     if info.module != st.env.key:
         if info.opaque:
-            st.problems.add("E114", f"`{info.name}` is opaque: it can be built and taken apart only in its own module", span)
+            st.problems.add(
+                "E114",
+                f"`{info.name}` is opaque: it can be built and taken apart only in its own module",
+                span,
+            )
             return False
         if not info.pub:
             st.problems.add("E109", f"type `{info.name}` is private to its module", span)
@@ -150,6 +163,7 @@ def _tool_result(st: BodyState, declared):
 
 # -- field access and qualified names -----------------------------------------------------
 
+
 def qualified(st: BodyState, e: ast.FieldAccess):
     """`alias.name` where `alias` is a module: a FnHit, a CtorHit, QUALIFIED_ERROR (reported) or None (not qualified)."""
     t = e.target
@@ -163,8 +177,12 @@ def qualified(st: BodyState, e: ast.FieldAccess):
     fn = menv.cm.fns.get(e.name)
     if fn is not None:
         if not fn.pub and menv is not st.env:
-            st.problems.add("E109", f"`{t.name}.{e.name}` is private to its module", e.span,
-                            related=[Related("declared here without `pub`", fn.node.span)])
+            st.problems.add(
+                "E109",
+                f"`{t.name}.{e.name}` is private to its module",
+                e.span,
+                related=[Related("declared here without `pub`", fn.node.span)],
+            )
             return QUALIFIED_ERROR
         return FnHit(fn)
     hit = menv.ctors.get(e.name)
@@ -192,7 +210,9 @@ def read_field(st: BodyState, e: ast.FieldAccess, tt):
     if type(tt) is TError or type(tt) is TNever:
         return TError()
     if type(tt) is TVar:
-        st.problems.add("E212", f"the type of this value must be known to read `.{e.name}`: annotate it", e.target.span)
+        st.problems.add(
+            "E212", f"the type of this value must be known to read `.{e.name}`: annotate it", e.target.span
+        )
         return TError()
     if type(tt) is TCon:
         info = st.d.type_decls.get(tt.decl)
@@ -201,11 +221,19 @@ def read_field(st: BodyState, e: ast.FieldAccess, tt):
                 if f.name == e.name:
                     if info.module != st.env.key:
                         if info.opaque:
-                            st.problems.add("E114", f"`{info.name}` is opaque: its fields are read only in its own module", e.span)
+                            st.problems.add(
+                                "E114",
+                                f"`{info.name}` is opaque: its fields are read only in its own module",
+                                e.span,
+                            )
                             return TError()
                         if not f.pub:
-                            st.problems.add("E109", f"field `{e.name}` of `{info.name}` is private to its module", e.span,
-                                            related=[Related("declared here without `pub`", field_span(info, e.name))])
+                            st.problems.add(
+                                "E109",
+                                f"field `{e.name}` of `{info.name}` is private to its module",
+                                e.span,
+                                related=[Related("declared here without `pub`", field_span(info, e.name))],
+                            )
                             return TError()
                     st.refs[e.id] = FieldRef(info.decl, f.name)
                     return subst(f.type, {(info.decl, p): a for p, a in zip(info.type_params, tt.args)})

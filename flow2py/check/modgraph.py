@@ -6,6 +6,7 @@ local module cache, pinned in `flow.lock` next to the entry file. Every std modu
 loaded: method syntax and operators find functions in the home module of a type whether or not
 the program imported it. The result lists modules in dependency order (each after what it uses).
 """
+
 from __future__ import annotations
 
 import json
@@ -19,7 +20,9 @@ from flow2py.syntax import ast
 
 STD_VERSION = "std@v1"
 LOCK_FILE = "flow.lock"
-_REPO_RE = re.compile(r"^([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)@([A-Za-z0-9_.+-]+)/(.+)$")
+_REPO_RE = re.compile(
+    r"^([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)@([A-Za-z0-9_.+-]+)/(.+)$"
+)
 _ALIAS_RE = re.compile(r"^[a-z][A-Za-z0-9_]*$")
 
 
@@ -44,7 +47,9 @@ def std_dir() -> str:
 
 
 def default_cache_dir() -> str:
-    return os.environ.get("FLOW2PY_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "flow2py", "repos")
+    return os.environ.get("FLOW2PY_CACHE") or os.path.join(
+        os.path.expanduser("~"), ".cache", "flow2py", "repos"
+    )
 
 
 def _parse(source: str, path: str):
@@ -58,9 +63,15 @@ def _span_at_file(path: str) -> ast.Span:
 
 
 class Loader:
-    def __init__(self, entry_path: str, problems: Problems, cache_dir: str | None = None,
-                 entry_source: str | None = None, stored: dict[str, str] | None = None,
-                 stored_commits: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        entry_path: str,
+        problems: Problems,
+        cache_dir: str | None = None,
+        entry_source: str | None = None,
+        stored: dict[str, str] | None = None,
+        stored_commits: dict[str, str] | None = None,
+    ) -> None:
         # `stored`: module key -> source, the exact program a run recorded. Every module (std and
         # repository modules included) is then read from it and never from disk or the cache, so
         # resume and replay run on the program the run started with.
@@ -114,7 +125,7 @@ class Loader:
         sd = std_dir()
         if self.stored is not None:
             prefix = STD_VERSION + "/"
-            std_names = sorted(k[len(prefix):] for k in self.stored if k.startswith(prefix))
+            std_names = sorted(k[len(prefix) :] for k in self.stored if k.startswith(prefix))
         else:
             try:
                 std_names = sorted(n[:-5] for n in os.listdir(sd) if n.endswith(".flow"))
@@ -125,7 +136,9 @@ class Loader:
             self._visit(key, os.path.join(sd, name + ".flow"), None, True, None, display=key + ".flow")
         entry_key = self._local_key(self.entry_abs)
         before = len(self.problems.items)
-        self._visit(entry_key, self.entry_abs, None, False, None, display=self.entry_path, source=self.entry_source)
+        self._visit(
+            entry_key, self.entry_abs, None, False, None, display=self.entry_path, source=self.entry_source
+        )
         if len(self.problems.items) == before:
             self._write_lock()  # pin only what loaded: a tag whose module is missing is not recorded
         return [self.modules[k] for k in self.order]
@@ -158,14 +171,24 @@ class Loader:
             _std_cache[file] = (os.path.getmtime(file), source, module, diags)
         return source, module, diags
 
-    def _visit(self, key: str, file: str, use: ast.Use | None, is_std: bool, repo: str | None,
-               display: str | None = None, source: str | None = None) -> bool:
+    def _visit(
+        self,
+        key: str,
+        file: str,
+        use: ast.Use | None,
+        is_std: bool,
+        repo: str | None,
+        display: str | None = None,
+        source: str | None = None,
+    ) -> bool:
         state = self._state.get(key)
         if state == 2:
             return True
         if state == 1:
-            cycle = self._stack[self._stack.index(key):] + [key]
-            self.problems.add("E104", "import cycle: " + " -> ".join(cycle), use.span if use else _span_at_file(file))
+            cycle = self._stack[self._stack.index(key) :] + [key]
+            self.problems.add(
+                "E104", "import cycle: " + " -> ".join(cycle), use.span if use else _span_at_file(file)
+            )
             return False
         if display is None:
             if is_std or repo:
@@ -205,11 +228,19 @@ class Loader:
         path = u.path
         alias = path.rstrip("/").rsplit("/", 1)[-1]
         if "@" in alias or not _ALIAS_RE.match(alias):
-            self.problems.add("E113", f"`{path}`: the last path segment `{alias}` must be a lower-case name, used as the alias", u.span)
+            self.problems.add(
+                "E113",
+                f"`{path}`: the last path segment `{alias}` must be a lower-case name, used as the alias",
+                u.span,
+            )
             return
         if alias in lm.aliases:
-            self.problems.add("E111", f"two `use` declarations with the alias `{alias}`", u.span,
-                              related=[_rel("the first one", lm.alias_uses[alias].span)])
+            self.problems.add(
+                "E111",
+                f"two `use` declarations with the alias `{alias}`",
+                u.span,
+                related=[_rel("the first one", lm.alias_uses[alias].span)],
+            )
             return
         lm.aliases[alias] = None
         lm.alias_uses[alias] = u
@@ -224,10 +255,12 @@ class Loader:
         path = u.path
         if path.startswith(("./", "../")):
             if lm.is_std:
-                rel = os.path.normpath(os.path.join(os.path.dirname(lm.key[len(STD_VERSION) + 1:]) or ".", path))
+                rel = os.path.normpath(
+                    os.path.join(os.path.dirname(lm.key[len(STD_VERSION) + 1 :]) or ".", path)
+                )
                 return (f"{STD_VERSION}/{rel}", os.path.join(std_dir(), rel + ".flow"), True, None, None)
             if lm.repo is not None:
-                base = lm.key[len(lm.repo) + 1:]
+                base = lm.key[len(lm.repo) + 1 :]
                 rel = os.path.normpath(os.path.join(os.path.dirname(base) or ".", path)).replace(os.sep, "/")
                 if rel.startswith(".."):
                     self.problems.add("E113", f"`{path}` leaves the repository {lm.repo}", u.span)
@@ -240,7 +273,9 @@ class Loader:
         if path.startswith("std@"):
             version, _, rest = path.partition("/")
             if version != STD_VERSION:
-                self.problems.add("E113", f"unknown std version `{version}` (this compiler provides {STD_VERSION})", u.span)
+                self.problems.add(
+                    "E113", f"unknown std version `{version}` (this compiler provides {STD_VERSION})", u.span
+                )
                 return None
             if not rest:
                 self.problems.add("E113", f"`{path}` names no module", u.span)
@@ -248,13 +283,21 @@ class Loader:
             return (f"{STD_VERSION}/{rest}", os.path.join(std_dir(), rest + ".flow"), True, None, None)
         m = _REPO_RE.match(path)
         if not m:
-            self.problems.add("E113", f"`{path}` is not a module path: write `./name`, `std@v1/name` or `host/owner/repo@tag/name`", u.span)
+            self.problems.add(
+                "E113",
+                f"`{path}` is not a module path: write `./name`, `std@v1/name` or `host/owner/repo@tag/name`",
+                u.span,
+            )
             return None
         host, owner, repo, tag, mod = m.groups()
         repo_id = f"{host}/{owner}/{repo}"
         prev_tag = self.repo_tags.get(repo_id)
         if prev_tag is not None and prev_tag != tag:
-            self.problems.add("E106", f"{repo_id} is used at two versions, {prev_tag} and {tag}: a program uses one version of each repository", u.span)
+            self.problems.add(
+                "E106",
+                f"{repo_id} is used at two versions, {prev_tag} and {tag}: a program uses one version of each repository",
+                u.span,
+            )
             return None
         root = os.path.join(self.cache_dir, host, owner, repo)
         tag_file = os.path.join(root, "tags", tag)
@@ -263,17 +306,35 @@ class Loader:
             commit = self.stored_commits.get(repo_id, "")
             self.repo_tags[repo_id] = tag
             self.commits[repo_id] = commit
-            return (f"{repo_id}@{tag}/{mod}", os.path.join(root, "commits", commit, mod + ".flow"), False,
-                    f"{repo_id}@{tag}", None)
+            return (
+                f"{repo_id}@{tag}/{mod}",
+                os.path.join(root, "commits", commit, mod + ".flow"),
+                False,
+                f"{repo_id}@{tag}",
+                None,
+            )
         try:
             with open(tag_file, encoding="utf-8") as f:
                 commit = f.read().strip()
         except OSError:
-            self.problems.add("E103", f"cannot find `{path}`: tag {tag} of {repo_id} is not in the module cache (looked for {tag_file})", u.span)
+            self.problems.add(
+                "E103",
+                f"cannot find `{path}`: tag {tag} of {repo_id} is not in the module cache (looked for {tag_file})",
+                u.span,
+            )
             return None
         pinned = self._lock.get(repo_id)
-        if isinstance(pinned, dict) and pinned.get("tag") == tag and pinned.get("commit") and pinned["commit"] != commit:
-            self.problems.add("E105", f"tag {tag} of {repo_id} moved: flow.lock pins commit {pinned['commit']}, the tag now names {commit}", u.span)
+        if (
+            isinstance(pinned, dict)
+            and pinned.get("tag") == tag
+            and pinned.get("commit")
+            and pinned["commit"] != commit
+        ):
+            self.problems.add(
+                "E105",
+                f"tag {tag} of {repo_id} moved: flow.lock pins commit {pinned['commit']}, the tag now names {commit}",
+                u.span,
+            )
             return None
         if not (isinstance(pinned, dict) and pinned.get("tag") == tag):
             self._lock[repo_id] = {"tag": tag, "commit": commit}

@@ -25,6 +25,7 @@ The cases (every one carries `span`, the pattern's place in the source):
 * `Unchecked`: a constructor pattern the checker could not resolve (it reported why). It never
   covers a value; a program holding one is not generated.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

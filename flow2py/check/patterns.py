@@ -2,6 +2,7 @@
 bind its names. `bind_pattern` checks a whole pattern (an arm's, a `let`'s, a `guard let`'s);
 each kind of pattern has its function, found through `_PATTERNS`. Exhaustiveness is decided
 later (exhaust.py, from post.py), once types are solved."""
+
 from __future__ import annotations
 
 from flow2py.check.body_state import BodyState, bind, mark_used, mismatch, show
@@ -58,7 +59,11 @@ def _tuple_pat(st: BodyState, p: ast.TuplePattern, t, names: dict) -> None:
             _pat(st, x, TError(), names)
         return
     if type(r) is not TTuple or len(r.items) != len(p.items):
-        st.problems.add("E201", f"type mismatch: this pattern is a tuple of {len(p.items)}, the value is `{show(st, r)}`", p.span)
+        st.problems.add(
+            "E201",
+            f"type mismatch: this pattern is a tuple of {len(p.items)}, the value is `{show(st, r)}`",
+            p.span,
+        )
         for x in p.items:
             _pat(st, x, TError(), names)
         return
@@ -71,7 +76,9 @@ def _list_pat(st: BodyState, p: ast.ListPattern, t, names: dict) -> None:
     elem = TVar()
     lt = st.d.lang_con("List", elem)
     if not unify(lt, r):
-        st.problems.add("E201", f"type mismatch: this pattern is a list, the value is `{show(st, r)}`", p.span)
+        st.problems.add(
+            "E201", f"type mismatch: this pattern is a list, the value is `{show(st, r)}`", p.span
+        )
         elem = TError()
     for x in p.items:
         _pat(st, x, elem, names)
@@ -90,15 +97,24 @@ def _or_pat(st: BodyState, p: ast.OrPattern, t, names: dict) -> None:
         _pat(st, alt, t, alt_names)
         st.scopes[-1] = saved
         if set(alt_names) != set(first_names):
-            st.problems.add("E201", "every alternative of `|` must bind the same names (" +
-                            (", ".join(sorted(first_names)) or "none") + ")", alt.span)
+            st.problems.add(
+                "E201",
+                "every alternative of `|` must bind the same names ("
+                + (", ".join(sorted(first_names)) or "none")
+                + ")",
+                alt.span,
+            )
         for n, bp in alt_names.items():
             if n in first_names:
                 first_t, alt_t = st.types[first_names[n].id], st.types[bp.id]
                 if not unify(alt_t, first_t):
-                    st.problems.add("E201", f"type mismatch: `{n}` is `{show(st, first_t)}` in the first alternative "
-                                    f"of `|`, `{show(st, alt_t)}` here; every alternative must bind it with one type",
-                                    bp.span, related=[Related(f"`{n}` bound here", first_names[n].span)])
+                    st.problems.add(
+                        "E201",
+                        f"type mismatch: `{n}` is `{show(st, first_t)}` in the first alternative "
+                        f"of `|`, `{show(st, alt_t)}` here; every alternative must bind it with one type",
+                        bp.span,
+                        related=[Related(f"`{n}` bound here", first_names[n].span)],
+                    )
                 for b in st.binders:
                     if b.binder == bp.id:
                         b.silent = True
@@ -111,9 +127,9 @@ def _or_pat(st: BodyState, p: ast.OrPattern, t, names: dict) -> None:
 def _ctor_pat(st: BodyState, p: ast.CtorPattern, t, names: dict) -> None:
     target = _resolve(st, p, t)
     if target is None:
-        for sub in (p.args or []):
+        for sub in p.args or []:
             _pat(st, sub, TError(), names)
-        for _, sub in (p.fields or []):
+        for _, sub in p.fields or []:
             _pat(st, sub, TError(), names)
         return
     info, ctor = target.info, target.ctor
@@ -123,7 +139,11 @@ def _ctor_pat(st: BodyState, p: ast.CtorPattern, t, names: dict) -> None:
     ok = ctor_access(st, info, p.span)
     tcon, mapping = fresh_tcon(info)
     if not unify(tcon, t):
-        st.problems.add("E201", f"type mismatch: the pattern `{name}` is a `{info.name}`, the value is `{show(st, t)}`", p.span)
+        st.problems.add(
+            "E201",
+            f"type mismatch: the pattern `{name}` is a `{info.name}`, the value is `{show(st, t)}`",
+            p.span,
+        )
         mapping = {k2: TError() for k2 in mapping}
     if ctor is None:
         fields = [(f.name, subst(f.type, mapping), f.pub) for f in info.fields]
@@ -136,7 +156,9 @@ def _ctor_pat(st: BodyState, p: ast.CtorPattern, t, names: dict) -> None:
         named = False
     if p.fields is not None:
         if not named:
-            st.problems.add("E202", f"constructor `{name}` takes positional values: write `{name}(...)`", p.span)
+            st.problems.add(
+                "E202", f"constructor `{name}` takes positional values: write `{name}(...)`", p.span
+            )
             for _, sub in p.fields:
                 _pat(st, sub, TError(), names)
             return
@@ -153,7 +175,11 @@ def _ctor_pat(st: BodyState, p: ast.CtorPattern, t, names: dict) -> None:
     args = p.args or []
     if len(args) != len(fields):
         n = len(fields)
-        st.problems.add("E202", f"constructor `{name}` takes {n} value{'s' if n != 1 else ''}, this pattern gives {len(args)}", p.span)
+        st.problems.add(
+            "E202",
+            f"constructor `{name}` takes {n} value{'s' if n != 1 else ''}, this pattern gives {len(args)}",
+            p.span,
+        )
         for sub in args:
             _pat(st, sub, TError(), names)
         return
@@ -161,8 +187,9 @@ def _ctor_pat(st: BodyState, p: ast.CtorPattern, t, names: dict) -> None:
         _pat(st, sub, ft, names)
 
 
-def _named_fields(st: BodyState, p: ast.CtorPattern, target: RecordTarget, name: str, fields: list,
-                  ok: bool, names: dict) -> None:
+def _named_fields(
+    st: BodyState, p: ast.CtorPattern, target: RecordTarget, name: str, fields: list, ok: bool, names: dict
+) -> None:
     """`Name { f: pattern, g, .. }` against `fields` ((name, type, pub) of each)."""
     info = target.info
     by = {n: (ft, pub) for n, ft, pub in fields}
@@ -175,21 +202,36 @@ def _named_fields(st: BodyState, p: ast.CtorPattern, target: RecordTarget, name:
         seen.add(fname)
         if fname not in by:
             s = suggest(fname, list(by))
-            st.problems.add("E205", f"`{name}` has no field `{fname}`", sub.span,
-                            related=[Related("did you mean " + ", ".join(f"`{x}`" for x in s) + "?", sub.span)] if s else [])
+            st.problems.add(
+                "E205",
+                f"`{name}` has no field `{fname}`",
+                sub.span,
+                related=[Related("did you mean " + ", ".join(f"`{x}`" for x in s) + "?", sub.span)]
+                if s
+                else [],
+            )
             _pat(st, sub, TError(), names)
             continue
         ft, pub = by[fname]
         if isinstance(sub, ast.BindPattern) and sub.name == fname:
             st.field_binders.add(sub.id)
         if not pub and info.module != st.env.key and ok:
-            st.problems.add("E109", f"field `{fname}` of `{name}` is private to its module", sub.span,
-                            related=[Related("declared here without `pub`", field_span(info, fname))])
+            st.problems.add(
+                "E109",
+                f"field `{fname}` of `{name}` is private to its module",
+                sub.span,
+                related=[Related("declared here without `pub`", field_span(info, fname))],
+            )
         _pat(st, sub, ft, names)
     missing = [n for n, _, _ in fields if n not in seen]
     if missing and not p.rest:
-        st.problems.add("E206", f"this pattern leaves out field{'s' if len(missing) > 1 else ''} " +
-                        ", ".join(f"`{m}`" for m in missing) + ": name them or end with `..`", p.span)
+        st.problems.add(
+            "E206",
+            f"this pattern leaves out field{'s' if len(missing) > 1 else ''} "
+            + ", ".join(f"`{m}`" for m in missing)
+            + ": name them or end with `..`",
+            p.span,
+        )
 
 
 def _resolve(st: BodyState, p: ast.CtorPattern, t) -> RecordTarget | None:
@@ -217,8 +259,14 @@ def _resolve(st: BodyState, p: ast.CtorPattern, t) -> RecordTarget | None:
                     return RecordTarget(info, ct)
             if info.ctors:
                 s = suggest(p.name, [x.name for x in info.ctors])
-                st.problems.add("E101", f"`{info.name}` has no constructor `{p.name}`", p.span,
-                                related=[Related("did you mean " + ", ".join(f"`{x}`" for x in s) + "?", p.span)] if s else [])
+                st.problems.add(
+                    "E101",
+                    f"`{info.name}` has no constructor `{p.name}`",
+                    p.span,
+                    related=[Related("did you mean " + ", ".join(f"`{x}`" for x in s) + "?", p.span)]
+                    if s
+                    else [],
+                )
                 return None
     info = st.env.cm.types.get(p.name)
     if info is not None and info.kind == "record":
@@ -228,12 +276,20 @@ def _resolve(st: BodyState, p: ast.CtorPattern, t) -> RecordTarget | None:
         return RecordTarget(hit[0], hit[1])
     cands = list(st.env.ctors) + list(st.d.prelude_ctors)
     s = suggest(p.name, cands)
-    st.problems.add("E101", f"unknown constructor `{p.name}`", p.span,
-                    related=[Related("did you mean " + ", ".join(f"`{x}`" for x in s) + "?", p.span)] if s else [])
+    st.problems.add(
+        "E101",
+        f"unknown constructor `{p.name}`",
+        p.span,
+        related=[Related("did you mean " + ", ".join(f"`{x}`" for x in s) + "?", p.span)] if s else [],
+    )
     return None
 
 
 _PATTERNS = {  # WildcardPattern binds nothing and fits every type: not here
-    ast.BindPattern: _bind_pat, ast.LiteralPattern: _literal_pat, ast.TuplePattern: _tuple_pat,
-    ast.ListPattern: _list_pat, ast.OrPattern: _or_pat, ast.CtorPattern: _ctor_pat,
+    ast.BindPattern: _bind_pat,
+    ast.LiteralPattern: _literal_pat,
+    ast.TuplePattern: _tuple_pat,
+    ast.ListPattern: _list_pat,
+    ast.OrPattern: _or_pat,
+    ast.CtorPattern: _ctor_pat,
 }

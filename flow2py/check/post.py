@@ -1,6 +1,7 @@
 """What is settled after a whole function was walked (its variables are solved by then): the
 checked form of every pattern (pattern_form.py), exhaustive matches and irrefutable `let`
 patterns, unused bindings, tail positions and the checkpoint sites among them."""
+
 from __future__ import annotations
 
 from flow2py.check import pattern_form as pf
@@ -17,8 +18,9 @@ from flow2py.check.typeterms import zonk
 from flow2py.diagnostics import Edit, Fix
 from flow2py.syntax import ast
 
-ROOT_CONDITION = ("taken only in the root task, when no other task is live except tasks parked on "
-                  "their only Tool call")
+ROOT_CONDITION = (
+    "taken only in the root task, when no other task is live except tasks parked on their only Tool call"
+)
 
 
 def finish_fn(st: BodyState, exhaust: Exhaust) -> None:
@@ -37,42 +39,75 @@ def finish_fn(st: BodyState, exhaust: Exhaust) -> None:
         if any(a.pattern.id in bad for a in m.arms):
             continue
         t = zonk(site.scrutinee, unit)
-        missing, unreachable = exhaust.check_match([(forms[a.pattern.id], a.guard is not None) for a in m.arms], t)
+        missing, unreachable = exhaust.check_match(
+            [(forms[a.pattern.id], a.guard is not None) for a in m.arms], t
+        )
         if missing:
-            problems.add("E401", "this match does not cover every value: missing " + ", ".join(f"`{w}`" for w in missing),
-                         _head(m.span), fixes=_add_arms_fix(m, missing))
+            problems.add(
+                "E401",
+                "this match does not cover every value: missing " + ", ".join(f"`{w}`" for w in missing),
+                _head(m.span),
+                fixes=_add_arms_fix(m, missing),
+            )
         for i in unreachable:
-            problems.add("E402", "this arm can never be reached: the arms before it match every value it matches",
-                         m.arms[i].pattern.span)
+            problems.add(
+                "E402",
+                "this arm can never be reached: the arms before it match every value it matches",
+                m.arms[i].pattern.span,
+            )
     for site in st.lets:
         p = site.pattern
         if isinstance(p, (ast.BindPattern, ast.WildcardPattern)) or p.id in bad:
             continue
         missing, _ = exhaust.check_match([(forms[p.id], False)], zonk(site.type, unit))
         if missing:
-            problems.add("E410", "this `let` pattern does not match every value: missing " + ", ".join(f"`{w}`" for w in missing)
-                         + "; use `match` or `guard let ... else`", p.span)
+            problems.add(
+                "E410",
+                "this `let` pattern does not match every value: missing "
+                + ", ".join(f"`{w}`" for w in missing)
+                + "; use `match` or `guard let ... else`",
+                p.span,
+            )
     source = st.env.lm.ast.source or ""
     # a @test with parameters is E504 already: its parameters are the mistake, not unused bindings
     test_params = {p.id for p in st.fn.node.params} if st.fn.is_test else set()
     for b in st.binders:
         if b.used or b.silent or b.name.startswith("_") or b.node.id in test_params:
             continue
-        problems.add("E404", f"`{b.name}` is never used: use it, or name it `_{b.name}` (or `_`)", b.span,
-                     fixes=_rename_fix(b, source, st.field_binders))
+        problems.add(
+            "E404",
+            f"`{b.name}` is never used: use it, or name it `_{b.name}` (or `_`)",
+            b.span,
+            fixes=_rename_fix(b, source, st.field_binders),
+        )
     for root in st.tail_roots:
         _mark_tail(st, root.expr, root.top)
 
 
 #: the children of each expression and statement node that may hold a pattern site
 _CHILDREN = {
-    ast.Literal: (), ast.Name: (), ast.FieldAccess: ("target",), ast.Call: ("callee", "args"),
-    ast.RecordLiteral: ("base", "fields"), ast.FieldInit: ("value",), ast.ListLiteral: ("items",),
-    ast.DictLiteral: ("entries",), ast.TupleLiteral: ("items",), ast.Unary: ("operand",),
-    ast.Binary: ("left", "right"), ast.Try: ("operand", "convert"), ast.Lambda: ("body",),
-    ast.Block: ("stmts",), ast.If: ("cond", "then", "else_"), ast.Match: ("scrutinee", "arms"),
-    ast.MatchArm: ("guard", "body"), ast.Return: ("value",), ast.Let: ("value",),
-    ast.Guard: ("cond", "else_"), ast.GuardLet: ("value", "else_"), ast.ExprStmt: ("expr",),
+    ast.Literal: (),
+    ast.Name: (),
+    ast.FieldAccess: ("target",),
+    ast.Call: ("callee", "args"),
+    ast.RecordLiteral: ("base", "fields"),
+    ast.FieldInit: ("value",),
+    ast.ListLiteral: ("items",),
+    ast.DictLiteral: ("entries",),
+    ast.TupleLiteral: ("items",),
+    ast.Unary: ("operand",),
+    ast.Binary: ("left", "right"),
+    ast.Try: ("operand", "convert"),
+    ast.Lambda: ("body",),
+    ast.Block: ("stmts",),
+    ast.If: ("cond", "then", "else_"),
+    ast.Match: ("scrutinee", "arms"),
+    ast.MatchArm: ("guard", "body"),
+    ast.Return: ("value",),
+    ast.Let: ("value",),
+    ast.Guard: ("cond", "else_"),
+    ast.GuardLet: ("value", "else_"),
+    ast.ExprStmt: ("expr",),
 }
 
 
@@ -135,7 +170,7 @@ def _add_arms_fix(m: ast.Match, missing) -> list:
 
 def _rename_fix(b, source: str, field_binders: set) -> list:
     sp = b.span
-    if sp.end <= sp.start or source[sp.start:sp.end] != b.name:
+    if sp.end <= sp.start or source[sp.start : sp.end] != b.name:
         return []
     if b.binder in field_binders:
         i = sp.start - 1
@@ -188,8 +223,14 @@ def _checkpoint(st: BodyState, call: ast.Call, ref) -> None:
         elif effect == PURE:
             ok, why = False, f"a pure tail call to `{fn.name}` records nothing and runs as a loop"
         else:
-            ok, why = True, f"tail call to the top-level function `{fn.name}`: its arguments are the whole state; {ROOT_CONDITION}"
+            ok, why = (
+                True,
+                f"tail call to the top-level function `{fn.name}`: its arguments are the whole state; {ROOT_CONDITION}",
+            )
     else:
         callee = None
-        ok, why = False, "the callee is a function value (a lambda, a local or a parameter), not a top-level function: what it captured is not in its arguments"
+        ok, why = (
+            False,
+            "the callee is a function value (a lambda, a local or a parameter), not a top-level function: what it captured is not in its arguments",
+        )
     st.prog.checkpoints.append(CheckpointSite(call.id, caller, callee, ok, why, call.span))

@@ -4,6 +4,7 @@ every Tool a program can reach before the run starts"; a missing binding refuses
 A plain walk over the checked program's call graph: from the root functions, every function a
 body refers to (called or passed as a value, methods and operators included) is visited once.
 """
+
 from __future__ import annotations
 
 from flow2py.check.typed import CheckedProgram, FnRef, MethodRef

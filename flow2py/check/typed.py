@@ -11,6 +11,7 @@ Identities
   A Tool's declaration id is its `tool_id` in history and the key a host binds it by.
 - A constructor is named by (type declaration id, constructor name).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -4,6 +4,7 @@ A `TVar` is a hole a later constraint fills (union-find through `ref`). Only the
 sees one: `zonk` replaces every solved variable by its solution and every unsolved one by the
 default (Unit) before the side tables are handed out.
 """
+
 from __future__ import annotations
 
 import itertools

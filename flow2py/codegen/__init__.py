@@ -9,6 +9,7 @@ The pipeline: names for every declaration (module.ProgramNames) -> one libcst tr
 holds the `PROGRAM = rt.Program(...)` descriptor and loads its submodules through
 `rt.load_generated`, so tracebacks and pdb show Flow files and lines.
 """
+
 from __future__ import annotations
 
 import functools
@@ -53,7 +54,9 @@ def generate(program: CheckedProgram) -> dict[str, GeneratedModule]:
     return out
 
 
-def package_files(program: CheckedProgram, modules: dict[str, GeneratedModule] | None = None) -> dict[str, str]:
+def package_files(
+    program: CheckedProgram, modules: dict[str, GeneratedModule] | None = None
+) -> dict[str, str]:
     """Every file of the generated package by relative path (`__init__.py`, `std_v1/task.py`)."""
     from flow2py.codegen.package import init_source
 

@@ -27,6 +27,7 @@ each node type to its function (`EXPRS`: lowered to a value, read by `lower_base
 `INTO_SINK`: lowered straight into a sink, read by `lower_base.to_sink`; `STMTS`: a statement of
 a block).
 """
+
 from __future__ import annotations
 
 from flow2py.codegen import lower_calls as C
@@ -39,14 +40,33 @@ from flow2py.syntax import ast as A
 
 __all__ = ["Body", "CodegenError", "new_body", "to_sink"]
 
-EXPRS.update({
-    A.Literal: X.literal, A.Name: X.name, A.FieldAccess: X.field_access, A.Call: C.call_value,
-    A.RecordLiteral: X.record_literal, A.ListLiteral: X.list_literal, A.DictLiteral: X.dict_literal,
-    A.TupleLiteral: X.tuple_literal, A.Unary: X.unary, A.Binary: X.binary, A.Try: X.try_,
-    A.Lambda: L.lambda_, A.Block: X.via_sink, A.If: X.via_sink, A.Match: X.via_sink,
-    A.Return: X.return_value,
-})
-INTO_SINK.update({
-    A.Block: S.block, A.If: S.if_, A.Match: M.match, A.Return: X.return_into, A.Call: C.call_into,
-})
+EXPRS.update(
+    {
+        A.Literal: X.literal,
+        A.Name: X.name,
+        A.FieldAccess: X.field_access,
+        A.Call: C.call_value,
+        A.RecordLiteral: X.record_literal,
+        A.ListLiteral: X.list_literal,
+        A.DictLiteral: X.dict_literal,
+        A.TupleLiteral: X.tuple_literal,
+        A.Unary: X.unary,
+        A.Binary: X.binary,
+        A.Try: X.try_,
+        A.Lambda: L.lambda_,
+        A.Block: X.via_sink,
+        A.If: X.via_sink,
+        A.Match: X.via_sink,
+        A.Return: X.return_value,
+    }
+)
+INTO_SINK.update(
+    {
+        A.Block: S.block,
+        A.If: S.if_,
+        A.Match: M.match,
+        A.Return: X.return_into,
+        A.Call: C.call_into,
+    }
+)
 STMTS.update({A.ExprStmt: S.expr_stmt, A.Let: S.let, A.Guard: S.guard, A.GuardLet: S.guard_let})

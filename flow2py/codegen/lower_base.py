@@ -3,6 +3,7 @@ sinks a control form lowers into, the loop a tail call continues, the per-`def` 
 error a construct the generator cannot lower raises, names and temporaries, and the dispatch
 of a node to the function that lowers it (the tables `EXPRS`, `INTO_SINK` and `STMTS`, filled by
 lower.py, which imports every part)."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -159,6 +160,7 @@ def value_into(b: Body, e: A.Expr, sink: Sink) -> list:
 
 # ---- small helpers ----------------------------------------------------------------------------
 
+
 def mark(b: Body, node) -> str:
     """The `# flow: FILE:LINE` comment of a statement lowered from `node` (anything with a span)."""
     return f"# flow: {b.mg.flow_file}:{node.span.line}"
@@ -238,6 +240,7 @@ def hoist(b: Body, x: py.Expr, mark_: str, stmts: list) -> py.Expr:
 
 # ---- sequences: left-to-right evaluation ------------------------------------------------------
 
+
 def seq(b: Body, exprs: list[A.Expr]) -> tuple[list, list[py.Expr]]:
     return seq_parts(b, [expr(b, e) for e in exprs], exprs)
 
@@ -246,8 +249,10 @@ def seq_parts(b: Body, parts, nodes) -> tuple[list, list[py.Expr]]:
     """Already lowered operands `(statements, expression)` in order: every one before the last
     with statements that is not atomic moves into a temporary first."""
     # a lambda's `def` evaluates nothing: operands before it need not move into temporaries
-    last = max((i for i, (s, _) in enumerate(parts) if s and not all(isinstance(x, cst.FunctionDef) for x in s)),
-               default=-1)
+    last = max(
+        (i for i, (s, _) in enumerate(parts) if s and not all(isinstance(x, cst.FunctionDef) for x in s)),
+        default=-1,
+    )
     stmts: list = []
     out: list[py.Expr] = []
     for i, (s, x) in enumerate(parts):

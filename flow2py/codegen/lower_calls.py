@@ -4,6 +4,7 @@ function value), lifting pure function arguments where the callee runs them effe
 inline `//` or `%`, an `rt.lang` function, a plain call, a `yield`, and in tail position a
 `continue` of the function's loop or an `rt.TailCall`. Functions of the walk's state
 (lower_base.Body)."""
+
 from __future__ import annotations
 
 import libcst as cst
@@ -39,7 +40,12 @@ INLINE_DIVISION = {"int.div": "//", "int.rem": "%"}
 #: are taken: `text.join` of a pure `list.map`).
 ITERATES = ("iterates", "iterates-all")
 #: @lang task operations are requests the generator yields to the driver (abi.md, "Requests")
-LANG_REQUESTS = {"task.spawn": "rt.Spawn", "task.await": "rt.Await", "task.stop": "rt.StopTask", "task.first": "rt.First"}
+LANG_REQUESTS = {
+    "task.spawn": "rt.Spawn",
+    "task.await": "rt.Await",
+    "task.stop": "rt.StopTask",
+    "task.first": "rt.First",
+}
 
 
 def call_value(b: Body, e: A.Call):
@@ -82,7 +88,9 @@ def call(b: Body, e: A.Call, tail: bool):
     value = py.call(f, args)
     if eff(b, e.id) == "tool":
         if tail:
-            return s + [py.return_(py.call(py.dotted("rt.TailCall"), [f, py.tuple_(args)]), mark(b, e))], py.const(None)
+            return s + [
+                py.return_(py.call(py.dotted("rt.TailCall"), [f, py.tuple_(args)]), mark(b, e))
+            ], py.const(None)
         return yielded(b, value, e, s)
     if tail:
         if b.ctx.bouncing:  # a pure tail call through a value: the trampoline makes it
@@ -151,7 +159,9 @@ def apply(b: Body, e: A.Node, info: P.FnInfo, xs: list, s: list, tail: bool, fir
                 return s + [py.return_(yield_(b, value), mk)], py.const(None)
             return yielded(b, value, e, s)
         return (s + [py.return_(value, mk)], py.const(None)) if tail else (s, value)
-    variant = "tool" if (info.effect == "poly" and effectful) else ("tool" if info.effect == "tool" else "pure")
+    variant = (
+        "tool" if (info.effect == "poly" and effectful) else ("tool" if info.effect == "tool" else "pure")
+    )
     f = b.mg.fn_value(info.decl, variant)
     typed = info.decl in b.mg.names.typed
     if typed:  # its type arguments first (codegen/typeargs.py)
@@ -216,8 +226,14 @@ def lang_flags(info: P.FnInfo) -> list[str]:
 
 def _lang_call(x: py.Expr, fname: str) -> bool:
     f = x.func if isinstance(x, cst.Call) else None
-    return (isinstance(f, cst.Attribute) and f.attr.value == fname and isinstance(f.value, cst.Attribute)
-            and f.value.attr.value == "lang" and isinstance(f.value.value, cst.Name) and f.value.value.value == "rt")
+    return (
+        isinstance(f, cst.Attribute)
+        and f.attr.value == fname
+        and isinstance(f.value, cst.Attribute)
+        and f.value.attr.value == "lang"
+        and isinstance(f.value.value, cst.Name)
+        and f.value.value.value == "rt"
+    )
 
 
 def _nonzero_literal(x: py.Expr) -> bool:

@@ -3,6 +3,7 @@ record literals (evaluated in source order, passed in declared order), unary and
 operators (Python's own operator where it means the same, else the @lang function), `&&`/`||`,
 and `?`. Control forms used as values go through a temporary's sink. One function per construct,
 each taking the walk's state (lower_base.Body) first; lower.py dispatches to them."""
+
 from __future__ import annotations
 
 from flow2py.check import typed as P
@@ -29,8 +30,16 @@ from flow2py.syntax import ast as A
 
 #: @lang operator functions whose meaning is exactly Python's operator on the runtime values
 PY_BINOPS = {
-    "int.add": "+", "int.sub": "-", "int.mul": "*", "text.concat": "+",
-    "data.eq": "==", "data.ne": "!=", "data.lt": "<", "data.le": "<=", "data.gt": ">", "data.ge": ">=",
+    "int.add": "+",
+    "int.sub": "-",
+    "int.mul": "*",
+    "text.concat": "+",
+    "data.eq": "==",
+    "data.ne": "!=",
+    "data.lt": "<",
+    "data.le": "<=",
+    "data.gt": ">",
+    "data.ge": ">=",
 }
 PY_UNOPS = {"int.neg": "-", "bool.not": "not"}
 SHORT_CIRCUIT = {"&&": "and", "||": "or"}

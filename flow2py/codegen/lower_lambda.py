@@ -2,6 +2,7 @@
 function loops), a pure lambda that only forwards its parameters replaced by the function it
 calls, and a task body that is one Tool call lowered to an `rt.ParkCall` request (abi.md,
 "Parkable tasks"). Functions of the walk's state (lower_base.Body)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -41,10 +42,10 @@ class ParkShape:
     k: int  # the index in `fields` of the call
 
     def before(self) -> list:
-        return [n for _, n in self.fields[:self.k]] if self.ctor is not None else []
+        return [n for _, n in self.fields[: self.k]] if self.ctor is not None else []
 
     def after(self) -> list:
-        return [n for _, n in self.fields[self.k + 1:]] if self.ctor is not None else []
+        return [n for _, n in self.fields[self.k + 1 :]] if self.ctor is not None else []
 
 
 def _value_node(n):
@@ -105,8 +106,13 @@ def forwarded(b: Body, e: A.Lambda) -> py.Expr | None:
     if not isinstance(body, A.Call) or eff(b, body.id) != "pure":
         return None
     info, receiver = callee_fn(b, body)
-    if (info is None or info.is_tool or info.effect == "tool" or info.lang in LANG_REQUESTS
-            or info.decl in b.mg.names.typed):
+    if (
+        info is None
+        or info.is_tool
+        or info.effect == "tool"
+        or info.lang in LANG_REQUESTS
+        or info.decl in b.mg.names.typed
+    ):
         return None
     args = ([receiver] if receiver is not None else []) + list(body.args)
     if len(args) != len(e.params) or len(info.params) != len(args):
@@ -119,7 +125,9 @@ def forwarded(b: Body, e: A.Lambda) -> py.Expr | None:
         return None  # a function argument may need `rt.lift`: keep the lambda
     return b.mg.fn_value(info.decl, "pure")
 
+
 # ---- parkable task bodies (abi.md, "Parkable tasks") -----------------------------------------
+
 
 def tool_call_of(b: Body, e: A.Expr):
     """-> (FnInfo, argument nodes) when `e` is a call of a Tool, else None."""
@@ -159,8 +167,11 @@ def park_shape(b: Body, body: A.Expr) -> ParkShape | None:
         ctor = b.prog.refs[body.callee.id]
         fields = list(enumerate(body.args))  # (declared position, node)
         order = list(range(len(body.args)))
-    elif isinstance(body, A.RecordLiteral) and body.base is None and isinstance(
-            b.prog.refs.get(body.id), P.CtorRef):
+    elif (
+        isinstance(body, A.RecordLiteral)
+        and body.base is None
+        and isinstance(b.prog.refs.get(body.id), P.CtorRef)
+    ):
         ctor = b.prog.refs[body.id]
         order_names = b.mg.ctor_fields(ctor.type_decl, ctor.ctor)
         if sorted(fi.name for fi in body.fields) != sorted(order_names):
@@ -211,14 +222,14 @@ def park_request(b: Body, shape: ParkShape, mk: str) -> list:
         nodes.append(a)
     stmts, xs = seq_parts(b, parts, nodes)
     data_by_pos: dict[int, py.Expr] = {}
-    for (pos, _), x in zip(shape.fields[:shape.k] if shape.ctor is not None else [], xs[:len(before)]):
+    for (pos, _), x in zip(shape.fields[: shape.k] if shape.ctor is not None else [], xs[: len(before)]):
         data_by_pos[pos] = x
-    for pos, n in (shape.fields[shape.k + 1:] if shape.ctor is not None else []):
+    for pos, n in shape.fields[shape.k + 1 :] if shape.ctor is not None else []:
         v = _value_node(n)
         s, x = ([], shorthand(b, n)) if v is None else expr(b, v)
         assert not s
         data_by_pos[pos] = x
-    call_args = [b.mg.spec_ref(shape.info.decl), py.tuple_(xs[len(before):])]
+    call_args = [b.mg.spec_ref(shape.info.decl), py.tuple_(xs[len(before) :])]
     kwargs = {}
     if shape.ctor is not None:
         at = shape.fields[shape.k][0]

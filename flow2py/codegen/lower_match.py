@@ -3,6 +3,7 @@
 test in a case (elements of an `rt.List`, effectful guards) are tested in the case body, falling
 through to the remaining alternatives. Functions of the walk's state (lower_base.Body); patterns
 are read in their checked form (check/pattern_form.py, `prog.patterns`)."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -52,13 +53,16 @@ def match(b: Body, m: A.Match, sink: Sink) -> list:
     s, x = expr(b, m.scrutinee)
     forms = [b.prog.patterns[a.pattern.id] for a in m.arms]
     flat = dispatchable(m.arms, forms)
-    if not isinstance(x, cst.Name) and (flat or any(a.guard is not None for a in m.arms)
-                                        or any(_has_list(f) for f in forms)):
+    if not isinstance(x, cst.Name) and (
+        flat or any(a.guard is not None for a in m.arms) or any(_has_list(f) for f in forms)
+    ):
         x = hoist(b, x, mark(b, m.scrutinee), s)  # it may be matched again in a case
     if flat:
         return s + dispatch(b, x, m.arms, forms, sink)
-    alts = [Alt(f, arm.guard, (lambda arm=arm: to_sink(b, arm.body, sink)), mark(b, arm))
-            for arm, f in zip(m.arms, forms)]
+    alts = [
+        Alt(f, arm.guard, (lambda arm=arm: to_sink(b, arm.body, sink)), mark(b, arm))
+        for arm, f in zip(m.arms, forms)
+    ]
     return s + match_alts(b, x, alts, None, mark(b, m))
 
 
@@ -66,6 +70,7 @@ def match(b: Body, m: A.Match, sink: Sink) -> list:
 # final catch-all) becomes an `if type(s) is Circle: p, r = s._0, s._1 ... elif ...` chain:
 # CPython's class patterns (`case Circle(p, r)`: `__match_args__`, isinstance, getattr by
 # name) cost ~4x as much (bench/bench_pure.py).
+
 
 def dispatchable(arms: list[A.MatchArm], forms: list[pf.Pattern]) -> bool:
     flat = 0
@@ -105,13 +110,20 @@ def dispatch(b: Body, subject: cst.Name, arms: list[A.MatchArm], forms: list[pf.
             if len(targets) == 1:
                 body.append(py.assign(targets[0], values[0], amark))
             elif targets:
-                body.append(py.assign(py.tuple_(targets).with_changes(lpar=[], rpar=[]),
-                                      py.tuple_(values).with_changes(lpar=[], rpar=[]), amark))
+                body.append(
+                    py.assign(
+                        py.tuple_(targets).with_changes(lpar=[], rpar=[]),
+                        py.tuple_(values).with_changes(lpar=[], rpar=[]),
+                        amark,
+                    )
+                )
             if b.mg.type_info(p.decl).lang:
                 test = py.isinstance_(subject, cls)  # a runtime class (rt.NotRun may be subclassed)
             else:
-                test = cst.Comparison(left=py.call(py.name("type"), [subject]), comparisons=[
-                    cst.ComparisonTarget(operator=cst.Is(), comparator=cls)])
+                test = cst.Comparison(
+                    left=py.call(py.name("type"), [subject]),
+                    comparisons=[cst.ComparisonTarget(operator=cst.Is(), comparator=cls)],
+                )
             branches.append((test, body + to_sink(b, arm.body, sink), amark))
         finally:
             b.scopes.pop()
@@ -141,7 +153,7 @@ def match_cases(b: Body, subject, alts: list[Alt], fallback, mk: str) -> list:
     alternatives: their code is emitted again there."""
     cases = []
     for i, alt in enumerate(alts):
-        rest = alts[i + 1:]
+        rest = alts[i + 1 :]
 
         def remaining(rest=rest):
             return match_cases(b, subject, rest, fallback, mk) if rest else (fallback() if fallback else [])
@@ -171,7 +183,9 @@ def case_body(b: Body, alt: Alt, tests: CaseTests, remaining) -> tuple[list, lis
         for d in deferred:
             for j, item in enumerate(d.items):
                 if type(item) is pf.Bind:
-                    target = bind(b, item.binder, item.name, shared.get(item.name) if shared is not None else None)
+                    target = bind(
+                        b, item.binder, item.name, shared.get(item.name) if shared is not None else None
+                    )
                     if shared is not None:
                         shared[item.name] = target
                     post.insert(0, py.assign(py.name(target), _index(d.whole, j), mark(b, item)))
@@ -201,7 +215,9 @@ def case_body(b: Body, alt: Alt, tests: CaseTests, remaining) -> tuple[list, lis
         return post + alt.body(), guards + [gx]
     return post + alt.body(), guards
 
+
 # ---- patterns -------------------------------------------------------------------------------
+
 
 def pattern(b: Body, p: pf.Pattern, tests: CaseTests, alt: dict | None):
     """The Python pattern of `p`; what it cannot test itself goes to `tests`. `alt`: the
@@ -250,17 +266,25 @@ def list_pattern(b: Body, p: pf.List, tests: CaseTests, alt: dict | None):
         rest = bind(b, p.rest.binder, p.rest.name, alt.get(p.rest.name) if alt else None)
         if alt is not None:
             alt[p.rest.name] = rest
-        tests.post.append(py.assign(py.name(rest), cst.Subscript(
-            value=py.name(whole),
-            slice=[cst.SubscriptElement(slice=cst.Slice(lower=py.integer(n), upper=None))],
-        ), mark(b, p.rest)))
+        tests.post.append(
+            py.assign(
+                py.name(rest),
+                cst.Subscript(
+                    value=py.name(whole),
+                    slice=[cst.SubscriptElement(slice=cst.Slice(lower=py.integer(n), upper=None))],
+                ),
+                mark(b, p.rest),
+            )
+        )
     elif p.rest is not None and type(p.rest) is not pf.Wild:
         raise error(p.rest, "a rest pattern other than a name or `_` is not supported")
     return py.p_as(cst.MatchClass(cls=py.dotted("rt.List"), patterns=[], kwds=[]), whole)
 
 
 def _index(name: str, j: int) -> cst.Subscript:
-    return cst.Subscript(value=py.name(name), slice=[cst.SubscriptElement(slice=cst.Index(value=py.integer(j)))])
+    return cst.Subscript(
+        value=py.name(name), slice=[cst.SubscriptElement(slice=cst.Index(value=py.integer(j)))]
+    )
 
 
 def _tested_in_body(p: pf.Pattern) -> bool:

@@ -1,6 +1,7 @@
 """Blocks, statements and `if`: a block statement by statement into its sink, `let` (a name, a
 flat tuple, or a pattern through `match`), `guard` and `guard let`. Functions of the walk's
 state (lower_base.Body); `match` is in lower_match.py."""
+
 from __future__ import annotations
 
 import libcst as cst

@@ -4,6 +4,7 @@ Order inside a generated module: imports; aliases of runtime classes (std's @lan
 data classes (records, enums and their constructors); Tool specs with the Tool's function value;
 the functions. Classes come before anything that refers to them in a descriptor.
 """
+
 from __future__ import annotations
 
 import libcst as cst
@@ -20,8 +21,14 @@ from flow2py.codegen.typeargs import TARGS, typed_functions
 RUNTIME_CLASS = {"None": "None_"}
 SCALARS = {"Int", "Decimal", "Text", "Bytes", "Bool", "Unit", "Duration", "Instant"}
 #: the runtime's descriptor of each std @lang type with type parameters that has one
-COLLECTIONS = {"List": "ListOf", "Dict": "DictOf", "Set": "SetOf", "Result": "ResultOf", "Option": "OptionOf",
-               "ToolProblem": "ToolProblemOf"}
+COLLECTIONS = {
+    "List": "ListOf",
+    "Dict": "DictOf",
+    "Set": "SetOf",
+    "Result": "ResultOf",
+    "Option": "OptionOf",
+    "ToolProblem": "ToolProblemOf",
+}
 
 
 class ProgramNames:
@@ -84,15 +91,18 @@ class ProgramNames:
                     last = self.module_path[other].rsplit(".", 1)[-1]
                     self.aliases[key][other] = self.globals[key].generated("_" + last)
         # the package's __init__: its own names, the top-level submodules, an alias per module
-        init = Namer({"rt", "SOURCES", "MODULES", "FILES", "PROGRAM"}
-                     | {p.split(".", 1)[0] for p in self.module_path.values()})
-        self.init_aliases = {k: init.generated("_" + self.module_path[k].rsplit(".", 1)[-1])
-                             for k in sorted(prog.modules)}
+        init = Namer(
+            {"rt", "SOURCES", "MODULES", "FILES", "PROGRAM"}
+            | {p.split(".", 1)[0] for p in self.module_path.values()}
+        )
+        self.init_aliases = {
+            k: init.generated("_" + self.module_path[k].rsplit(".", 1)[-1]) for k in sorted(prog.modules)
+        }
         self.bouncing = bouncing_functions(prog, self.groups)
 
 
 def _decl_order(infos):
-    return sorted(infos, key=lambda i: (i.node.span.start if i.node is not None else -1))
+    return sorted(infos, key=lambda i: i.node.span.start if i.node is not None else -1)
 
 
 class ModuleGen:
@@ -201,13 +211,17 @@ class ModuleGen:
                 return self.desc(subst(info.alias, mapping), targs)
             if info.lang and info.kind == "abstract" and not info.is_data:
                 return py.const(None)  # a bodyless type std does not mark "data" (Task<T>): no descriptor
-            return py.call(py.dotted(T + "Named"), [self.ref(info.module, self.names.type_name[info.decl])] + args)
+            return py.call(
+                py.dotted(T + "Named"), [self.ref(info.module, self.names.type_name[info.decl])] + args
+            )
         if isinstance(t, P.TParam):
             owner = self.prog.type_decls.get(t.owner) or self.prog.fn_decls.get(t.owner)
             i = owner.type_params.index(t.name) if owner is not None and t.name in owner.type_params else 0
             if targs is not None and targs[0] == t.owner:
-                return cst.Subscript(value=py.name(targs[1]),
-                                     slice=[cst.SubscriptElement(slice=cst.Index(value=py.integer(i)))])
+                return cst.Subscript(
+                    value=py.name(targs[1]),
+                    slice=[cst.SubscriptElement(slice=cst.Index(value=py.integer(i)))],
+                )
             return py.call(py.dotted(T + "Var"), [py.integer(i)])
         if isinstance(t, P.TTuple):
             return py.call(py.dotted(T + "TupleOf"), [self.desc(a, targs) for a in t.items])
@@ -255,8 +269,13 @@ class ModuleGen:
             # std's built-in enums are the runtime's classes
             out = [py.assign(py.name(self.names.type_name[t.decl]), py.dotted("rt." + t.name), mark)]
             for c in t.ctors:
-                out.append(py.assign(py.name(self.names.ctor_name[(t.decl, c.name)]),
-                                     py.dotted("rt." + RUNTIME_CLASS.get(c.name, c.name)), mark))
+                out.append(
+                    py.assign(
+                        py.name(self.names.ctor_name[(t.decl, c.name)]),
+                        py.dotted("rt." + RUNTIME_CLASS.get(c.name, c.name)),
+                        mark,
+                    )
+                )
             return out
         if t.kind == "record" and not t.lang:
             name = self.names.type_name[t.decl]
@@ -267,11 +286,24 @@ class ModuleGen:
             return [self._class(name, "rt.Record", fields, [deco], mark, opaque=t.opaque)]
         if t.kind == "enum":
             base = self.names.type_name[t.decl]
-            out = [self._class(base, "rt.Enum", [], [], mark, opaque=t.opaque,
-                               doc=f"The enum {t.name}: its constructors are the classes below.")]
+            out = [
+                self._class(
+                    base,
+                    "rt.Enum",
+                    [],
+                    [],
+                    mark,
+                    opaque=t.opaque,
+                    doc=f"The enum {t.name}: its constructors are the classes below.",
+                )
+            ]
             for c in t.ctors:
                 cname = self.names.ctor_name[(t.decl, c.name)]
-                fields = [self.field_name(n) for n in c.field_names] if c.field_names else [f"_{i}" for i in range(len(c.params))]
+                fields = (
+                    [self.field_name(n) for n in c.field_names]
+                    if c.field_names
+                    else [f"_{i}" for i in range(len(c.params))]
+                )
                 kw = {"tag": py.integer(c.tag), "fields": py.tuple_([py.string(f) for f in fields])}
                 if c.field_names:
                     kw.update(_names_kw(list(c.field_names), fields))
@@ -330,7 +362,13 @@ class ModuleGen:
         }
         if f.type_params:
             kw["type_params"] = py.integer(len(f.type_params))
-        out = [py.assign(py.name(spec), py.call(py.dotted("rt.ToolSpec"), [py.string(f.decl), py.string(qualified)], **kw), mark)]
+        out = [
+            py.assign(
+                py.name(spec),
+                py.call(py.dotted("rt.ToolSpec"), [py.string(f.decl), py.string(qualified)], **kw),
+                mark,
+            )
+        ]
         # the Tool as a function value (passed, stored, mapped over, spawned): a generator making
         # the call; its whole body is the call, so a task running it is parkable (abi.md)
         pnames = Namer(self.namer.taken)
@@ -338,19 +376,30 @@ class ModuleGen:
         kw = {}
         if f.decl in self.names.typed:  # a generic Tool's value is given its type arguments
             kw["type_args"] = py.name(TARGS)
-        request = py.call(py.dotted("rt.ParkCall"), [py.name(spec), py.tuple_([py.name(p) for p in params])], **kw)
+        request = py.call(
+            py.dotted("rt.ParkCall"), [py.name(spec), py.tuple_([py.name(p) for p in params])], **kw
+        )
         body = [py.return_(py.yield_(request), mark)]
         if kw:
             params = [TARGS] + params
-        out.append(py.def_(self.names.fn_name[f.decl], [py.param(p) for p in params], body, mark,
-                           decorators=[self._fn_decorator(f)]))
+        out.append(
+            py.def_(
+                self.names.fn_name[f.decl],
+                [py.param(p) for p in params],
+                body,
+                mark,
+                decorators=[self._fn_decorator(f)],
+            )
+        )
         return out
 
     def _fn_decorator(self, f: P.FnInfo) -> py.Expr:
         # `types`: the parameters' descriptors, against which the runtime checks a stored Start
         # input or checkpoint's arguments before the function sees them (docs/spec/trace.md)
-        kw = {"params": py.tuple_([py.string(n) for n, _ in f.params]),
-              "types": py.tuple_([self.desc(t) for _, t in f.params])}
+        kw = {
+            "params": py.tuple_([py.string(n) for n, _ in f.params]),
+            "types": py.tuple_([self.desc(t) for _, t in f.params]),
+        }
         if f.decl in self.names.typed:
             kw["typed"] = py.const(True)
         return py.call(py.dotted("rt.fn"), [py.string(f.decl)], **kw)
@@ -363,7 +412,11 @@ class ModuleGen:
         variants = ["pure", "tool"] if f.effect == "poly" else [("tool" if f.effect == "tool" else "pure")]
         out = []
         for v in variants:
-            name = self.names.tool_variant[f.decl] if (f.effect == "poly" and v == "tool") else self.names.fn_name[f.decl]
+            name = (
+                self.names.tool_variant[f.decl]
+                if (f.effect == "poly" and v == "tool")
+                else self.names.fn_name[f.decl]
+            )
             out.append(self.function_variant(f, v, name))
             if v == "pure" and f.decl in self.names.bouncing:
                 out.append(self._bouncing(name, f))
@@ -423,9 +476,13 @@ class ModuleGen:
                 args += [py.name(p) for p in params]
             else:
                 args += [py.const(None)] * len(self.prog.fn_decls[d].params)
-        entry = py.def_(self.names.fn_name[f.decl], [py.param(p) for p in params],
-                        [py.return_(py.call(py.name(loop_name), args), mark)], mark,
-                        decorators=[self._fn_decorator(f)])
+        entry = py.def_(
+            self.names.fn_name[f.decl],
+            [py.param(p) for p in params],
+            [py.return_(py.call(py.name(loop_name), args), mark)],
+            mark,
+            decorators=[self._fn_decorator(f)],
+        )
         out = [entry]
         if f.decl in self.names.bouncing:
             out.append(self._bouncing(self.names.fn_name[f.decl], f))
@@ -463,12 +520,20 @@ class ModuleGen:
                 chain = [py.if_(py.binop("==", py.name("_fn"), py.integer(i)), stmts, chain, mark)]
         first = infos[0]
         mark = f"# flow: {self.flow_file}:{first.node.span.line}"
-        doc = py.expr_stmt(py.string(
-            "The tail calls among " + ", ".join(i.name for i in infos)
-            + " run as one loop: `_fn` selects the function, its parameters are rebound."
-        ), None)
-        return py.def_(loop_name, [py.param("_fn")] + [py.param(p) for p in all_params],
-                       [doc, py.while_true(chain, mark)], mark)
+        doc = py.expr_stmt(
+            py.string(
+                "The tail calls among "
+                + ", ".join(i.name for i in infos)
+                + " run as one loop: `_fn` selects the function, its parameters are rebound."
+            ),
+            None,
+        )
+        return py.def_(
+            loop_name,
+            [py.param("_fn")] + [py.param(p) for p in all_params],
+            [doc, py.while_true(chain, mark)],
+            mark,
+        )
 
 
 def _names_kw(flow_names: list, attrs: list) -> dict:

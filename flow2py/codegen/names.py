@@ -22,6 +22,7 @@ A function binding the same Flow name twice gets `x`, then `x_1` (Python closure
 variables, not values, so every Flow binding gets its own Python variable); `Namer` never hands
 out a name twice in one scope, whatever the Flow names.
 """
+
 from __future__ import annotations
 
 import builtins

@@ -1,16 +1,17 @@
 """The generated package's `__init__.py`: the program descriptor, and loading of the submodules.
 
-    import flowrt as rt
+import flowrt as rt
 
-    SOURCES = {"main": "...", ...}          # the Flow text of every module (history stores them)
-    MODULES = {"main": "main", "std@v1/task": "std_v1.task", ...}
-    rt.load_generated(__name__, MODULES, SOURCES)   # submodules compiled with Flow files/lines
-    from . import main as _main
+SOURCES = {"main": "...", ...}          # the Flow text of every module (history stores them)
+MODULES = {"main": "main", "std@v1/task": "std_v1.task", ...}
+rt.load_generated(__name__, MODULES, SOURCES)   # submodules compiled with Flow files/lines
+from . import main as _main
 
-    PROGRAM = rt.Program(identity=..., std=..., entry_module="main", sources=SOURCES,
-                         modules=MODULES, tools=(("web::search", "web.search"), ...),
-                         entries={"main": (_main.main, (("ticket", rt.T.TEXT),))})
+PROGRAM = rt.Program(identity=..., std=..., entry_module="main", sources=SOURCES,
+                     modules=MODULES, tools=(("web::search", "web.search"), ...),
+                     entries={"main": (_main.main, (("ticket", rt.T.TEXT),))})
 """
+
 from __future__ import annotations
 
 from flow2py.check import typed as P
@@ -35,10 +36,12 @@ def init_source(program: P.CheckedProgram, modules) -> str:
     sources = py.dict_([(py.string(k), py.string(m.ast.source)) for k, m in program.modules.items()])
     mods = py.dict_([(py.string(k), py.string(modules[k].python_name)) for k in program.modules])
     files = py.dict_([(py.string(k), py.string(modules[k].flow_file)) for k in program.modules])
-    tools = py.tuple_([
-        py.tuple_([py.string(f.decl), py.string(f.module.rsplit("/", 1)[-1] + "." + f.name)])
-        for f in reachable_tools(program)
-    ])
+    tools = py.tuple_(
+        [
+            py.tuple_([py.string(f.decl), py.string(f.module.rsplit("/", 1)[-1] + "." + f.name)])
+            for f in reachable_tools(program)
+        ]
+    )
     entries = []
     for f in sorted(entry.mod.fns.values(), key=lambda i: i.node.span.start if i.node is not None else -1):
         if f.is_tool or f.node is None or f.node.body is None or f.type_params or f.is_test:
@@ -53,7 +56,10 @@ def init_source(program: P.CheckedProgram, modules) -> str:
     body.append(py.assign(py.name("SOURCES"), sources, None))
     body.append(py.assign(py.name("MODULES"), mods, None))
     body.append(py.assign(py.name("FILES"), files, None))
-    load = py.call(py.dotted("rt.load_generated"), [py.name("__name__"), py.name("MODULES"), py.name("SOURCES"), py.name("FILES")])
+    load = py.call(
+        py.dotted("rt.load_generated"),
+        [py.name("__name__"), py.name("MODULES"), py.name("SOURCES"), py.name("FILES")],
+    )
     body.append(py.expr_stmt(load, None))
     for key, alias in sorted(entry.imports.items()):
         p = modules[key].python_name.split(".")

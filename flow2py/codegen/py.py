@@ -4,6 +4,7 @@ Every statement constructor takes `mark`: the `# flow: file:line` comment that t
 statement to its Flow source (the loader reads these markers back, see runtime/data/generated.py).
 For a compound statement the marker sits on its header line.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -108,11 +109,19 @@ def paren(e: Expr) -> Expr:
 
 
 _BINOPS = {
-    "+": cst.Add, "-": cst.Subtract, "*": cst.Multiply, "//": cst.FloorDivide, "%": cst.Modulo,
+    "+": cst.Add,
+    "-": cst.Subtract,
+    "*": cst.Multiply,
+    "//": cst.FloorDivide,
+    "%": cst.Modulo,
 }
 _CMPOPS = {
-    "==": cst.Equal, "!=": cst.NotEqual, "<": cst.LessThan, "<=": cst.LessThanEqual,
-    ">": cst.GreaterThan, ">=": cst.GreaterThanEqual,
+    "==": cst.Equal,
+    "!=": cst.NotEqual,
+    "<": cst.LessThan,
+    "<=": cst.LessThanEqual,
+    ">": cst.GreaterThan,
+    ">=": cst.GreaterThanEqual,
 }
 
 
@@ -120,7 +129,8 @@ def binop(op: str, left: Expr, right: Expr) -> Expr:
     """A Python operator; operands are parenthesised as needed so precedence is explicit."""
     if op in _CMPOPS:
         return cst.Comparison(
-            left=_wrap(left), comparisons=[cst.ComparisonTarget(operator=_CMPOPS[op](), comparator=_wrap(right))]
+            left=_wrap(left),
+            comparisons=[cst.ComparisonTarget(operator=_CMPOPS[op](), comparator=_wrap(right))],
         )
     if op in ("and", "or"):
         node = cst.And() if op == "and" else cst.Or()
@@ -136,7 +146,9 @@ _PREC = {"+": 2, "-": 2, "*": 3, "//": 3, "%": 3}
 def _prec(e: Expr) -> int:
     if isinstance(e, cst.BinaryOperation) and not e.lpar:
         return 3 if isinstance(e.operator, (cst.Multiply, cst.FloorDivide, cst.Modulo)) else 2
-    if isinstance(e, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation, cst.Yield, cst.IfExp, cst.Lambda)):
+    if isinstance(
+        e, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation, cst.Yield, cst.IfExp, cst.Lambda)
+    ):
         return 0
     return 9
 
@@ -151,8 +163,18 @@ def _wrap(e: Expr, prec: int = -1, right: bool = False) -> Expr:
     if prec >= 0 and not isinstance(e, cst.UnaryOperation):
         p = _prec(e)
         return paren(e) if (p < prec or (right and p == prec)) else e
-    if isinstance(e, (cst.BinaryOperation, cst.Comparison, cst.BooleanOperation, cst.UnaryOperation,
-                      cst.Yield, cst.IfExp, cst.Lambda)):
+    if isinstance(
+        e,
+        (
+            cst.BinaryOperation,
+            cst.Comparison,
+            cst.BooleanOperation,
+            cst.UnaryOperation,
+            cst.Yield,
+            cst.IfExp,
+            cst.Lambda,
+        ),
+    ):
         return paren(e)
     return e
 
@@ -222,10 +244,15 @@ def match(subject: Expr, cases: Sequence[cst.MatchCase], mark: str | None) -> cs
     return cst.Match(subject=subject, cases=list(cases), whitespace_after_colon=_trailing(mark))
 
 
-def case(pattern: cst.MatchPattern, guard: Expr | None, body: Sequence[Stmt], mark: str | None) -> cst.MatchCase:
+def case(
+    pattern: cst.MatchPattern, guard: Expr | None, body: Sequence[Stmt], mark: str | None
+) -> cst.MatchCase:
     return cst.MatchCase(
-        pattern=pattern, guard=guard, body=block(body, mark),
-        whitespace_before_if=cst.SimpleWhitespace(" "), whitespace_after_if=cst.SimpleWhitespace(" "),
+        pattern=pattern,
+        guard=guard,
+        body=block(body, mark),
+        whitespace_before_if=cst.SimpleWhitespace(" "),
+        whitespace_after_if=cst.SimpleWhitespace(" "),
     )
 
 
@@ -283,11 +310,21 @@ def p_value(e: Expr) -> cst.MatchPattern:
     return cst.MatchValue(value=e)
 
 
-def p_class(cls: Expr, args: Sequence[cst.MatchPattern], kwds: Sequence[tuple[str, cst.MatchPattern]] = ()) -> cst.MatchClass:
+def p_class(
+    cls: Expr, args: Sequence[cst.MatchPattern], kwds: Sequence[tuple[str, cst.MatchPattern]] = ()
+) -> cst.MatchClass:
     return cst.MatchClass(
         cls=cls,
         patterns=[cst.MatchSequenceElement(value=a) for a in args],
-        kwds=[cst.MatchKeywordElement(key=cst.Name(k), pattern=p, whitespace_before_equal=cst.SimpleWhitespace(""), whitespace_after_equal=cst.SimpleWhitespace("")) for k, p in kwds],
+        kwds=[
+            cst.MatchKeywordElement(
+                key=cst.Name(k),
+                pattern=p,
+                whitespace_before_equal=cst.SimpleWhitespace(""),
+                whitespace_after_equal=cst.SimpleWhitespace(""),
+            )
+            for k, p in kwds
+        ],
     )
 
 
@@ -303,7 +340,9 @@ def p_list(items: Sequence[cst.MatchPattern], star: str | bool | None) -> cst.Ma
     elements: list = [cst.MatchSequenceElement(value=p) for p in items]
     if star:
         elements.append(cst.MatchStar(name=cst.Name(star) if isinstance(star, str) else None))
-    return cst.MatchList(patterns=elements, lbracket=cst.LeftSquareBracket(), rbracket=cst.RightSquareBracket())
+    return cst.MatchList(
+        patterns=elements, lbracket=cst.LeftSquareBracket(), rbracket=cst.RightSquareBracket()
+    )
 
 
 def p_or(alts: Sequence[cst.MatchPattern]) -> cst.MatchOr:

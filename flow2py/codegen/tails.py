@@ -8,6 +8,7 @@ function value, which only the value knows — is made by returning `rt.Tail` to
 too, so a chain stays in one trampoline. Effectful tail calls are always the driver's
 `rt.TailCall`, never analysed here.
 """
+
 from __future__ import annotations
 
 from flow2py.check import typed as P
@@ -71,7 +72,8 @@ def bouncing_functions(prog: P.CheckedProgram, groups: dict[str, list[str]]) -> 
     (docs/spec/codegen.md, "Tail calls through function values"). A merged loop group bounces
     as a whole."""
     calls = {
-        d: tail_calls_of(prog, i.node.body) for d, i in prog.fn_decls.items()
+        d: tail_calls_of(prog, i.node.body)
+        for d, i in prog.fn_decls.items()
         if i.effect in ("pure", "poly") and not i.is_tool and i.node is not None and i.node.body is not None
     }
     out = {d for d, (through_value, _) in calls.items() if through_value}
@@ -89,10 +91,14 @@ def tail_groups(prog: P.CheckedProgram) -> list[list[str]]:
     """Strongly connected groups (two or more) of pure functions calling each other in tail
     position: each becomes one loop function (Tarjan's algorithm, in declaration order)."""
     pure = {
-        d: i for d, i in prog.fn_decls.items()
+        d: i
+        for d, i in prog.fn_decls.items()
         if i.effect == "pure" and not i.is_tool and i.node is not None and i.node.body is not None
     }
-    edges = {d: sorted({c for c in tail_callees(prog, i).values() if c in pure and c != d}) for d, i in pure.items()}
+    edges = {
+        d: sorted({c for c in tail_callees(prog, i).values() if c in pure and c != d})
+        for d, i in pure.items()
+    }
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []

@@ -19,6 +19,7 @@ mentions one of the function's type parameters and that is
 The last rule makes this a least fixpoint over the call graph. Functions that need nothing keep
 their plain signature, so code without generic Tools is emitted exactly as before.
 """
+
 from __future__ import annotations
 
 from flow2py.check import typed as P
@@ -58,8 +59,7 @@ def _sites(prog: P.CheckedProgram, info: P.FnInfo) -> list[tuple[str, bool]]:
         ref = prog.refs.get(n.callee.id if isinstance(n, A.Call) else n.id)
         if not isinstance(ref, (P.FnRef, P.MethodRef)):
             continue
-        tail = (isinstance(n, A.Call) and n.id in prog.tail_calls
-                and prog.effects.get(n.id, "pure") != "pure")
+        tail = isinstance(n, A.Call) and n.id in prog.tail_calls and prog.effects.get(n.id, "pure") != "pure"
         out.append((ref.decl, tail))
     return out
 
@@ -69,7 +69,8 @@ def typed_functions(prog: P.CheckedProgram) -> frozenset[str]:
     function with a body that needs a descriptor of its own type parameters (see above)."""
     typed = {d for d, i in prog.fn_decls.items() if i.is_tool and i.type_params}
     candidates = {
-        d: _sites(prog, i) for d, i in prog.fn_decls.items()
+        d: _sites(prog, i)
+        for d, i in prog.fn_decls.items()
         if i.type_params and not i.is_tool and i.node is not None and i.node.body is not None
     }
     changed = True
@@ -80,8 +81,14 @@ def typed_functions(prog: P.CheckedProgram) -> frozenset[str]:
                 continue
             for callee, tail in sites:
                 c = prog.fn_decls.get(callee)
-                if callee in typed or (tail and c is not None and c.type_params and not c.is_tool
-                                       and c.node is not None and c.node.body is not None):
+                if callee in typed or (
+                    tail
+                    and c is not None
+                    and c.type_params
+                    and not c.is_tool
+                    and c.node is not None
+                    and c.node.body is not None
+                ):
                     typed.add(d)
                     changed = True
                     break

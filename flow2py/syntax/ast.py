@@ -6,6 +6,7 @@ in side tables keyed by `node.id` (see flow2py/check/typed.py). Nodes are plain 
 so that a reader can print them, and `to_data` turns a tree into plain data without spans,
 which is what program identity hashes (comments and layout never reach the tree).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -114,7 +115,9 @@ class OrPattern(Node):
     alternatives: list[Pattern]
 
 
-Pattern = WildcardPattern | BindPattern | LiteralPattern | CtorPattern | TuplePattern | ListPattern | OrPattern
+Pattern = (
+    WildcardPattern | BindPattern | LiteralPattern | CtorPattern | TuplePattern | ListPattern | OrPattern
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -266,8 +269,22 @@ class Return(Node):
 
 
 Expr = (
-    Literal | Name | FieldAccess | Call | RecordLiteral | ListLiteral | DictLiteral | TupleLiteral
-    | Unary | Binary | Try | Lambda | Block | If | Match | Return
+    Literal
+    | Name
+    | FieldAccess
+    | Call
+    | RecordLiteral
+    | ListLiteral
+    | DictLiteral
+    | TupleLiteral
+    | Unary
+    | Binary
+    | Try
+    | Lambda
+    | Block
+    | If
+    | Match
+    | Return
 )
 
 

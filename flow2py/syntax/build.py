@@ -4,6 +4,7 @@ Rules that stand for several written forms return a small private wrapper (`_Par
 parenthesised type list, `_Effect`, ...) that the rule above turns into AST nodes.
 Literal values are decoded here, and malformed ones (bad escapes, bad numbers) are reported.
 """
+
 from __future__ import annotations
 
 import re
@@ -120,11 +121,19 @@ def decimal_int(digits: str) -> int:
     if not (digits.isascii() and digits.isdigit()):
         raise ValueError(digits)
     low = len(digits) // 2
-    return decimal_int(digits[:-low]) * 10 ** low + decimal_int(digits[-low:])
+    return decimal_int(digits[:-low]) * 10**low + decimal_int(digits[-low:])
 
 
 _DURATION = re.compile(r"([0-9_]+)(ns|us|ms|s|m|h|d)$")
-_UNIT_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9, "d": 86400 * 10**9}
+_UNIT_NS = {
+    "ns": 1,
+    "us": 1_000,
+    "ms": 1_000_000,
+    "s": 10**9,
+    "m": 60 * 10**9,
+    "h": 3600 * 10**9,
+    "d": 86400 * 10**9,
+}
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "0": "\0"}
 
 
@@ -209,8 +218,19 @@ class Builder:
             kind = "enum" if ctors and not fields else "record"
             if kind == "record":
                 ctors = []
-        return ast.TypeDecl([], pub, opaque, str(name_tok), params, kind, fields, ctors, alias,
-                            span=span, name_span=self._tspan(name_tok))
+        return ast.TypeDecl(
+            [],
+            pub,
+            opaque,
+            str(name_tok),
+            params,
+            kind,
+            fields,
+            ctors,
+            alias,
+            span=span,
+            name_span=self._tspan(name_tok),
+        )
 
     def field_decl(self, span, ch):
         pub = isinstance(ch[0], Tok) and ch[0].type == "PUB"
@@ -251,8 +271,18 @@ class Builder:
                 effect = c.name
             elif isinstance(c, _Body):
                 body = c.expr
-        return ast.FnDecl([], pub, str(name_tok), tparams, params, result, effect, body,
-                          span=span, name_span=self._tspan(name_tok))
+        return ast.FnDecl(
+            [],
+            pub,
+            str(name_tok),
+            tparams,
+            params,
+            result,
+            effect,
+            body,
+            span=span,
+            name_span=self._tspan(name_tok),
+        )
 
     def param(self, span, ch):
         return ast.Param(ch[0].value, _ty(ch[1]), span=span, name_span=self._tspan(ch[0]))
@@ -328,8 +358,9 @@ class Builder:
         return ast.Lambda(params, result, effect, ch[-1], span=span)
 
     def lparam(self, span, ch):
-        return ast.Param(ch[0].value, _ty(ch[1]) if len(ch) > 1 else None, span=span,
-                         name_span=self._tspan(ch[0]))
+        return ast.Param(
+            ch[0].value, _ty(ch[1]) if len(ch) > 1 else None, span=span, name_span=self._tspan(ch[0])
+        )
 
     def wild_lparam(self, span, ch):
         return ast.Param("_", _ty(ch[0]) if ch else None, span=span, name_span=_first_char(span))
@@ -342,8 +373,14 @@ class Builder:
 
     def field(self, span, ch):
         tok = ch[1]
-        return ast.FieldAccess(ch[0], tok.value, span=span, name_span=make_span(
-            self.path, tok.line, tok.column, tok.end_line, tok.end_column, tok.start_pos, tok.end_pos))
+        return ast.FieldAccess(
+            ch[0],
+            tok.value,
+            span=span,
+            name_span=make_span(
+                self.path, tok.line, tok.column, tok.end_line, tok.end_column, tok.start_pos, tok.end_pos
+            ),
+        )
 
     def binary(self, span, ch):
         return ast.Binary(ch[1].value, ch[0], ch[2], span=span)
@@ -363,7 +400,9 @@ class Builder:
 
     def qrecord(self, span, ch):
         target, name = ch[0], ch[1]
-        ctor = ast.FieldAccess(target, str(name), span=target.span.merge(self._tspan(name)), name_span=self._tspan(name))
+        ctor = ast.FieldAccess(
+            target, str(name), span=target.span.merge(self._tspan(name)), name_span=self._tspan(name)
+        )
         return self._record(span, ctor, ch[2:])
 
     def _record(self, span, ctor, entries):
@@ -372,7 +411,9 @@ class Builder:
         for k, e in enumerate(entries):
             if isinstance(e, _Base):
                 if base is not None or k != 0:
-                    self._error("E008", "`..base` is written once, as the first entry of a record literal", e.span)
+                    self._error(
+                        "E008", "`..base` is written once, as the first entry of a record literal", e.span
+                    )
                 if base is None:
                     base = e.expr
             else:
@@ -511,7 +552,9 @@ class Builder:
             return ast.Literal("decimal", s.replace("_", ""), span=span)
         if t == "DURATION":
             m = _DURATION.match(s)
-            return ast.Literal("duration", decimal_int(m.group(1).replace("_", "")) * _UNIT_NS[m.group(2)], span=span)
+            return ast.Literal(
+                "duration", decimal_int(m.group(1).replace("_", "")) * _UNIT_NS[m.group(2)], span=span
+            )
         if t == "TEXT":
             return ast.Literal("text", self._text(tok), span=span)
         if t == "BYTES":
@@ -521,7 +564,9 @@ class Builder:
     def _escape_error(self, tok: Tok, at: int, length: int, message: str) -> None:
         start = tok.start_pos + at
         col = tok.column + at
-        self._error("E003", message, ast.Span(self.path, tok.line, col, tok.line, col + length, start, start + length))
+        self._error(
+            "E003", message, ast.Span(self.path, tok.line, col, tok.line, col + length, start, start + length)
+        )
 
     def _text(self, tok: Tok) -> str:
         s = str(tok)
@@ -549,12 +594,20 @@ class Builder:
                     i = m.end()
                 else:
                     length = (m.end() - i) if m else 2
-                    self._escape_error(tok, body_at + i, length,
-                                       "a `\\u` escape is written `\\u{1F600}`: 1 to 6 hex digits naming a Unicode scalar value")
+                    self._escape_error(
+                        tok,
+                        body_at + i,
+                        length,
+                        "a `\\u` escape is written `\\u{1F600}`: 1 to 6 hex digits naming a Unicode scalar value",
+                    )
                     i = m.end() if m else i + 2
             else:
-                self._escape_error(tok, body_at + i, 2,
-                                   f"unknown escape `\\{e}`: use one of \\n \\t \\r \\\\ \\\" \\0 \\u{{...}}")
+                self._escape_error(
+                    tok,
+                    body_at + i,
+                    2,
+                    f'unknown escape `\\{e}`: use one of \\n \\t \\r \\\\ \\" \\0 \\u{{...}}',
+                )
                 i += 2
         return "".join(out)
 
@@ -575,12 +628,16 @@ class Builder:
             if e in _SIMPLE_ESCAPES:
                 out += _SIMPLE_ESCAPES[e].encode()
                 i += 2
-            elif e == "x" and re.fullmatch(r"[0-9a-fA-F]{2}", body[i + 2:i + 4]):
-                out.append(int(body[i + 2:i + 4], 16))
+            elif e == "x" and re.fullmatch(r"[0-9a-fA-F]{2}", body[i + 2 : i + 4]):
+                out.append(int(body[i + 2 : i + 4], 16))
                 i += 4
             else:
-                self._escape_error(tok, body_at + i, 2,
-                                   f"unknown escape `\\{e}` in bytes: use \\xNN or one of \\n \\t \\r \\\\ \\\" \\0")
+                self._escape_error(
+                    tok,
+                    body_at + i,
+                    2,
+                    f'unknown escape `\\{e}` in bytes: use \\xNN or one of \\n \\t \\r \\\\ \\" \\0',
+                )
                 i += 2
         return bytes(out)
 

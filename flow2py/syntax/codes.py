@@ -1,4 +1,5 @@
 """Syntax diagnostic codes (E001-E099). Imported by the parser so the codes exist whenever it does."""
+
 from flow2py.diagnostics import register
 
 BAD_CHARACTER = register("E001", "bad-character", "a character that cannot start any token")
@@ -8,7 +9,11 @@ UNEXPECTED_TOKEN = register("E004", "unexpected-token", "the parser expected som
 UNCLOSED_BRACKET = register("E005", "unclosed-bracket", "a `(`, `[` or `{` is never closed")
 MIXED_TYPE_BODY = register("E006", "mixed-type-body", "a type body mixes record fields and enum constructors")
 UNKNOWN_EFFECT = register("E007", "unknown-effect", "after `!` only `tool` or `pure` may follow")
-BAD_REST = register("E008", "misplaced-rest", "`..` in a pattern or record literal is written once, in its place")
+BAD_REST = register(
+    "E008", "misplaced-rest", "`..` in a pattern or record literal is written once, in its place"
+)
 TOO_DEEP = register("E009", "too-deeply-nested", "the program nests deeper than the parser can follow")
 BAD_NUMBER = register("E010", "bad-number", "a number literal that is not well formed")
-LONE_SURROGATE = register("E011", "lone-surrogate", "the source holds a lone surrogate, which is not a Unicode scalar value")
+LONE_SURROGATE = register(
+    "E011", "lone-surrogate", "the source holds a lone surrogate, which is not a Unicode scalar value"
+)

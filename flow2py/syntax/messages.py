@@ -1,4 +1,5 @@
 """Words for syntax errors: what the parser expected and what it found, never a token dump."""
+
 from __future__ import annotations
 
 from flow2py.syntax.engine.lark_tables import terminals
@@ -8,8 +9,24 @@ _EXPR = {"INT", "TEXT", "LPAR", "LSQB", "IF", "MATCH"}
 _PATTERN = {"UNDERSCORE", "LOWER", "UPPER", "LPAR", "LSQB"}
 _TYPE = {"UPPER", "LPAR", "LOWER"}
 _DECL = {"USE", "TYPE", "FLOW", "AT"}
-_OPERATORS = {"PLUS", "MINUS", "STAR", "SLASH", "PERCENT", "PLUSPLUS", "OROR", "ANDAND", "EQEQ", "NOTEQ",
-              "LESSTHAN", "LESSEQ", "MORETHAN", "MOREEQ", "QMARK", "DOT"}
+_OPERATORS = {
+    "PLUS",
+    "MINUS",
+    "STAR",
+    "SLASH",
+    "PERCENT",
+    "PLUSPLUS",
+    "OROR",
+    "ANDAND",
+    "EQEQ",
+    "NOTEQ",
+    "LESSTHAN",
+    "LESSEQ",
+    "MORETHAN",
+    "MOREEQ",
+    "QMARK",
+    "DOT",
+}
 
 _WORDS = {
     "LOWER": "a name",
@@ -28,8 +45,20 @@ _WORDS = {
 
 # Order in which expected items are listed (most helpful first).
 _ORDER = [
-    "RPAR", "RSQB", "RBRACE", "COMMA", "EQUAL", "COLON", "ARROW", "FATARROW", "LBRACE", "LPAR",
-    "ELSE", "LOWER", "UPPER", "_SEP",
+    "RPAR",
+    "RSQB",
+    "RBRACE",
+    "COMMA",
+    "EQUAL",
+    "COLON",
+    "ARROW",
+    "FATARROW",
+    "LBRACE",
+    "LPAR",
+    "ELSE",
+    "LOWER",
+    "UPPER",
+    "_SEP",
 ]
 
 
@@ -47,8 +76,20 @@ def describe_expected(expected) -> str:
     items: list[str] = []
     if _EXPR <= exp:
         items.append("an expression")
-        exp -= _EXPR | {"LOWER", "UPPER", "DECIMAL", "DURATION", "BYTES", "TRUE", "FALSE", "MINUS", "BANG",
-                        "LBRACE", "FLOW", "RETURN"}
+        exp -= _EXPR | {
+            "LOWER",
+            "UPPER",
+            "DECIMAL",
+            "DURATION",
+            "BYTES",
+            "TRUE",
+            "FALSE",
+            "MINUS",
+            "BANG",
+            "LBRACE",
+            "FLOW",
+            "RETURN",
+        }
     elif _PATTERN <= exp:
         items.append("a pattern")
         exp -= _PATTERN | {"INT", "DECIMAL", "DURATION", "TEXT", "BYTES", "TRUE", "FALSE", "MINUS"}
@@ -58,7 +99,9 @@ def describe_expected(expected) -> str:
     if exp & _OPERATORS:
         if exp & {"_SEP", "$END"}:
             # An expression could end here: the rest of the set is noise from merged states.
-            return "an operator or " + ("the end of the line" if "_SEP" in exp else "the end of the declaration")
+            return "an operator or " + (
+                "the end of the line" if "_SEP" in exp else "the end of the declaration"
+            )
         items.append("an operator")
         exp -= _OPERATORS
     if _DECL <= exp:

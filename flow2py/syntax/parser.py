@@ -14,6 +14,7 @@ in, and the other declarations still reach the Module. An unclosed bracket at th
 declaration is closed for the parser (and offered as a fix when that makes the file parse
 cleanly).
 """
+
 from __future__ import annotations
 
 import re
@@ -79,11 +80,13 @@ def _parse(source: str, path: str, verify_fixes: bool) -> tuple[ast.Module, list
         try:
             node = _parse_declaration(conf, segment, deepest, source, path, diags, verify_fixes)
         except RecursionError:
-            diags.append(Diagnostic(
-                "E009",
-                "this declaration nests too deeply to be parsed; split it into smaller functions",
-                span_of_token(path, segment[0]),
-            ))
+            diags.append(
+                Diagnostic(
+                    "E009",
+                    "this declaration nests too deeply to be parsed; split it into smaller functions",
+                    span_of_token(path, segment[0]),
+                )
+            )
             continue
         if isinstance(node, ast.Use):
             uses.append(node)
@@ -113,12 +116,14 @@ def _without_surrogates(source: str, path: str, diags: list) -> str:
         at = m.start()
         line = source.count("\n", 0, at) + 1
         column = at - (source.rfind("\n", 0, at) + 1) + 1
-        diags.append(Diagnostic(
-            "E011",
-            f"the source holds U+{ord(m.group()):04X}, a lone surrogate: not a Unicode scalar value, "
-            f"so it cannot be Flow text (it has no UTF-8 form)",
-            ast.Span(path, line, column, line, column + 1, at, at + 1),
-        ))
+        diags.append(
+            Diagnostic(
+                "E011",
+                f"the source holds U+{ord(m.group()):04X}, a lone surrogate: not a Unicode scalar value, "
+                f"so it cannot be Flow text (it has no UTF-8 form)",
+                ast.Span(path, line, column, line, column + 1, at, at + 1),
+            )
+        )
     return _SURROGATE.sub("\ufffd", source)
 
 
@@ -222,11 +227,13 @@ def _parse_declaration(conf, seg, deepest, source, path, diags, verify_fixes):
     in `conf` build nodes as the parser reduces."""
     if deepest > MAX_DEPTH:
         at = seg[_depths(seg).index(MAX_DEPTH + 1)]
-        diags.append(Diagnostic(
-            "E009",
-            f"this declaration nests brackets more than {MAX_DEPTH} deep; split it into smaller functions",
-            span_of_token(path, at),
-        ))
+        diags.append(
+            Diagnostic(
+                "E009",
+                f"this declaration nests brackets more than {MAX_DEPTH} deep; split it into smaller functions",
+                span_of_token(path, at),
+            )
+        )
         return None
     fed = _feed_with_recovery(conf, seg, path, diags)
     if fed is None:
@@ -271,8 +278,13 @@ def _feed_with_recovery(conf, seg, path, diags) -> tuple[State, int] | None:
             return None  # recovery did not get past this token: give the declaration up
         errors += 1
         if tok.type in CLOSERS and not _has_opener(seg, i):
-            diags.append(Diagnostic("E004", f"this `{tok.value}` has no matching opening `{_OPEN_TEXT[tok.type]}`",
-                                    span_of_token(path, tok)))
+            diags.append(
+                Diagnostic(
+                    "E004",
+                    f"this `{tok.value}` has no matching opening `{_OPEN_TEXT[tok.type]}`",
+                    span_of_token(path, tok),
+                )
+            )
             if errors >= MAX_ERRORS_PER_DECL:
                 return None
             i += 1  # drop the stray closer and go on
@@ -304,18 +316,25 @@ def _resume_point(seg: list[Tok], depths: list[int], i: int) -> int | None:
     return None
 
 
-def _unclosed_diagnostic(unclosed: list[Tok], seg: list[Tok], source: str, path: str, verify_fixes: bool) -> Diagnostic:
+def _unclosed_diagnostic(
+    unclosed: list[Tok], seg: list[Tok], source: str, path: str, verify_fixes: bool
+) -> Diagnostic:
     """E005 for the innermost bracket left open, with the closers as a fix when inserting them
     makes the whole file parse cleanly (checked only when `verify_fixes`)."""
     closers = "".join(_CLOSE_TEXT[t.type] for t in reversed(unclosed))
     opener = unclosed[-1]
     fix = ()
     if verify_fixes:
-        fixed = source[: seg[-1].end_pos] + "\n" + closers + source[seg[-1].end_pos:]
+        fixed = source[: seg[-1].end_pos] + "\n" + closers + source[seg[-1].end_pos :]
         _, again = _parse(fixed, path, verify_fixes=False)
         if not again:
             at = seg[-1]
-            edit = Edit(ast.Span(path, at.end_line, at.end_column, at.end_line, at.end_column, at.end_pos, at.end_pos), "\n" + closers)
+            edit = Edit(
+                ast.Span(
+                    path, at.end_line, at.end_column, at.end_line, at.end_column, at.end_pos, at.end_pos
+                ),
+                "\n" + closers,
+            )
             fix = (Fix(f"insert `{closers}` to close what is open", (edit,), True),)
     return Diagnostic(
         "E005",

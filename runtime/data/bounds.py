@@ -23,6 +23,7 @@ A JSON text that breaks a bound is refused with the path of the offending place 
 found after the C parser returns (its hooks cannot know where they are) or, for nesting, by a
 token scan of the text up to the place where it gets too deep.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,14 +35,33 @@ from typing import Any, Optional
 
 from flowrt.data.numtext import int_from_text, int_text
 from flowrt.data.typedesc import (
-    _GENERATION, DecodeError, DictOf, ListOf, Named, SetOf, Token, TupleOf, _Prim, fields_of,
+    _GENERATION,
+    DecodeError,
+    DictOf,
+    ListOf,
+    Named,
+    SetOf,
+    Token,
+    TupleOf,
+    _Prim,
+    fields_of,
 )
 from flowrt.data.values import Dict, List, Record, Set, _Data, show
 
-__all__ = ["MAX_TEXT", "MAX_DEPTH", "MAX_DIGITS", "loads_exact", "walk_depth", "unbounded",
-           "decimal_digits", "surrogate_at", "significand_digits", "preview"]
+__all__ = [
+    "MAX_TEXT",
+    "MAX_DEPTH",
+    "MAX_DIGITS",
+    "loads_exact",
+    "walk_depth",
+    "unbounded",
+    "decimal_digits",
+    "surrogate_at",
+    "significand_digits",
+    "preview",
+]
 
-MAX_TEXT = 64 * 2 ** 20  # characters of one JSON text
+MAX_TEXT = 64 * 2**20  # characters of one JSON text
 MAX_DEPTH = 128  # arrays/objects inside one another (serde_json's default too)
 MAX_DIGITS = 4300  # digits of a number in JSON text; digits of a Decimal written out
 
@@ -99,9 +119,12 @@ def _too_deep(text: str) -> bool:
     levels = b"".join(data.translate(None, _DROP).split(b'"')[::2]).translate(_LEVEL)
     depth = 0
     for start in range(0, len(levels), _BLOCK):
-        block = levels[start:start + _BLOCK]
+        block = levels[start : start + _BLOCK]
         opens = block.count(2)
-        if depth + opens > MAX_DEPTH and depth + max(map(operator.sub, accumulate(block), count(1))) > MAX_DEPTH:
+        if (
+            depth + opens > MAX_DEPTH
+            and depth + max(map(operator.sub, accumulate(block), count(1))) > MAX_DEPTH
+        ):
             return True
         depth += 2 * opens - len(block)
     return False
@@ -203,8 +226,9 @@ def loads_exact(text: str | bytes) -> Any:
         return bad
 
     try:
-        value = json.loads(text, object_pairs_hook=pairs, parse_int=integer, parse_float=number,
-                           parse_constant=_no_constant)
+        value = json.loads(
+            text, object_pairs_hook=pairs, parse_int=integer, parse_float=number, parse_constant=_no_constant
+        )
     except RecursionError:  # within MAX_DEPTH, but the caller's own stack is already deep
         raise DecodeError("$", "nested too deeply for this process's stack") from None
     if problems:
@@ -232,6 +256,7 @@ def _path_to(root, target) -> str:
 
 
 # ---- Python values --------------------------------------------------------------------------------
+
 
 def _children(v):
     """(step, child) pairs of a container in a Python value, or None for a leaf."""
@@ -278,8 +303,10 @@ def walk_depth(value, path: str = "$") -> None:
             while me > 0:
                 me, step = entries[me]
                 steps.append(step)
-            raise DecodeError(_path(path, [s if type(s) in (int, _Written) else str(s) for s in reversed(steps)]),
-                              f"nested deeper than {MAX_DEPTH} levels")
+            raise DecodeError(
+                _path(path, [s if type(s) in (int, _Written) else str(s) for s in reversed(steps)]),
+                f"nested deeper than {MAX_DEPTH} levels",
+            )
         todo.extend((x, depth + 1, me, k) for k, x in kids)
 
 
@@ -349,6 +376,7 @@ def _nesting_of(d, active: set, memo: dict, level: int) -> Optional[int]:
 
 # ---- numbers and text ---------------------------------------------------------------------------
 
+
 def decimal_digits(d: Decimal) -> int:
     """The digits of a finite Decimal written out without exponent (`format(d, "f")`, sign and
     point not counted); a positive exponent is written as zeros (Flow text has no exponent).
@@ -384,7 +412,7 @@ def preview(v) -> str:
     out: list = []
     _preview(v, out, 0)
     s = "".join(out)
-    return s if len(s) <= _GOT else s[:_GOT - 3] + "..."
+    return s if len(s) <= _GOT else s[: _GOT - 3] + "..."
 
 
 def _budget_left(out) -> bool:
@@ -410,14 +438,19 @@ def _preview(v, out, depth):
                 out.append("...")
                 break
             if pairs:
-                out.append(json.dumps(x[0] if type(x[0]) is str else _scalar_text(x[0])[:_GOT],
-                                      ensure_ascii=False) + ": ")
+                out.append(
+                    json.dumps(x[0] if type(x[0]) is str else _scalar_text(x[0])[:_GOT], ensure_ascii=False)
+                    + ": "
+                )
                 x = x[1]
             _preview(x, out, depth + 1)
         out.append("}" if pairs else "]")
     elif depth and t is not int and t is not float:  # inside JSON: as json.dumps(default=str)
-        out.append(json.dumps(_scalar_text(v)[:_GOT], ensure_ascii=False) if t is not str
-                   else json.dumps(v[:_GOT], ensure_ascii=False))
+        out.append(
+            json.dumps(_scalar_text(v)[:_GOT], ensure_ascii=False)
+            if t is not str
+            else json.dumps(v[:_GOT], ensure_ascii=False)
+        )
     else:
         out.append(_scalar_text(v))
 

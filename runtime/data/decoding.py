@@ -15,6 +15,7 @@ to `decode`, which decides and words the error, so both paths always agree. Comp
 follow `field_types`: it bumps `_GENERATION` (flowrt.data.typedesc), and a decoder built before then is
 built again on its next use.
 """
+
 from __future__ import annotations
 
 import base64
@@ -26,18 +27,47 @@ from datetime import datetime
 from decimal import Decimal
 
 from flowrt.data.bounds import (
-    MAX_DIGITS, decimal_digits, loads_exact, preview, significand_digits, surrogate_at, unbounded,
+    MAX_DIGITS,
+    decimal_digits,
+    loads_exact,
+    preview,
+    significand_digits,
+    surrogate_at,
+    unbounded,
     walk_depth,
 )
 from flowrt.data.facts import ParkedTask
 from flowrt.data.numtext import int_from_text
 from flowrt.data.typedesc import (
-    _GENERATION, DecodeError, DictOf, ListOf, Named, SetOf, T, Token, TupleOf, Var, _Prim,
-    fields_of, type_text,
+    _GENERATION,
+    DecodeError,
+    DictOf,
+    ListOf,
+    Named,
+    SetOf,
+    T,
+    Token,
+    TupleOf,
+    Var,
+    _Prim,
+    fields_of,
+    type_text,
 )
 from flowrt.data.values import (
-    NONE, Dict, Duration, Enum, HostToken, Instant, List, Option, Record, Set, dict_of, list_of,
-    set_of, show,
+    NONE,
+    Dict,
+    Duration,
+    Enum,
+    HostToken,
+    Instant,
+    List,
+    Option,
+    Record,
+    Set,
+    dict_of,
+    list_of,
+    set_of,
+    show,
 )
 
 #: Who admits the host tokens and opaque values a decode meets (docs/spec/tools.md "Host tokens",
@@ -74,7 +104,7 @@ def _canon_decimal(d: Decimal) -> Decimal:
 _QCTX = decimal.Context(prec=decimal.MAX_PREC, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
 
 
-_INT_END = 10 ** MAX_DIGITS  # an admitted Int has at most MAX_DIGITS digits, whatever its form
+_INT_END = 10**MAX_DIGITS  # an admitted Int has at most MAX_DIGITS digits, whatever its form
 
 
 def _restoring() -> bool:
@@ -103,7 +133,9 @@ def _dec_decimal(d, v, path):
         return _bounded(Decimal(v), path)
     if t is str:
         if significand_digits(v) > MAX_DIGITS:  # before the regex and the conversion
-            raise DecodeError(path, f"a number of {significand_digits(v)} digits; at most {MAX_DIGITS} are admitted")
+            raise DecodeError(
+                path, f"a number of {significand_digits(v)} digits; at most {MAX_DIGITS} are admitted"
+            )
         if _DEC_RE.match(v):
             try:
                 x = Decimal(v)
@@ -161,8 +193,15 @@ def _dec_unit(d, v, path):
 
 
 _DUR_RE = re.compile(r"(-?[0-9]+)(ns|us|ms|s|m|h|d)\Z")
-_DUR_UNIT = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000, "m": 60_000_000_000,
-             "h": 3_600_000_000_000, "d": 86_400_000_000_000}
+_DUR_UNIT = {
+    "ns": 1,
+    "us": 1_000,
+    "ms": 1_000_000,
+    "s": 1_000_000_000,
+    "m": 60_000_000_000,
+    "h": 3_600_000_000_000,
+    "d": 86_400_000_000_000,
+}
 
 
 def _dec_duration(d, v, path):
@@ -175,7 +214,7 @@ def _dec_duration(d, v, path):
     else:
         if t is str and len(v) > MAX_DIGITS:
             raise DecodeError(path, f"a Duration text of {len(v)} characters is not admitted")
-        _fail(path, "Duration (integer nanoseconds or like \"250ms\")", v)
+        _fail(path, 'Duration (integer nanoseconds or like "250ms")', v)
     if not -_INT_END < n < _INT_END and not _restoring():
         raise DecodeError(path, f"a Duration of more than {MAX_DIGITS} digits of nanoseconds is not admitted")
     return v if t is Duration else Duration(n)
@@ -185,7 +224,7 @@ _ISO_RE = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d
 
 
 # Instants RFC 3339 can write: the years 0001 to 9999 (a later one could not be shown).
-_INSTANT_MIN, _INSTANT_END = -62_135_596_800 * 10 ** 9, 253_402_300_800 * 10 ** 9
+_INSTANT_MIN, _INSTANT_END = -62_135_596_800 * 10**9, 253_402_300_800 * 10**9
 
 
 def _dec_instant(d, v, path):
@@ -193,8 +232,9 @@ def _dec_instant(d, v, path):
     if t is Instant or t is int:
         n = v.nanos if t is Instant else v
         if not _INSTANT_MIN <= n < _INSTANT_END and not _restoring():
-            raise DecodeError(path, "expected an Instant in the years 0001 to 9999, got "
-                                    f"{_got(n)} nanoseconds from 1970")
+            raise DecodeError(
+                path, f"expected an Instant in the years 0001 to 9999, got {_got(n)} nanoseconds from 1970"
+            )
         return v if t is Instant else Instant(v)
     if t is str:
         m = _ISO_RE.match(v)
@@ -244,14 +284,17 @@ def _dec_dict(d, v, path):
     fk, fv = _DECODERS[type(kd)], _DECODERS[type(vd)]
     t = type(v)
     if t is Dict:
-        pairs = [(fk(kd, k, f"{path}.<key {_got(k)}>"), fv(vd, x, f"{path}[{_got(k)}]")) for k, x in v.items()]
+        pairs = [
+            (fk(kd, k, f"{path}.<key {_got(k)}>"), fv(vd, x, f"{path}[{_got(k)}]")) for k, x in v.items()
+        ]
         if all(a is k and b is x for (a, b), (k, x) in zip(pairs, v.items())):
             return v
         return dict_of(pairs)
     if t is dict:
         if kd == T.TEXT or not v or not all(type(k) is str for k in v):
-            pairs = [(fk(kd, k, f"{path}.<key {_got(k)}>"), fv(vd, x, f"{path}[{_got(k)}]"))
-                     for k, x in v.items()]
+            pairs = [
+                (fk(kd, k, f"{path}.<key {_got(k)}>"), fv(vd, x, f"{path}[{_got(k)}]")) for k, x in v.items()
+            ]
             return dict_of(pairs)
         _fail(path, f"{type_text(d)} (an array of [key, value] pairs)", v)
     if (t is list or t is tuple or t is List) and kd != T.TEXT:
@@ -273,7 +316,9 @@ def _dec_tuple(d, v, path):
     t = type(v)
     if t is tuple or t is list or t is List:
         if len(v) != len(d.items):
-            raise DecodeError(path, f"expected {type_text(d)} ({len(d.items)} elements), got {len(v)} elements")
+            raise DecodeError(
+                path, f"expected {type_text(d)} ({len(d.items)} elements), got {len(v)} elements"
+            )
         out = tuple(_DECODERS[type(td)](td, x, f"{path}[{i}]") for i, (td, x) in enumerate(zip(d.items, v)))
         if t is tuple and all(a is b for a, b in zip(out, v)):
             return v
@@ -284,16 +329,20 @@ def _dec_tuple(d, v, path):
 def _dec_token(d, v, path):
     if type(v) is HostToken:
         if v.type_id != d.type_id:
-            raise DecodeError(path, f"expected a {type_text(d)} token, got a {v.type_id.rsplit('::', 1)[-1]} token")
+            raise DecodeError(
+                path, f"expected a {type_text(d)} token, got a {v.type_id.rsplit('::', 1)[-1]} token"
+            )
         tok = v
     elif type(v) is dict and len(v) == 1 and "$token" in v and type(v["$token"]) is str:
         tok = HostToken(d.type_id, v["$token"])
     else:
-        _fail(path, f"{type_text(d)} (a host token {{\"$token\": ...}})", v)
+        _fail(path, f'{type_text(d)} (a host token {{"$token": ...}})', v)
     at = surrogate_at(tok.token)
     if at >= 0:  # it is recorded, and a lone surrogate has no UTF-8 form
-        raise DecodeError(path, f"a host token is Unicode text: a lone surrogate U+{ord(tok.token[at]):04X} "
-                                f"at character {at}")
+        raise DecodeError(
+            path,
+            f"a host token is Unicode text: a lone surrogate U+{ord(tok.token[at]):04X} at character {at}",
+        )
     policy = ADMISSION.get()
     if policy is not None:
         policy.token(tok, path)
@@ -380,30 +429,48 @@ def _dec_named(d, v, path):
     if type(v) is str:
         vc = variants.get(v)
         if vc is None:
-            raise DecodeError(path, f"expected {type_text(d)}, got unknown constructor {_got(v)} "
-                                    f"(one of {', '.join(variants)})")
+            raise DecodeError(
+                path,
+                f"expected {type_text(d)}, got unknown constructor {_got(v)} (one of {', '.join(variants)})",
+            )
         if vc.__flow_fields__:
-            raise DecodeError(path, f"constructor {v} needs a payload: {{\"{v}\": ...}}")
+            raise DecodeError(path, f'constructor {v} needs a payload: {{"{v}": ...}}')
         return vc.INSTANCE
     if type(v) is dict and len(v) == 1:
-        (name, payload), = v.items()
+        ((name, payload),) = v.items()
         vc = variants.get(name)
         if vc is None:
-            raise DecodeError(path, f"expected {type_text(d)}, got unknown constructor {_got(name)} "
-                                    f"(one of {', '.join(variants)})")
+            raise DecodeError(
+                path,
+                f"expected {type_text(d)}, got unknown constructor {_got(name)} "
+                f"(one of {', '.join(variants)})",
+            )
         if not vc.__flow_fields__:
-            raise DecodeError(f"{path}.{name}", f"constructor {name} has no payload: write \"{name}\"")
+            raise DecodeError(f"{path}.{name}", f'constructor {name} has no payload: write "{name}"')
         return vc(*_fields_from(vc, args, payload, path, f"{path}.{name}"))
     _fail(path, type_text(d), v)
 
 
 _DECODERS = {
-    _Prim: None, ListOf: _dec_list, SetOf: _dec_set, DictOf: _dec_dict, TupleOf: _dec_tuple,
-    Named: _dec_named, Var: _dec_var, Token: _dec_token, type(None): _dec_handle,
+    _Prim: None,
+    ListOf: _dec_list,
+    SetOf: _dec_set,
+    DictOf: _dec_dict,
+    TupleOf: _dec_tuple,
+    Named: _dec_named,
+    Var: _dec_var,
+    Token: _dec_token,
+    type(None): _dec_handle,
 }
 _PRIMS = {
-    "Int": _dec_int, "Decimal": _dec_decimal, "Text": _dec_text, "Bytes": _dec_bytes,
-    "Bool": _dec_bool, "Unit": _dec_unit, "Duration": _dec_duration, "Instant": _dec_instant,
+    "Int": _dec_int,
+    "Decimal": _dec_decimal,
+    "Text": _dec_text,
+    "Bytes": _dec_bytes,
+    "Bool": _dec_bool,
+    "Unit": _dec_unit,
+    "Duration": _dec_duration,
+    "Instant": _dec_instant,
 }
 
 
@@ -425,6 +492,7 @@ def decode(desc, value, path: str = "$"):
 
 
 # ---- compiled decoders -----------------------------------------------------------------------
+
 
 class _Slow(Exception):
     """A compiled decoder met a value its fast path does not take: `decode` decides."""
@@ -505,21 +573,25 @@ def _compile_node(d, memo):
     if t is _Prim:
         name = d.name
         if name == "Int":
+
             def f(v):
                 if type(v) is int and -_INT_END < v < _INT_END:
                     return v
                 raise _SLOW
         elif name == "Text":
+
             def f(v):
                 if type(v) is str and (v.isascii() or surrogate_at(v) < 0):
                     return v
                 raise _SLOW
         elif name == "Bool":
+
             def f(v):
                 if type(v) is bool:
                     return v
                 raise _SLOW
         elif name == "Unit":
+
             def f(v):
                 if v is None:
                     return None
@@ -540,10 +612,13 @@ def _compile_node(d, memo):
                     return v
                 return list_of(out)
             raise _SLOW
+
         return f
     if t is Var:
+
         def f(v):
             raise _SLOW
+
         return f
     if t is Named:
         cls = d.cls
@@ -580,6 +655,7 @@ def _payload(vc, args, memo):
                 else:
                     raise _SLOW
             return out
+
         return f
     if len(names) == 1:
         f0 = fs[0]
@@ -590,6 +666,7 @@ def _payload(vc, args, memo):
         if (type(p) is list or type(p) is tuple) and len(p) == n:
             return [fd(x) for fd, x in zip(fs, p)]
         raise _SLOW
+
     return f
 
 
@@ -602,6 +679,7 @@ def _compile_record(d, memo):
         if type(v) is dict:
             return cls(*payload(v))
         return slow(v)
+
     return f
 
 
@@ -632,4 +710,5 @@ def _compile_enum(d, memo):
                 return x
             raise _SLOW
         return slow(v)
+
     return f

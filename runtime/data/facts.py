@@ -7,6 +7,7 @@ as the program receives it: `Ok(v)` or `Err(problem)` of the call's Result<T, To
 Every fact produced by a run passes through one Recorder (see `Recorder`), live or resumed; replay
 reads facts and never records.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -16,6 +16,7 @@ Two ways in, one mechanism:
 No import hooks are installed: each module is compiled and executed here, then placed in
 `sys.modules`, so a later `import pkg.main` finds it.
 """
+
 from __future__ import annotations
 
 import ast
@@ -54,9 +55,19 @@ class Program:
                   Built from the loaded modules (`rt.class_table`) unless given.
     """
 
-    def __init__(self, identity: str, std: str, entry_module: str, sources: dict, modules: dict,
-                 files: Optional[dict] = None, tools: tuple = (), entries: Optional[dict] = None,
-                 package: Optional[str] = None, classes: Optional[ClassTable] = None):
+    def __init__(
+        self,
+        identity: str,
+        std: str,
+        entry_module: str,
+        sources: dict,
+        modules: dict,
+        files: Optional[dict] = None,
+        tools: tuple = (),
+        entries: Optional[dict] = None,
+        package: Optional[str] = None,
+        classes: Optional[ClassTable] = None,
+    ):
         self.identity = identity
         self.std = std
         self.entry_module = entry_module
@@ -67,8 +78,11 @@ class Program:
         self.entries = dict(entries or {})
         self.package = package
         self._classes = classes
-        if classes is None and package is not None and all(
-                f"{package}.{m}" in sys.modules for m in self.modules.values()):
+        if (
+            classes is None
+            and package is not None
+            and all(f"{package}.{m}" in sys.modules for m in self.modules.values())
+        ):
             # taken now, from the modules this package loaded: a later package loaded under the
             # same name (replacing them in sys.modules) does not change this program's classes
             self._classes = self._module_classes()
@@ -92,7 +106,9 @@ class Program:
             return self.entries[name]
         except KeyError:
             known = ", ".join(sorted(self.entries)) or "none"
-            raise LookupError(f"no entry function {name!r} in module {self.entry_module!r} (entries: {known})") from None
+            raise LookupError(
+                f"no entry function {name!r} in module {self.entry_module!r} (entries: {known})"
+            ) from None
 
     def module(self, key: str) -> types.ModuleType:
         """The loaded Python module of the Flow module `key`."""
@@ -116,8 +132,17 @@ def flow_lines(py_source: str) -> dict[int, tuple[str, int]]:
     return out
 
 
-_COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.While, ast.For,
-             ast.With, ast.Try, ast.Match)
+_COMPOUND = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.If,
+    ast.While,
+    ast.For,
+    ast.With,
+    ast.Try,
+    ast.Match,
+)
 
 
 def _header_end(node) -> int:

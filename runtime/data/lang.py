@@ -9,6 +9,7 @@ generator function run by the trampoline, where f is a generator function and ea
 Collections come from flowrt.data.values; iteration over a Dict or Set is in sorted order, so every
 function here computes the same result in every process.
 """
+
 from __future__ import annotations
 
 import decimal
@@ -148,8 +149,7 @@ def decimal_floor(a):
 
 def decimal_round(a, places):
     """Rounded to `places` digits after the point, half to even (negative places: to tens, ...)."""
-    r = a.quantize(Decimal(1).scaleb(-places), rounding=decimal.ROUND_HALF_EVEN,
-                   context=_ROUND_CONTEXT)
+    r = a.quantize(Decimal(1).scaleb(-places), rounding=decimal.ROUND_HALF_EVEN, context=_ROUND_CONTEXT)
     return r.quantize(Decimal(1), context=_ROUND_CONTEXT) if places < 0 else r
 
 
@@ -564,10 +564,14 @@ def set_difference(a, b):
 
 
 __all__ = sorted(
-    n for n, v in list(globals().items())
-    if not n.startswith("_") and callable(v) and n.split("_", 1)[0] in {
-        "bool", "data", "int", "decimal", "text", "bytes", "duration", "instant", "list", "dict", "set"}
-    and "_" in n and n not in {"dict_of", "set_of"}
+    n
+    for n, v in list(globals().items())
+    if not n.startswith("_")
+    and callable(v)
+    and n.split("_", 1)[0]
+    in {"bool", "data", "int", "decimal", "text", "bytes", "duration", "instant", "list", "dict", "set"}
+    and "_" in n
+    and n not in {"dict_of", "set_of"}
 )
 
 from flowrt.data.lang_task import task_await, task_first, task_spawn, task_stop  # noqa: E402,F401  (driver helper)

@@ -5,6 +5,7 @@ generator functions are the same operations as function values, for code that pa
 `task.spawn` around (`fs.map(task.spawn)`). A task spawned here belongs to this small frame and,
 being its return value, is handed straight to the caller (docs/spec/concurrency.md).
 """
+
 from __future__ import annotations
 
 from flowrt.data.requests import Await, First, Spawn, StopTask, fn

@@ -12,6 +12,7 @@ smallest limit Python accepts is 640 digits). Input text is bounded separately
 The split is divide and conquer on powers of ten, as CPython 3.12's `_pylong` does: it costs
 what the divisions cost, and only values beyond the limit take it.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -23,7 +24,7 @@ _CHUNK = 600  # digits converted by one str()/int() call: under the smallest lim
 
 @lru_cache(maxsize=64)
 def _pow10(k: int) -> int:
-    return 10 ** k
+    return 10**k
 
 
 def int_text(n: int) -> str:

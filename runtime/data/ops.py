@@ -10,6 +10,7 @@ documents: the quotient rounded to 28 significant digits, half to even (exact wh
 quotient fits in 28 digits: `1.00 / 4 == 0.25`); by zero is a fault. Generated code calls
 `dec_add` &c. (not `+`, whose Python meaning depends on the thread's current decimal context).
 """
+
 from __future__ import annotations
 
 import functools
@@ -20,9 +21,23 @@ from decimal import Decimal
 from flowrt.data.values import Duration
 
 __all__ = [
-    "Fault", "DECIMAL_CONTEXT", "DIV_CONTEXT", "int_div", "int_rem", "int_pow",
-    "dec_add", "dec_sub", "dec_mul", "dec_div", "dec_neg", "dec_from_int",
-    "dur_div", "text_at", "text_slice", "Tail", "bouncing",
+    "Fault",
+    "DECIMAL_CONTEXT",
+    "DIV_CONTEXT",
+    "int_div",
+    "int_rem",
+    "int_pow",
+    "dec_add",
+    "dec_sub",
+    "dec_mul",
+    "dec_div",
+    "dec_neg",
+    "dec_from_int",
+    "dur_div",
+    "text_at",
+    "text_slice",
+    "Tail",
+    "bouncing",
 ]
 
 
@@ -69,8 +84,14 @@ DECIMAL_CONTEXT = decimal.Context(
     Emax=decimal.MAX_EMAX,
     Emin=decimal.MIN_EMIN,
     rounding=decimal.ROUND_HALF_EVEN,
-    traps=[decimal.InvalidOperation, decimal.DivisionByZero, decimal.Overflow,
-           decimal.Inexact, decimal.Rounded, decimal.Clamped],
+    traps=[
+        decimal.InvalidOperation,
+        decimal.DivisionByZero,
+        decimal.Overflow,
+        decimal.Inexact,
+        decimal.Rounded,
+        decimal.Clamped,
+    ],
 )
 
 
@@ -89,7 +110,7 @@ def int_rem(a: int, b: int) -> int:
 def int_pow(a: int, b: int) -> int:
     if b < 0:
         raise Fault("negative integer exponent")
-    return a ** b
+    return a**b
 
 
 def dec_add(a: Decimal, b: Decimal) -> Decimal:
@@ -113,7 +134,10 @@ def dec_from_int(i: int) -> Decimal:
 
 
 DIV_CONTEXT = decimal.Context(
-    prec=28, rounding=decimal.ROUND_HALF_EVEN, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN,
+    prec=28,
+    rounding=decimal.ROUND_HALF_EVEN,
+    Emax=decimal.MAX_EMAX,
+    Emin=decimal.MIN_EMIN,
     traps=[decimal.InvalidOperation, decimal.DivisionByZero, decimal.Overflow],
 )
 

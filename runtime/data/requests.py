@@ -8,14 +8,27 @@ the answer as the value of the `yield` expression. A tail call is *returned*, no
 Requests are plain slotted classes, not dataclasses: the driver dispatches on `type(req) is ...`
 and a generated program creates one per Tool call, so construction must cost one small call.
 """
+
 from __future__ import annotations
 
 import functools
 from typing import Any, Callable, Optional
 
 __all__ = [
-    "ToolSpec", "ToolCall", "ParkCall", "Spawn", "Await", "StopTask", "First", "TailCall",
-    "FlowFn", "fn", "lift", "with_type_args", "module_resolver", "MAX_DEPTH",
+    "ToolSpec",
+    "ToolCall",
+    "ParkCall",
+    "Spawn",
+    "Await",
+    "StopTask",
+    "First",
+    "TailCall",
+    "FlowFn",
+    "fn",
+    "lift",
+    "with_type_args",
+    "module_resolver",
+    "MAX_DEPTH",
 ]
 
 #: Frames one task's explicit stack may hold; one more is the fault "stack exhausted".
@@ -34,8 +47,7 @@ class ToolSpec:
 
     __slots__ = ("tool_id", "name", "params", "result", "type_params", "admitters", "checks")
 
-    def __init__(self, tool_id: str, name: str, params: tuple = (), result: Any = None,
-                 type_params: int = 0):
+    def __init__(self, tool_id: str, name: str, params: tuple = (), result: Any = None, type_params: int = 0):
         self.tool_id = tool_id
         self.name = name
         self.params = tuple(params)
@@ -69,8 +81,14 @@ class ToolCall:
         return f"ToolCall({self.spec.name}, {self.args!r})"
 
 
-def ParkCall(spec: ToolSpec, args: tuple = (), ctor: Optional[type] = None, data: tuple = (),
-             at: int = 0, type_args: tuple = ()) -> ToolCall:
+def ParkCall(
+    spec: ToolSpec,
+    args: tuple = (),
+    ctor: Optional[type] = None,
+    data: tuple = (),
+    at: int = 0,
+    type_args: tuple = (),
+) -> ToolCall:
     """The whole body of a *parkable* task (abi.md, "Parkable tasks").
 
     `return (yield rt.ParkCall(SPEC, args, ctor, data, at))` makes the Tool call and returns

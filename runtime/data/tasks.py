@@ -10,6 +10,7 @@ built from an enum can nest 100,000 levels): `scan` uses an explicit stack. `reb
 only to replace tasks inside checkpoint arguments, which are rare and shallow) recurses, and a
 RecursionError there only declines the checkpoint.
 """
+
 from __future__ import annotations
 
 import decimal
@@ -19,33 +20,61 @@ from typing import Any, Callable, Optional
 
 from flowrt.data.facts import ParkedTask
 from flowrt.data.values import (
-    STD_CLASSES, ClassTable, Dict, Duration, Enum, HostToken, Hole, Instant, List, Record, Set,
-    dict_of, list_of, set_of,
+    STD_CLASSES,
+    ClassTable,
+    Dict,
+    Duration,
+    Enum,
+    HostToken,
+    Hole,
+    Instant,
+    List,
+    Record,
+    Set,
+    dict_of,
+    list_of,
+    set_of,
 )
 
 __all__ = ["Task"]
 
 # Task states
-READY = 0      # in the ready queue, or new (not started)
-CALL = 1       # blocked on its open Tool call
-AWAIT = 2      # blocked in task.await
-FIRST = 3      # blocked in task.first
-FINISHED = 4   # its outermost frame returned; `value` holds the result
-STOPPED = 5    # stopped while running
-FAULTED = 6    # raised a fault (the run is ending)
+READY = 0  # in the ready queue, or new (not started)
+CALL = 1  # blocked on its open Tool call
+AWAIT = 2  # blocked in task.await
+FIRST = 3  # blocked in task.first
+FINISHED = 4  # its outermost frame returned; `value` holds the result
+STOPPED = 5  # stopped while running
+FAULTED = 6  # raised a fault (the run is ending)
 
 
 class Task:
     """A task: an id, an explicit stack of generator frames, and its place in the ownership tree."""
 
     __slots__ = (
-        "id", "stack", "start", "resume", "state", "value", "call", "ncalls", "nspawns",
-        "owned", "owner", "odepth", "waiters", "waiting", "finish_seq", "settled", "parked",
+        "id",
+        "stack",
+        "start",
+        "resume",
+        "state",
+        "value",
+        "call",
+        "ncalls",
+        "nspawns",
+        "owned",
+        "owner",
+        "odepth",
+        "waiters",
+        "waiting",
+        "finish_seq",
+        "settled",
+        "parked",
         "__weakref__",
     )
 
-    def __init__(self, id: str, start: Optional[Callable] = None, owner: Optional["Task"] = None,
-                 odepth: int = 0):
+    def __init__(
+        self, id: str, start: Optional[Callable] = None, owner: Optional["Task"] = None, odepth: int = 0
+    ):
         self.id = id
         self.stack: list = []
         self.start = start  # zero-argument callable run when the task first runs
@@ -73,9 +102,20 @@ class Task:
         return f"<task {self.id}>"
 
 
-_ATOMS = frozenset({
-    str, int, bool, float, type(None), bytes, decimal.Decimal, Duration, Instant, HostToken,
-})
+_ATOMS = frozenset(
+    {
+        str,
+        int,
+        bool,
+        float,
+        type(None),
+        bytes,
+        decimal.Decimal,
+        Duration,
+        Instant,
+        HostToken,
+    }
+)
 _FUNCS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, functools.partial, type)
 
 
@@ -204,6 +244,7 @@ def rebuild(value: Any, swap: Callable[[Any], Any], kinds: tuple) -> Any:
 
 
 # ---- the constructor of a parked task, as a checkpoint names it ---------------------------------
+
 
 def ctor_text(cls: Optional[type], at: int) -> Optional[str]:
     """`main::Msg.Received` (enum constructor) or `main::Arrived` (record), then `#at` when the

@@ -9,6 +9,7 @@ aligned with `__flow_fields__`, where `T.Var(i)` is the class's i-th type parame
 set it to a zero-argument callable instead (for types that refer to classes defined later); it is
 called once, on first use. A class with `__flow_opaque__ = True` is never built by decoding.
 """
+
 from __future__ import annotations
 
 import base64
@@ -17,12 +18,39 @@ from decimal import Decimal
 from typing import Any
 
 from flowrt.data.values import (
-    Dict, Duration, Enum, Err, Failed, HostToken, Instant, List, Malformed, NotRun, Ok, Option,
-    Record, Result, Set, Some, ToolProblem, Unknown, show,
+    Dict,
+    Duration,
+    Enum,
+    Err,
+    Failed,
+    HostToken,
+    Instant,
+    List,
+    Malformed,
+    NotRun,
+    Ok,
+    Option,
+    Record,
+    Result,
+    Set,
+    Some,
+    ToolProblem,
+    Unknown,
+    show,
 )
 
-__all__ = ["T", "DecodeError", "to_json", "type_text", "field_types", "fields_of", "subst",
-           "TypeTextError", "parse_type_text", "names_types"]
+__all__ = [
+    "T",
+    "DecodeError",
+    "to_json",
+    "type_text",
+    "field_types",
+    "fields_of",
+    "subst",
+    "TypeTextError",
+    "parse_type_text",
+    "names_types",
+]
 
 
 class DecodeError(Exception):
@@ -44,6 +72,7 @@ def unicode_text(s: str) -> str:
 
 
 # ---- descriptors ------------------------------------------------------------------------------
+
 
 class _Desc:
     __slots__ = ()
@@ -250,6 +279,7 @@ def fields_of(cls, args: tuple = ()) -> tuple:
 
 # ---- type text -------------------------------------------------------------------------------
 
+
 def _class_name(cls) -> str:
     return cls.__dict__.get("__flow_name__") or getattr(cls, "__flow_name__", cls.__name__)
 
@@ -277,8 +307,8 @@ def type_text(d) -> str:
     raise TypeError(f"not a type descriptor: {d!r}")
 
 
-
 # ---- type text back to a descriptor ---------------------------------------------------------
+
 
 class TypeTextError(ValueError):
     """A type text that names no type of the program, or more than one."""
@@ -396,6 +426,7 @@ def names_types(texts: tuple, descs: tuple, classes) -> bool:
 
 # ---- JSON form -------------------------------------------------------------------------------
 
+
 def to_json(v) -> Any:
     """The plain JSON form of a Flow data value (Decimals become strings, Bytes base64)."""
     t = type(v)
@@ -433,4 +464,3 @@ def to_json(v) -> Any:
             return {t.__flow_ctor__: to_json(vals[0])}
         return {t.__flow_ctor__: [to_json(x) for x in vals]}
     raise TypeError(f"not Flow data: {show(v)}")
-

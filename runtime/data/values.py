@@ -26,6 +26,7 @@ Flow data is totally ordered: Python's `<` works on every data value here (recor
 order, enum values by constructor tag then payload, lists lexicographically, dicts and sets by
 their sorted contents).
 """
+
 from __future__ import annotations
 
 import decimal
@@ -40,13 +41,41 @@ from pyrsistent import pvector
 from flowrt.data.numtext import int_text
 
 __all__ = [
-    "Record", "Enum", "record", "variant", "unit_variant",
-    "ClassTable", "class_table", "STD_CLASSES",
-    "Result", "Ok", "Err", "Option", "Some", "None_", "NONE",
-    "ToolProblem", "Failed", "Malformed", "NotRun", "Unknown",
-    "List", "Dict", "Set", "EMPTY_LIST", "EMPTY_DICT", "EMPTY_SET",
-    "list_of", "dict_of", "set_of",
-    "Duration", "Instant", "HostToken", "Hole", "show", "Decimal",
+    "Record",
+    "Enum",
+    "record",
+    "variant",
+    "unit_variant",
+    "ClassTable",
+    "class_table",
+    "STD_CLASSES",
+    "Result",
+    "Ok",
+    "Err",
+    "Option",
+    "Some",
+    "None_",
+    "NONE",
+    "ToolProblem",
+    "Failed",
+    "Malformed",
+    "NotRun",
+    "Unknown",
+    "List",
+    "Dict",
+    "Set",
+    "EMPTY_LIST",
+    "EMPTY_DICT",
+    "EMPTY_SET",
+    "list_of",
+    "dict_of",
+    "set_of",
+    "Duration",
+    "Instant",
+    "HostToken",
+    "Hole",
+    "show",
+    "Decimal",
 ]
 
 _set = object.__setattr__
@@ -155,7 +184,9 @@ def _install(cls, decl: str, ctor: str, tag: int, fields: tuple[str, ...], named
         if not f.isidentifier():
             raise ValueError(f"bad field name {f!r}")
         if _runtime_attribute(cls, f):
-            raise ValueError(f"field name {f!r} of {cls.__name__} is a name the runtime or Python uses on the class")
+            raise ValueError(
+                f"field name {f!r} of {cls.__name__} is a name the runtime or Python uses on the class"
+            )
     if len(set(fields)) != len(fields):
         raise ValueError(f"two fields of {cls.__name__} have one name")
     slots = set()
@@ -174,8 +205,10 @@ def _install(cls, decl: str, ctor: str, tag: int, fields: tuple[str, ...], named
     # Parameters are the field names where that is a plain parameter; otherwise (`self`, a
     # keyword, a name starting with `_`, which could meet `_set_0` or `_KEY`) `_p<i>`, which no
     # plain name can be. A field named like a keyword is still a valid slot, read with getattr.
-    params = [f"_p{i}" if f == "self" or f.startswith("_") or keyword.iskeyword(f) else f
-              for i, f in enumerate(fields)]
+    params = [
+        f"_p{i}" if f == "self" or f.startswith("_") or keyword.iskeyword(f) else f
+        for i, f in enumerate(fields)
+    ]
     args = ", ".join(params)
 
     def read(obj, f):
@@ -221,8 +254,14 @@ def record(decl: str, fields: Iterable[str] = (), names: Iterable[str] | None = 
     return deco
 
 
-def variant(decl: str, ctor: str, tag: int = 0, fields: Iterable[str] = (), named: bool | None = None,
-            names: Iterable[str] | None = None):
+def variant(
+    decl: str,
+    ctor: str,
+    tag: int = 0,
+    fields: Iterable[str] = (),
+    named: bool | None = None,
+    names: Iterable[str] | None = None,
+):
     """Class decorator for one constructor of a generated enum.
 
     `fields` are `_0, _1, ...` for a positional payload and the declared names for a named one;
@@ -259,6 +298,7 @@ def unit_variant(cls):
 
 # ---- class tables --------------------------------------------------------------------------
 
+
 def _flow_classes(value: Any) -> Iterator[type]:
     """The generated constructor classes `value` is or holds: a record or variant class itself,
     an enum's base class (its `__flow_variants__`)."""
@@ -284,8 +324,9 @@ class ClassTable:
 
     __slots__ = ("_own", "_all", "lookup", "fallback", "tool_types", "type_names")
 
-    def __init__(self, classes: Iterable[type] = (), *, fallback: Optional["ClassTable"] = None,
-                 std: bool = True):
+    def __init__(
+        self, classes: Iterable[type] = (), *, fallback: Optional["ClassTable"] = None, std: bool = True
+    ):
         self.fallback = fallback if fallback is not None else (STD_CLASSES if std else None)
         self._own: dict[tuple[str, str], type] = {}
         self._all: dict[tuple[str, str], type] = dict(self.fallback._all) if self.fallback is not None else {}
@@ -308,8 +349,10 @@ class ClassTable:
         key = (decl, ctor)
         have = self._own.get(key)
         if have is not None and have is not cls:
-            raise ValueError(f"two classes for the constructor {decl}.{ctor} in one class table: "
-                             f"{have.__module__}.{have.__qualname__} and {cls.__module__}.{cls.__qualname__}")
+            raise ValueError(
+                f"two classes for the constructor {decl}.{ctor} in one class table: "
+                f"{have.__module__}.{have.__qualname__} and {cls.__module__}.{cls.__qualname__}"
+            )
         self._own[key] = cls
         self._all[key] = cls
         self.type_names = None
@@ -366,6 +409,7 @@ def class_table(*sources: Any, fallback: Optional[ClassTable] = None) -> ClassTa
 
 
 # ---- std's built-in enums -----------------------------------------------------------------
+
 
 class Result(Enum):
     __slots__ = ()
@@ -645,6 +689,7 @@ EMPTY_SET = Set()
 
 # ---- time, tokens, holes ------------------------------------------------------------------
 
+
 class _Scalar:
     __slots__ = ()
 
@@ -823,8 +868,12 @@ def _show_decimal(d: decimal.Decimal) -> str:
 
 
 _UNITS = (
-    (86_400_000_000_000, "d"), (3_600_000_000_000, "h"), (60_000_000_000, "m"),
-    (1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us"),
+    (86_400_000_000_000, "d"),
+    (3_600_000_000_000, "h"),
+    (60_000_000_000, "m"),
+    (1_000_000_000, "s"),
+    (1_000_000, "ms"),
+    (1_000, "us"),
 )
 
 

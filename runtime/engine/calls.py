@@ -14,6 +14,7 @@ Stop closed meanwhile is dropped, and a PENDING outcome leaves the call open (th
 history is not). Because one event is admitted only when everything else is quiet, the order of
 admissions is the only nondeterminism a run has, and the history records it.
 """
+
 from __future__ import annotations
 
 from flowrt.data.facts import Call, Reply
@@ -34,6 +35,7 @@ from flowrt.history.trace import TraceError, unrecordable
 
 # ---- calls out ------------------------------------------------------------------------------------
 
+
 def call(run: RunState, task: Task, req: ToolCall):
     """`task`'s Tool call: check it against history, or record it and send it; the task waits."""
     spec = req.spec
@@ -44,12 +46,19 @@ def call(run: RunState, task: Task, req: ToolCall):
     made = OpenToolCall(cid, spec, task, req.park, spec.name, args, req.type_args)
     if run.hpos < run.hlen:
         rec = run.history[run.hpos]
-        if (type(rec) is not Call or rec.id != cid or rec.tool_id != spec.tool_id
-                or (rec.type_args != type_args and not recorded_types(run, rec.type_args, req.type_args))
-                or not _same(rec.args, args)):
+        if (
+            type(rec) is not Call
+            or rec.id != cid
+            or rec.tool_id != spec.tool_id
+            or (rec.type_args != type_args and not recorded_types(run, rec.type_args, req.type_args))
+            or not _same(rec.args, args)
+        ):
             _unrecordable_call(run, task, spec, args)  # as the live run found: a fault
-            diverge(run, f"the program calls {spec.name}{_args_text(args)} as {cid}, but the "
-                         f"history records {describe(rec)}")
+            diverge(
+                run,
+                f"the program calls {spec.name}{_args_text(args)} as {cid}, but the "
+                f"history records {describe(rec)}",
+            )
         run.hpos += 1
         run.since_cp += 1
         run.fresh = True
@@ -58,8 +67,7 @@ def call(run: RunState, task: Task, req: ToolCall):
         task.state = CALL
         return
     if run.replay:
-        raise _Finish(Incomplete(f"history ends before the program does (it calls "
-                                 f"{spec.name} as {cid})"))
+        raise _Finish(Incomplete(f"history ends before the program does (it calls {spec.name} as {cid})"))
     if run.at_end:
         history_ends(run)
     try:
@@ -93,18 +101,21 @@ def recorded_types(run: RunState, texts: tuple, descs: tuple) -> bool:
 
 # ---- replies in -----------------------------------------------------------------------------------
 
+
 def admit(run: RunState) -> bool:
     """Admit one event (a Reply); False when there is none to admit."""
     if run.hpos < run.hlen:
         fact = run.history[run.hpos]
         if type(fact) is not Reply:
             waiting = ", ".join(run.open) or "nothing"
-            diverge(run, f"the program waits (open calls: {waiting}), but the history records "
-                         f"{describe(fact)}")
+            diverge(
+                run, f"the program waits (open calls: {waiting}), but the history records {describe(fact)}"
+            )
         made = run.open.get(fact.id)
         if made is None:
-            diverge(run, f"the history records a Reply to {fact.id}, but the program has no open "
-                         f"call {fact.id}")
+            diverge(
+                run, f"the history records a Reply to {fact.id}, but the program has no open call {fact.id}"
+            )
         if has_hole(fact.reply):
             incomplete(run, f"needs the reply to {fact.id} ({made.tool}), which is a hole")
         check = made.want
@@ -158,9 +169,12 @@ def corrupt_reply(made: OpenToolCall, reply, n: int, how: str = "recorded"):
     """A reply from history that does not fit its call's type: the history is corrupt."""
     desc = getattr(made.want, "desc", None)
     why = misfit(desc, reply) if desc is not None else None
-    raise CorruptHistory(n, f"the Reply {how} for {made.id} ({made.tool or 'a parked call'}) does not "
-                            f"fit {type_text(desc) if desc is not None else 'its call'}: "
-                            f"{why or 'a value of another type'}")
+    raise CorruptHistory(
+        n,
+        f"the Reply {how} for {made.id} ({made.tool or 'a parked call'}) does not "
+        f"fit {type_text(desc) if desc is not None else 'its call'}: "
+        f"{why or 'a value of another type'}",
+    )
 
 
 def deliver(run: RunState, made: OpenToolCall, outcome):

@@ -26,6 +26,7 @@ carried, so the task is finished before the root runs) or a Call (its call made 
 fork, left open for the host to send); then the tasks are restored as from a checkpoint, under a
 root named `root`, so a fork's history never needs its parent's.
 """
+
 from __future__ import annotations
 
 import functools
@@ -33,7 +34,18 @@ from typing import Optional, Sequence
 
 from flowrt.data.facts import Call, Checkpoint, ParkedTask, Reply, Start
 from flowrt.data.requests import TailCall
-from flowrt.data.tasks import CALL, FINISHED, Task, build_parked, ctor_class, ctor_text, has_hole, rebuild, scan, walk
+from flowrt.data.tasks import (
+    CALL,
+    FINISHED,
+    Task,
+    build_parked,
+    ctor_class,
+    ctor_text,
+    has_hole,
+    rebuild,
+    scan,
+    walk,
+)
 from flowrt.data.typedesc import TypeTextError, parse_type_text, type_text
 from flowrt.engine.calls import corrupt_reply, recorded_types
 from flowrt.engine.describe import _args_text, _same, describe
@@ -73,17 +85,28 @@ def candidate(run: RunState, tc: TailCall, flow):
         args, why = _checkpoint_args(run, call_args)
     if args is None:
         if serving:
-            diverge(run, f"the program cannot take a checkpoint at its tail call to "
-                         f"{flow.decl} ({why}), but the history records "
-                         f"{describe(run.history[run.hpos])}")
+            diverge(
+                run,
+                f"the program cannot take a checkpoint at its tail call to "
+                f"{flow.decl} ({why}), but the history records "
+                f"{describe(run.history[run.hpos])}",
+            )
         return
     n = run.cp_count + 1
     fact = Checkpoint(n, flow.decl, type_args, args)
     try:
-        emit(run, fact, lambda r: (type(r) is Checkpoint and r.checkpoint == n and r.function == flow.decl
-                                   and (r.type_args == type_args or recorded_types(run, r.type_args, descs))
-                                   and _same(r.args, args)),
-             f"takes checkpoint {n} at {flow.decl}{_args_text(args)}")
+        emit(
+            run,
+            fact,
+            lambda r: (
+                type(r) is Checkpoint
+                and r.checkpoint == n
+                and r.function == flow.decl
+                and (r.type_args == type_args or recorded_types(run, r.type_args, descs))
+                and _same(r.args, args)
+            ),
+            f"takes checkpoint {n} at {flow.decl}{_args_text(args)}",
+        )
     except TraceError:  # arguments beyond what a history can hold: no checkpoint here (live)
         return
     run.cp_count = n
@@ -124,13 +147,17 @@ def _checkpoint_args(run: RunState, args) -> tuple[Optional[tuple], str]:
         if t.state == FINISHED:
             # finished from its parked call (its reply arrived): still parked for a checkpoint
             p = t.parked
-            if (p is not None and not t.settled and t.ncalls <= 1 and not t.nspawns
-                    and t.value is p[2]):
+            if p is not None and not t.settled and t.ncalls <= 1 and not t.nspawns and t.value is p[2]:
                 continue
         else:
             call = t.call
-            if (t.state == CALL and call is not None and call.park is not None
-                    and len(t.stack) <= 1 and t.ncalls <= 1):
+            if (
+                t.state == CALL
+                and call is not None
+                and call.park is not None
+                and len(t.stack) <= 1
+                and t.ncalls <= 1
+            ):
                 continue
         return None, f"task {t.id} is not parked on its only Tool call"
     found, fns, _ = scan(args)
@@ -167,8 +194,10 @@ def begin_at_checkpoint(run: RunState, cp: Checkpoint, fn=None, root_id: Optiona
     n = cp.checkpoint
     fn = fn or run.resolve(cp.function)
     if fn is None:  # the program has none: this history is not the program's
-        raise CorruptHistory(fact_no(run) - 1, f"checkpoint {n} names function {cp.function!r}, "
-                                               f"which the program does not have")
+        raise CorruptHistory(
+            fact_no(run) - 1,
+            f"checkpoint {n} names function {cp.function!r}, which the program does not have",
+        )
     if has_hole(cp.args):
         incomplete(run, f"checkpoint {n} holds a hole in its arguments")
     # the fact the arguments are stored in: this Checkpoint, or a fork's Start (fact 1)
@@ -205,8 +234,9 @@ def begin_at_checkpoint(run: RunState, cp: Checkpoint, fn=None, root_id: Optiona
             t.ncalls = 1
             made = _call_fact(run, p.call)
             tool = made.tool if made else (spec.name if spec is not None else "")
-            t.call = OpenToolCall(p.call, None, t, (cls, tuple(p.data), pos), tool,
-                           made.args if made else None, want=want)
+            t.call = OpenToolCall(
+                p.call, None, t, (cls, tuple(p.data), pos), tool, made.args if made else None, want=want
+            )
             run.open[p.call] = t.call
             restored[p.task] = t
             order.append(t)
@@ -230,17 +260,22 @@ def _parked_shape(run: RunState, p: ParkedTask, at: int, what: str):
     try:
         cls, pos = ctor_class(p.ctor, classes_of(run))
     except (LookupError, ValueError):
-        raise CorruptHistory(at, f"{what}: task {p.task} is parked with constructor "
-                                 f"{p.ctor!r}, which the program does not have") from None
+        raise CorruptHistory(
+            at,
+            f"{what}: task {p.task} is parked with constructor {p.ctor!r}, which the program does not have",
+        ) from None
     if cls is None:
         if p.data:
             raise CorruptHistory(at, f"{what}: task {p.task} is parked with data but no constructor")
         return None, 0, reply_checker(run.parked_specs.get(p.call))
     fields = fields_or_any(cls)
     if not 0 <= pos <= len(p.data) or len(fields) != len(p.data) + 1:
-        raise CorruptHistory(at, f"{what}: task {p.task}'s constructor {p.ctor} takes "
-                                 f"{len(fields)} value(s), not {len(p.data) + 1}")
-    for i, (desc, x) in enumerate(zip(fields[:pos] + fields[pos + 1:], p.data)):
+        raise CorruptHistory(
+            at,
+            f"{what}: task {p.task}'s constructor {p.ctor} takes "
+            f"{len(fields)} value(s), not {len(p.data) + 1}",
+        )
+    for i, (desc, x) in enumerate(zip(fields[:pos] + fields[pos + 1 :], p.data)):
         why = misfit(desc, x, f"$.{p.task}[{i}]")
         if why:
             raise CorruptHistory(at, f"{what}: task {p.task}'s data does not fit {p.ctor}: {why}")
@@ -261,15 +296,16 @@ def _finish_answered(run: RunState, restored: list):
             found.append((cid, reply))
     have = {cid for cid, _ in found}
     earlier = []
-    for f in run.history[:run.hpos - 1]:  # the facts given before the checkpoint
+    for f in run.history[: run.hpos - 1]:  # the facts given before the checkpoint
         if type(f) is Reply and f.id in by_call and f.id not in have:
             earlier.append((f.id, f.reply))
             have.add(f.id)
     for cid, reply in found + earlier:
         t = by_call[cid]
         if has_hole(reply):
-            incomplete(run, f"needs the reply to {cid}, carried by checkpoint {run.cp_count}, "
-                            f"which is a hole")
+            incomplete(
+                run, f"needs the reply to {cid}, carried by checkpoint {run.cp_count}, which is a hole"
+            )
         call = t.call
         if not call.want(reply):
             corrupt_reply(call, reply, fact_no(run) - 1, f"before checkpoint {run.cp_count}")
@@ -306,8 +342,11 @@ def begin_fork(run: RunState, entry, start: Start) -> bool:
             remade[f.id] = f
     if waiting:
         cid = next(c for c in calls if c in waiting)
-        diverge(run, f"the fork's Start holds a task parked on {cid}, but the history records "
-                     f"neither that call made again nor its reply right after the Start")
+        diverge(
+            run,
+            f"the fork's Start holds a task parked on {cid}, but the history records "
+            f"neither that call made again nor its reply right after the Start",
+        )
     begin_at_checkpoint(run, Checkpoint(0, start.entry, (), tuple(start.input)), fn=entry, root_id="root")
     for cid, f in remade.items():
         call = run.open[cid]
@@ -345,8 +384,7 @@ def _request_of(run: RunState, call: Call):
 def _call_fact(run: RunState, call_id: str):
     """The Call fact of a parked task's call: in the facts given before the checkpoint, else
     among `carried_calls` (the host reads it from the store), else None."""
-    for f in reversed(run.history[:run.hpos]):
+    for f in reversed(run.history[: run.hpos]):
         if type(f) is Call and f.id == call_id:
             return f
     return run.carried_calls.get(call_id)
-

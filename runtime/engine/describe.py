@@ -17,6 +17,7 @@ frame outside flowrt (a host's Tool, say), else the innermost at all (`_locate_e
 a fault the driver itself detects (await of a stopped task, stack exhausted) the task's top
 suspended frame is the position (`_locate_task`).
 """
+
 from __future__ import annotations
 
 import os

@@ -16,6 +16,7 @@ Checkpoint; the run itself is split along its seams, each module opening with it
 Admitting the same facts in the same order reproduces the run: everything between two
 admissions is a deterministic function of the facts admitted so far.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,21 +28,46 @@ from flowrt.data.values import STD_CLASSES, ClassTable, class_table
 from flowrt.engine.checkpoints import begin_at_checkpoint, latest_checkpoint
 from flowrt.engine.describe import describe  # noqa: F401  (divergence text; tests import it from here)
 from flowrt.engine.outcomes import (  # noqa: F401  (re-exported: flowrt.engine.drive.<name> works as before)
-    Diverged, Incomplete, Matched, OpenCall, Outcome, ResendRefused, ResumeRefused, RunCompleted,
-    RunFaulted, RunHalted, RunPaused, _Finish,
+    Diverged,
+    Incomplete,
+    Matched,
+    OpenCall,
+    Outcome,
+    ResendRefused,
+    ResumeRefused,
+    RunCompleted,
+    RunFaulted,
+    RunHalted,
+    RunPaused,
+    _Finish,
 )
 from flowrt.engine.run_loop import begin_at_start, loop
 from flowrt.engine.state import RunState
 from flowrt.engine.tools import BINDINGS, Bindings, Dispatcher, MissingBindings
 
 __all__ = [
-    "drive", "start_run", "DriveOptions", "latest_checkpoint", "MemoryRecorder", "Outcome", "OpenCall",
-    "RunCompleted", "RunFaulted", "RunPaused", "RunHalted", "Matched", "Incomplete", "Diverged",
-    "ResumeRefused", "ResendRefused", "MissingBindings",
+    "drive",
+    "start_run",
+    "DriveOptions",
+    "latest_checkpoint",
+    "MemoryRecorder",
+    "Outcome",
+    "OpenCall",
+    "RunCompleted",
+    "RunFaulted",
+    "RunPaused",
+    "RunHalted",
+    "Matched",
+    "Incomplete",
+    "Diverged",
+    "ResumeRefused",
+    "ResendRefused",
+    "MissingBindings",
 ]
 
 
 # ---- recorders ----------------------------------------------------------------------------------
+
 
 class MemoryRecorder:
     """A Recorder keeping facts in a list (tests, benchmarks, embedding without a store)."""
@@ -62,6 +88,7 @@ class MemoryRecorder:
 
 
 # ---- options ------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class DriveOptions:
@@ -122,6 +149,7 @@ class DriveOptions:
 
 # ---- entry points -----------------------------------------------------------------------------------
 
+
 def drive(entry: Optional[Callable], history: Sequence, options: DriveOptions = DriveOptions()) -> Outcome:
     """Run a program over its history: live (a new run or a resume) or replay.
 
@@ -147,7 +175,9 @@ def drive(entry: Optional[Callable], history: Sequence, options: DriveOptions = 
         begin = latest_checkpoint(history, first) or first
     index = begin - first
     if not 0 <= index < len(history):
-        raise ValueError(f"fact {begin} is not in the history given (facts {first}..{first + len(history) - 1})")
+        raise ValueError(
+            f"fact {begin} is not in the history given (facts {first}..{first + len(history) - 1})"
+        )
     fact = history[index]
     run.hpos = index
     try:  # beginning may already decide a replay: Incomplete when the input or a checkpoint holds a hole
@@ -180,18 +210,30 @@ def _new_run(entry: Optional[Callable], history: list, o: DriveOptions) -> RunSt
                 raise MissingBindings(missing)
         if o.mode != "live":
             raise ValueError(f"mode must be 'live' or 'replay', not {o.mode!r}")
-        dispatcher = Dispatcher(bindings, run_id=getattr(o.recorder, "run_id", None),
-                                store=getattr(o.recorder, "store", None))
+        dispatcher = Dispatcher(
+            bindings, run_id=getattr(o.recorder, "run_id", None), store=getattr(o.recorder, "store", None)
+        )
     resend = set(() if replay else o.resend or ())
     cut = tuple(() if replay else o.cut or ())
     return RunState(
-        replay=replay, history=history, first=o.first, recorder=None if replay else o.recorder,
-        dispatcher=dispatcher, every=o.checkpoint_every, resolve=o.resolve or module_resolver(entry),
+        replay=replay,
+        history=history,
+        first=o.first,
+        recorder=None if replay else o.recorder,
+        dispatcher=dispatcher,
+        every=o.checkpoint_every,
+        resolve=o.resolve or module_resolver(entry),
         classes=o.classes if o.classes is not None else lambda: _default_classes(entry),
-        inline=o.inline, resend=resend, cut=cut, carried=dict(o.carried_replies or {}),
-        carried_calls=o.carried_calls or {}, parked_specs=dict(o.parked_specs or {}),
-        hlen=len(history), at_end=bool(resend or cut),
-        completions=dispatcher.completions if dispatcher else None)
+        inline=o.inline,
+        resend=resend,
+        cut=cut,
+        carried=dict(o.carried_replies or {}),
+        carried_calls=o.carried_calls or {},
+        parked_specs=dict(o.parked_specs or {}),
+        hlen=len(history),
+        at_end=bool(resend or cut),
+        completions=dispatcher.completions if dispatcher else None,
+    )
 
 
 def _default_classes(entry: Optional[Callable]) -> ClassTable:
@@ -200,8 +242,15 @@ def _default_classes(entry: Optional[Callable]) -> ClassTable:
     return STD_CLASSES
 
 
-def start_run(entry: Callable, args: tuple, options: DriveOptions, *, start: Optional[Start] = None,
-              program: str = "", std: str = "std@v1") -> Outcome:
+def start_run(
+    entry: Callable,
+    args: tuple,
+    options: DriveOptions,
+    *,
+    start: Optional[Start] = None,
+    program: str = "",
+    std: str = "std@v1",
+) -> Outcome:
     """Record the Start of a new live run through `options.recorder` and drive it:
     `drive(entry, [start], options)`.
 

@@ -17,6 +17,7 @@ only), Ctrl-C raises KeyboardInterrupt at once, except inside the shielded secti
 ends. So a fact is either recorded with its chain head, or not at all: an interruption never
 leaves a half-appended fact behind.
 """
+
 from __future__ import annotations
 
 import signal
@@ -77,8 +78,11 @@ def _on_sigint(signum, frame):
 def deferred():
     """Install the handler above for the duration. Does nothing off the main thread, inside an
     enclosing `deferred`, or when the host has its own SIGINT handler (it keeps it)."""
-    if (threading.get_ident() != _MAIN or _state.installed
-            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+    if (
+        threading.get_ident() != _MAIN
+        or _state.installed
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
         yield
         return
     signal.signal(signal.SIGINT, _on_sigint)

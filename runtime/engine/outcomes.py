@@ -15,6 +15,7 @@ replay would give when a live run's history does not fit the program, and Resend
 call that cannot be sent again. `_Finish` is internal: the run loop raises it from any depth to
 unwind the scheduler with its outcome (flowrt.engine.run_loop).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -25,8 +26,17 @@ from flowrt.data.facts import Faulted
 from flowrt.data.values import show
 
 __all__ = [
-    "Outcome", "OpenCall", "RunCompleted", "RunFaulted", "RunPaused", "RunHalted", "Matched", "Incomplete",
-    "Diverged", "ResumeRefused", "ResendRefused",
+    "Outcome",
+    "OpenCall",
+    "RunCompleted",
+    "RunFaulted",
+    "RunPaused",
+    "RunHalted",
+    "Matched",
+    "Incomplete",
+    "Diverged",
+    "ResumeRefused",
+    "ResendRefused",
 ]
 
 
@@ -79,8 +89,7 @@ class RunPaused(Outcome):
     exit_code = EXIT_PAUSED
 
     def line(self):
-        return "paused, waiting on " + ", ".join(
-            f"{c.id} ({c.tool})" if c.tool else c.id for c in self.open)
+        return "paused, waiting on " + ", ".join(f"{c.id} ({c.tool})" if c.tool else c.id for c in self.open)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ names as cut by a crash are answered `Err(Unknown(CUT_REASON))`, as completions 
 before any other; then the calls it asked to resend go out again under their own ids, with no
 new Call fact.
 """
+
 from __future__ import annotations
 
 import os
@@ -39,6 +40,7 @@ CUT_REASON = "process ended while the call was out"
 
 
 # ---- facts ----------------------------------------------------------------------------------------
+
 
 def emit(run: RunState, fact, matches: Callable[[Any], bool], doing: str):
     """Record `fact`, or check it against the next recorded fact and return that one."""
@@ -66,14 +68,22 @@ def end(run: RunState, outcome):
     """Record End `outcome` (Completed or Faulted) and finish the drive with its outcome."""
     fact = End(outcome)
     if type(outcome) is Completed:
+
         def matches(r):
             return type(r) is End and type(r.end) is Completed and _same(r.end.value, outcome.value)
+
         doing = f"completes with {show(outcome.value)}"
     else:
+
         def matches(r):
-            return (type(r) is End and type(r.end) is Faulted and r.end.message == outcome.message
-                    and r.end.line == outcome.line
-                    and os.path.basename(r.end.file) == os.path.basename(outcome.file))
+            return (
+                type(r) is End
+                and type(r.end) is Faulted
+                and r.end.message == outcome.message
+                and r.end.line == outcome.line
+                and os.path.basename(r.end.file) == os.path.basename(outcome.file)
+            )
+
         doing = f"faults with {show(outcome.message)} at {outcome.file}:{outcome.line}"
     if type(outcome) is Completed and (run.hpos >= run.hlen or not matches(run.history[run.hpos])):
         why = unrecordable((outcome.value,))
@@ -91,6 +101,7 @@ def end(run: RunState, outcome):
 
 # ---- calls ----------------------------------------------------------------------------------------
 
+
 def dispatch(run: RunState, call: OpenToolCall):
     """Send a recorded call to its implementation (its Call fact is already durable)."""
     d = run.dispatcher
@@ -98,8 +109,7 @@ def dispatch(run: RunState, call: OpenToolCall):
     impl = d.bindings.lookup(spec)
     if impl is None:
         run.arrived.append((call.id, Err(NotRun(f"no implementation is bound for {spec.name}"))))
-    elif (run.inline and not run.ready and not run.outstanding and not run.arrived
-          and d.is_sync(impl)):
+    elif run.inline and not run.ready and not run.outstanding and not run.arrived and d.is_sync(impl):
         # Nothing else can happen until this call completes: the idle driver runs it itself
         # instead of handing it to a worker and waiting (docs/spec/execution.md).
         try:
@@ -151,9 +161,12 @@ def _resend_open(run: RunState):
     for cid in [c for c in run.open if c in ids] + sorted(ids - set(run.open)):
         call = run.open.get(cid)
         if call is None:
-            raise ResendRefused(f"call {cid} is not open when the history ends; only an open call "
-                                f"can be sent again")
+            raise ResendRefused(
+                f"call {cid} is not open when the history ends; only an open call can be sent again"
+            )
         if call.spec is None:
-            raise ResendRefused(f"call {cid} was carried across a checkpoint by a parked task; "
-                                f"only a call made after the checkpoint can be sent again")
+            raise ResendRefused(
+                f"call {cid} was carried across a checkpoint by a parked task; "
+                f"only a call made after the checkpoint can be sent again"
+            )
         dispatch(run, call)

@@ -25,6 +25,7 @@ wherever they are raised (generated code, an inline implementation, a worker's c
 from the queue) they unwind to `loop`, which returns RunHalted with the calls open then,
 recording nothing.
 """
+
 from __future__ import annotations
 
 from types import GeneratorType
@@ -40,7 +41,15 @@ from flowrt.engine.interrupts import INTERRUPTS, reason
 from flowrt.engine.outcomes import Incomplete, OpenCall, Outcome, RunHalted, RunPaused, _Finish
 from flowrt.engine.state import RunState, fact_no, incomplete
 from flowrt.engine.task_ops import (
-    BLOCKED, await_, fault, fault_exception, finish, first, frame_returns, spawn, stop,
+    BLOCKED,
+    await_,
+    fault,
+    fault_exception,
+    finish,
+    first,
+    frame_returns,
+    spawn,
+    stop,
 )
 from flowrt.history.stored import CorruptHistory, args_misfit
 
@@ -60,6 +69,7 @@ def _returning(value):
 
 # ---- starting -------------------------------------------------------------------------------------
 
+
 def begin_at_start(run: RunState, entry: Callable, start: Start):
     """Begin at Start (history[hpos]): the root task is `entry(*start.input)`."""
     run.hpos += 1  # the Start fact
@@ -78,6 +88,7 @@ def begin_at_start(run: RunState, entry: Callable, start: Start):
 
 
 # ---- the scheduler --------------------------------------------------------------------------------
+
 
 def loop(run: RunState) -> Outcome:
     """Run tasks until the drive ends: its outcome."""
@@ -118,14 +129,18 @@ def _idle(run: RunState) -> Outcome:
                 c = calls[0]
                 why = f"needs the reply to {c.id} ({c.tool}), which is not recorded"
             else:
-                why = ("needs a reply to one of " + ", ".join(f"{c.id} ({c.tool})" for c in calls)
-                       + ", none of which is recorded")
+                why = (
+                    "needs a reply to one of "
+                    + ", ".join(f"{c.id} ({c.tool})" for c in calls)
+                    + ", none of which is recorded"
+                )
             return Incomplete(why)
         return RunPaused(calls)
     raise RuntimeError("flowrt: every task is blocked and no call is open (a driver bug)")
 
 
 # ---- running one task -----------------------------------------------------------------------------
+
 
 def _first_frame(run: RunState, task: Task):
     """A task's first run: its start function called, its outermost frame pushed."""

@@ -7,6 +7,7 @@ functions. `OpenToolCall` is one open Tool call. The helpers here are what every
 the program's class table (made on first use), the number of the next fact, and stopping
 Diverged or Incomplete (a verdict in replay, a refused resume live).
 """
+
 from __future__ import annotations
 
 from collections import deque

@@ -25,6 +25,7 @@ value sent back to the task, or BLOCKED when the task now waits.
 The end. A fault (`fault`) stops every task the root's frames own, innermost frame first, then
 records End Faulted (flowrt.engine.record.end); the root finishing records End Completed.
 """
+
 from __future__ import annotations
 
 from bdb import BdbQuit
@@ -43,6 +44,7 @@ BLOCKED = object()
 
 
 # ---- the requests ---------------------------------------------------------------------------------
+
 
 def spawn(run: RunState, task: Task, req: Spawn) -> Task:
     """`task.spawn`: a new task owned by the requesting frame, ready to run."""
@@ -114,6 +116,7 @@ def stop(run: RunState, task: Task, req: StopTask) -> None:
 
 # ---- finishing and waking -------------------------------------------------------------------------
 
+
 def settle(run: RunState, t: Task):
     """`t` was observed (await, first) or stopped: its owner no longer stops it."""
     if t.settled:
@@ -177,13 +180,17 @@ def _index(tasks, t) -> int:
 def _choose(run: RunState, task: Task, pick: Task, pickable: list) -> Task:
     """Record the Choice of `task.first` (or follow the recorded one, if it can be picked)."""
     ids = {t.id: t for t in pickable}
-    rec = emit(run, Choice(task.id, pick.id),
-               lambda r: type(r) is Choice and r.task == task.id and r.picked in ids,
-               f"picks {pick.id} in task.first of {task.id}")
+    rec = emit(
+        run,
+        Choice(task.id, pick.id),
+        lambda r: type(r) is Choice and r.task == task.id and r.picked in ids,
+        f"picks {pick.id} in task.first of {task.id}",
+    )
     return ids[rec.picked]
 
 
 # ---- stopping -------------------------------------------------------------------------------------
+
 
 def stop_tree(run: RunState, top: Task):
     """Stop `top` and, after it, every task it owns (pre-order), recording a Stop for each."""
@@ -194,10 +201,17 @@ def stop_tree(run: RunState, top: Task):
         t.owned = {}
         if t.state == FINISHED:
             if not t.settled:
-                emit(run, Stop(t.id, "finished", t.value),
-                     lambda r, t=t: (type(r) is Stop and r.task == t.id and r.found == "finished"
-                                     and _same(r.value, t.value)),
-                     f"stops {t.id}, found finished with {show(t.value)}")
+                emit(
+                    run,
+                    Stop(t.id, "finished", t.value),
+                    lambda r, t=t: (
+                        type(r) is Stop
+                        and r.task == t.id
+                        and r.found == "finished"
+                        and _same(r.value, t.value)
+                    ),
+                    f"stops {t.id}, found finished with {show(t.value)}",
+                )
         elif t.state == FAULTED:
             pass  # the faulting task itself: it is not stopped, its tasks are
         elif t.state != STOPPED:
@@ -226,10 +240,14 @@ def _stop_running(run: RunState, t: Task):
         del run.open[call.id]
         t.call = None
     ids = [c.call for c in closed]
-    emit(run, Stop(t.id, "running", None, closed),
-         lambda r: (type(r) is Stop and r.task == t.id and r.found == "running"
-                    and [c.call for c in r.closed] == ids),
-         f"stops {t.id}, found running" + (f" with {ids[0]} open" if ids else ""))
+    emit(
+        run,
+        Stop(t.id, "running", None, closed),
+        lambda r: (
+            type(r) is Stop and r.task == t.id and r.found == "running" and [c.call for c in r.closed] == ids
+        ),
+        f"stops {t.id}, found running" + (f" with {ids[0]} open" if ids else ""),
+    )
     t.state = STOPPED
     t.stack = []
     if t.waiting is not None:  # it was waiting in await/first: drop its registrations
@@ -268,6 +286,7 @@ def frame_returns(run: RunState, task: Task, depth: int, value):
 
 
 # ---- faults ---------------------------------------------------------------------------------------
+
 
 def fault_exception(run: RunState, task: Task, e: Exception):
     """Generated code raised `e` in `task`: the run faults where it was raised."""

@@ -18,6 +18,7 @@ Worker threads are daemon threads of our own rather than a `ThreadPoolExecutor`:
 implementation that never returns (a search that hangs) must not keep the process from exiting
 after the run has ended, and `ThreadPoolExecutor` joins its workers at interpreter exit.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -36,8 +37,19 @@ from flowrt.data.typedesc import DecodeError, Named, _subst, to_json, unicode_te
 from flowrt.data.values import Err, Failed, Malformed, NotRun, Result, Unknown
 
 __all__ = [
-    "pending", "Pending", "Bindings", "BINDINGS", "bind", "MissingBindings", "admit",
-    "call_implementation", "Dispatcher", "PENDING", "CallContext", "current_call", "admitter",
+    "pending",
+    "Pending",
+    "Bindings",
+    "BINDINGS",
+    "bind",
+    "MissingBindings",
+    "admit",
+    "call_implementation",
+    "Dispatcher",
+    "PENDING",
+    "CallContext",
+    "current_call",
+    "admitter",
 ]
 
 
@@ -153,6 +165,7 @@ def bind(key: str, impl: Optional[Callable] = None):
 
 # ---- admission ------------------------------------------------------------------------------
 
+
 def _result_desc(spec: ToolSpec, type_args: tuple):
     desc = spec.result
     if type_args:
@@ -212,8 +225,7 @@ def _reason(e) -> str:
 _SCALARS = frozenset({str, int, bool, type(None)})  # their JSON form is themselves (to_json)
 
 
-def call_implementation(impl: Callable, spec: ToolSpec, args: tuple, type_args: tuple = (),
-                        context=None):
+def call_implementation(impl: Callable, spec: ToolSpec, args: tuple, type_args: tuple = (), context=None):
     """Run a sync implementation and admit what it did (the outcome or PENDING). `context` is
     the CallContext `current_call()` returns inside it (or its fields as a tuple), or None."""
     try:
@@ -260,11 +272,11 @@ async def _call_async(impl, spec, args, type_args, context=None):
 
 
 def is_async(impl: Callable) -> bool:
-    return inspect.iscoroutinefunction(impl) or inspect.iscoroutinefunction(
-        getattr(impl, "__call__", None))
+    return inspect.iscoroutinefunction(impl) or inspect.iscoroutinefunction(getattr(impl, "__call__", None))
 
 
 # ---- dispatch ---------------------------------------------------------------------------------
+
 
 def _unanswered(e: BaseException):
     """The completion a worker posts when the implementation raised past admission: KeyboardInterrupt,
@@ -288,8 +300,7 @@ class _Pool:
             self.busy += 1
             if self.busy > self.threads and self.threads < self.max_workers:
                 self.threads += 1
-                threading.Thread(target=self._work, name=f"flowrt-tool-{self.threads}",
-                                 daemon=True).start()
+                threading.Thread(target=self._work, name=f"flowrt-tool-{self.threads}", daemon=True).start()
         self.jobs.put(job)
 
     def _work(self):
@@ -394,8 +405,9 @@ class Dispatcher:
         else:
             _pool().submit((self.completions, call_id, impl, spec, args, type_args, ctx))
 
-    def run_inline(self, impl: Callable, spec: ToolSpec, args: tuple, type_args: tuple,
-                   call_id: Optional[str] = None):
+    def run_inline(
+        self, impl: Callable, spec: ToolSpec, args: tuple, type_args: tuple, call_id: Optional[str] = None
+    ):
         """Run a sync implementation on this thread. `current_call()` inside it still answers;
         the CallContext is built only if it asks (the context variable holds its fields)."""
         ctx = (self.run_id, call_id, self.store) if call_id is not None else None

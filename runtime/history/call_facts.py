@@ -14,6 +14,7 @@ archived. Each read that serves something to a resume checks the chain over what
 the fact before the checkpoint, where the check of the facts served from it begins, so what it
 serves is covered by the same chain (flowrt.history.integrity.walk).
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -43,8 +44,9 @@ class CallFacts:
                 needle = cbor2.dumps(cid)  # the id as the fact's CBOR holds it: a cheap pre-filter
                 for table in ("facts", "archived_facts"):
                     for n, data in f.db.execute(
-                            f"SELECT n, data FROM {table} WHERE run=? AND n<? AND kind=? AND instr(data, ?) > 0",
-                            (run_id, before_n, T.CALL, needle)).fetchall():
+                        f"SELECT n, data FROM {table} WHERE run=? AND n<? AND kind=? AND instr(data, ?) > 0",
+                        (run_id, before_n, T.CALL, needle),
+                    ).fetchall():
                         try:
                             item = T.parse_fact(data, T.CALL)
                         except T.TraceError as e:
@@ -53,8 +55,9 @@ class CallFacts:
                             out[cid] = item[3]
         return out
 
-    def open_call_facts(self, run_id: str, call_ids, *, classes: Optional[ClassTable] = None,
-                        before_n: Optional[int] = None) -> dict:
+    def open_call_facts(
+        self, run_id: str, call_ids, *, classes: Optional[ClassTable] = None, before_n: Optional[int] = None
+    ) -> dict:
         """{call id: Call fact} of those of `call_ids` that are open, hot or archived, read by the
         fact number the open_calls record keeps (one lookup each). For showing an open call (its
         Tool and arguments) whose Call precedes the checkpoint a resume starts at; nothing is
@@ -67,12 +70,14 @@ class CallFacts:
         db = h.file.db
         with h.file.lock:
             for call_id, n in db.execute(
-                    "SELECT call, n FROM open_calls WHERE run=? ORDER BY n", (run_id,)).fetchall():
+                "SELECT call, n FROM open_calls WHERE run=? ORDER BY n", (run_id,)
+            ).fetchall():
                 if call_id not in wanted:
                     continue
                 for table in ("facts", "archived_facts"):
-                    row = db.execute(f"SELECT data FROM {table} WHERE run=? AND n=? AND kind=?",
-                                     (run_id, n, T.CALL)).fetchone()
+                    row = db.execute(
+                        f"SELECT data FROM {table} WHERE run=? AND n=? AND kind=?", (run_id, n, T.CALL)
+                    ).fetchone()
                     if row is not None:
                         fact = h.read_fact(run_id, n, row[0], classes)
                         if type(fact) is Call and fact.id == call_id:
@@ -85,8 +90,15 @@ class CallFacts:
                     raise chain_broken(run_id, why)
         return out
 
-    def carried_replies(self, run_id: str, call_ids, before_n: int, *,
-                        classes: Optional[ClassTable] = None, require_all: bool = False) -> dict:
+    def carried_replies(
+        self,
+        run_id: str,
+        call_ids,
+        before_n: int,
+        *,
+        classes: Optional[ClassTable] = None,
+        require_all: bool = False,
+    ) -> dict:
         """{call id: reply}, in recorded order, of the Replies to `call_ids` recorded before fact
         `before_n` (the latest checkpoint), archived or hot. A task of the checkpoint parked on one of
         these calls is restored finished from its reply (driver `drive(carried_replies=...)`).
@@ -113,15 +125,17 @@ class CallFacts:
                     raise BrokenHistory(
                         f"run {run_id!r} fails its integrity check: its checkpoint at fact {before_n} carries "
                         f"call {cid}, which is not open, yet no reply to it recorded before the checkpoint is "
-                        f"in the store (deleted with archived facts?); refusing to use its history")
+                        f"in the store (deleted with archived facts?); refusing to use its history"
+                    )
             if found:
                 why = I.walk(h, run_id, r, min(n for n, _ in found.values()), before_n - 1)
                 if why:
                     raise chain_broken(run_id, why)
         return {cid: reply for cid, (n, reply) in sorted(found.items(), key=lambda kv: kv[1][0])}
 
-    def facts_of_call(self, run_id: str, call_id: str, *,
-                      classes: Optional[ClassTable] = None) -> list[tuple[int, Fact]]:
+    def facts_of_call(
+        self, run_id: str, call_id: str, *, classes: Optional[ClassTable] = None
+    ) -> list[tuple[int, Fact]]:
         """(n, fact), in order, of every fact of run `run_id` (hot or archived) that may concern call
         `call_id`: its Call, its Reply, and any Stop that names it (the caller reads which call a Stop
         closed). `classes`: the class table that rebuilds the values (the forking program's)."""
@@ -132,7 +146,8 @@ class CallFacts:
             for table in ("facts", "archived_facts"):
                 rows = h.file.db.execute(
                     f"SELECT n, data FROM {table} WHERE run=? AND kind IN (?, ?, ?) AND instr(data, ?) > 0",
-                    (run_id, T.CALL, T.REPLY, T.STOP, needle)).fetchall()
+                    (run_id, T.CALL, T.REPLY, T.STOP, needle),
+                ).fetchall()
                 for n, data in rows:
                     out.append((n, h.read_fact(run_id, n, data, classes)))
         return sorted(out, key=lambda e: e[0])

@@ -17,6 +17,7 @@ it serves against the chain (flowrt.history.integrity holds the walks and `verif
 `run_row`, `rows`, `hash_of`, `blob` and `source_rows` are the reads flowrt.history.integrity
 walks over (the caller holds the file's lock).
 """
+
 from __future__ import annotations
 
 import gc
@@ -36,7 +37,14 @@ from flowrt.history.integrity import Archived
 from flowrt.history.recorder import SqliteRecorder, _Batch, put_blobs
 from flowrt.history.host_records import RunInfo, run_info, run_row
 from flowrt.history.store_errors import (
-    BrokenHistory, CallNotOpen, ChangedBlob, RunExists, StoreError, blob_broken, chain_broken, corrupt_fact,
+    BrokenHistory,
+    CallNotOpen,
+    ChangedBlob,
+    RunExists,
+    StoreError,
+    blob_broken,
+    chain_broken,
+    corrupt_fact,
 )
 
 
@@ -94,11 +102,15 @@ class HistoryStore:
 
     def rows(self, run_id: str, from_n: int = 1, kind: Optional[int] = None) -> list:
         """(n, kind, data, hash) of the run's facts from `from_n` on (of one kind), archived and hot, in order."""
-        sql = ("SELECT n, kind, data, hash FROM archived_facts WHERE run=? AND n>=?{k} UNION ALL "
-               "SELECT n, kind, data, hash FROM facts WHERE run=? AND n>=?{k} ORDER BY n")
+        sql = (
+            "SELECT n, kind, data, hash FROM archived_facts WHERE run=? AND n>=?{k} UNION ALL "
+            "SELECT n, kind, data, hash FROM facts WHERE run=? AND n>=?{k} ORDER BY n"
+        )
         if kind is None:
             return self.file.db.execute(sql.format(k=""), (run_id, from_n, run_id, from_n)).fetchall()
-        return self.file.db.execute(sql.format(k=" AND kind=?"), (run_id, from_n, kind, run_id, from_n, kind)).fetchall()
+        return self.file.db.execute(
+            sql.format(k=" AND kind=?"), (run_id, from_n, kind, run_id, from_n, kind)
+        ).fetchall()
 
     def hash_of(self, run_id: str, n: int, r: dict) -> Optional[bytes]:
         """The stored chain hash of fact `n` (the zero hash before fact 1; the kept hash at the
@@ -106,7 +118,9 @@ class HistoryStore:
         if n == 0:
             return T.ZERO_HASH
         for table in ("facts", "archived_facts"):
-            row = self.file.db.execute(f"SELECT hash FROM {table} WHERE run=? AND n=?", (run_id, n)).fetchone()
+            row = self.file.db.execute(
+                f"SELECT hash FROM {table} WHERE run=? AND n=?", (run_id, n)
+            ).fetchone()
             if row is not None:
                 return row[0]
         return r["archived_hash"] if n == r["archived_through"] else None
@@ -115,12 +129,20 @@ class HistoryStore:
         """(module, hash, text or None) of the run's module sources, unchecked."""
         return self.file.db.execute(
             "SELECT rs.module, rs.hash, s.text FROM run_sources rs LEFT JOIN sources s ON s.hash = rs.hash "
-            "WHERE rs.run=? ORDER BY rs.module", (run_id,)).fetchall()
+            "WHERE rs.run=? ORDER BY rs.module",
+            (run_id,),
+        ).fetchall()
 
     # ---- a new run -----------------------------------------------------------------------------
 
-    def create_run(self, run_id: str, start: Start, sources: dict[str, str], meta: Optional[dict] = None,
-                   then: tuple = ()) -> RunInfo:
+    def create_run(
+        self,
+        run_id: str,
+        start: Start,
+        sources: dict[str, str],
+        meta: Optional[dict] = None,
+        then: tuple = (),
+    ) -> RunInfo:
         """Record a new run's Start (fact 1), the facts `then` that follow it (a fork's prelude:
         flowrt.host.forks) and its module sources, durably and in one commit: a crash leaves either
         no run or the run with all of them."""
@@ -144,9 +166,21 @@ class HistoryStore:
                 "INSERT INTO runs (id, created, state, program, std, data_version, entry, parent, "
                 "from_checkpoint, n, head, latest_checkpoint, meta) "
                 "VALUES (?, ?, coalesce(?, 'halted'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, time.time(), batch.state, start.program, start.std, start.data_version, start.entry,
-                 start.parent, start.from_checkpoint, 1 + len(pending), pending[-1][2] if pending else head,
-                 batch.latest_cp, json.dumps(meta or {})),
+                (
+                    run_id,
+                    time.time(),
+                    batch.state,
+                    start.program,
+                    start.std,
+                    start.data_version,
+                    start.entry,
+                    start.parent,
+                    start.from_checkpoint,
+                    1 + len(pending),
+                    pending[-1][2] if pending else head,
+                    batch.latest_cp,
+                    json.dumps(meta or {}),
+                ),
             )
             db.execute("INSERT INTO facts VALUES (?, 1, ?, ?, ?)", (run_id, enc.kind, enc.data, head))
             put_blobs(db, run_id, 1, enc.blobs)
@@ -163,15 +197,18 @@ class HistoryStore:
         for module, digest, text in rows:
             why = I.source_problem(module, digest, text)
             if why:
-                raise BrokenHistory(f"run {run_id!r} fails its integrity check: {why}; refusing to "
-                                    f"compile it (`flow2py verify {run_id}` checks the run whole)")
+                raise BrokenHistory(
+                    f"run {run_id!r} fails its integrity check: {why}; refusing to "
+                    f"compile it (`flow2py verify {run_id}` checks the run whole)"
+                )
             out[module] = text
         return out
 
     # ---- reading history -----------------------------------------------------------------------
 
-    def records(self, run_id: str, from_n: int = 1, *, decode: bool = True,
-                classes: Optional[ClassTable] = None) -> list[StoredFact]:
+    def records(
+        self, run_id: str, from_n: int = 1, *, decode: bool = True, classes: Optional[ClassTable] = None
+    ) -> list[StoredFact]:
         """Stored facts from `from_n` on (archived ones included while kept), in order; values
         decoded with `classes`, the class table of the run's program."""
         with self.file.lock:
@@ -185,12 +222,23 @@ class HistoryStore:
                 fact = self.read_fact(run_id, n, data, classes, kind) if decode else None
                 if kind not in T.KIND_NAMES or type(h) is not bytes:  # a row is anyone's bytes
                     raise corrupt_fact(run_id, n, f"its row holds kind {kind!r} and hash {h!r:.40}")
-                out.append(StoredFact(n, T.KIND_NAMES[kind], fact, h.hex(), None if prev is None else prev.hex(), data))
+                out.append(
+                    StoredFact(
+                        n, T.KIND_NAMES[kind], fact, h.hex(), None if prev is None else prev.hex(), data
+                    )
+                )
                 prev = h
             return out
 
-    def facts(self, run_id: str, from_n: int = 1, *, verify: bool = False,
-              whole: bool = False, classes: Optional[ClassTable] = None) -> list[Fact]:
+    def facts(
+        self,
+        run_id: str,
+        from_n: int = 1,
+        *,
+        verify: bool = False,
+        whole: bool = False,
+        classes: Optional[ClassTable] = None,
+    ) -> list[Fact]:
         """The decoded facts from `from_n` on; a redacted or lost value reads as `Hole(hash)`.
         `classes`: the class table of the run's program (`Program.classes`), which rebuilds its
         record and enum values.
@@ -226,8 +274,9 @@ class HistoryStore:
                 if collecting:
                     gc.enable()
 
-    def _verified(self, run_id: str, r: dict, rows, from_n: int, whole: bool,
-                  classes: Optional[ClassTable]) -> list[Fact]:
+    def _verified(
+        self, run_id: str, r: dict, rows, from_n: int, whole: bool, classes: Optional[ClassTable]
+    ) -> list[Fact]:
         def broken(why: str) -> BrokenHistory:
             return chain_broken(run_id, why)
 
@@ -262,8 +311,9 @@ class HistoryStore:
                 raise corrupt_fact(run_id, n, e) from None
             prev = b3(prev + skel).digest()
             if prev != h:
-                raise broken(f"fact {n} was changed, removed or moved: its content and position do "
-                             f"not match its hash")
+                raise broken(
+                    f"fact {n} was changed, removed or moved: its content and position do not match its hash"
+                )
             append(fact)
             expected = n + 1
         for i in after_marker:
@@ -372,11 +422,16 @@ class HistoryStore:
             try:
                 with self.file.transaction() as db:
                     for table in ("facts", "archived_facts"):
-                        for n, data in db.execute(f"SELECT n, data FROM {table} WHERE run=?", (run_id,)).fetchall():
+                        for n, data in db.execute(
+                            f"SELECT n, data FROM {table} WHERE run=?", (run_id,)
+                        ).fetchall():
                             new, count = T.redact_slots(data, digest)
                             if count:
                                 db.execute(f"UPDATE {table} SET data=? WHERE run=? AND n=?", (new, run_id, n))
-                                db.execute("INSERT OR IGNORE INTO holes VALUES (?, ?, ?, ?)", (run_id, n, digest, time.time()))
+                                db.execute(
+                                    "INSERT OR IGNORE INTO holes VALUES (?, ?, ?, ?)",
+                                    (run_id, n, digest, time.time()),
+                                )
                                 total += count
                     if not total:
                         raise StoreError(f"run {run_id!r} holds no value with hash {digest.hex()}")
@@ -402,8 +457,10 @@ class HistoryStore:
             with self.file.snapshot():
                 a = I.audit(self, run_id)
                 if not a.ok:
-                    raise BrokenHistory(f"run {run_id!r} fails its integrity check: {a.message}; refusing "
-                                        f"to archive it (that would remove facts of a history that does not verify)")
+                    raise BrokenHistory(
+                        f"run {run_id!r} fails its integrity check: {a.message}; refusing "
+                        f"to archive it (that would remove facts of a history that does not verify)"
+                    )
                 cp, latest, held = I.archive_limit(self, run_id, a)
             r = a.run
             old = r["archived_through"]
@@ -413,25 +470,37 @@ class HistoryStore:
             with self.file.transaction() as db:
                 # Facts are only appended, so the audit holds for them; another archive may not have run.
                 if db.execute("SELECT archived_through FROM runs WHERE id=?", (run_id,)).fetchone()[0] != old:
-                    raise StoreError(f"run {run_id!r} was archived by another process meanwhile; nothing "
-                                     f"changed here: run archive again")
+                    raise StoreError(
+                        f"run {run_id!r} was archived by another process meanwhile; nothing "
+                        f"changed here: run archive again"
+                    )
                 if through < 2:
                     return Archived(0, delete, old, cp, latest, held)
                 kept = self.hash_of(run_id, through, r)
                 if delete:
-                    moved = sum(db.execute(f"DELETE FROM {t} WHERE run=? AND n>1 AND n<=?", (run_id, through)).rowcount
-                                for t in ("archived_facts", "facts"))
+                    moved = sum(
+                        db.execute(
+                            f"DELETE FROM {t} WHERE run=? AND n>1 AND n<=?", (run_id, through)
+                        ).rowcount
+                        for t in ("archived_facts", "facts")
+                    )
                     db.execute("DELETE FROM blob_refs WHERE run=? AND n>1 AND n<=?", (run_id, through))
                     db.execute("DELETE FROM blobs WHERE hash NOT IN (SELECT hash FROM blob_refs)")
                     if not moved:
                         return Archived(0, True, old, cp, latest, held)
                 else:
-                    db.execute("INSERT INTO archived_facts SELECT * FROM facts WHERE run=? AND n>1 AND n<=?",
-                               (run_id, through))
-                    moved = db.execute("DELETE FROM facts WHERE run=? AND n>1 AND n<=?", (run_id, through)).rowcount
+                    db.execute(
+                        "INSERT INTO archived_facts SELECT * FROM facts WHERE run=? AND n>1 AND n<=?",
+                        (run_id, through),
+                    )
+                    moved = db.execute(
+                        "DELETE FROM facts WHERE run=? AND n>1 AND n<=?", (run_id, through)
+                    ).rowcount
                 # A deletion may lower the marker an older archive left past a reply still needed:
                 # the facts after it stay in the archive table, and verify checks them from it.
-                db.execute("UPDATE runs SET archived_through=?, archived_hash=? WHERE id=?", (through, kept, run_id))
+                db.execute(
+                    "UPDATE runs SET archived_through=?, archived_hash=? WHERE id=?", (through, kept, run_id)
+                )
             return Archived(moved, delete, through, cp, latest, held)
 
     def record_reply(self, run_id: str, call_id: str, reply: Any) -> StoredFact:

@@ -7,6 +7,7 @@ hash exactly as a store would. Values are shown as Flow text (`flowrt.data.value
 as `<hole blake3:...>`. The JSON Lines keys are fixed by docs/spec/trace.md "Rendering"; each object
 also carries `values`, the content hashes of the fact's value slots (what `redact` takes).
 """
+
 from __future__ import annotations
 
 import html
@@ -17,7 +18,16 @@ from typing import Any, Iterable, Optional, Sequence
 from flowrt.history import trace as T
 from flowrt.data import values as V
 from flowrt.data.facts import (
-    Call, Checkpoint, Choice, Completed, End, Fact, ParkedTask, Reply, Start, Stop,
+    Call,
+    Checkpoint,
+    Choice,
+    Completed,
+    End,
+    Fact,
+    ParkedTask,
+    Reply,
+    Start,
+    Stop,
 )
 
 __all__ = ["to_jsonl", "to_json_objects", "to_text", "to_html", "fact_text"]
@@ -47,6 +57,7 @@ def _rows(facts: Sequence[Any]) -> list[_Row]:
 
 
 # ---- value text -------------------------------------------------------------------------------
+
 
 class _ParkedText:
     """Stands for a parked task inside a checkpoint's arguments when rendering."""
@@ -100,7 +111,9 @@ def _end_text(fact: End) -> str:
 def _input_text(f: Start) -> str:
     if f.param_names and len(f.param_names) == len(f.input):
         # a fork's Start may hold parked tasks (flowrt.host.forks)
-        return "{ " + ", ".join(f"{p}: {_text(_swap_parked(v))}" for p, v in zip(f.param_names, f.input)) + " }"
+        return (
+            "{ " + ", ".join(f"{p}: {_text(_swap_parked(v))}" for p, v in zip(f.param_names, f.input)) + " }"
+        )
     return "{}" if not f.input else _text(_swap_parked(tuple(f.input)))
 
 
@@ -111,12 +124,15 @@ def _call_text(name: str, type_args: Iterable[str], args: Iterable[Any]) -> str:
 
 # ---- JSON Lines -------------------------------------------------------------------------------
 
+
 def _json_object(r: _Row) -> dict:
     f = r.fact
     t = type(f)
     o: dict[str, Any] = {"n": r.n, "kind": t.__name__, "hash": r.hash, "prev": r.prev}
     if t is Start:
-        o.update(program=f.program, std=f.std, data_version=f.data_version, entry=f.entry, input=_input_text(f))
+        o.update(
+            program=f.program, std=f.std, data_version=f.data_version, entry=f.entry, input=_input_text(f)
+        )
         if f.parent is not None:
             o.update(parent=f.parent, from_checkpoint=f.from_checkpoint)
     elif t is Call:
@@ -133,8 +149,12 @@ def _json_object(r: _Row) -> dict:
             o["value"] = _text(f.value)
         o["closed"] = [{"call": c.call, "reply": _text(c.reply) if c.has_reply else None} for c in f.closed]
     elif t is Checkpoint:
-        o.update(checkpoint=f.checkpoint, function=_name(f.function), type_args=list(f.type_args),
-                 args=[_text(_swap_parked(a)) for a in f.args])
+        o.update(
+            checkpoint=f.checkpoint,
+            function=_name(f.function),
+            type_args=list(f.type_args),
+            args=[_text(_swap_parked(a)) for a in f.args],
+        )
     elif t is End:
         o["end"] = _end_text(f)
     if r.values:
@@ -152,6 +172,7 @@ def to_jsonl(facts: Sequence[Any]) -> str:
 
 
 # ---- text -------------------------------------------------------------------------------------
+
 
 def _id_col(f: Fact) -> str:
     t = type(f)
@@ -179,7 +200,9 @@ def fact_text(f: Fact) -> str:
     if t is Stop:
         parts = [f"found finished with {_text(f.value)}"] if f.found == "finished" else []
         for c in f.closed:
-            parts.append(f"closed {c.call} with {_text(c.reply)}" if c.has_reply else f"closed {c.call} with no reply")
+            parts.append(
+                f"closed {c.call} with {_text(c.reply)}" if c.has_reply else f"closed {c.call} with no reply"
+            )
         return "; ".join(parts) or "found running"
     if t is Checkpoint:
         return _call_text(_name(f.function), f.type_args, [_swap_parked(a) for a in f.args])
@@ -233,7 +256,8 @@ def to_html(facts: Sequence[Any], title: str = "Flow history") -> str:
     """A self-contained page (inline style, no script); every text is HTML-escaped."""
     e = html.escape
     out = [
-        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{e(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{e(title)}</h1>",
         "<table><thead><tr><th>n</th><th>id</th><th>kind</th><th>fact</th><th>hash</th></tr></thead><tbody>",

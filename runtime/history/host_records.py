@@ -22,6 +22,7 @@ history. None of them is a fact or chained.
 A store made before one of these tables existed gets it from its first writer; a reader sees it
 empty (flowrt.history.schema).
 """
+
 from __future__ import annotations
 
 import json
@@ -58,8 +59,23 @@ class RunInfo:
 
 def corrupt_run_info(run_id) -> RunInfo:
     """How the listing shows a run whose record is corrupt (every other read of it is refused)."""
-    return RunInfo(str(run_id), 0.0, "corrupt (its run record)", "", "", T.DATA_VERSION, "",
-                   None, None, 0, "", None, 0, (), None)
+    return RunInfo(
+        str(run_id),
+        0.0,
+        "corrupt (its run record)",
+        "",
+        "",
+        T.DATA_VERSION,
+        "",
+        None,
+        None,
+        0,
+        "",
+        None,
+        0,
+        (),
+        None,
+    )
 
 
 def run_row(file, run_id: str, check_version: bool = True) -> dict:
@@ -75,8 +91,10 @@ def run_row(file, run_id: str, check_version: bool = True) -> dict:
         raise UnknownRun(f"unknown run {run_id!r} in {file.path}{hint}")
     r = dict(zip([d[0] for d in cur.description], row))
     if type(r["data_version"]) is not int:
-        raise BrokenHistory(f"run {run_id!r}: its run record is corrupt (data_version holds "
-                            f"{type(r['data_version']).__name__}); refusing to use it")
+        raise BrokenHistory(
+            f"run {run_id!r}: its run record is corrupt (data_version holds "
+            f"{type(r['data_version']).__name__}); refusing to use it"
+        )
     if r["data_version"] == T.DATA_VERSION:
         check_run_row(r)
     if not check_version:
@@ -88,7 +106,9 @@ def run_row(file, run_id: str, check_version: bool = True) -> dict:
         try:
             version = T.start_data_version(start[0])
         except T.TraceError as e:
-            raise BrokenHistory(f"run {run_id!r}: fact 1 is corrupt: {e}; refusing to use its history") from None
+            raise BrokenHistory(
+                f"run {run_id!r}: fact 1 is corrupt: {e}; refusing to use its history"
+            ) from None
         if version != T.DATA_VERSION:
             raise T.UnsupportedDataVersion(version, where=f"run {run_id!r}")
     return r
@@ -96,31 +116,56 @@ def run_row(file, run_id: str, check_version: bool = True) -> dict:
 
 def run_info(db, r: dict) -> RunInfo:
     """The RunInfo of a run record `r` (from `run_row`), with its open calls (a host record)."""
-    calls = tuple(db.execute(
-        "SELECT call, tool_id FROM open_calls WHERE run=? ORDER BY n", (r["id"],)).fetchall())
+    calls = tuple(
+        db.execute("SELECT call, tool_id FROM open_calls WHERE run=? ORDER BY n", (r["id"],)).fetchall()
+    )
     if any(type(c) is not str or type(t) is not str for c, t in calls):  # a host record is anyone's too
-        raise BrokenHistory(f"run {r['id']!r}: its record of open calls is corrupt (a call or Tool "
-                            f"id that is not text); refusing to use it")
+        raise BrokenHistory(
+            f"run {r['id']!r}: its record of open calls is corrupt (a call or Tool "
+            f"id that is not text); refusing to use it"
+        )
     state = r["state"]
     if r["data_version"] != T.DATA_VERSION:
         state = f"unreadable (data version {r['data_version']})"
     elif state == "running" and (r["owner"] is None or not owner_alive(r["owner"])):
         state = "halted"  # the process ended without releasing the run (a crash)
     return RunInfo(
-        r["id"], r["created"], state, r["program"], r["std"], r["data_version"], r["entry"],
-        r["parent"], r["from_checkpoint"], r["n"], r["head"].hex(), r["latest_checkpoint"],
-        r["archived_through"], calls, r["owner"], json.loads(r["meta"]),
+        r["id"],
+        r["created"],
+        state,
+        r["program"],
+        r["std"],
+        r["data_version"],
+        r["entry"],
+        r["parent"],
+        r["from_checkpoint"],
+        r["n"],
+        r["head"].hex(),
+        r["latest_checkpoint"],
+        r["archived_through"],
+        calls,
+        r["owner"],
+        json.loads(r["meta"]),
     )
 
 
 # The `runs` columns every reader relies on, and what each must hold (a store file is anyone's to
 # edit: a record that does not fit is refused naming the run, never half-read).
 _RUN_COLUMNS = (
-    ("state", (str,)), ("program", (str,)), ("std", (str,)), ("entry", (str,)), ("n", (int,)),
-    ("head", (bytes,)), ("archived_through", (int,)), ("created", (int, float)),
-    ("parent", (str, type(None))), ("from_checkpoint", (int, type(None))),
-    ("latest_checkpoint", (int, type(None))), ("archived_hash", (bytes, type(None))),
-    ("owner", (str, type(None))), ("meta", (str,)),
+    ("state", (str,)),
+    ("program", (str,)),
+    ("std", (str,)),
+    ("entry", (str,)),
+    ("n", (int,)),
+    ("head", (bytes,)),
+    ("archived_through", (int,)),
+    ("created", (int, float)),
+    ("parent", (str, type(None))),
+    ("from_checkpoint", (int, type(None))),
+    ("latest_checkpoint", (int, type(None))),
+    ("archived_hash", (bytes, type(None))),
+    ("owner", (str, type(None))),
+    ("meta", (str,)),
 )
 _STATES = frozenset({"running", "paused", "halted", "completed", "faulted"})
 _META_KEYS = {"entry_module": str, "entry_decl": str, "parent": str, "commits": dict}
@@ -128,6 +173,7 @@ _META_KEYS = {"entry_module": str, "entry_decl": str, "parent": str, "commits": 
 
 def check_run_row(r: dict) -> None:
     """Refuse a run record (`runs` row) whose columns do not hold what the store writes there."""
+
     def corrupt(why: str) -> BrokenHistory:
         return BrokenHistory(f"run {r.get('id')!r}: its run record is corrupt ({why}); refusing to use it")
 
@@ -136,7 +182,11 @@ def check_run_row(r: dict) -> None:
             raise corrupt(f"{col} holds {type(r.get(col)).__name__}")
     if r["state"] not in _STATES:
         raise corrupt(f"state {r['state'][:20]!r}")
-    if r["n"] < 1 or len(r["head"]) != 32 or (r["latest_checkpoint"] is not None and not 1 < r["latest_checkpoint"] <= r["n"]):
+    if (
+        r["n"] < 1
+        or len(r["head"]) != 32
+        or (r["latest_checkpoint"] is not None and not 1 < r["latest_checkpoint"] <= r["n"])
+    ):
         raise corrupt("its fact count, head or latest checkpoint is out of range")
     try:
         meta = json.loads(r["meta"])
@@ -147,6 +197,7 @@ def check_run_row(r: dict) -> None:
 
 
 # ---- leases ---------------------------------------------------------------------------------------
+
 
 def owner_token() -> str:
     """The lease token of this process: "host:pid:token"."""
@@ -213,13 +264,18 @@ class HostRecords:
     def record_binding(self, run_id: str, tool_id: str, implementation: str) -> None:
         """The host's record of which implementation serves a Tool in a run (not history)."""
         with self.file.transaction(durable=False) as db:
-            db.execute("INSERT OR REPLACE INTO bindings VALUES (?, ?, ?, ?)", (run_id, tool_id, implementation, time.time()))
+            db.execute(
+                "INSERT OR REPLACE INTO bindings VALUES (?, ?, ?, ?)",
+                (run_id, tool_id, implementation, time.time()),
+            )
 
     def bindings(self, run_id: str) -> dict[str, str]:
         """tool id -> the implementation recorded as serving it in the run."""
         f = self.file
         with f.lock:
-            return dict(f.db.execute("SELECT tool_id, implementation FROM bindings WHERE run=?", (run_id,)).fetchall())
+            return dict(
+                f.db.execute("SELECT tool_id, implementation FROM bindings WHERE run=?", (run_id,)).fetchall()
+            )
 
     # ---- pending calls -------------------------------------------------------------------------
 
@@ -229,7 +285,9 @@ class HostRecords:
         process holds the run was cut by a crash."""
         with self.file.transaction(durable=False) as db:
             if db.execute("SELECT 1 FROM open_calls WHERE run=? AND call=?", (run_id, call_id)).fetchone():
-                db.execute("INSERT OR IGNORE INTO parked_calls VALUES (?, ?, ?)", (run_id, call_id, time.time()))
+                db.execute(
+                    "INSERT OR IGNORE INTO parked_calls VALUES (?, ?, ?)", (run_id, call_id, time.time())
+                )
 
     def record_resent(self, run_id: str, call_id: str) -> None:
         """Host record: open call `call_id` is being sent again (`resume --resend`), so it is out,
@@ -250,18 +308,24 @@ class HostRecords:
         identity, "browser::Page") in code, so a run may be handed it as input or in a reply.
         Issuing one already issued changes nothing (its first issuer is kept)."""
         if type(type_id) is not str or "::" not in type_id or type(token) is not str:
-            raise StoreError(f"a host token is issued as (type identity like 'browser::Page', token text), "
-                             f"not ({type_id!r}, {token!r})")
+            raise StoreError(
+                f"a host token is issued as (type identity like 'browser::Page', token text), "
+                f"not ({type_id!r}, {token!r})"
+            )
         with self.file.transaction() as db:
-            db.execute("INSERT OR IGNORE INTO host_tokens VALUES (?, ?, NULL, NULL, ?)", (type_id, token, time.time()))
+            db.execute(
+                "INSERT OR IGNORE INTO host_tokens VALUES (?, ?, NULL, NULL, ?)",
+                (type_id, token, time.time()),
+            )
 
     def token_issuer(self, type_id: str, token: str) -> Optional[tuple[Optional[str], Optional[str]]]:
         """(run, call) whose Reply issued the token, (None, None) for one the host issued in code,
         or None: the host never issued it."""
         f = self.file
         with f.lock:
-            row = f.db.execute("SELECT run, call FROM host_tokens WHERE type_id=? AND token=?",
-                               (type_id, token)).fetchone()
+            row = f.db.execute(
+                "SELECT run, call FROM host_tokens WHERE type_id=? AND token=?", (type_id, token)
+            ).fetchone()
         return None if row is None else (row[0], row[1])
 
     def token_issued(self, type_id: str, token: str) -> bool:
@@ -278,12 +342,17 @@ class HostRecords:
         """call id -> inner run id, for every nested run a call of `outer_run` started."""
         f = self.file
         with f.lock:
-            return dict(f.db.execute(
-                "SELECT call, inner_run FROM nested_runs WHERE outer_run=? ORDER BY call", (outer_run,)).fetchall())
+            return dict(
+                f.db.execute(
+                    "SELECT call, inner_run FROM nested_runs WHERE outer_run=? ORDER BY call", (outer_run,)
+                ).fetchall()
+            )
 
     def outer_of(self, inner_run: str) -> Optional[tuple[str, str]]:
         """(outer run id, call id) that started `inner_run`, or None for a top-level run."""
         f = self.file
         with f.lock:
-            row = f.db.execute("SELECT outer_run, call FROM nested_runs WHERE inner_run=?", (inner_run,)).fetchone()
+            row = f.db.execute(
+                "SELECT outer_run, call FROM nested_runs WHERE inner_run=?", (inner_run,)
+            ).fetchone()
             return None if row is None else (row[0], row[1])

@@ -10,6 +10,7 @@ store's history (a `flowrt.history.history_store.HistoryStore`) and read it thro
 the lock); they return the reason something is broken as text, and the store raises it as
 `BrokenHistory`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -21,8 +22,10 @@ import cbor2
 from flowrt.history import strict as S
 from flowrt.history import trace as T
 
-_UNION = ("SELECT n, kind, data, hash FROM archived_facts WHERE run=? AND n BETWEEN ? AND ? UNION ALL "
-          "SELECT n, kind, data, hash FROM facts WHERE run=? AND n BETWEEN ? AND ? ORDER BY n")
+_UNION = (
+    "SELECT n, kind, data, hash FROM archived_facts WHERE run=? AND n BETWEEN ? AND ? UNION ALL "
+    "SELECT n, kind, data, hash FROM facts WHERE run=? AND n BETWEEN ? AND ? ORDER BY n"
+)
 
 
 def _span(a: int, b: int) -> str:
@@ -34,6 +37,7 @@ def _count(n: int, what: str) -> str:
 
 
 # ---- single facts and records -------------------------------------------------------------------
+
 
 def skeleton_parts(data: bytes) -> tuple[list, bytes, list[bytes]]:
     """(item, skeleton, blob digests) of a stored fact in one parse: `item` is the fact array
@@ -63,15 +67,19 @@ def marker_problem(r: dict) -> Optional[str]:
     if type(kept) is not bytes or len(kept) != 32:
         return f"the archive marker (facts 2-{k}) keeps no hash of fact {k}"
     if k >= r["n"]:
-        return (f"the archive marker ends at fact {k}, but the run records {r['n']} facts: an archived "
-                f"range ends just before a Checkpoint")
+        return (
+            f"the archive marker ends at fact {k}, but the run records {r['n']} facts: an archived "
+            f"range ends just before a Checkpoint"
+        )
     return None
 
 
 def marker_not_at_checkpoint(r: dict, kind: str) -> str:
     k = r["archived_through"]
-    return (f"the archive marker ends at fact {k}, but fact {k + 1} is a {kind}, not a Checkpoint: "
-            f"facts are archived only up to a checkpoint")
+    return (
+        f"the archive marker ends at fact {k}, but fact {k + 1} is a {kind}, not a Checkpoint: "
+        f"facts are archived only up to a checkpoint"
+    )
 
 
 def start_mismatch(r: dict, item: Any) -> Optional[str]:
@@ -82,8 +90,7 @@ def start_mismatch(r: dict, item: Any) -> Optional[str]:
         return "fact 1 is not a Start"
     for name, i in (("program", 2), ("std", 3), ("entry", 4), ("parent", 7), ("from_checkpoint", 8)):
         if item[i] != r[name]:
-            return (f"the run's record names {name} {r[name]!r}, but its Start (fact 1) names "
-                    f"{item[i]!r}")
+            return f"the run's record names {name} {r[name]!r}, but its Start (fact 1) names {item[i]!r}"
     return None
 
 
@@ -104,8 +111,10 @@ def source_problem(module: str, digest: Any, text: Any) -> Optional[str]:
 def blob_problem(history, digest: bytes, n: int) -> Optional[str]:
     row = history.file.db.execute("SELECT data FROM blobs WHERE hash=?", (digest,)).fetchone()
     if row is None:
-        return (f"fact {n} refers to blob {digest.hex()}, which the store does not hold (lost: a "
-                f"redaction replaces the reference by a hole)")
+        return (
+            f"fact {n} refers to blob {digest.hex()}, which the store does not hold (lost: a "
+            f"redaction replaces the reference by a hole)"
+        )
     if type(row[0]) is not bytes or blake3.blake3(row[0]).digest() != digest:
         return f"fact {n} refers to blob {digest.hex()}, whose stored bytes were changed (they do not hash to it)"
     return None
@@ -127,7 +136,9 @@ def parked_calls(history, data: bytes) -> list[str]:
             stack = [S.loads(slot)]  # strictly: no tag decoded into a host object (flowrt.history.strict)
         except S.StrictError as e:
             raise T.TraceError(f"corrupt value encoding: {e}") from None
-        while stack:  # every value is an array [code, ...] or a plain item; a parked task is [17, task, call, ...]
+        while (
+            stack
+        ):  # every value is an array [code, ...] or a plain item; a parked task is [17, task, call, ...]
             x = stack.pop()
             if type(x) is list and x:
                 if x[0] == T.PARKED:
@@ -145,7 +156,8 @@ def reply_rows(history, run_id: str, call_id: str, before_n: int) -> list[tuple[
     rows = history.file.db.execute(
         "SELECT n, data FROM archived_facts WHERE run=? AND n<? AND kind=? AND instr(data, ?) > 0 UNION ALL "
         "SELECT n, data FROM facts WHERE run=? AND n<? AND kind=? AND instr(data, ?) > 0 ORDER BY n DESC",
-        (run_id, before_n, T.REPLY, needle, run_id, before_n, T.REPLY, needle)).fetchall()
+        (run_id, before_n, T.REPLY, needle, run_id, before_n, T.REPLY, needle),
+    ).fetchall()
     out = []
     for n, data in rows:
         if type(data) is not bytes:
@@ -189,6 +201,7 @@ def walk(history, run_id: str, r: dict, lo: int, hi: int) -> Optional[str]:
 
 # ---- verify ---------------------------------------------------------------------------------------
 
+
 @dataclass
 class Audit:
     ok: bool
@@ -223,8 +236,12 @@ def audit(history, run_id: str, head: Optional[str] = None) -> Audit:
     rows = history.rows(run_id)
     w = _Walk()
     sources = history.source_rows(run_id)
-    why = (marker_problem(r) or _walk_chain(r, rows, w, head is not None) or _record_problem(r, w)
-           or _content_problem(history, w.blobs, sources))
+    why = (
+        marker_problem(r)
+        or _walk_chain(r, rows, w, head is not None)
+        or _record_problem(r, w)
+        or _content_problem(history, w.blobs, sources)
+    )
     if not why and w.gap and w.checkpoints:
         why = _lost_carried_reply(history, run_id, rows, w.checkpoints[-1])
     if why:
@@ -239,11 +256,19 @@ def audit(history, run_id: str, head: Optional[str] = None) -> Audit:
         except ValueError:
             at = None
         if at is None:
-            return Audit(False, f"the given head {head.strip().lower()} is not in this history: facts were "
-                                f"changed, removed or reordered", w.prev.hex(), r, w.checkpoints)
+            return Audit(
+                False,
+                f"the given head {head.strip().lower()} is not in this history: facts were "
+                f"changed, removed or reordered",
+                w.prev.hex(),
+                r,
+                w.checkpoints,
+            )
         if at != last:
-            message = (f"intact up to the given head (fact {at}); {last - at} facts recorded after it; "
-                       f"{checked}; head {w.prev.hex()}")
+            message = (
+                f"intact up to the given head (fact {at}); {last - at} facts recorded after it; "
+                f"{checked}; head {w.prev.hex()}"
+            )
     return Audit(True, message, w.prev.hex(), r, w.checkpoints)
 
 
@@ -320,8 +345,9 @@ def _record_problem(r: dict, w: _Walk) -> Optional[str]:
         return "the run's stored head does not match the chain"
     latest = w.checkpoints[-1] if w.checkpoints else None
     if r["latest_checkpoint"] != latest:
-        return (f"the run's latest-checkpoint marker names fact {r['latest_checkpoint']!r}, but its "
-                + (f"latest Checkpoint is fact {latest}" if latest else "history holds no Checkpoint"))
+        return f"the run's latest-checkpoint marker names fact {r['latest_checkpoint']!r}, but its " + (
+            f"latest Checkpoint is fact {latest}" if latest else "history holds no Checkpoint"
+        )
     return None
 
 
@@ -341,14 +367,17 @@ def _content_problem(history, blobs: dict[bytes, int], sources: list) -> Optiona
 def _checked_text(history, run_id: str, last: int, deleted_through: int) -> str:
     """Which facts were checked against the chain, from where, and which were taken on trust."""
     held, lo, hi = history.file.db.execute(
-        "SELECT count(*), min(n), max(n) FROM archived_facts WHERE run=?", (run_id,)).fetchone()
+        "SELECT count(*), min(n), max(n) FROM archived_facts WHERE run=?", (run_id,)
+    ).fetchone()
     from_archive = f" ({_span(lo, hi)} read from the archive table)" if held else ""
     if not deleted_through:
         return f"{_span(1, last)} checked against the chain from Start{from_archive}"
     k = deleted_through
-    return (f"fact 1 (Start) checked from the zero hash and {_span(k + 1, last)} against the chain from "
-            f"the kept hash of fact {k}{from_archive}; facts 2-{k} were archived and deleted: taken on "
-            f"trust from that kept hash")
+    return (
+        f"fact 1 (Start) checked from the zero hash and {_span(k + 1, last)} against the chain from "
+        f"the kept hash of fact {k}{from_archive}; facts 2-{k} were archived and deleted: taken on "
+        f"trust from that kept hash"
+    )
 
 
 def _lost_carried_reply(history, run_id: str, rows, latest: int) -> Optional[str]:
@@ -373,12 +402,15 @@ def _lost_carried_reply(history, run_id: str, rows, latest: int) -> Optional[str
                 closed.update(c[0] for c in item[4] if type(c) is list and c)
     for c in calls:
         if c not in open_ and c not in closed:
-            return (f"the checkpoint at fact {latest} carries call {c}, which is not open, yet no fact the "
-                    f"store holds answers it: its reply was deleted with the archived facts")
+            return (
+                f"the checkpoint at fact {latest} carries call {c}, which is not open, yet no fact the "
+                f"store holds answers it: its reply was deleted with the archived facts"
+            )
     return None
 
 
 # ---- archive ----------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Archived:

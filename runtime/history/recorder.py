@@ -13,6 +13,7 @@ the buffer: the next Call's (or End's) commit carries them, and `close()` (pause
 `call_pending()` commit them. A crash loses only facts whose consequences never left the
 process. One commit and one fsync per dispatch.
 """
+
 from __future__ import annotations
 
 import sqlite3
@@ -81,7 +82,8 @@ class _Batch:
         except sqlite3.IntegrityError:
             raise HistoryConflict(
                 f"run {run!r} already holds a fact numbered {pending[0][0]} or later; refusing "
-                f"to rewrite recorded history") from None
+                f"to rewrite recorded history"
+            ) from None
         for n, enc, _h, _f in pending:
             if enc.blobs:
                 put_blobs(db, run, n, enc.blobs)
@@ -96,8 +98,10 @@ class _Batch:
             db.executemany("INSERT OR IGNORE INTO host_tokens VALUES (?, ?, ?, ?, ?)", self.issued)
         if self.opened:
             done = {c for _, c in closed}
-            db.executemany("INSERT OR REPLACE INTO open_calls VALUES (?, ?, ?, ?)",
-                           [o for o in self.opened if o[1] not in done] if done else self.opened)
+            db.executemany(
+                "INSERT OR REPLACE INTO open_calls VALUES (?, ?, ?, ?)",
+                [o for o in self.opened if o[1] not in done] if done else self.opened,
+            )
 
 
 class SqliteRecorder:
@@ -128,12 +132,16 @@ class SqliteRecorder:
             if r["state"] in ("completed", "faulted"):
                 raise StoreError(f"run {run_id!r} has already ended ({r['state']}); fork it to continue")
             if r["owner"] is not None and owner_alive(r["owner"]):
-                raise RunBusy(f"run {run_id!r} is being run by {describe_owner(r['owner'])}; "
-                              f"only one process may run it at a time")
+                raise RunBusy(
+                    f"run {run_id!r} is being run by {describe_owner(r['owner'])}; "
+                    f"only one process may run it at a time"
+                )
             db.execute("UPDATE runs SET owner=?, state='running' WHERE id=?", (self.owner, run_id))
             self.n, self.head = r["n"], r["head"]
             # Calls left pending by an earlier process: their parked_calls rows go when a Reply closes them.
-            self._pending_calls = {row[0] for row in db.execute("SELECT call FROM parked_calls WHERE run=?", (run_id,))}
+            self._pending_calls = {
+                row[0] for row in db.execute("SELECT call FROM parked_calls WHERE run=?", (run_id,))
+            }
         self._synced = (self.n, self.head)
 
     @property
@@ -189,11 +197,13 @@ class SqliteRecorder:
         row = db.execute("SELECT owner, n, head FROM runs WHERE id=?", (run,)).fetchone()
         if row is None or row[0] != self.owner:
             holder = describe_owner(row[0]) if row and row[0] else "nobody"
-            return RunBusy(f"run {run!r} is no longer leased to this process (held by {holder}); "
-                           f"refusing to append")
+            return RunBusy(
+                f"run {run!r} is no longer leased to this process (held by {holder}); refusing to append"
+            )
         return HistoryConflict(
             f"the history of run {run!r} changed under this process (fact {row[1]}, head "
-            f"{row[2].hex()[:16]}, expected fact {self._synced[0]}); refusing to append")
+            f"{row[2].hex()[:16]}, expected fact {self._synced[0]}); refusing to append"
+        )
 
     def _write(self, pending, durable: bool) -> None:
         run = self.run_id
@@ -209,8 +219,17 @@ class SqliteRecorder:
                 cur = db.execute(
                     "UPDATE runs SET n=?, head=?, latest_checkpoint=coalesce(?, latest_checkpoint), "
                     "state=coalesce(?, state) WHERE id=? AND owner=? AND n=? AND head=?",
-                    (self.n, self.head, batch.latest_cp, batch.state, run, self.owner, self._synced[0],
-                     self._synced[1]))
+                    (
+                        self.n,
+                        self.head,
+                        batch.latest_cp,
+                        batch.state,
+                        run,
+                        self.owner,
+                        self._synced[0],
+                        self._synced[1],
+                    ),
+                )
                 if cur.rowcount != 1:
                     raise self._refusal(db)
                 batch.write(db)
@@ -239,7 +258,9 @@ class SqliteRecorder:
                     "UPDATE runs SET owner=NULL, state=CASE WHEN state IN ('completed', 'faulted') THEN state "
                     "WHEN ? THEN 'halted' "
                     "WHEN EXISTS (SELECT 1 FROM open_calls WHERE run=?) THEN 'paused' ELSE 'halted' END "
-                    "WHERE id=? AND owner=?", (halted, self.run_id, self.run_id, self.owner))
+                    "WHERE id=? AND owner=?",
+                    (halted, self.run_id, self.run_id, self.owner),
+                )
 
     def __enter__(self):
         return self

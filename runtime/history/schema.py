@@ -12,6 +12,7 @@ creates the tables a writer finds missing, and is the one way in for every write
 (`transaction`) and for reads that must see one state of the store (`snapshot`). Nothing outside
 flowrt.history runs SQL against it.
 """
+
 from __future__ import annotations
 
 import re
@@ -98,8 +99,13 @@ class StoreFile:
         self.readonly = readonly
         self.lock = threading.RLock()
         if readonly:
-            self.db = sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=ro", uri=True,
-                                      isolation_level=None, check_same_thread=False, timeout=30)
+            self.db = sqlite3.connect(
+                f"{self.path.absolute().as_uri()}?mode=ro",
+                uri=True,
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=30,
+            )
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
@@ -111,7 +117,9 @@ class StoreFile:
             if self._open_existing(tables):
                 return
         if readonly:
-            raise StoreError(f"{self.path} is not a Flow store (it records no data version); nothing was read")
+            raise StoreError(
+                f"{self.path} is not a Flow store (it records no data version); nothing was read"
+            )
         self._create(tables)
 
     def _open_existing(self, tables: set) -> bool:
@@ -179,7 +187,9 @@ class StoreFile:
         """BEGIN IMMEDIATE ... COMMIT (fsynced when `durable`), rolled back on any error. Every
         write goes through here; a store opened read-only refuses them all."""
         if self.readonly:
-            raise StoreError(f"the store {self.path} is read-only here (opened for reading); nothing was changed")
+            raise StoreError(
+                f"the store {self.path} is read-only here (opened for reading); nothing was changed"
+            )
         with self.lock:
             self.set_sync(durable)
             self.db.execute("BEGIN IMMEDIATE")

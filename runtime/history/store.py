@@ -21,6 +21,7 @@ The host, the engine and the CLI call these methods; SQL stays in flowrt.history
 and benchmarks reach `store.file.db`, to tamper with a file or measure it). This module gathers
 the names a host imports (`from flowrt.history.store import Store, SqliteRecorder, ...`).
 """
+
 from __future__ import annotations
 
 import os
@@ -32,13 +33,31 @@ from flowrt.history.integrity import Archived
 from flowrt.history.recorder import SqliteRecorder
 from flowrt.history.schema import StoreFile
 from flowrt.history.store_errors import (
-    BrokenHistory, CallNotOpen, ChangedBlob, HistoryConflict, RunBusy, RunExists, StoreError, UnknownRun,
+    BrokenHistory,
+    CallNotOpen,
+    ChangedBlob,
+    HistoryConflict,
+    RunBusy,
+    RunExists,
+    StoreError,
+    UnknownRun,
 )
 
 __all__ = [
-    "DEFAULT_STORE", "Store", "SqliteRecorder", "RunInfo", "StoredFact",
-    "StoreError", "UnknownRun", "RunExists", "RunBusy", "HistoryConflict", "CallNotOpen", "BrokenHistory",
-    "ChangedBlob", "Archived",
+    "DEFAULT_STORE",
+    "Store",
+    "SqliteRecorder",
+    "RunInfo",
+    "StoredFact",
+    "StoreError",
+    "UnknownRun",
+    "RunExists",
+    "RunBusy",
+    "HistoryConflict",
+    "CallNotOpen",
+    "BrokenHistory",
+    "ChangedBlob",
+    "Archived",
 ]
 
 DEFAULT_STORE = Path(".flow") / "runs.db"
@@ -48,12 +67,15 @@ class Store:
     """One store file: its history (`history`) and the host's records (`host_records`) over one
     connection (`file`). Thread-safe (one connection behind a lock); open one per process."""
 
-    def __init__(self, path: os.PathLike | str | None = None, *, durable: bool = True, readonly: bool = False):
+    def __init__(
+        self, path: os.PathLike | str | None = None, *, durable: bool = True, readonly: bool = False
+    ):
         """Open the store at `path` (default `Path.cwd() / DEFAULT_STORE`). `durable`: commits that
         must survive power loss are fsynced. `readonly`: a reader's open (SQLite `mode=ro`): it
         never writes, so a store file the user can only read opens too."""
-        self.file = StoreFile(Path(path) if path is not None else Path.cwd() / DEFAULT_STORE,
-                              durable=durable, readonly=readonly)
+        self.file = StoreFile(
+            Path(path) if path is not None else Path.cwd() / DEFAULT_STORE, durable=durable, readonly=readonly
+        )
         self.history = HistoryStore(self)
         self.host_records = HostRecords(self.file)
 

@@ -5,6 +5,7 @@ and what was (not) changed. docs/spec/trace.md ("API") lists the hierarchy:
 StoreError > UnknownRun, RunExists, RunBusy, HistoryConflict, CallNotOpen, BrokenHistory >
 ChangedBlob.
 """
+
 from __future__ import annotations
 
 
@@ -48,15 +49,19 @@ class ChangedBlob(BrokenHistory):
 
 def chain_broken(run_id: str, why: str) -> BrokenHistory:
     """The run's facts fail their hash chain (`why`, from flowrt.history.integrity)."""
-    return BrokenHistory(f"run {run_id!r} fails its hash chain: {why}; refusing to use its history "
-                         f"(`flow2py verify {run_id}` checks it whole)")
+    return BrokenHistory(
+        f"run {run_id!r} fails its hash chain: {why}; refusing to use its history "
+        f"(`flow2py verify {run_id}` checks it whole)"
+    )
 
 
 def blob_broken(run_id: str, n: int, e: ChangedBlob) -> BrokenHistory:
     """Fact `n` refers to a blob whose stored bytes were changed."""
-    return BrokenHistory(f"run {run_id!r} fails its integrity check: fact {n} refers to blob {e.digest.hex()}, "
-                         f"whose stored bytes were changed (they do not hash to it); refusing to use its "
-                         f"history (`flow2py verify {run_id}` checks it whole)")
+    return BrokenHistory(
+        f"run {run_id!r} fails its integrity check: fact {n} refers to blob {e.digest.hex()}, "
+        f"whose stored bytes were changed (they do not hash to it); refusing to use its "
+        f"history (`flow2py verify {run_id}` checks it whole)"
+    )
 
 
 def corrupt_fact(run_id: str, n: int, e: object) -> BrokenHistory:

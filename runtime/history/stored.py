@@ -20,6 +20,7 @@ say where. A type variable left in a descriptor (a generic function or Tool whos
 is recorded only as text) fits any value there; a hole fits anywhere (a hole is never served: the
 driver stops Incomplete first).
 """
+
 from __future__ import annotations
 
 import decimal
@@ -28,10 +29,30 @@ from typing import Any, Callable, Optional
 
 from flowrt.data.facts import ParkedTask
 from flowrt.data.typedesc import (
-    _GENERATION, DictOf, ListOf, Named, SetOf, Token, TupleOf, Var, _Prim, fields_of, type_text,
+    _GENERATION,
+    DictOf,
+    ListOf,
+    Named,
+    SetOf,
+    Token,
+    TupleOf,
+    Var,
+    _Prim,
+    fields_of,
+    type_text,
 )
 from flowrt.data.values import (
-    Dict, Duration, Hole, HostToken, Instant, List, Record, Result, Set, ToolProblem, show,
+    Dict,
+    Duration,
+    Hole,
+    HostToken,
+    Instant,
+    List,
+    Record,
+    Result,
+    Set,
+    ToolProblem,
+    show,
 )
 
 __all__ = ["CorruptHistory", "checker", "fits", "misfit", "reply_type", "reply_checker", "param_types"]
@@ -48,8 +69,14 @@ class CorruptHistory(Exception):
 # ---- compiled checks ------------------------------------------------------------------------------
 
 _PRIMS = {
-    "Int": int, "Decimal": decimal.Decimal, "Text": str, "Bytes": bytes, "Bool": bool,
-    "Unit": type(None), "Duration": Duration, "Instant": Instant,
+    "Int": int,
+    "Decimal": decimal.Decimal,
+    "Text": str,
+    "Bytes": bytes,
+    "Bool": bool,
+    "Unit": type(None),
+    "Duration": Duration,
+    "Instant": Instant,
 }
 
 
@@ -89,6 +116,7 @@ def _node(d, memo) -> Callable[[Any], bool]:
             if type(v) is not want:
                 return type(v) is Hole
             return all(map(item, v))
+
         return coll
     if t is DictOf:
         key, val = _compile(d.key, memo), _compile(d.value, memo)
@@ -97,6 +125,7 @@ def _node(d, memo) -> Callable[[Any], bool]:
             if type(v) is not Dict:
                 return type(v) is Hole
             return all(key(k) and val(x) for k, x in v.items())
+
         return dct
     if t is TupleOf:
         items = tuple(_compile(x, memo) for x in d.items)
@@ -106,6 +135,7 @@ def _node(d, memo) -> Callable[[Any], bool]:
             if type(v) is not tuple or len(v) != n:
                 return type(v) is Hole
             return all(f(x) for f, x in zip(items, v))
+
         return tup
     if t is Named:
         return _named(d, memo)
@@ -146,6 +176,7 @@ def _named(d, memo):
         if f is None:
             return type(v) is Hole
         return f(v)
+
     return named
 
 
@@ -173,6 +204,7 @@ def checker(desc) -> Callable[[Any], bool]:
             return state[0](v)
         except RecursionError:
             return False
+
     check.desc = desc
     return check
 
@@ -192,6 +224,7 @@ def fits(desc, value) -> bool:
 
 
 # ---- the misfit, in words ---------------------------------------------------------------------------
+
 
 def _type(d) -> str:
     return "a task" if d is None else type_text(d)
@@ -241,7 +274,9 @@ def _explain(d, v, path: str) -> Optional[str]:
             if type(v) is not Dict:
                 return f"{path}: expected {_type(d)}, got {_got(v)}"
             for k, x in v.items():
-                why = _explain(d.key, k, f"{path}.<key {_got(k)}>") or _explain(d.value, x, f"{path}[{_got(k)}]")
+                why = _explain(d.key, k, f"{path}.<key {_got(k)}>") or _explain(
+                    d.value, x, f"{path}[{_got(k)}]"
+                )
                 if why:
                     return why
         elif t is TupleOf:
@@ -255,7 +290,11 @@ def _explain(d, v, path: str) -> Optional[str]:
             cls, args = d.cls, d.args
             variants = cls.__dict__.get("__flow_variants__")
             vc = type(v)
-            if (vc is not cls) if variants is None else (variants.get(getattr(vc, "__flow_ctor__", None)) is not vc):
+            if (
+                (vc is not cls)
+                if variants is None
+                else (variants.get(getattr(vc, "__flow_ctor__", None)) is not vc)
+            ):
                 return f"{path}: expected {_type(d)}, got {_got(v)}"
             for td, x, p in zip(_field_types(vc, args), v._flow_values(), _field_paths(vc, path)):
                 why = _explain(td, x, p)
@@ -266,6 +305,7 @@ def _explain(d, v, path: str) -> Optional[str]:
 
 
 # ---- what the program expects -------------------------------------------------------------------------
+
 
 def reply_type(spec, type_args: tuple = ()):
     """The type of a reply to a call of `spec`: `Result<T, ToolProblem<E>>` for a Tool declared

@@ -28,6 +28,7 @@ it is interpreted:
 
 Every refusal is a `StrictError` with a short reason; flowrt.history.trace words it as a `TraceError`.
 """
+
 from __future__ import annotations
 
 import decimal
@@ -39,8 +40,17 @@ import cbor2
 from flowrt.data import values as V
 from flowrt.data.facts import ParkedTask
 
-__all__ = ["StrictError", "NoClass", "loads", "value", "parked_get", "check_fact", "MAX_INT_BITS",
-           "MAX_DECIMAL_EXPONENT", "MAX_DEPTH"]
+__all__ = [
+    "StrictError",
+    "NoClass",
+    "loads",
+    "value",
+    "parked_get",
+    "check_fact",
+    "MAX_INT_BITS",
+    "MAX_DECIMAL_EXPONENT",
+    "MAX_DEPTH",
+]
 
 # Fact kinds: the first element of a fact array.
 START, CALL, REPLY, CHOICE, STOP, CHECKPOINT, END = 1, 2, 3, 4, 5, 6, 7
@@ -66,6 +76,7 @@ class StrictError(Exception):
 
 
 # ---- the CBOR subset ----------------------------------------------------------------------------
+
 
 def _bignum_magnitude(content) -> int:
     """The magnitude a bignum tag's content gives, exactly as the encoder writes it: a byte string
@@ -182,7 +193,7 @@ def _dec_data(x, get):
     return cls(*[value(f, get) for f in x[3:]])
 
 
-_QUICK_DIGITS = 10 ** 4000  # below this, str() is fast and within Python's conversion limit
+_QUICK_DIGITS = 10**4000  # below this, str() is fast and within Python's conversion limit
 
 
 def _dec_decimal(x, get):
@@ -242,6 +253,7 @@ def _dec_nanos(cls):
         if len(x) != 2 or type(x[1]) is not int:
             _bad(x, f"a {cls.__name__} is [{x[0]}, nanoseconds]")
         return cls(x[1])
+
     return dec
 
 
@@ -256,6 +268,7 @@ def _dec_one(cls):
         if len(x) != 2:
             _bad(x, f"{cls.__name__} holds one value")
         return cls(value(x[1], get))
+
     return dec
 
 
@@ -271,7 +284,12 @@ def _dec_parked(x, get):
     # task is not a value.
     if not getattr(get, "parked", False):
         _bad(x, "a parked task outside a checkpoint's arguments")  # (or a fork's input)
-    if len(x) < 4 or type(x[1]) is not str or type(x[2]) is not str or not (x[3] is None or type(x[3]) is str):
+    if (
+        len(x) < 4
+        or type(x[1]) is not str
+        or type(x[2]) is not str
+        or not (x[3] is None or type(x[3]) is str)
+    ):
         _bad(x, "a parked task is [17, task id, call id, constructor or null, data...]")
     return ParkedTask(x[1], x[2], x[3], tuple(value(e, get) for e in x[4:]))
 
@@ -286,7 +304,9 @@ def _dec_hole(x, get):
 # a record or enum value is rebuilt with the class of the program whose history is read. Each
 # checks its array's length and element types: the bytes may be anyone's.
 _DEC: dict[int, Callable[[list, Callable], Any]] = {
-    LIST: lambda x, get: V.list_of([value(e, get) for e in x[1:]]) if x[0] is not False else _bad(x, "code false"),
+    LIST: lambda x, get: (
+        V.list_of([value(e, get) for e in x[1:]]) if x[0] is not False else _bad(x, "code false")
+    ),
     TUPLE: lambda x, get: tuple(value(e, get) for e in x[1:]) if x[0] is not True else _bad(x, "code true"),
     DICT: _dec_dict,
     SET: _dec_set,
@@ -324,23 +344,38 @@ def value(x, get):
 
 def parked_get(get: Callable) -> Callable:
     """`get` for a checkpoint's arguments: the same lookup, marked to admit parked tasks."""
+
     def lookup(key):
         return get(key)
+
     lookup.parked = True
     return lookup
 
 
 # ---- the shape of a fact --------------------------------------------------------------------------
 
-_NAMES = {START: "Start", CALL: "Call", REPLY: "Reply", CHOICE: "Choice", STOP: "Stop",
-          CHECKPOINT: "Checkpoint", END: "End"}
+_NAMES = {
+    START: "Start",
+    CALL: "Call",
+    REPLY: "Reply",
+    CHOICE: "Choice",
+    STOP: "Stop",
+    CHECKPOINT: "Checkpoint",
+    END: "End",
+}
 
 
 def _slot(s) -> bool:
     if type(s) is bytes:
         return True
-    return (type(s) is list and len(s) == 2 and type(s[0]) is int and s[0] in (HOLE, BLOB)
-            and type(s[1]) is bytes and len(s[1]) == 32)
+    return (
+        type(s) is list
+        and len(s) == 2
+        and type(s[0]) is int
+        and s[0] in (HOLE, BLOB)
+        and type(s[1]) is bytes
+        and len(s[1]) == 32
+    )
 
 
 def _slots(s) -> bool:
@@ -364,8 +399,7 @@ def _count(x) -> bool:
 
 
 def _closed(c) -> bool:
-    return (type(c) is list and 1 <= len(c) <= 2 and type(c[0]) is str
-            and (len(c) == 1 or _slot(c[1])))
+    return type(c) is list and 1 <= len(c) <= 2 and type(c[0]) is str and (len(c) == 1 or _slot(c[1]))
 
 
 def _stop(item) -> bool:
@@ -382,22 +416,46 @@ def _stop(item) -> bool:
 def _end(item) -> bool:
     if len(item) == 3:
         return type(item[1]) is int and item[1] == 0 and _slot(item[2])
-    return (len(item) == 6 and type(item[1]) is int and item[1] == 1 and _str(item[2]) and _str(item[3])
-            and type(item[4]) is int and type(item[5]) is int)
+    return (
+        len(item) == 6
+        and type(item[1]) is int
+        and item[1] == 1
+        and _str(item[2])
+        and _str(item[3])
+        and type(item[4]) is int
+        and type(item[5]) is int
+    )
 
 
 # kind -> (length, check of the whole array, what the array should be)
 _SHAPES = {
-    START: (9, lambda i: (type(i[1]) is int and _str(i[2]) and _str(i[3]) and _str(i[4]) and _slots(i[5]) and _texts(i[6])
-                          and _opt_str(i[7]) and (i[8] is None or _count(i[8]))),
-            "[1, data version, program, std, entry, [slots], [parameter names], parent, from_checkpoint]"),
-    CALL: (6, lambda i: _str(i[1]) and _str(i[2]) and _str(i[3]) and _slots(i[4]) and _texts(i[5]),
-           "[2, call id, tool, tool id, [slots], [type arguments]]"),
+    START: (
+        9,
+        lambda i: (
+            type(i[1]) is int
+            and _str(i[2])
+            and _str(i[3])
+            and _str(i[4])
+            and _slots(i[5])
+            and _texts(i[6])
+            and _opt_str(i[7])
+            and (i[8] is None or _count(i[8]))
+        ),
+        "[1, data version, program, std, entry, [slots], [parameter names], parent, from_checkpoint]",
+    ),
+    CALL: (
+        6,
+        lambda i: _str(i[1]) and _str(i[2]) and _str(i[3]) and _slots(i[4]) and _texts(i[5]),
+        "[2, call id, tool, tool id, [slots], [type arguments]]",
+    ),
     REPLY: (3, lambda i: _str(i[1]) and _slot(i[2]), "[3, call id, slot]"),
     CHOICE: (3, lambda i: _str(i[1]) and _str(i[2]), "[4, task, picked task]"),
-    STOP: (5, _stop, "[5, task, \"running\" or \"finished\", slot or null, [[call id, slot?], ...]]"),
-    CHECKPOINT: (5, lambda i: _count(i[1]) and _str(i[2]) and _texts(i[3]) and _slots(i[4]),
-                 "[6, n, function, [type arguments], [slots]]"),
+    STOP: (5, _stop, '[5, task, "running" or "finished", slot or null, [[call id, slot?], ...]]'),
+    CHECKPOINT: (
+        5,
+        lambda i: _count(i[1]) and _str(i[2]) and _texts(i[3]) and _slots(i[4]),
+        "[6, n, function, [type arguments], [slots]]",
+    ),
     END: (None, _end, "[7, 0, slot] or [7, 1, message, file, line, column]"),
 }
 
@@ -417,8 +475,13 @@ def check_fact(item: Any) -> int:
         if type(item[1]) is str and (type(item[2]) is bytes or _slot(item[2])):
             return REPLY
     elif type(item) is list and len(item) == 6 and item[0] == CALL and type(item[0]) is int:
-        if (type(item[1]) is str and type(item[2]) is str and type(item[3]) is str
-                and type(item[4]) is list and type(item[5]) is list):
+        if (
+            type(item[1]) is str
+            and type(item[2]) is str
+            and type(item[3]) is str
+            and type(item[4]) is list
+            and type(item[5]) is list
+        ):
             for x in item[4]:
                 if type(x) is not bytes and not _slot(x):
                     break

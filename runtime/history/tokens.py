@@ -18,6 +18,7 @@ Admission policies (set around a decode with `admitting`; flowrt.data.decoding r
   token and a parked task pass as they are, while each is still checked against the fork's
   parameter types.
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -45,8 +46,11 @@ class Issued:
     def token(self, tok: HostToken, path: str) -> None:
         if not self.known(tok.type_id, tok.token):
             shown = repr(tok.token) if len(tok.token) <= 40 else repr(tok.token[:37]) + "..."
-            raise DecodeError(path, f"{_type_name(tok.type_id)} token {shown} was not issued by this host "
-                                    f"(a token comes from a Tool's reply or the host's Host.issue_token)")
+            raise DecodeError(
+                path,
+                f"{_type_name(tok.type_id)} token {shown} was not issued by this host "
+                f"(a token comes from a Tool's reply or the host's Host.issue_token)",
+            )
 
 
 class Noting:

@@ -24,6 +24,7 @@ Inlining, moving a value to a blob and redacting it to a hole all keep the skele
 (and an externally held head) stays verifiable after redaction, and the blob threshold is not part
 of what is hashed.
 """
+
 from __future__ import annotations
 
 import decimal
@@ -36,18 +37,61 @@ import cbor2
 from flowrt.history import strict as S
 from flowrt.data import values as V
 from flowrt.history.strict import (
-    BLOB, CALL, CHECKPOINT, CHOICE, DATA, DECIMAL, DICT, DURATION, END, ERR, FAILED, HOLE, INSTANT,
-    LIST, MALFORMED, NONE, NOTRUN, OK, PARKED, REPLY, SET, SOME, START, STOP, TOKEN, TUPLE, UNKNOWN,
+    BLOB,
+    CALL,
+    CHECKPOINT,
+    CHOICE,
+    DATA,
+    DECIMAL,
+    DICT,
+    DURATION,
+    END,
+    ERR,
+    FAILED,
+    HOLE,
+    INSTANT,
+    LIST,
+    MALFORMED,
+    NONE,
+    NOTRUN,
+    OK,
+    PARKED,
+    REPLY,
+    SET,
+    SOME,
+    START,
+    STOP,
+    TOKEN,
+    TUPLE,
+    UNKNOWN,
 )
 from flowrt.data.facts import (
-    Call, Checkpoint, Choice, Closed, Completed, End, Fact, Faulted, ParkedTask, Reply, Start, Stop,
+    Call,
+    Checkpoint,
+    Choice,
+    Closed,
+    Completed,
+    End,
+    Fact,
+    Faulted,
+    ParkedTask,
+    Reply,
+    Start,
+    Stop,
 )
 
 # Re-exported by flowrt; the lower-level helpers (chain, skeleton, slot_digests ...) are used as
 # `flowrt.history.trace.<name>` by the store and the viewers.
 __all__ = [
-    "DATA_VERSION", "TraceError", "UnsupportedDataVersion", "MissingClass",
-    "encode_value", "decode_value", "value_digest", "encode_fact", "decode_fact",
+    "DATA_VERSION",
+    "TraceError",
+    "UnsupportedDataVersion",
+    "MissingClass",
+    "encode_value",
+    "decode_value",
+    "value_digest",
+    "encode_fact",
+    "decode_fact",
 ]
 
 #: Covers the value encoding, the Tool protocol and the history format together (seed 000).
@@ -97,11 +141,13 @@ class MissingClass(TraceError):
 
 # ---- values -----------------------------------------------------------------------------------
 
+
 def _seq(code):
     def enc(v):
         out = [code]
         out.extend(_item(x) for x in v)
         return out
+
     return enc
 
 
@@ -132,9 +178,11 @@ def _enc_decimal(d: decimal.Decimal):
     # Through Decimal, not str: a coefficient beyond Python's 4,300-digit str limit converts too.
     coef = int(decimal.Decimal((0, digits, 0))) if digits else 0
     if not -S.MAX_DECIMAL_EXPONENT <= exp <= S.MAX_DECIMAL_EXPONENT or coef >= _INT_LIMIT:
-        raise TraceError(f"cannot encode a Decimal of {len(digits)} digits and exponent {exp}: a stored "
-                         f"Decimal has an exponent within ±{S.MAX_DECIMAL_EXPONENT} and fewer than "
-                         f"{S.MAX_INT_BITS} bits of digits")
+        raise TraceError(
+            f"cannot encode a Decimal of {len(digits)} digits and exponent {exp}: a stored "
+            f"Decimal has an exponent within ±{S.MAX_DECIMAL_EXPONENT} and fewer than "
+            f"{S.MAX_INT_BITS} bits of digits"
+        )
     if sign and coef == 0:
         return [DECIMAL, exp, 0, 1]  # negative zero keeps its sign
     return [DECIMAL, exp, -coef if sign else coef]
@@ -177,8 +225,9 @@ def _item(v):
     t = type(v)
     if t in _PLAIN:
         if t is int and not -_INT_LIMIT < v < _INT_LIMIT:
-            raise TraceError(f"cannot encode an Int of {v.bit_length()} bits: a stored Int has fewer "
-                             f"than {S.MAX_INT_BITS}")
+            raise TraceError(
+                f"cannot encode an Int of {v.bit_length()} bits: a stored Int has fewer than {S.MAX_INT_BITS}"
+            )
         return v
     enc = _ENC.get(t)
     if enc is not None:
@@ -240,6 +289,7 @@ def value_digest(v: Any) -> str:
 
 
 # ---- facts ------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class EncodedFact:
@@ -338,8 +388,14 @@ def _raw(data: bytes, kind: Optional[int] = None) -> list:
     subset and the exact shape of its kind. `kind`: the kind its store row says it has."""
     try:
         item = S.loads(data)
-        if (type(item) is list and len(item) > 1 and item[0] == START and type(item[0]) is int
-                and type(item[1]) is int and item[1] != DATA_VERSION):
+        if (
+            type(item) is list
+            and len(item) > 1
+            and item[0] == START
+            and type(item[0]) is int
+            and type(item[1]) is int
+            and item[1] != DATA_VERSION
+        ):
             raise UnsupportedDataVersion(item[1])  # another version: refused whole, unread
         k = S.check_fact(item)
     except S.StrictError as e:
@@ -482,8 +538,9 @@ def _bstr_head(n: int) -> bytes:
 _DIGEST_HEAD = b"\x58\x20"  # a 32-byte digest as a CBOR byte string
 
 
-def decode_chained(data: bytes, blob: Optional[BlobLookup] = None, *, classes: Classes = None,
-                   kind: Optional[int] = None) -> tuple[Fact, bytes]:
+def decode_chained(
+    data: bytes, blob: Optional[BlobLookup] = None, *, classes: Classes = None, kind: Optional[int] = None
+) -> tuple[Fact, bytes]:
     """The fact of a stored form and its skeleton (what the chain covers), parsing `data` once.
 
     Equal to `(decode_fact(data, blob, classes=classes), skeleton(data))`; replay and resume read history with it,
@@ -550,8 +607,14 @@ def decode_chained(data: bytes, blob: Optional[BlobLookup] = None, *, classes: C
     return fact, cbor2.dumps(item)
 
 
-def decode_fact(data: bytes, blob: Optional[BlobLookup] = None, *, item: Optional[list] = None,
-                classes: Classes = None, kind: Optional[int] = None) -> Fact:
+def decode_fact(
+    data: bytes,
+    blob: Optional[BlobLookup] = None,
+    *,
+    item: Optional[list] = None,
+    classes: Classes = None,
+    kind: Optional[int] = None,
+) -> Fact:
     """The fact of a stored form. `blob(digest)` returns a blob's bytes (None: lost, a hole).
     `item`: the stored form already parsed by `_raw` (not changed here). `classes`: the class
     table of the run's program, which rebuilds its record and enum values (see `decode_value`).
@@ -572,8 +635,16 @@ def decode_fact(data: bytes, blob: Optional[BlobLookup] = None, *, item: Optiona
         if k == START:
             # a fork's Start may hold the parked tasks of the checkpoint it began from (flowrt.host.forks)
             in_get = S.parked_get(get) if item[7] is not None else get
-            return Start(item[2], item[3], item[1], item[4], tuple(val(a, in_get) for a in item[5]),
-                         tuple(item[6]), item[7], item[8])
+            return Start(
+                item[2],
+                item[3],
+                item[1],
+                item[4],
+                tuple(val(a, in_get) for a in item[5]),
+                tuple(item[6]),
+                item[7],
+                item[8],
+            )
         if k == CHOICE:
             return Choice(item[1], item[2])
         if k == STOP:

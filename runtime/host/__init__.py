@@ -8,6 +8,7 @@ continued from a checkpoint on a newer program), nested (a Flow program bound as
 Floors, lowest first: data < history < engine < host. The host may import every floor below;
 nothing in flowrt's floors imports it (tests/test_layering.py).
 """
+
 from flowrt.host.operations import CRASH_REASON, Host, Refused, Report, Runnable
 
 __all__ = ["Host", "Refused", "Report", "Runnable", "CRASH_REASON"]

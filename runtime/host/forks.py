@@ -27,6 +27,7 @@ here is how the host (flowrt.host.operations.fork) applies them.
   resuming or replaying the fork never reads the parent. The store commits the Start and them in
   one transaction (`store.history.create_run`'s `then`): a crash never leaves a Start without them.
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -50,14 +51,18 @@ class ForkRefused(Exception):
     """The fork cannot begin from this checkpoint (a one-line reason; nothing was recorded)."""
 
 
-def fork_checkpoint(store: Store, run_id: str, n: int, classes: ClassTable, parent_classes: ClassTable) -> Checkpoint:
+def fork_checkpoint(
+    store: Store, run_id: str, n: int, classes: ClassTable, parent_classes: ClassTable
+) -> Checkpoint:
     """Checkpoint `n` of run `run_id`, its stored values rebuilt with `classes` (the fork's program's
     table): the program's own values, as it made them."""
     try:
         return store.history.checkpoint(run_id, n, classes=classes).fact
     except MissingClass as e:
-        raise ForkRefused(f"checkpoint {n} holds a value of {e.decl} (constructor {e.ctor}), which "
-                          f"the fork's program does not declare; give the fork --input instead") from None
+        raise ForkRefused(
+            f"checkpoint {n} holds a value of {e.decl} (constructor {e.ctor}), which "
+            f"the fork's program does not declare; give the fork --input instead"
+        ) from None
     except (StoreError, TraceError, TypeError) as e:
         if classes is parent_classes:
             raise ForkRefused(str(e)) from None
@@ -77,21 +82,29 @@ def rebuilt_args(cp: Checkpoint, params) -> tuple:
     included, are taken as they are; a value that does not fit refuses the fork with its path."""
     n = cp.checkpoint
     if len(params) != len(cp.args):
-        raise ForkRefused(f"checkpoint {n} holds {len(cp.args)} arguments but {cp.function} takes {len(params)}")
+        raise ForkRefused(
+            f"checkpoint {n} holds {len(cp.args)} arguments but {cp.function} takes {len(params)}"
+        )
     args = []
     with admitting(RESTORE):
         for (name, desc), value in zip(params, cp.args):
             if has_hole(value):
-                raise ForkRefused(f"checkpoint {n}: argument {name} holds a hole; give the fork --input instead")
+                raise ForkRefused(
+                    f"checkpoint {n}: argument {name} holds a hole; give the fork --input instead"
+                )
             try:
                 args.append(decode(desc, value, f"$.{name}"))
             except DecodeError as e:
                 raise ForkRefused(f"checkpoint {n} does not fit the fork's parameters: {e}") from None
             except TypeError as e:  # a generic type left unresolved in the fork's descriptors
-                raise ForkRefused(f"checkpoint {n} does not fit the fork's parameters: $.{name}: {e}") from None
+                raise ForkRefused(
+                    f"checkpoint {n} does not fit the fork's parameters: $.{name}: {e}"
+                ) from None
             except RecursionError:
-                raise ForkRefused(f"checkpoint {n}: argument {name} is nested too deeply to check against "
-                                  f"the fork's parameter type; give the fork --input instead") from None
+                raise ForkRefused(
+                    f"checkpoint {n}: argument {name} is nested too deeply to check against "
+                    f"the fork's parameter type; give the fork --input instead"
+                ) from None
     return tuple(args)
 
 
@@ -122,8 +135,10 @@ def parked_in_fork(store: Store, run_id: str, cp: Checkpoint, args: tuple, prog)
             prelude.append(Reply(call_id, reply))
         else:
             if call is None:
-                raise ForkRefused(f"{what}: the parent recorded neither a reply to the call nor the call "
-                                  f"itself (archived and deleted), so the fork cannot rebuild the task")
+                raise ForkRefused(
+                    f"{what}: the parent recorded neither a reply to the call nor the call "
+                    f"itself (archived and deleted), so the fork cannot rebuild the task"
+                )
             prelude.append(Call(call_id, spec.name, spec.tool_id, tuple(call.args), tuple(call.type_args)))
             remade.append(call_id)
         renamed[p.task] = ParkedTask(task, call_id, p.ctor, p.data)
@@ -138,8 +153,10 @@ def reshaped(value, classes) -> Optional[str]:
             t = type(v)
             mine = classes.get((t.__flow_decl__, t.__flow_ctor__))
             if mine is not None and len(mine.__flow_fields__) != len(t.__flow_fields__):
-                return (f"{t.__flow_decl__} (constructor {t.__flow_ctor__}: {len(mine.__flow_fields__)} "
-                        f"fields in the fork's program, {len(t.__flow_fields__)} in the checkpoint)")
+                return (
+                    f"{t.__flow_decl__} (constructor {t.__flow_ctor__}: {len(mine.__flow_fields__)} "
+                    f"fields in the fork's program, {len(t.__flow_fields__)} in the checkpoint)"
+                )
     return None
 
 
@@ -149,11 +166,14 @@ def _parent_call(store: Store, run_id: str, call_id: str, prog) -> tuple[Optiona
     try:
         facts = store.history.calls.facts_of_call(run_id, call_id, classes=prog.classes)
     except MissingClass as e:
-        raise ForkRefused(f"run {run_id} holds a value of {e.decl} (constructor {e.ctor}) for call "
-                          f"{call_id}, which the fork's program does not declare") from None
+        raise ForkRefused(
+            f"run {run_id} holds a value of {e.decl} (constructor {e.ctor}) for call "
+            f"{call_id}, which the fork's program does not declare"
+        ) from None
     except (StoreError, TraceError, TypeError) as e:
-        raise ForkRefused(f"run {run_id}: the facts of call {call_id} cannot be read with the fork's "
-                          f"program: {e}") from None
+        raise ForkRefused(
+            f"run {run_id}: the facts of call {call_id} cannot be read with the fork's program: {e}"
+        ) from None
     for _n, f in facts:
         t = type(f)
         if t is Call and f.id == call_id:
@@ -174,13 +194,17 @@ def _check_ctor(p: ParkedTask, prog, what: str) -> None:
     try:
         cls, at = ctor_class(p.ctor, prog.classes)
     except LookupError:
-        raise ForkRefused(f"{what}, wraps its reply in {p.ctor}, which the fork's program does not declare") from None
+        raise ForkRefused(
+            f"{what}, wraps its reply in {p.ctor}, which the fork's program does not declare"
+        ) from None
     if cls is None:
         return  # the bare reply
     fields = list(fields_of(cls))
     if len(fields) != len(p.data) + 1:
-        raise ForkRefused(f"{what}, wraps its reply in {p.ctor}, which the fork's program declares with "
-                          f"{len(fields)} fields, not {len(p.data) + 1}")
+        raise ForkRefused(
+            f"{what}, wraps its reply in {p.ctor}, which the fork's program declares with "
+            f"{len(fields)} fields, not {len(p.data) + 1}"
+        )
     del fields[at]
     with admitting(RESTORE):
         for i, (desc, value) in enumerate(zip(fields, p.data)):
@@ -200,18 +224,26 @@ def _type_args(spec, call, prog, what: str) -> tuple:
     try:
         return tuple(parse_type_text(t, prog.classes) for t in call.type_args)
     except TypeTextError as e:
-        raise ForkRefused(f"{what}: {call.tool}'s recorded type argument {e} (in the fork's program)") from None
+        raise ForkRefused(
+            f"{what}: {call.tool}'s recorded type argument {e} (in the fork's program)"
+        ) from None
 
 
 def _check_reply(spec, reply, what: str, type_args: tuple = ()) -> None:
     """The parent's reply fits the fork's Tool: Result<T, ToolProblem<E>> of its `Result<T, E>`
     (a generic Tool's at the call's type arguments)."""
     res = subst(spec.result, type_args) if type_args else spec.result
-    desc = T.ResultOf(res.args[0], T.ToolProblemOf(res.args[1])) if res is not None and res.cls is Result else None
+    desc = (
+        T.ResultOf(res.args[0], T.ToolProblemOf(res.args[1]))
+        if res is not None and res.cls is Result
+        else None
+    )
     if desc is None:
         return
     with admitting(RESTORE):
         try:
             decode(desc, reply, "$")
         except (DecodeError, TypeError) as e:
-            raise ForkRefused(f"{what}: the parent's reply does not fit {spec.name} in the fork's program: {e}") from None
+            raise ForkRefused(
+                f"{what}: the parent's reply does not fit {spec.name} in the fork's program: {e}"
+            ) from None

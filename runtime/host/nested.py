@@ -19,6 +19,7 @@ The outer history holds one Call and one Reply for the operation; the inner hist
 The host links them in the store's `nested_runs` records (`store.host_records.nested_runs`, `.outer_of`).
 Compiling a program from a path is the compiler's business: `flow2py.host.flow_tool(path)`.
 """
+
 from __future__ import annotations
 
 import secrets
@@ -36,9 +37,17 @@ from flowrt.data.typedesc import DecodeError, to_json
 __all__ = ["flow_tool"]
 
 
-def flow_tool(program, *, entry: str = "main", store: Any = None, bindings: Optional[Bindings] = None,
-              reachable: Optional[Iterable] = None, resolve: Optional[Callable] = None,
-              checkpoint_every: Optional[int] = None, meta: Optional[dict] = None) -> Callable:
+def flow_tool(
+    program,
+    *,
+    entry: str = "main",
+    store: Any = None,
+    bindings: Optional[Bindings] = None,
+    reachable: Optional[Iterable] = None,
+    resolve: Optional[Callable] = None,
+    checkpoint_every: Optional[int] = None,
+    meta: Optional[dict] = None,
+) -> Callable:
     """A sync Tool implementation running `program`'s `entry` as a nested run per call.
 
     `store`: a Store or a path; default the store of the outer run's recorder. `bindings`: the
@@ -64,10 +73,18 @@ def flow_tool(program, *, entry: str = "main", store: Any = None, bindings: Opti
             st.host_records.record_nested(outer, ctx.call_id, inner)
         rec, outcome = SqliteRecorder(st, inner), None
         try:
-            outcome = drive(fn, [start], DriveOptions(recorder=rec, bindings=bindings or BINDINGS,
-                                                      reachable=program.tools if reachable is None else reachable,
-                                                      resolve=resolve, classes=classes,
-                                                      checkpoint_every=checkpoint_every))
+            outcome = drive(
+                fn,
+                [start],
+                DriveOptions(
+                    recorder=rec,
+                    bindings=bindings or BINDINGS,
+                    reachable=program.tools if reachable is None else reachable,
+                    resolve=resolve,
+                    classes=classes,
+                    checkpoint_every=checkpoint_every,
+                ),
+            )
         finally:
             rec.close(halted=isinstance(outcome, RunHalted))
         return _answer(outcome)
@@ -95,7 +112,9 @@ def _store(store) -> Store:
 
 def _decode_args(params, jargs) -> tuple:
     if len(jargs) != len(params):
-        raise NotRun(f"the nested program takes {len(params)} arguments, the Tool was called with {len(jargs)}")
+        raise NotRun(
+            f"the nested program takes {len(params)} arguments, the Tool was called with {len(jargs)}"
+        )
     try:
         return tuple(decode(desc, a, f"$.{name}") for (name, desc), a in zip(params, jargs))
     except DecodeError as e:

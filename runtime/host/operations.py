@@ -17,6 +17,7 @@ instead; flow2py/host.py). Every refusal is a `Refused` with a one-line message 
 code; a refusal records nothing, and nothing recorded is ever rewritten.
 docs/spec/execution.md ("Host operations") describes each operation.
 """
+
 from __future__ import annotations
 
 import secrets
@@ -116,8 +117,10 @@ def sqlite_problem(e: sqlite3.Error, where: str) -> Optional[str]:
     process, read-only, unopenable), or None."""
     text = str(e).lower()
     if "locked" in text or "busy" in text:
-        return (f"{where} is locked by another process's write transaction (waited 30 s); "
-                f"nothing was changed: try again when it is free")
+        return (
+            f"{where} is locked by another process's write transaction (waited 30 s); "
+            f"nothing was changed: try again when it is free"
+        )
     if "readonly" in text or "read-only" in text:
         return f"{where} is read-only (SQLite says: {e}); nothing was changed"
     if "unable to open" in text:
@@ -148,6 +151,7 @@ def open_store(path: Optional[str], *, create: bool = True, readonly: bool = Fal
 
 def store_exists(path: Optional[str]) -> bool:
     import os
+
     return os.path.exists(path if path is not None else os.path.join(os.getcwd(), ".flow", "runs.db"))
 
 
@@ -184,8 +188,10 @@ def _recorder(store: Store, run_id: str) -> SqliteRecorder:
 
 def same_program(prog: Runnable, info) -> None:
     if prog.program.identity != info.program:
-        raise Refused(f"run {info.id} started on program {info.program[:12]}, not {prog.program.identity[:12]}; "
-                      f"a run always continues on the program it started with")
+        raise Refused(
+            f"run {info.id} started on program {info.program[:12]}, not {prog.program.identity[:12]}; "
+            f"a run always continues on the program it started with"
+        )
 
 
 # ---- input and replies -------------------------------------------------------------------------------
@@ -210,7 +216,9 @@ def decode_input(obj: Any, params, what: str = "--input", issued: Issued = NONE_
     names = [n for n, _ in params]
     unknown = [k for k in obj if k not in names]
     if unknown:
-        raise Refused(f"{what}: unknown parameter {unknown[0]!r}; the entry takes {', '.join(names) or 'nothing'}")
+        raise Refused(
+            f"{what}: unknown parameter {unknown[0]!r}; the entry takes {', '.join(names) or 'nothing'}"
+        )
     args = []
     with admitting(issued):
         for name, desc in params:
@@ -223,9 +231,14 @@ def decode_input(obj: Any, params, what: str = "--input", issued: Issued = NONE_
     return tuple(args)
 
 
-def admit_replies(replies: dict, open_calls: dict, prog: Runnable, run_id: str,
-                  issued: Issued = NONE_ISSUED,
-                  find_call: Callable[[str], Optional[Call]] = lambda _: None) -> dict:
+def admit_replies(
+    replies: dict,
+    open_calls: dict,
+    prog: Runnable,
+    run_id: str,
+    issued: Issued = NONE_ISSUED,
+    find_call: Callable[[str], Optional[Call]] = lambda _: None,
+) -> dict:
     """Replies a host delivers (call id -> JSON value), each admitted against its Tool's result
     type; one that does not fit is refused rather than recorded Malformed (the host can fix it).
     A host token in one must be one the host issued (`issued`): a host delivering a reply does not
@@ -235,7 +248,9 @@ def admit_replies(replies: dict, open_calls: dict, prog: Runnable, run_id: str,
     for call_id, raw in replies.items():
         if call_id not in open_calls:
             listing = ", ".join(open_calls) or "none"
-            raise Refused(f"--reply {call_id}: run {run_id} has no open call {call_id} (open calls: {listing})")
+            raise Refused(
+                f"--reply {call_id}: run {run_id} has no open call {call_id} (open calls: {listing})"
+            )
         spec = prog.tool_spec(open_calls[call_id])
         type_args = _recorded_type_args(spec, call_id, find_call, prog) if spec.type_params else ()
         refusals: list = []
@@ -253,8 +268,10 @@ def _recorded_type_args(spec: ToolSpec, call_id: str, find_call, prog: Runnable)
     """The type arguments (descriptors) the Call fact `call_id` of a generic Tool records."""
     call = find_call(call_id)
     if call is None:
-        raise Refused(f"--reply {call_id}: the call's fact is not kept (archived), so the concrete "
-                      f"type of {spec.name}'s reply is not known")
+        raise Refused(
+            f"--reply {call_id}: the call's fact is not kept (archived), so the concrete "
+            f"type of {spec.name}'s reply is not known"
+        )
     try:
         return tuple(parse_type_text(t, prog.classes) for t in call.type_args)
     except TypeTextError as e:
@@ -264,12 +281,14 @@ def _recorded_type_args(spec: ToolSpec, call_id: str, find_call, prog: Runnable)
 def call_finder(store: Store, run_id: str, info, classes) -> Callable[[str], Optional[Call]]:
     """`find_call` for `admit_replies`: the Call fact of an open call, looked for from the latest
     checkpoint on, then (a call a parked task carried across it) from the start."""
+
     def find(call_id: str) -> Optional[Call]:
         for first in dict.fromkeys((info.latest_checkpoint or 1, 1)):
             for f in read(lambda: store.history.facts(run_id, first, classes=classes)):
                 if type(f) is Call and f.id == call_id:
                     return f
         return None
+
     return find
 
 
@@ -278,8 +297,11 @@ def bindings_for(prog: Runnable, bindings: Optional[Bindings], entry: Optional[s
     bindings = BINDINGS if bindings is None else bindings
     missing = bindings.missing(prog.reachable(entry))
     if missing:
-        raise Refused("no implementation bound for " + ", ".join(missing)
-                      + f" (bind each with @flowrt.bind in a --tools file); {what}")
+        raise Refused(
+            "no implementation bound for "
+            + ", ".join(missing)
+            + f" (bind each with @flowrt.bind in a --tools file); {what}"
+        )
     return bindings
 
 
@@ -305,34 +327,61 @@ def halted_report(store: Store, prog: Runnable, outcome: drv.RunHalted, run_id: 
     known = {c.id: c for c in outcome.open if c.args is not None}
     # a call the driver had not taken in yet (Ctrl-C right after its Call was recorded), or
     # carried without its Call fact: the stored Call says what it is
-    made = store.history.calls.open_call_facts(run_id, [c for c, _ in info.open_calls if c not in known],
-                                 classes=prog.classes)
+    made = store.history.calls.open_call_facts(
+        run_id, [c for c, _ in info.open_calls if c not in known], classes=prog.classes
+    )
     lines = [f"halted: run {run_id}: {outcome.reason}; no End is recorded"]
     for call_id, tool_id in info.open_calls:
         spec, f = prog.tool_spec(tool_id), made.get(call_id)
-        c = known.get(call_id) or (drv.OpenCall(call_id, f.tool, f.args) if f is not None else
-                                   drv.OpenCall(call_id, spec.name if spec is not None else tool_id))
-        mark = ("pending: its reply can be given with --reply" if call_id in pending else
-                "cut: a resume records Err(Unknown(...)) for it unless --reply or --resend names it")
+        c = known.get(call_id) or (
+            drv.OpenCall(call_id, f.tool, f.args)
+            if f is not None
+            else drv.OpenCall(call_id, spec.name if spec is not None else tool_id)
+        )
+        mark = (
+            "pending: its reply can be given with --reply"
+            if call_id in pending
+            else "cut: a resume records Err(Unknown(...)) for it unless --reply or --resend names it"
+        )
         lines.append(f"  {call_id}  {c.text()}  ({mark})")
     return Report("\n".join(lines), outcome.exit_code, outcome, run_id)
 
 
-def _drive_live(store: Store, rec: SqliteRecorder, prog: Runnable, fn, history, first: int,
-                bindings, checkpoint_every: Optional[int], resend=(), cut=()) -> Report:
+def _drive_live(
+    store: Store,
+    rec: SqliteRecorder,
+    prog: Runnable,
+    fn,
+    history,
+    first: int,
+    bindings,
+    checkpoint_every: Optional[int],
+    resend=(),
+    cut=(),
+) -> Report:
     """Drive a run live under the lease `rec` holds, release it, and report. Ctrl-C meanwhile,
     or a Tool calling sys.exit, halts the run (flowrt.engine.interrupts): released `halted`, reported."""
     run_id = rec.run_id
     outcome = None
     with deferred():
         try:
-            opts = drv.DriveOptions(first=first, mode="live", recorder=rec, bindings=bindings,
-                                    checkpoint_every=checkpoint_every, resolve=prog.resolve,
-                                    classes=prog.classes, resend=resend, cut=cut,
-                                    **_carried(store, run_id, history, first, prog))
+            opts = drv.DriveOptions(
+                first=first,
+                mode="live",
+                recorder=rec,
+                bindings=bindings,
+                checkpoint_every=checkpoint_every,
+                resolve=prog.resolve,
+                classes=prog.classes,
+                resend=resend,
+                cut=cut,
+                **_carried(store, run_id, history, first, prog),
+            )
             outcome = drv.drive(fn, history, opts)
         except drv.ResumeRefused as e:
-            raise Refused(f"run {run_id}: the stored history does not fit the program: {e.verdict.line()}") from None
+            raise Refused(
+                f"run {run_id}: the stored history does not fit the program: {e.verdict.line()}"
+            ) from None
         except drv.ResendRefused as e:
             raise Refused(f"--resend: {e}") from None
         except CorruptHistory as e:
@@ -348,8 +397,11 @@ def _drive_live(store: Store, rec: SqliteRecorder, prog: Runnable, fn, history, 
         spec = prog.tool_spec(tool_id)
         impl = bindings.lookup(spec) if spec is not None else None
         if impl is not None:  # which implementation served: the host's record, not history
-            store.host_records.record_binding(run_id, tool_id, f"{getattr(impl, '__module__', '?')}."
-                                                  f"{getattr(impl, '__qualname__', repr(impl))}")
+            store.host_records.record_binding(
+                run_id,
+                tool_id,
+                f"{getattr(impl, '__module__', '?')}.{getattr(impl, '__qualname__', repr(impl))}",
+            )
     if isinstance(outcome, drv.RunHalted):
         return halted_report(store, prog, outcome, run_id)
     return report(outcome, run_id)
@@ -377,12 +429,15 @@ def history_from(store: Store, run_id: str, info, classes, whole: bool = True) -
     (its verdict is then Incomplete)."""
     first = info.latest_checkpoint or 1
     history = read(lambda: store.history.facts(run_id, first, verify=True, whole=whole, classes=classes))
-    if first > 1 and (not history or type(history[0]) is not Checkpoint
-                      or any(type(f) is Checkpoint for f in history[1:])):
+    if first > 1 and (
+        not history or type(history[0]) is not Checkpoint or any(type(f) is Checkpoint for f in history[1:])
+    ):
         what = f"a {type(history[0]).__name__}" if history else "missing"
-        raise Refused(f"run {run_id}: its record of the latest checkpoint (fact {first}) is corrupt: "
-                      f"fact {first} is {what}{'' if what == 'missing' else ', not the last Checkpoint'}; "
-                      f"refusing to use its history")
+        raise Refused(
+            f"run {run_id}: its record of the latest checkpoint (fact {first}) is corrupt: "
+            f"fact {first} is {what}{'' if what == 'missing' else ', not the last Checkpoint'}; "
+            f"refusing to use its history"
+        )
     return history, first
 
 
@@ -408,9 +463,13 @@ def _carried(store: Store, run_id: str, history: list, first: int, prog: Runnabl
     if not calls:
         return {}
     classes = prog.classes
-    return {"carried_replies": _carried_replies(store, run_id, history, first, classes),
-            "carried_calls": read(lambda: store.history.calls.open_call_facts(run_id, calls, classes=classes, before_n=first)),
-            "parked_specs": _parked_specs(store, prog, run_id, history, first)}
+    return {
+        "carried_replies": _carried_replies(store, run_id, history, first, classes),
+        "carried_calls": read(
+            lambda: store.history.calls.open_call_facts(run_id, calls, classes=classes, before_n=first)
+        ),
+        "parked_specs": _parked_specs(store, prog, run_id, history, first),
+    }
 
 
 def _carried_replies(store: Store, run_id: str, history: list, first: int, classes) -> dict:
@@ -426,8 +485,15 @@ def _carried_replies(store: Store, run_id: str, history: list, first: int, class
     still_open = {c for c, _ in store.host_records.open_calls(run_id)}
     wanted = [c for c in calls if c not in later and c not in still_open]
     # Each wanted call was answered before the checkpoint: a reply not found is a broken history.
-    return read(lambda: store.history.calls.carried_replies(run_id, wanted, first, classes=classes,
-                                        require_all=True)) if wanted else {}
+    return (
+        read(
+            lambda: store.history.calls.carried_replies(
+                run_id, wanted, first, classes=classes, require_all=True
+            )
+        )
+        if wanted
+        else {}
+    )
 
 
 def _parked_specs(store: Store, prog: Runnable, run_id: str, history: list, first: int) -> dict:
@@ -458,8 +524,10 @@ def _check_resend(resend, open_calls: dict, history: list, run_id: str) -> None:
         if call_id not in open_calls:
             raise Refused(f"--resend {call_id}: run {run_id} has no open call {call_id}")
         if call_id not in served:
-            raise Refused(f"--resend {call_id}: the call was made before the run's latest checkpoint; "
-                          f"only a call made after it can be sent again")
+            raise Refused(
+                f"--resend {call_id}: the call was made before the run's latest checkpoint; "
+                f"only a call made after it can be sent again"
+            )
 
 
 def crash_closes(open_calls: Iterable[str], pending: set, delivered, resend) -> list[str]:
@@ -470,21 +538,38 @@ def crash_closes(open_calls: Iterable[str], pending: set, delivered, resend) -> 
 # ---- the operations ----------------------------------------------------------------------------------
 
 
-def start(store: Store, prog: Runnable, *, entry: str = "main", input: Any = None,
-          bindings: Optional[Bindings] = None, run_id: Optional[str] = None,
-          checkpoint_every: Optional[int] = None, meta: Optional[dict] = None) -> Report:
+def start(
+    store: Store,
+    prog: Runnable,
+    *,
+    entry: str = "main",
+    input: Any = None,
+    bindings: Optional[Bindings] = None,
+    run_id: Optional[str] = None,
+    checkpoint_every: Optional[int] = None,
+    meta: Optional[dict] = None,
+) -> Report:
     """Decode the input, refuse a missing binding, record Start, drive live."""
     fn, params = prog.entry(entry)
     args = decode_input(input, params, issued=issued_in(store))
     bindings = bindings_for(prog, bindings, entry, "the run was not started")
-    start_fact = Start(prog.program.identity, prog.program.std, DATA_VERSION, entry, args,
-                       tuple(n for n, _ in params))
+    start_fact = Start(
+        prog.program.identity, prog.program.std, DATA_VERSION, entry, args, tuple(n for n, _ in params)
+    )
     run_id, rec = _new_run(store, run_id, start_fact, prog, meta or prog.meta())
     return _drive_live(store, rec, prog, fn, [start_fact], 1, bindings, checkpoint_every)
 
 
-def resume(store: Store, prog: Runnable, run_id: str, *, replies: Optional[dict] = None, resend=(),
-           bindings: Optional[Bindings] = None, checkpoint_every: Optional[int] = None) -> Report:
+def resume(
+    store: Store,
+    prog: Runnable,
+    run_id: str,
+    *,
+    replies: Optional[dict] = None,
+    resend=(),
+    bindings: Optional[Bindings] = None,
+    checkpoint_every: Optional[int] = None,
+) -> Report:
     """Take the run's lease, record delivered replies and close the calls a crash cut (Unknown,
     unless resent), then continue live from the latest checkpoint."""
     info = read(store.host_records.load_run, run_id)
@@ -494,8 +579,14 @@ def resume(store: Store, prog: Runnable, run_id: str, *, replies: Optional[dict]
         raise Refused(f"run {run_id} is {run_state(info)} in another process; refusing a second resume")
     same_program(prog, info)
     open_calls = dict(info.open_calls)
-    delivered = admit_replies(replies or {}, open_calls, prog, run_id, issued_in(store),
-                              call_finder(store, run_id, info, prog.classes))
+    delivered = admit_replies(
+        replies or {},
+        open_calls,
+        prog,
+        run_id,
+        issued_in(store),
+        call_finder(store, run_id, info, prog.classes),
+    )
     served, first = history_from(store, run_id, info, prog.classes)
     _check_resend(resend, open_calls, served, run_id)
     bindings = bindings_for(prog, bindings, None, "the run was not resumed")
@@ -512,8 +603,10 @@ def resume(store: Store, prog: Runnable, run_id: str, *, replies: Optional[dict]
         rec = _recorder(store, run_id)
         try:
             if rec.n != info.facts:
-                raise Refused(f"run {run_id} changed while this resume was preparing (another process "
-                              f"resumed it); nothing was recorded")
+                raise Refused(
+                    f"run {run_id} changed while this resume was preparing (another process "
+                    f"resumed it); nothing was recorded"
+                )
             for fact in appended:
                 rec.record(fact)
             rec.sync(durable=True)
@@ -550,15 +643,26 @@ def _check_fits(store: Store, prog: Runnable, fn, run_id: str, history: list, fi
     pause; a history that does not fit (ResumeRefused: a divergence, or a hole it needs) refuses
     the resume with nothing recorded and nothing sent."""
     try:
-        drv.drive(fn, history, drv.DriveOptions(first=first, mode="live",
-                                                recorder=_ProbeRecorder(store, run_id), bindings=Bindings(),
-                                                resolve=prog.resolve, classes=prog.classes,
-                                                **_carried(store, run_id, history, first, prog)))
+        drv.drive(
+            fn,
+            history,
+            drv.DriveOptions(
+                first=first,
+                mode="live",
+                recorder=_ProbeRecorder(store, run_id),
+                bindings=Bindings(),
+                resolve=prog.resolve,
+                classes=prog.classes,
+                **_carried(store, run_id, history, first, prog),
+            ),
+        )
     except _Fits:  # it would record something: everything before fits
         pass
     except drv.ResumeRefused as e:
-        raise Refused(f"run {run_id}: the stored history does not fit the program: {e.verdict.line()}; "
-                      f"refusing to resume, nothing was recorded") from None
+        raise Refused(
+            f"run {run_id}: the stored history does not fit the program: {e.verdict.line()}; "
+            f"refusing to resume, nothing was recorded"
+        ) from None
     except CorruptHistory as e:
         raise corrupt(run_id, e) from None
 
@@ -573,9 +677,18 @@ def replay(store: Store, prog: Runnable, run_id: str) -> Report:
         return Report("Incomplete: the history holds no facts from its latest checkpoint on", EXIT_PAUSED)
     fn = entry_of(prog, info) if first == 1 else None
     try:
-        outcome = drv.drive(fn, history, drv.DriveOptions(first=first, begin=first, mode="replay",
-                                                          resolve=prog.resolve, classes=prog.classes,
-                                                          **_carried(store, run_id, history, first, prog)))
+        outcome = drv.drive(
+            fn,
+            history,
+            drv.DriveOptions(
+                first=first,
+                begin=first,
+                mode="replay",
+                resolve=prog.resolve,
+                classes=prog.classes,
+                **_carried(store, run_id, history, first, prog),
+            ),
+        )
     except CorruptHistory as e:
         raise corrupt(run_id, e) from None
     return Report(outcome.line(), outcome.exit_code, outcome, run_id)
@@ -587,8 +700,10 @@ def history(store: Store, prog: Runnable, run_id: str, fmt: str = "text") -> str
     same_program(prog, info)
     ok, why, _ = read(store.history.verify, run_id)
     if not ok:
-        raise Refused(f"run {run_id!r} fails its hash chain: {why}; refusing to show it as its history "
-                      f"(`flow2py verify {run_id}` reports the same)")
+        raise Refused(
+            f"run {run_id!r} fails its hash chain: {why}; refusing to show it as its history "
+            f"(`flow2py verify {run_id}` reports the same)"
+        )
     records = read(lambda: store.history.records(run_id, classes=prog.classes))
     if fmt == "json":
         return to_jsonl(records)
@@ -598,9 +713,19 @@ def history(store: Store, prog: Runnable, run_id: str, fmt: str = "text") -> str
     return text if text.endswith("\n") else text + "\n"
 
 
-def fork(store: Store, parent: Runnable, prog: Runnable, run_id: str, checkpoint: int, *,
-         input: Any = None, bindings: Optional[Bindings] = None, new_run_id: Optional[str] = None,
-         checkpoint_every: Optional[int] = None, meta: Optional[dict] = None) -> Report:
+def fork(
+    store: Store,
+    parent: Runnable,
+    prog: Runnable,
+    run_id: str,
+    checkpoint: int,
+    *,
+    input: Any = None,
+    bindings: Optional[Bindings] = None,
+    new_run_id: Optional[str] = None,
+    checkpoint_every: Optional[int] = None,
+    meta: Optional[dict] = None,
+) -> Report:
     """A new run of `prog` from checkpoint N of run `run_id` (made by `parent`); the parent stays.
     The checkpoint's arguments are rebuilt, never decoded, and each parked task in them is either
     finished from the parent's reply or makes its call again (flowrt.host.forks)."""
@@ -616,7 +741,9 @@ def fork(store: Store, parent: Runnable, prog: Runnable, run_id: str, checkpoint
         raise Refused(str(e)) from None
     fn = prog.resolve(cp.function)
     if fn is None:
-        raise Refused(f"the fork's program has no top-level function {cp.function} to continue checkpoint {checkpoint}")
+        raise Refused(
+            f"the fork's program has no top-level function {cp.function} to continue checkpoint {checkpoint}"
+        )
     params = _params_of(prog, cp.function)
     prelude, remade = [], []
     if input is not None:
@@ -630,8 +757,16 @@ def fork(store: Store, parent: Runnable, prog: Runnable, run_id: str, checkpoint
         except sqlite3.Error as e:
             raise Refused(sqlite_problem(e, "the store") or str(e)) from None
     bindings = bindings_for(prog, bindings, None, "the fork was not started")
-    start_fact = Start(prog.program.identity, prog.program.std, DATA_VERSION, cp.function.split("::")[-1],
-                       args, tuple(n for n, _ in params), parent=run_id, from_checkpoint=checkpoint)
+    start_fact = Start(
+        prog.program.identity,
+        prog.program.std,
+        DATA_VERSION,
+        cp.function.split("::")[-1],
+        args,
+        tuple(n for n, _ in params),
+        parent=run_id,
+        from_checkpoint=checkpoint,
+    )
     meta = dict(meta or prog.meta(), parent=run_id, entry_decl=cp.function)
     # The parked tasks' replies, or their calls made again (flowrt.host.forks), are committed with the
     # Start: a fork whose Start holds parked tasks is never left without the facts that settle them.
@@ -645,8 +780,10 @@ def _params_of(prog: Runnable, decl: str):
     for fn, params in prog.program.entries.values():
         if getattr(getattr(fn, "__flow__", None), "decl", None) == decl:
             return list(params)
-    raise Refused(f"cannot fork at {decl}: the fork's program gives no parameter types for it "
-                  f"(only functions of its entry module, not generic, can be forked at)")
+    raise Refused(
+        f"cannot fork at {decl}: the fork's program gives no parameter types for it "
+        f"(only functions of its entry module, not generic, can be forked at)"
+    )
 
 
 def run_state(info) -> str:
@@ -695,15 +832,43 @@ class Host:
             program._flow_runnable = cached
         return cached
 
-    def start(self, program, *, entry: str = "main", input: Optional[dict] = None,
-              run_id: Optional[str] = None, checkpoint_every: Optional[int] = None) -> Report:
-        return start(self.store, self._runnable(program), entry=entry, input=input, bindings=self.bindings,
-                     run_id=run_id, checkpoint_every=checkpoint_every)
+    def start(
+        self,
+        program,
+        *,
+        entry: str = "main",
+        input: Optional[dict] = None,
+        run_id: Optional[str] = None,
+        checkpoint_every: Optional[int] = None,
+    ) -> Report:
+        return start(
+            self.store,
+            self._runnable(program),
+            entry=entry,
+            input=input,
+            bindings=self.bindings,
+            run_id=run_id,
+            checkpoint_every=checkpoint_every,
+        )
 
-    def resume(self, program, run_id: str, *, replies: Optional[dict] = None, resend=(),
-               checkpoint_every: Optional[int] = None) -> Report:
-        return resume(self.store, self._runnable(program), run_id, replies=replies, resend=resend,
-                      bindings=self.bindings, checkpoint_every=checkpoint_every)
+    def resume(
+        self,
+        program,
+        run_id: str,
+        *,
+        replies: Optional[dict] = None,
+        resend=(),
+        checkpoint_every: Optional[int] = None,
+    ) -> Report:
+        return resume(
+            self.store,
+            self._runnable(program),
+            run_id,
+            replies=replies,
+            resend=resend,
+            bindings=self.bindings,
+            checkpoint_every=checkpoint_every,
+        )
 
     def replay(self, program, run_id: str) -> Report:
         return replay(self.store, self._runnable(program), run_id)
@@ -711,12 +876,29 @@ class Host:
     def history(self, program, run_id: str, fmt: str = "text") -> str:
         return history(self.store, self._runnable(program), run_id, fmt)
 
-    def fork(self, program, run_id: str, checkpoint: int, *, parent=None, input: Optional[dict] = None,
-             new_run_id: Optional[str] = None, checkpoint_every: Optional[int] = None) -> Report:
+    def fork(
+        self,
+        program,
+        run_id: str,
+        checkpoint: int,
+        *,
+        parent=None,
+        input: Optional[dict] = None,
+        new_run_id: Optional[str] = None,
+        checkpoint_every: Optional[int] = None,
+    ) -> Report:
         prog = self._runnable(program)
-        return fork(self.store, self._runnable(parent) if parent is not None else prog, prog, run_id,
-                    checkpoint, input=input, bindings=self.bindings, new_run_id=new_run_id,
-                    checkpoint_every=checkpoint_every)
+        return fork(
+            self.store,
+            self._runnable(parent) if parent is not None else prog,
+            prog,
+            run_id,
+            checkpoint,
+            input=input,
+            bindings=self.bindings,
+            new_run_id=new_run_id,
+            checkpoint_every=checkpoint_every,
+        )
 
     def issue_token(self, type_id: str, token: str) -> HostToken:
         """Issue a host token of the @tool type `type_id` (its declaration identity, e.g.

@@ -5,6 +5,7 @@ callbacks), fed by the caller one token run at a time so that the caller can rec
 error between runs. It is ours because lark keys its table by Rule objects, whose hash is
 computed in Python on every reduce, and goes through a method call per token.
 """
+
 from __future__ import annotations
 
 import gc

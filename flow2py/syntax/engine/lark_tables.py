@@ -11,6 +11,7 @@ lark version (pyproject.toml pins the range this was tested with):
 - a TerminalDef's `pattern` (`PatternRE` / `PatternStr`, `to_regexp()`, `max_width`, `flags`).
 tests/test_parser_engine.py compares what the engine builds with lark's own LALR parser.
 """
+
 from __future__ import annotations
 
 import os
@@ -109,8 +110,17 @@ def terminals() -> tuple[tuple[Terminal, ...], tuple[str, ...]]:
     for t in lk.lexer_conf.terminals:
         p = t.pattern
         assert isinstance(p, (PatternRE, PatternStr)), p
-        out.append(Terminal(t.name, t.priority, isinstance(p, PatternStr), p.value, p.to_regexp(),
-                            p.max_width, frozenset(p.flags)))
+        out.append(
+            Terminal(
+                t.name,
+                t.priority,
+                isinstance(p, PatternStr),
+                p.value,
+                p.to_regexp(),
+                p.max_width,
+                frozenset(p.flags),
+            )
+        )
     return tuple(out), tuple(lk.lexer_conf.ignore)
 
 

@@ -6,6 +6,7 @@ inlined rules, `?rule`s) rather than about Flow, and because they are the hot pa
 shortcuts here (a value passed on without a call, a span reused, fields set without
 `__init__`) are where parsing time goes.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -26,7 +27,8 @@ def _span_maker():
         return Span
     new = object.__new__
     set_file, set_line, set_column, set_end_line, set_end_column, set_start, set_end = (
-        Span.__dict__[n].__set__ for n in names)
+        Span.__dict__[n].__set__ for n in names
+    )
 
     def make_span(file, line, column, end_line, end_column, start, end):
         sp = new(Span)
@@ -75,6 +77,7 @@ def _analyse(rules):
     the ones whose value can be an Inline ("makers"), the ones that can match nothing, and the
     inlined unit rules (`_stmt: let_stmt`) that can hand their child's value on as it is,
     since splicing a one-value Inline is the same as appending that value."""
+
     def unit_child(r):
         return r.expansion[0] if len(r.expansion) == 1 else None
 
@@ -86,17 +89,23 @@ def _analyse(rules):
             if _is_inline(r):
                 if not (_keeps_one(r) and (child.is_term or child.name not in makers)):
                     more.add(r.origin)
-            elif r.expand1 and not r.alias and child is not None and not child.is_term and child.name in makers:
+            elif (
+                r.expand1 and not r.alias and child is not None and not child.is_term and child.name in makers
+            ):
                 more.add(r.origin)
         if more <= makers:
             break
         makers |= more
-    passing = {r for r in rules if _is_inline(r) and _keeps_one(r)
-               and (unit_child(r).is_term or unit_child(r).name not in makers)}
+    passing = {
+        r
+        for r in rules
+        if _is_inline(r) and _keeps_one(r) and (unit_child(r).is_term or unit_child(r).name not in makers)
+    }
     nullable: set[str] = set()
     while True:
-        more = {r.origin for r in rules
-                if all(not sym.is_term and sym.name in nullable for sym in r.expansion)} - nullable
+        more = {
+            r.origin for r in rules if all(not sym.is_term and sym.name in nullable for sym in r.expansion)
+        } - nullable
         if not more:
             break
         nullable |= more
@@ -108,7 +117,9 @@ def _is_inline(rule) -> bool:
 
 
 def _keeps_one(rule) -> bool:
-    return len(rule.expansion) == 1 and (rule.keep_all_tokens or not (rule.expansion[0].is_term and rule.expansion[0].filter_out))
+    return len(rule.expansion) == 1 and (
+        rule.keep_all_tokens or not (rule.expansion[0].is_term and rule.expansion[0].filter_out)
+    )
 
 
 def make_callbacks(rules, builder) -> list:
@@ -129,7 +140,9 @@ def _callback(rule, builder, makers: set[str], nullable: set[str], passing: set)
     keep = tuple(rule.keep_all_tokens or not (sym.is_term and sym.filter_out) for sym in rule.expansion)
     inline = name.startswith("_")
     expand1 = rule.expand1 and not rule.alias
-    method = None if inline else getattr(builder, name, None)  # None: a `?rule` that always passes its child up
+    method = (
+        None if inline else getattr(builder, name, None)
+    )  # None: a `?rule` that always passes its child up
     if expand1 and keep == (True,) or rule in passing:
         return pass_up  # most reductions are these
     kept = tuple(k for k, want in enumerate(keep) if want)
@@ -144,7 +157,9 @@ def _callback(rule, builder, makers: set[str], nullable: set[str], passing: set)
     sure = [sym.is_term or (sym.name not in makers and sym.name not in nullable) for sym in syms]
     first_at = 0 if syms and sure[0] else -1
     last_at = len(syms) - 1 if syms and sure[-1] else -1
-    return _reducer(builder.path, keep, _taker(kept), splice, everything, inline, expand1, method, first_at, last_at)
+    return _reducer(
+        builder.path, keep, _taker(kept), splice, everything, inline, expand1, method, first_at, last_at
+    )
 
 
 def _taker(kept: tuple[int, ...]):
@@ -163,8 +178,18 @@ def _reducer(path, keep, take, splice, everything, inline, expand1, method, firs
     fast locals."""
     Span = make_span
 
-    def cb(s, keep=keep, take=take, splice=splice, everything=everything, inline=inline,
-           expand1=expand1, method=method, first_at=first_at, last_at=last_at):
+    def cb(
+        s,
+        keep=keep,
+        take=take,
+        splice=splice,
+        everything=everything,
+        inline=inline,
+        expand1=expand1,
+        method=method,
+        first_at=first_at,
+        last_at=last_at,
+    ):
         grown = None  # an inlined rule's first child, an Inline extended in place
         if splice:
             # lark's `x*` helpers are left-recursive (`_star: _star x | x`): copying the

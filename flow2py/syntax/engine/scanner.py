@@ -19,6 +19,7 @@ bookkeeping, and it reports a bad character by raising, which we would have to c
 one. The token classes below (ENDERS, CONTINUERS, ...) name grammar.lark's terminals: a new
 terminal that can end a statement or continue a line is listed there.
 """
+
 from __future__ import annotations
 
 import re
@@ -30,16 +31,53 @@ from flow2py.syntax.engine.lark_tables import Terminal
 
 # Tokens after which a newline ends a statement. `>` ends a type (`-> List<Text>` at the end
 # of a bodyless declaration).
-ENDERS = frozenset({
-    "LOWER", "UPPER", "INT", "DECIMAL", "DURATION", "TEXT", "BYTES", "TRUE", "FALSE",
-    "RPAR", "RSQB", "RBRACE", "QMARK", "UNDERSCORE", "RETURN", "MORETHAN",
-})
+ENDERS = frozenset(
+    {
+        "LOWER",
+        "UPPER",
+        "INT",
+        "DECIMAL",
+        "DURATION",
+        "TEXT",
+        "BYTES",
+        "TRUE",
+        "FALSE",
+        "RPAR",
+        "RSQB",
+        "RBRACE",
+        "QMARK",
+        "UNDERSCORE",
+        "RETURN",
+        "MORETHAN",
+    }
+)
 # A line that starts with one of these continues the previous line.
-CONTINUERS = frozenset({
-    "ELSE", "DOT", "QMARK", "COMMA", "EQUAL", "FATARROW", "ARROW", "COLON",
-    "OROR", "ANDAND", "PLUSPLUS", "PLUS", "STAR", "SLASH", "PERCENT", "VBAR",
-    "EQEQ", "NOTEQ", "LESSTHAN", "LESSEQ", "MORETHAN", "MOREEQ",
-})
+CONTINUERS = frozenset(
+    {
+        "ELSE",
+        "DOT",
+        "QMARK",
+        "COMMA",
+        "EQUAL",
+        "FATARROW",
+        "ARROW",
+        "COLON",
+        "OROR",
+        "ANDAND",
+        "PLUSPLUS",
+        "PLUS",
+        "STAR",
+        "SLASH",
+        "PERCENT",
+        "VBAR",
+        "EQEQ",
+        "NOTEQ",
+        "LESSTHAN",
+        "LESSEQ",
+        "MORETHAN",
+        "MOREEQ",
+    }
+)
 OPENERS = {"LPAR": "RPAR", "LSQB": "RSQB", "LBRACE": "RBRACE"}
 CLOSERS = {"RPAR": "LPAR", "RSQB": "LSQB", "RBRACE": "LBRACE"}
 NO_SEP_AFTER = frozenset({"LBRACE", "COMMA", "_SEP"})
@@ -74,7 +112,9 @@ class Tok:
 
 def separator_after(tok: Tok, text: str = "") -> Tok:
     """A `_SEP` token of zero width placed at the end of `tok`."""
-    return Tok("_SEP", text, tok.end_pos, tok.end_line, tok.end_column, tok.end_line, tok.end_column, tok.end_pos)
+    return Tok(
+        "_SEP", text, tok.end_pos, tok.end_line, tok.end_column, tok.end_line, tok.end_column, tok.end_pos
+    )
 
 
 def starts_declaration(tok: Tok, nxt: Tok | None) -> bool:
@@ -140,9 +180,7 @@ class Scanner:
         # `open_text`: a `"` where TEXT did not match is a literal left open up to the end of
         # the line. `bad`: anything else no terminal starts with. `eof`: the trailing ignored
         # text, so that matches are contiguous and nothing is skipped silently.
-        self.regex = re.compile(
-            f"((?:{skip})*+)(?:{alts}|\"[^\\n]*(?P<open_text>)|.(?P<bad>)|(?P<eof>\\Z))"
-        )
+        self.regex = re.compile(f'((?:{skip})*+)(?:{alts}|"[^\\n]*(?P<open_text>)|.(?P<bad>)|(?P<eof>\\Z))')
 
 
 def tokenize(scanner: Scanner, source: str, path: str, diags: list[Diagnostic]) -> list[Tok]:
@@ -174,12 +212,17 @@ def tokenize(scanner: Scanner, source: str, path: str, diags: list[Diagnostic]) 
             ch = source[start]
             span = Span(path, line, start - col0, line, start - col0 + 1, start, start + 1)
             shown = ch if ch.isprintable() else repr(ch)[1:-1]
-            diags.append(Diagnostic("E001", f"unexpected character `{shown}`: no Flow token starts with it", span))
+            diags.append(
+                Diagnostic("E001", f"unexpected character `{shown}`: no Flow token starts with it", span)
+            )
             continue
         elif kind == "open_text":
             span = Span(path, line, start - col0, line, end - col0, start, end)
-            diags.append(Diagnostic(
-                "E002", "this text literal is not closed: add `\"` before the end of the line", span))
+            diags.append(
+                Diagnostic(
+                    "E002", 'this text literal is not closed: add `"` before the end of the line', span
+                )
+            )
             # Stand in a closed literal so that the parser can go on with the line.
             value = source[start:end] + '"'
             if value.endswith('\\"') and not value.endswith('\\\\"'):
@@ -203,8 +246,23 @@ def _separate(toks: list, nls: list[bool]) -> list:
         tok = toks[i]
         typ = tok.type
         if typ == "SEMICOLON":
-            if last_type is not None and last_type not in NO_SEP_AFTER and (i + 1 == n or toks[i + 1].type not in NO_SEP_BEFORE):
-                append(Tok("_SEP", ";", tok.start_pos, tok.line, tok.column, tok.end_line, tok.end_column, tok.end_pos))
+            if (
+                last_type is not None
+                and last_type not in NO_SEP_AFTER
+                and (i + 1 == n or toks[i + 1].type not in NO_SEP_BEFORE)
+            ):
+                append(
+                    Tok(
+                        "_SEP",
+                        ";",
+                        tok.start_pos,
+                        tok.line,
+                        tok.column,
+                        tok.end_line,
+                        tok.end_column,
+                        tok.end_pos,
+                    )
+                )
                 last_type = "_SEP"
             continue
         if tok.column == 1 and starts_declaration(tok, toks[i + 1] if i + 1 < n else None):
@@ -212,10 +270,7 @@ def _separate(toks: list, nls: list[bool]) -> list:
             if last_type is not None and last_type != "_SEP":
                 append(separator_after(out[-1]))
         elif (
-            nls[i]
-            and last_type in ENDERS
-            and (not stack or stack[-1] == "LBRACE")
-            and typ not in _NO_NL_SEP
+            nls[i] and last_type in ENDERS and (not stack or stack[-1] == "LBRACE") and typ not in _NO_NL_SEP
         ):
             append(separator_after(out[-1]))
         if typ in OPENERS:

@@ -1,7 +1,14 @@
 from flowrt import bind, pending
 
 ANSWERS = {
-    "int": 42, "text": "hello", "text!": "bye", "a": 1, "b": 2, "c": 3, "yes": True, "tick": 0,
+    "int": 42,
+    "text": "hello",
+    "text!": "bye",
+    "a": 1,
+    "b": 2,
+    "c": 3,
+    "yes": True,
+    "tick": 0,
     "bad": "not an int",
 }
 
