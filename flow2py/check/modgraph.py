@@ -252,35 +252,48 @@ class Loader:
             lm.aliases[alias] = key
 
     def _resolve(self, lm: LoadedModule, u: ast.Use):
+        """Where `use` `u` in `lm` leads: (key, file, is_std, repo, display), or None (reported)."""
+        if u.path.startswith(("./", "../")):
+            return self._resolve_relative(lm, u)
+        if u.path.startswith("std@"):
+            return self._resolve_std(u)
+        return self._resolve_repo(u)
+
+    def _resolve_relative(self, lm: LoadedModule, u: ast.Use):
+        """`./name` or `../name`: next to `lm`, inside std, its repository or the program."""
         path = u.path
-        if path.startswith(("./", "../")):
-            if lm.is_std:
-                rel = os.path.normpath(
-                    os.path.join(os.path.dirname(lm.key[len(STD_VERSION) + 1 :]) or ".", path)
-                )
-                return (f"{STD_VERSION}/{rel}", os.path.join(std_dir(), rel + ".flow"), True, None, None)
-            if lm.repo is not None:
-                base = lm.key[len(lm.repo) + 1 :]
-                rel = os.path.normpath(os.path.join(os.path.dirname(base) or ".", path)).replace(os.sep, "/")
-                if rel.startswith(".."):
-                    self.problems.add("E113", f"`{path}` leaves the repository {lm.repo}", u.span)
-                    return None
-                file = os.path.join(lm.repo_dir, rel + ".flow")
-                self._repo_dirs[f"{lm.repo}/{rel}"] = lm.repo_dir
-                return (f"{lm.repo}/{rel}", file, False, lm.repo, None)
-            file = os.path.normpath(os.path.join(os.path.dirname(lm.file), path + ".flow"))
-            return (self._local_key(file), file, False, None, None)
-        if path.startswith("std@"):
-            version, _, rest = path.partition("/")
-            if version != STD_VERSION:
-                self.problems.add(
-                    "E113", f"unknown std version `{version}` (this compiler provides {STD_VERSION})", u.span
-                )
+        if lm.is_std:
+            rel = os.path.normpath(os.path.join(os.path.dirname(lm.key[len(STD_VERSION) + 1 :]) or ".", path))
+            return (f"{STD_VERSION}/{rel}", os.path.join(std_dir(), rel + ".flow"), True, None, None)
+        if lm.repo is not None:
+            base = lm.key[len(lm.repo) + 1 :]
+            rel = os.path.normpath(os.path.join(os.path.dirname(base) or ".", path)).replace(os.sep, "/")
+            if rel.startswith(".."):
+                self.problems.add("E113", f"`{path}` leaves the repository {lm.repo}", u.span)
                 return None
-            if not rest:
-                self.problems.add("E113", f"`{path}` names no module", u.span)
-                return None
-            return (f"{STD_VERSION}/{rest}", os.path.join(std_dir(), rest + ".flow"), True, None, None)
+            file = os.path.join(lm.repo_dir, rel + ".flow")
+            self._repo_dirs[f"{lm.repo}/{rel}"] = lm.repo_dir
+            return (f"{lm.repo}/{rel}", file, False, lm.repo, None)
+        file = os.path.normpath(os.path.join(os.path.dirname(lm.file), path + ".flow"))
+        return (self._local_key(file), file, False, None, None)
+
+    def _resolve_std(self, u: ast.Use):
+        """`std@v1/name`: a module of the installed std, at the one version this compiler has."""
+        path = u.path
+        version, _, rest = path.partition("/")
+        if version != STD_VERSION:
+            self.problems.add(
+                "E113", f"unknown std version `{version}` (this compiler provides {STD_VERSION})", u.span
+            )
+            return None
+        if not rest:
+            self.problems.add("E113", f"`{path}` names no module", u.span)
+            return None
+        return (f"{STD_VERSION}/{rest}", os.path.join(std_dir(), rest + ".flow"), True, None, None)
+
+    def _resolve_repo(self, u: ast.Use):
+        """`host/owner/repo@tag/name`: a module of the module cache, its commit pinned in flow.lock."""
+        path = u.path
         m = _REPO_RE.match(path)
         if not m:
             self.problems.add(

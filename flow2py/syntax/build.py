@@ -2,12 +2,11 @@
 
 Rules that stand for several written forms return a small private wrapper (`_Paren` for a
 parenthesised type list, `_Effect`, ...) that the rule above turns into AST nodes.
-Literal values are decoded here, and malformed ones (bad escapes, bad numbers) are reported.
+Literal tokens are decoded by literals.py, which reports malformed ones (bad escapes, bad numbers).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +14,7 @@ from flow2py.diagnostics import Diagnostic
 from flow2py.syntax import ast
 from flow2py.syntax.engine.reduce import make_span
 from flow2py.syntax.engine.scanner import Tok
+from flow2py.syntax.literals import literal, text_value
 
 
 def span_of_token(path: str, tok: Tok) -> ast.Span:
@@ -111,32 +111,6 @@ def _ty(x):
     return x.as_type() if isinstance(x, _Paren) else x
 
 
-def decimal_int(digits: str) -> int:
-    """`int(digits)` for a literal's decimal digits, however many. A Flow Int is unbounded, but
-    Python's `int()` refuses text of more than 4,300 digits (its conversion limit, which the
-    compiler leaves as the process set it): a longer literal is read in halves, joined by one
-    multiplication each, which also keeps reading it subquadratic."""
-    if len(digits) <= 600:  # under the smallest limit Python allows
-        return int(digits)
-    if not (digits.isascii() and digits.isdigit()):
-        raise ValueError(digits)
-    low = len(digits) // 2
-    return decimal_int(digits[:-low]) * 10**low + decimal_int(digits[-low:])
-
-
-_DURATION = re.compile(r"([0-9_]+)(ns|us|ms|s|m|h|d)$")
-_UNIT_NS = {
-    "ns": 1,
-    "us": 1_000,
-    "ms": 1_000_000,
-    "s": 10**9,
-    "m": 60 * 10**9,
-    "h": 3600 * 10**9,
-    "d": 86400 * 10**9,
-}
-_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "0": "\0"}
-
-
 class Builder:
     """Rule methods take the span of everything the rule matched and its kept children.
     A child that the grammar makes a token is a `Tok`: its text is `tok.value` (= `str(tok)`)."""
@@ -171,7 +145,7 @@ class Builder:
         return _Args(list(ch), span)
 
     def use_decl(self, span, ch):
-        return ast.Use(self._text(ch[0]), span=span)
+        return ast.Use(text_value(ch[0], self.path, self._error), span=span)
 
     def type_params(self, span, ch):
         return _TypeParams([str(t) for t in ch], span)
@@ -456,7 +430,7 @@ class Builder:
         return ast.MatchArm(ch[0], None, ch[1], span=span)
 
     def literal(self, span, ch):
-        return self._literal(ch[0], span)
+        return literal(ch[0], span, self.path, self._error)
 
     # -- patterns -------------------------------------------------------------------------------
 
@@ -467,7 +441,7 @@ class Builder:
         return ast.BindPattern(ch[0].value, span=span)
 
     def lit_pat(self, span, ch):
-        lit = self._literal(ch[-1], span)
+        lit = literal(ch[-1], span, self.path, self._error)
         if len(ch) == 2:  # `-` INT / `-` DECIMAL
             lit.value = -lit.value if lit.kind == "int" else "-" + lit.value
         return ast.LiteralPattern(lit, span=span)
@@ -534,112 +508,6 @@ class Builder:
 
     def or_pat(self, span, ch):
         return ast.OrPattern(list(ch), span=span)
-
-    # -- literals -------------------------------------------------------------------------------
-
-    def _literal(self, tok: Tok, span: ast.Span) -> ast.Literal:
-        t = tok.type
-        s = str(tok)
-        if t == "INT":
-            digits = s.replace("_", "")
-            try:
-                value = int(digits, 16) if digits.startswith(("0x", "0X")) else decimal_int(digits)
-            except ValueError:
-                self._error("E010", f"`{s}` is not a well-formed number", span)
-                value = 0
-            return ast.Literal("int", value, span=span)
-        if t == "DECIMAL":
-            return ast.Literal("decimal", s.replace("_", ""), span=span)
-        if t == "DURATION":
-            m = _DURATION.match(s)
-            return ast.Literal(
-                "duration", decimal_int(m.group(1).replace("_", "")) * _UNIT_NS[m.group(2)], span=span
-            )
-        if t == "TEXT":
-            return ast.Literal("text", self._text(tok), span=span)
-        if t == "BYTES":
-            return ast.Literal("bytes", self._bytes(tok), span=span)
-        return ast.Literal("bool", t == "TRUE", span=span)
-
-    def _escape_error(self, tok: Tok, at: int, length: int, message: str) -> None:
-        start = tok.start_pos + at
-        col = tok.column + at
-        self._error(
-            "E003", message, ast.Span(self.path, tok.line, col, tok.line, col + length, start, start + length)
-        )
-
-    def _text(self, tok: Tok) -> str:
-        s = str(tok)
-        body_at = 1
-        body = s[1:-1]
-        if "\\" not in body:
-            return body
-        out: list[str] = []
-        i = 0
-        n = len(body)
-        while i < n:
-            c = body[i]
-            if c != "\\":
-                out.append(c)
-                i += 1
-                continue
-            e = body[i + 1] if i + 1 < n else ""
-            if e in _SIMPLE_ESCAPES:
-                out.append(_SIMPLE_ESCAPES[e])
-                i += 2
-            elif e == "u":
-                m = re.compile(r"\{([0-9a-fA-F]{1,6})\}").match(body, i + 2)
-                if m and int(m.group(1), 16) <= 0x10FFFF and not 0xD800 <= int(m.group(1), 16) <= 0xDFFF:
-                    out.append(chr(int(m.group(1), 16)))
-                    i = m.end()
-                else:
-                    length = (m.end() - i) if m else 2
-                    self._escape_error(
-                        tok,
-                        body_at + i,
-                        length,
-                        "a `\\u` escape is written `\\u{1F600}`: 1 to 6 hex digits naming a Unicode scalar value",
-                    )
-                    i = m.end() if m else i + 2
-            else:
-                self._escape_error(
-                    tok,
-                    body_at + i,
-                    2,
-                    f'unknown escape `\\{e}`: use one of \\n \\t \\r \\\\ \\" \\0 \\u{{...}}',
-                )
-                i += 2
-        return "".join(out)
-
-    def _bytes(self, tok: Tok) -> bytes:
-        s = str(tok)
-        body_at = 2
-        body = s[2:-1]
-        out = bytearray()
-        i = 0
-        n = len(body)
-        while i < n:
-            c = body[i]
-            if c != "\\":
-                out += c.encode("utf-8")
-                i += 1
-                continue
-            e = body[i + 1] if i + 1 < n else ""
-            if e in _SIMPLE_ESCAPES:
-                out += _SIMPLE_ESCAPES[e].encode()
-                i += 2
-            elif e == "x" and re.fullmatch(r"[0-9a-fA-F]{2}", body[i + 2 : i + 4]):
-                out.append(int(body[i + 2 : i + 4], 16))
-                i += 4
-            else:
-                self._escape_error(
-                    tok,
-                    body_at + i,
-                    2,
-                    f'unknown escape `\\{e}` in bytes: use \\xNN or one of \\n \\t \\r \\\\ \\" \\0',
-                )
-                i += 2
-        return bytes(out)
 
 
 def _first_char(span):

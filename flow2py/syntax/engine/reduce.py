@@ -212,25 +212,11 @@ def _reducer(path, keep, take, splice, everything, inline, expand1, method, firs
         if expand1 and len(ch) == 1:
             return ch[0]
         # The span runs from the first value that has a position to the last one.
-        if first_at == 0:
-            first = s[0]
-        else:
-            first = None
-            for v in s:
-                t = type(v)
-                if t is Tok or (v.lo if t is Inline else v.span) is not None:
-                    first = v
-                    break
+        first = s[0] if first_at == 0 else _placed(s)
         if last_at >= 0:
             last = s[last_at]
-        elif first is None:
-            last = None
         else:
-            for v in reversed(s):
-                t = type(v)
-                if t is Tok or (v.lo if t is Inline else v.span) is not None:
-                    last = v
-                    break
+            last = None if first is None else _placed(reversed(s))
         if inline:
             lo = None if first is None else _lo(first)
             hi = None if last is None else _hi(last)
@@ -259,6 +245,16 @@ def _reducer(path, keep, take, splice, everything, inline, expand1, method, firs
         return method(Span(path, line, column, sp.end_line, sp.end_column, start, sp.end), ch)
 
     return cb
+
+
+def _placed(values):
+    """The first of `values` that has a position (a token, an Inline that matched something, a
+    node with a span), or None. Only rules whose first or last value may have none search."""
+    for v in values:
+        t = type(v)
+        if t is Tok or (v.lo if t is Inline else v.span) is not None:
+            return v
+    return None
 
 
 def _lo(v) -> tuple[int, int, int]:
