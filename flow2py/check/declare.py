@@ -4,7 +4,7 @@ Four passes over all modules, each needing only the ones before it:
 1. register every type name (duplicates, prelude names taken again);
 2. resolve type bodies (fields, constructors, aliases, expanding aliases with cycle detection),
    then decide which types are data (a greatest fixpoint, so recursive types are data);
-3. resolve function signatures and check annotations (@lang, @tool, @test, @fake);
+3. resolve function signatures and check annotations (@lang, @tool, @test, @fake: annotations.py);
 4. index what the compiler finds by mechanism, never by name: types std marks `@lang`, the
    prelude (types marked "prelude" and their constructors), and operator functions.
 """
@@ -14,6 +14,13 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 
+from flow2py.check.annotations import (
+    check_fn_annotations,
+    check_type_annotations,
+    has_ann,
+    lang_args,
+    name_span,
+)
 from flow2py.check.modgraph import LoadedModule
 from flow2py.check.typed import (
     POLY,
@@ -35,7 +42,6 @@ from flow2py.check.typeterms import has_effect, subst
 from flow2py.diagnostics import Edit, Fix, Problems, Related
 from flow2py.syntax import ast
 
-ANNOTATIONS = ("lang", "tool", "test", "fake")
 # The type each literal kind of the syntax builds, by the std mark (`@lang` name) of that type
 # (docs/spec/stdlib.md). Listed, not derived from the names: a std type builds literals only when
 # it is named here. (Not a flag on the std declaration: std's text is part of every program's
@@ -78,35 +84,12 @@ def suggest(name: str, candidates) -> list[str]:
     return difflib.get_close_matches(name, sorted(set(candidates)), n=3, cutoff=0.6)
 
 
-def lang_args(annotations: list[ast.Annotation]) -> list[str] | None:
-    """The text arguments of `@lang(...)`, or None when there is no @lang."""
-    for a in annotations:
-        if a.name == "lang":
-            out = []
-            for x in a.args:
-                if isinstance(x, ast.Literal) and x.kind == "text":
-                    out.append(x.value)
-                else:
-                    out.append(None)
-            return out
-    return None
-
-
-def _name_span(node) -> ast.Span:
-    """Where a declaration's name stands, or the whole node when the name has no place."""
-    return node.name_span if node.name_span.line else node.span
-
-
 def field_span(info, name: str):
     """Where field `name` of record type `info` is declared (the type's span if not found)."""
     for f in getattr(info.node, "fields", None) or ():
         if f.name == name:
             return f.span
     return info.node.span
-
-
-def has_ann(annotations, name: str) -> bool:
-    return any(a.name == name for a in annotations)
 
 
 class Declarations:
@@ -203,14 +186,14 @@ class Declarations:
         self._index_ops()
         for env in self.envs.values():
             for fn in env.cm.fns.values():
-                self._check_fn_annotations(env, fn)
+                check_fn_annotations(self, env, fn)
 
     def _ctor_span(self, info: TypeInfo, name: str) -> ast.Span:
         if info.node:
             for c in info.node.ctors:
                 if c.name == name:
                     return c.span
-            return _name_span(info.node)
+            return name_span(info.node)
         return ast.NO_SPAN
 
     def _declared_twice(self, what: str, d, table: dict) -> bool:
@@ -220,8 +203,8 @@ class Declarations:
         self.problems.add(
             "E107",
             f"{what} `{d.name}` is declared twice in this module",
-            _name_span(d),
-            related=[Related("first declared here", _name_span(table[d.name].node))],
+            name_span(d),
+            related=[Related("first declared here", name_span(table[d.name].node))],
         )
         return True
 
@@ -249,7 +232,7 @@ class Declarations:
             seen = set()
             for p in d.type_params:
                 if p in seen:
-                    self.problems.add("E107", f"type parameter `{p}` is declared twice", _name_span(d))
+                    self.problems.add("E107", f"type parameter `{p}` is declared twice", name_span(d))
                 seen.add(p)
 
     def _check_prelude_clash(self, env: ModEnv) -> None:
@@ -263,7 +246,7 @@ class Declarations:
             d = info.node
             if d.name in self.prelude_types:
                 self.problems.add(
-                    "E108", f"`{d.name}` is a prelude name and cannot be declared again", _name_span(d)
+                    "E108", f"`{d.name}` is a prelude name and cannot be declared again", name_span(d)
                 )
                 self.used.add(info.decl)  # reported once: not also E405
             for c in d.ctors:
@@ -390,7 +373,7 @@ class Declarations:
         if state == 2:
             return info.alias
         if state == 1:
-            self.problems.add("E211", f"type alias `{info.name}` refers to itself", _name_span(info.node))
+            self.problems.add("E211", f"type alias `{info.name}` refers to itself", name_span(info.node))
             info.alias = TError()
             self._alias_state[info.decl] = 2
             return info.alias
@@ -451,53 +434,7 @@ class Declarations:
         la = lang_args(d.annotations)
         if d.kind == "abstract":
             info.is_data = bool(la and "data" in la[1:] and env.is_std)
-        self._check_type_annotations(env, info)
-
-    def _check_unknown_or_lang(self, env: ModEnv, a: ast.Annotation) -> bool:
-        """The checks every annotation gets, on a type or a function: an unknown name, and `@lang`
-        outside std or with bad arguments. True when `a` is one of those (nothing more to check)."""
-        if a.name not in ANNOTATIONS:
-            self.problems.add(
-                "E507", f"unknown annotation `@{a.name}` (Flow has @lang, @tool, @test and @fake)", a.span
-            )
-            return True
-        if a.name == "lang":
-            if not env.is_std:
-                self.problems.add(
-                    "E502", "`@lang` is reserved for std: the compiler provides these declarations", a.span
-                )
-            else:
-                self._check_lang_args(a)
-            return True
-        return False
-
-    def _check_type_annotations(self, env: ModEnv, info: TypeInfo) -> None:
-        d = info.node
-        span = _name_span(d)
-        for a in d.annotations:
-            if self._check_unknown_or_lang(env, a):
-                continue
-            if a.name == "tool":
-                if d.kind != "abstract":
-                    self.problems.add(
-                        "E503",
-                        f"a `@tool` type is made only by the host and has no body: remove the body of `{d.name}`",
-                        a.span,
-                    )
-                if a.args:
-                    self.problems.add("E508", "`@tool` takes no arguments", a.span)
-            else:
-                self.problems.add("E508", f"`@{a.name}` applies to functions, not types", a.span)
-        if d.kind == "abstract" and not has_ann(d.annotations, "tool") and not has_ann(d.annotations, "lang"):
-            self.problems.add(
-                "E506",
-                f"type `{d.name}` has no body: declare its fields or constructors, or mark it `@tool` (made by the host)",
-                span,
-            )
-
-    def _check_lang_args(self, a: ast.Annotation) -> None:
-        if not a.args or not all(isinstance(x, ast.Literal) and x.kind == "text" for x in a.args):
-            self.problems.add("E508", "`@lang` takes text arguments: the name, then flags", a.span)
+        check_type_annotations(self, env, info)
 
     def _decide_data(self) -> None:
         infos = [i for i in self.type_decls.values() if i.kind in ("record", "enum")]
@@ -548,7 +485,7 @@ class Declarations:
             seen = set()
             for p in d.params:
                 if p.name in seen and p.name != "_":
-                    self.problems.add("E107", f"parameter `{p.name}` is declared twice", _name_span(p))
+                    self.problems.add("E107", f"parameter `{p.name}` is declared twice", name_span(p))
                 seen.add(p.name)
                 t = self.resolve_texpr(p.type, env, tparams, True, decl) if p.type is not None else TError()
                 params.append((p.name, t))
@@ -589,7 +526,7 @@ class Declarations:
             if req:
                 self.data_params[decl] = req
             if d.name in env.ctors:
-                self.problems.add("E107", f"`{d.name}` is declared twice in this module", _name_span(d))
+                self.problems.add("E107", f"`{d.name}` is declared twice in this module", name_span(d))
 
     def _index_ops(self) -> None:
         for fn in self.fn_decls.values():
@@ -611,118 +548,7 @@ class Declarations:
                         home = first.decl.split("::")[0]
                         self.home_ops[(home, flag, arity)] = fn
 
-    def _check_fn_annotations(self, env: ModEnv, fn: FnInfo) -> None:
-        d = fn.node
-        span = _name_span(d)
-        for a in d.annotations:
-            if self._check_unknown_or_lang(env, a):
-                continue
-            if a.name == "tool":
-                if d.body is not None:
-                    self.problems.add(
-                        "E503",
-                        f"a Tool's body is outside Flow: remove the body of `{d.name}` or the `@tool`",
-                        a.span,
-                    )
-                self._check_tool_signature(fn, env)
-            elif a.name == "test":
-                if d.params:
-                    self.problems.add(
-                        "E504",
-                        f"a `@test` function takes no parameters, `{d.name}` takes {len(d.params)}",
-                        span,
-                    )
-            elif a.name == "fake":
-                self._check_fake(env, fn, a)
-        if (
-            d.body is None and not fn.is_tool and not has_ann(d.annotations, "lang")
-        ):  # outside std: E502 said it
-            self.problems.add(
-                "E506",
-                f"function `{d.name}` has no body: write one, or mark it `@tool` (implemented by the host)",
-                span,
-            )
-
-    def _check_tool_signature(self, fn: FnInfo, env: ModEnv) -> None:
-        d = fn.node
-        if not self.is_lang(fn.result, "Result"):
-            if type(fn.result) is not TError:
-                self.problems.add(
-                    "E501",
-                    f"a Tool returns `Result<T, E>`: `{d.name}` is declared to return something else",
-                    d.result.span,
-                    related=[Related("a call of a Tool returns Result<T, ToolProblem<E>>", d.span)],
-                )
-            return
-        for (pname, t), p in zip(fn.params, d.params):
-            if not self.is_data(t, tokens=True):
-                self.problems.add(
-                    "E509", f"parameter `{pname}` of Tool `{d.name}` must be data or a @tool type", p.span
-                )
-        for t, what in zip(fn.result.args, ("result", "error")):
-            if not self.is_data(t, tokens=True):
-                self.problems.add(
-                    "E509", f"the {what} type of Tool `{d.name}` must be data or a @tool type", d.result.span
-                )
-
-    def _check_fake(self, env: ModEnv, fn: FnInfo, a: ast.Annotation) -> None:
-        target = None
-        if len(a.args) == 1:
-            x = a.args[0]
-            if isinstance(x, ast.FieldAccess) and isinstance(x.target, ast.Name):
-                menv = self.alias_env(env, x.target.name, x.span)
-                if menv is None:
-                    return
-                target = menv.cm.fns.get(x.name)
-            elif isinstance(x, ast.Name):
-                target = env.cm.fns.get(x.name)
-        if target is None or not target.is_tool:
-            named = target.name if target is not None else None
-            msg = (
-                f"`{named}` is not a Tool: `@fake(...)` names the Tool it stands in for"
-                if named
-                else "`@fake(...)` names the Tool it stands in for, e.g. `@fake(web.search)`"
-            )
-            self.problems.add(
-                "E505",
-                msg,
-                a.span,
-                related=[Related(f"`{named}` is declared here without `@tool`", target.node.span)]
-                if named
-                else [],
-            )
-            return
-        fn.fake_of = target.decl
-        self.used.add(target.decl)
-
-        def norm(t):
-            return _norm_params(t)
-
-        mine = [norm(t) for _, t in fn.params]
-        theirs = [norm(t) for _, t in target.params]
-        if mine != theirs or norm(fn.result) != norm(target.result):
-            self.problems.add(
-                "E505",
-                f"fake `{fn.name}` must have the signature of Tool `{target.name}`: "
-                f"({', '.join(self.show(t) for _, t in target.params)}) -> {self.show(target.result)}",
-                _name_span(fn.node),
-                related=[Related("the Tool is declared here", target.node.span)],
-            )
-
     def show(self, t) -> str:
         from flow2py.check.typeterms import show
 
         return show(t, self.name_of)
-
-
-def _norm_params(t):
-    k = type(t)
-    if k is TParam:
-        return TParam(t.name, "")
-    if k is TCon:
-        return TCon(t.decl, tuple(_norm_params(a) for a in t.args))
-    if k is TTuple:
-        return TTuple(tuple(_norm_params(a) for a in t.items))
-    if k is TFun:
-        return TFun(tuple(_norm_params(a) for a in t.params), _norm_params(t.result), t.effect)
-    return t

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from flow2py.check import codes  # noqa: F401  (registers E1xx-E5xx)
 from flow2py.check.body_state import BodyState
 from flow2py.check.checkpoints import refine_checkpoint_sites
-from flow2py.check.declare import Declarations, has_ann
+from flow2py.check.annotations import has_ann
+from flow2py.check.declare import Declarations
 from flow2py.check.exhaust import Exhaust
 from flow2py.check.identity import program_identity
 from flow2py.check.infer import check_fn, program_state

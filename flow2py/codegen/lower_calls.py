@@ -10,7 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from flow2py.check import typed as P
-from flow2py.check.declare import lang_args
+from flow2py.check.annotations import lang_args
 from flow2py.codegen import py
 from flow2py.codegen.lower_base import (
     Body,
