@@ -154,8 +154,45 @@ def latency(prog, folder: Path, count: int, concurrency: int) -> dict:
     return {"from_sent": from_sent, "from_accepted": from_accepted}
 
 
+def fsync_floor(folder: Path, commits: int = 100) -> float:
+    """Median seconds of one fsynced SQLite commit (WAL, synchronous=FULL) in the same folder: the
+    disk's floor, which the reply-to-next-call path pays several times (the reply's commit, the
+    lease, the next Call before it is sent)."""
+    db = sqlite3.connect(folder / "floor.db", isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    db.execute("CREATE TABLE t (x INTEGER)")
+    xs = []
+    for i in range(commits):
+        t0 = time.perf_counter()
+        db.execute("BEGIN")
+        db.execute("INSERT INTO t VALUES (?)", (i,))
+        db.execute("COMMIT")
+        xs.append(time.perf_counter() - t0)
+    db.close()
+    return statistics.median(xs)
+
+
 def _ms(xs: list, q: float) -> float:
     return statistics.quantiles(xs, n=10)[8] * 1e3 if q == 0.9 else statistics.median(xs) * 1e3
+
+
+def _report_throughput(t: dict, concurrency: int) -> None:
+    print(f"throughput: {t['runs']} runs of 3 Tool calls through one worker (concurrency {concurrency})")
+    print(f"  submit: {t['submit_s']:.2f} s ({t['runs'] / t['submit_s']:.0f} runs/s)")
+    rate = t["runs_per_s"]
+    print(f"  drain:  {t['drain_s']:.2f} s: {rate:.1f} runs/s, {3 * rate:.0f} Tool calls/s")
+
+
+def _report_latency(lat: dict) -> None:
+    for key, what in (("from_sent", "HTTP request sent"), ("from_accepted", "reply accepted (in the store)")):
+        xs = lat[key]
+        print(
+            f"latency, {what} -> next Tool call dispatched ({len(xs)} runs): "
+            f"median {_ms(xs, 0.5):.2f} ms, p90 {_ms(xs, 0.9):.2f} ms, max {max(xs) * 1e3:.2f} ms"
+        )
+    ok = _ms(lat["from_sent"], 0.5) < 10
+    print(f"goal: reply-to-next-call median under 10 ms: {verdict(ok)}")
 
 
 def main() -> int:
@@ -164,30 +201,18 @@ def main() -> int:
     ap.add_argument("--concurrency", type=int, default=8)
     ap.add_argument("--latency", type=int, default=100, help="runs answered over HTTP, one at a time")
     ap.add_argument("--dir", default=None)
+    ap.add_argument("--only", choices=("throughput", "latency"), default=None)
     args = ap.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-worker-", dir=args.dir or "."))
     try:
         prog = _load()
-        t = throughput(prog, folder, args.runs, args.concurrency)
+        if args.only != "latency":
+            _report_throughput(throughput(prog, folder, args.runs, args.concurrency), args.concurrency)
+        if args.only != "throughput":
+            _report_latency(latency(prog, folder, args.latency, args.concurrency))
         print(
-            f"throughput: {t['runs']} runs of 3 Tool calls through one worker (concurrency {args.concurrency})"
+            f"the disk's floor, one fsynced SQLite commit here: {fsync_floor(folder) * 1e3:.2f} ms (median)"
         )
-        print(f"  submit: {t['submit_s']:.2f} s ({t['runs'] / t['submit_s']:.0f} runs/s)")
-        print(
-            f"  drain:  {t['drain_s']:.2f} s: {t['runs_per_s']:.1f} runs/s, {3 * t['runs_per_s']:.0f} Tool calls/s"
-        )
-        lat = latency(prog, folder, args.latency, args.concurrency)
-        for key, what in (
-            ("from_sent", "HTTP request sent"),
-            ("from_accepted", "reply accepted (in the store)"),
-        ):
-            xs = lat[key]
-            print(
-                f"latency, {what} -> next Tool call dispatched ({len(xs)} runs): "
-                f"median {_ms(xs, 0.5):.2f} ms, p90 {_ms(xs, 0.9):.2f} ms, max {max(xs) * 1e3:.2f} ms"
-            )
-        ok = _ms(lat["from_sent"], 0.5) < 10
-        print(f"goal: reply-to-next-call median under 10 ms: {verdict(ok)}")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return 0

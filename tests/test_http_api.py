@@ -139,6 +139,17 @@ def test_the_examples_of_the_http_page_hold(api):
             assert r.status_code == status and _matches(expected, r.json()), (block, r.status_code, r.text)
 
 
+def test_a_browser_gets_the_runs_page_and_a_runs_history_page(api):
+    _start_paused(api)
+    page = api.get("/", headers={"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"})
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert '<a href="/runs/s1">s1</a>' in page.text and "c1:root#2 human.ask" in page.text
+    run = api.get("/runs/s1", headers={"Accept": "text/html"})
+    assert run.headers["content-type"].startswith("text/html") and "Checkpoint" in run.text
+    assert api.get("/").json() == {"runs": "/runs", "openapi": "/openapi.json"}
+    assert api.get("/runs/nope", headers={"Accept": "text/html"}).status_code == 404
+
+
 # ---- listing ------------------------------------------------------------------------------------------
 
 

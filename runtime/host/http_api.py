@@ -2,6 +2,8 @@
 and its history, deliver replies, cancel; an OpenAPI 3.1 description at `GET /openapi.json`.
 
 `make_app(worker)` is a Starlette application over a running `flowrt.host.worker.Worker`;
+A browser asking `GET /` or `GET /runs/{id}` with `Accept: text/html` gets pages instead: the
+runs, and a run's history (the viewer's page, `flow2py history --format html`).
 `serve(worker, host, port)` runs it under uvicorn until the server is told to stop (the worker
 CLI calls it in a thread for `flow2py worker ... --http HOST:PORT`). Every answer is JSON, every
 error `{"error": "one line"}` with the status docs/spec/http.md gives; no traceback ever reaches
@@ -17,15 +19,17 @@ worker thread (`run_in_threadpool`): SQLite and the admission of a reply block.
 from __future__ import annotations
 
 import hmac
+import html
 import json
 import logging
 from typing import Any, Callable, Optional
+from urllib.parse import quote
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from flowrt.host import worker as wk
@@ -227,8 +231,17 @@ class _Routes:
         return JSONResponse([summary_json(st) for st in found])
 
     async def show(self, request: Request) -> Response:
-        st = await _call(self.worker.status, request.path_params["run_id"])
+        run_id = request.path_params["run_id"]
+        st = await _call(self.worker.status, run_id)
+        if _wants_html(request):  # a browser: the history viewer's page
+            return HTMLResponse(await _call(self.client._history, run_id, "html"))
         return JSONResponse(status_json(st))
+
+    async def index(self, request: Request) -> Response:
+        if not _wants_html(request):
+            return JSONResponse({"runs": "/runs", "openapi": "/openapi.json"})
+        found = await _call(self.worker.runs)
+        return HTMLResponse(_runs_page(found))
 
     async def history(self, request: Request) -> Response:
         text = await _call(self.client._history, request.path_params["run_id"], "json")
@@ -283,8 +296,31 @@ async def _server_error(request: Request, exc: Exception) -> Response:
     return _error(500, f"internal error: {type(exc).__name__}")
 
 
+def _wants_html(request: Request) -> bool:
+    return "text/html" in request.headers.get("accept", "")
+
+
+def _runs_page(found) -> str:
+    """`GET /` for a browser: the runs, newest first, each linked to its history page."""
+    e = html.escape
+    rows = [
+        f'<tr><td><a href="/runs/{quote(st.run_id, safe="")}">{e(st.run_id)}</a></td><td>{e(st.state)}</td>'
+        f"<td>{e(str(st.program))}</td><td>{e(st.entry)}</td><td>{st.facts}</td>"
+        f"<td>{e(', '.join(f'{c.id} {c.tool}' for c in st.open_calls))}</td></tr>"
+        for st in found
+    ]
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Flow runs</title></head><body>'
+        "<h1>Flow runs</h1><table><thead><tr><th>run</th><th>state</th><th>program</th><th>entry</th>"
+        "<th>facts</th><th>open calls</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table></body></html>\n"
+    )
+
+
 #: (path, method, handler name): the routes, every one of them in the OpenAPI document
 ROUTES = (
+    ("/", "GET", "index"),
     ("/runs", "POST", "start"),
     ("/runs", "GET", "list"),
     ("/runs/{run_id}", "GET", "show"),

@@ -77,7 +77,10 @@ _SCHEMAS = {
                 "items": {"type": "string"},
                 "description": "each argument as Flow text",
             },
-            "since": {"type": ["number", "null"], "description": "when the call was made (Unix time)"},
+            "since": {
+                "type": ["number", "null"],
+                "description": "since when the call has been left open (Unix time); null while it is out",
+            },
         },
     },
     "RunStatus": {
@@ -117,6 +120,18 @@ _SCHEMAS = {
 }
 
 _PATHS = {
+    "/": {
+        "get": {
+            "operationId": "index",
+            "summary": "Where things are; with Accept: text/html, a page of the runs for a browser",
+            "responses": {
+                "200": {
+                    "description": "the routes (JSON), or the runs page (HTML)",
+                    "content": {"application/json": {"schema": {"type": "object"}}, "text/html": {}},
+                }
+            },
+        }
+    },
     "/runs": {
         "post": {
             "operationId": "startRun",
@@ -149,9 +164,15 @@ _PATHS = {
     "/runs/{run_id}": {
         "get": {
             "operationId": "getRun",
-            "summary": "One run: its state, open calls, result or fault",
+            "summary": "One run: its state, open calls, result or fault (Accept: text/html: its history page)",
             "parameters": [_RUN_ID],
-            "responses": {"200": _json(_ref("RunStatus"), "the run"), "404": _error("no such run")},
+            "responses": {
+                "200": {
+                    "description": "the run (JSON), or its history as the viewer's page (HTML)",
+                    "content": {"application/json": {"schema": _ref("RunStatus")}, "text/html": {}},
+                },
+                "404": _error("no such run"),
+            },
         }
     },
     "/runs/{run_id}/history": {
