@@ -58,13 +58,14 @@ def support_bindings() -> rt.Bindings:
     return b
 
 
-def wait_state(store, run_id: str, *states: str, timeout: float = 30.0):
-    """The run's status once its state is one of `states` (AssertionError after `timeout`)."""
+def wait_state(store, run_id: str, *states: str, timeout: float = 30.0, prog=None):
+    """The run's status (its values read with `prog`, the run's program) once its state is one of
+    `states` (AssertionError after `timeout`)."""
     deadline = time.monotonic() + timeout
     last = None
     while time.monotonic() < deadline:
         try:
-            last = status(store, run_id)
+            last = status(store, run_id, prog)
         except rt.UnknownRun:
             last = None
         except Exception as e:  # noqa: BLE001  (not recorded yet)
@@ -94,3 +95,13 @@ def golden_support_facts() -> str:
     text = GOLDEN_SUPPORT.read_text(encoding="utf-8")
     lines = [ln for ln in text.splitlines() if re.match(r"^\s*\d+\s", ln)]
     return "\n".join(lines) + "\n"
+
+
+def kinds(history_text: str) -> list[tuple[str, str]]:
+    """(call or task id, fact kind) of each fact of a history's text ("" for Start, End, ...)."""
+    out = []
+    for ln in history_text.splitlines():
+        m = re.match(r"^\s*\d+\s+(\S+)?\s+(Start|Call|Reply|Choice|Stop|Checkpoint|End)\b", ln)
+        if m:
+            out.append((m.group(1) or "", m.group(2)))
+    return out
