@@ -69,13 +69,7 @@ def _serve_http(worker, where: str, token):
         from flowrt.host import http_api  # written beside the worker (issue 9, the HTTP API)
     except ImportError as e:
         raise Refused(f"--http: this flowrt has no HTTP API (flowrt.host.http_api: {e})") from None
-    import threading
-
-    t = threading.Thread(
-        target=http_api.serve, args=(worker, host_name, port), kwargs={"token": token}, daemon=True
-    )
-    t.start()
-    return t
+    return http_api.start_server(worker, host_name, port, token=token)  # bound now, or Refused
 
 
 def worker_cmd(programs, tools, store_path, http, concurrency, token, grace, checkpoint_every=None):
@@ -109,9 +103,10 @@ def worker_cmd(programs, tools, store_path, http, concurrency, token, grace, che
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, on_signal)
     worker.start()
+    server = None
     if http is not None:
         try:
-            _serve_http(worker, http, token)
+            server = _serve_http(worker, http, token)
         except Refused:
             worker.stop(grace=0)
             raise
@@ -119,6 +114,8 @@ def worker_cmd(programs, tools, store_path, http, concurrency, token, grace, che
     click.echo(f"flow2py worker: serving {', '.join(sorted(served))} over {where}", err=True)
     while not stop.wait(3600):
         pass
+    if server is not None:
+        server.stop()
     worker.stop(grace=grace)
     sys.exit(0)
 

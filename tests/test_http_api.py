@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import logging
 import re
+import signal
 import socket
-import threading
+import subprocess
+import sys
 import urllib.error
 import urllib.request
 
@@ -16,6 +18,7 @@ from starlette.testclient import TestClient
 
 from flowrt.host import http_api
 from flowrt.host import operations as ops
+from flowrt.host.operations import Refused
 from flowrt.host.http_openapi import openapi_document
 from http_helpers import ASK, ROOT, running_worker, support, support_bindings, until
 
@@ -360,21 +363,11 @@ def test_the_openapi_document_describes_every_route_and_nothing_else(api):
 # ---- a real server -----------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def test_a_real_uvicorn_server_binds_the_loopback_answers_and_stops(worker):
-    port = _free_port()
-    server = http_api.make_server(worker, port=port, token="t")
-    assert server.config.host == "127.0.0.1"
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
+def test_a_real_server_binds_the_loopback_answers_over_http_and_stops(worker):
+    server = http_api.start_server(worker, port=0, token="t")  # port 0: any free one
+    assert server.host == "127.0.0.1" and server.port > 0
     try:
-        until(lambda: server.started, what="the server to start")
-        base = f"http://127.0.0.1:{port}"
+        base = f"http://127.0.0.1:{server.port}"
         req = urllib.request.Request(
             base + "/runs",
             data=json.dumps({"program": "support", "input": TICKET, "run_id": "u1"}).encode(),
@@ -393,6 +386,77 @@ def test_a_real_uvicorn_server_binds_the_loopback_answers_and_stops(worker):
             urllib.request.urlopen(base + "/runs/nope", timeout=10)
         assert e.value.code == 404 and "nope" in json.load(e.value)["error"]
     finally:
-        server.should_exit = True
-        thread.join(10)
-    assert not thread.is_alive()
+        server.stop()
+    assert not server.thread.is_alive()
+
+
+def test_an_address_in_use_is_refused_in_the_caller_with_one_line(worker):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(Refused) as e:
+            http_api.start_server(worker, port=port)
+    assert str(e.value).startswith(f"--http 127.0.0.1:{port}: cannot listen there: ")
+    assert "\n" not in str(e.value)
+
+
+def _get_json(url: str):
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return json.load(r)
+    except (urllib.error.URLError, ConnectionError):
+        return None
+
+
+def test_flow2py_worker_with_http_serves_the_support_example_and_stops_on_sigterm(tmp_path):
+    with socket.socket() as probe:  # a free port, handed to the worker
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    support_dir = ROOT / "examples" / "support"
+    cmd = [sys.executable, "-m", "flow2py.cli", "worker", f"support={support_dir / 'main.flow'}"]
+    cmd += ["--tools", str(support_dir / "tools.py"), "--store", str(tmp_path / "runs.db")]
+    cmd += ["--http", f"127.0.0.1:{port}", "--token", "tk", "--checkpoint-every", "5"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        until(lambda: proc.poll() is not None or _get_json(base + "/openapi.json"), 60, "the worker's API")
+        assert proc.poll() is None
+        auth = {"Authorization": "Bearer tk"}
+        body = json.dumps({"program": "support", "input": TICKET, "run_id": "w1"}).encode()
+        req = urllib.request.Request(base + "/runs", data=body, headers=auth, method="POST")
+        with urllib.request.urlopen(req, timeout=10) as r:
+            assert r.status == 201
+        st = until(lambda: (b := _get_json(base + "/runs/w1")) and b["state"] == "paused" and b, 30, "pause")
+        assert [c["id"] for c in st["open_calls"]] == ["c1:root#2"]
+        reply = json.dumps({"call": "c1:root#2", "reply": {"Ok": "Safari 17.4"}}).encode()
+        req = urllib.request.Request(base + "/runs/w1/replies", data=reply, headers=auth, method="POST")
+        with urllib.request.urlopen(req, timeout=10) as r:
+            assert r.status == 202
+        done = until(
+            lambda: (b := _get_json(base + "/runs/w1")) and b["state"] == "completed" and b, 30, "end"
+        )
+        assert done["facts"] == 16 and done["result"].startswith("Resolved(")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+
+
+def test_flow2py_worker_refuses_an_http_address_in_use_with_one_line(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        cmd = [
+            sys.executable,
+            "-m",
+            "flow2py.cli",
+            "worker",
+            f"support={ROOT / 'examples/support/main.flow'}",
+        ]
+        cmd += ["--tools", str(ROOT / "examples/support/tools.py"), "--store", str(tmp_path / "runs.db")]
+        r = subprocess.run(cmd + ["--http", f"127.0.0.1:{port}"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1
+    assert f"--http 127.0.0.1:{port}: cannot listen there" in r.stderr and "Traceback" not in r.stderr

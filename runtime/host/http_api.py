@@ -1,13 +1,15 @@
 """The worker's HTTP API (docs/spec/http.md): start runs, list them, show one with its open calls
 and its history, deliver replies, cancel; an OpenAPI 3.1 description at `GET /openapi.json`.
 
-`make_app(worker)` is a Starlette application over a running `flowrt.host.worker.Worker`;
+`make_app(worker)` is a Starlette application over a running `flowrt.host.worker.Worker`.
+`start_server(worker, host, port)` binds the address at once (refusing one that cannot be bound)
+and serves the app under uvicorn in a thread until `stop()` (what `flow2py worker ... --http
+HOST:PORT` does); `serve` does the same and blocks.
+
+Every answer is JSON, every error `{"error": "one line"}` with the status docs/spec/http.md
+gives; no traceback ever reaches a client (an unforeseen exception is a 500 and one log line).
 A browser asking `GET /` or `GET /runs/{id}` with `Accept: text/html` gets pages instead: the
-runs, and a run's history (the viewer's page, `flow2py history --format html`).
-`serve(worker, host, port)` runs it under uvicorn until the server is told to stop (the worker
-CLI calls it in a thread for `flow2py worker ... --http HOST:PORT`). Every answer is JSON, every
-error `{"error": "one line"}` with the status docs/spec/http.md gives; no traceback ever reaches
-a client (an unforeseen exception is a 500 and one log line). With a token, every mutating
+runs, and a run's history (the viewer's page, `flow2py history --format html`). With a token, every mutating
 request (a POST) must carry `Authorization: Bearer <token>` (compared in constant time); reads
 need none. A body over `max_body` bytes is refused 413, by its Content-Length before anything is
 read and by its size as it streams in.
@@ -22,6 +24,9 @@ import hmac
 import html
 import json
 import logging
+import socket
+import threading
+import time
 from typing import Any, Callable, Optional
 from urllib.parse import quote
 
@@ -37,7 +42,8 @@ from flowrt.host.client import Client
 from flowrt.host.http_openapi import openapi_document
 from flowrt.host.operations import Refused
 
-__all__ = ["make_app", "make_server", "serve", "status_json", "summary_json", "ROUTES"]
+__all__ = ["make_app", "make_server", "start_server", "HttpServer", "serve", "status_json", "summary_json"]
+__all__ += ["ROUTES"]
 
 LOG = logging.getLogger(__name__)
 
@@ -358,6 +364,47 @@ def make_server(worker, host: str = "127.0.0.1", port: int = 8080, *, token: Opt
     return uvicorn.Server(config)
 
 
+class HttpServer:
+    """The API served in a thread of its own (`start_server`): `port` is the one bound (useful
+    with port 0), `stop()` ends it, `wait()` blocks until it has ended."""
+
+    def __init__(self, server, sock: socket.socket, thread: threading.Thread):
+        self.server, self.socket, self.thread = server, sock, thread
+        self.host, self.port = sock.getsockname()[:2]
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout)
+
+    def wait(self) -> None:
+        self.thread.join()
+
+
+def start_server(
+    worker, host: str = "127.0.0.1", port: int = 8080, *, token: Optional[str] = None
+) -> HttpServer:
+    """Bind HOST:PORT now (a port in use or an address that cannot be bound is `Refused` here, in
+    the caller, with one line) and serve the API in a daemon thread until `stop()`."""
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        sock = socket.create_server((host, port), family=family)
+    except (OSError, UnicodeError) as e:
+        raise Refused(
+            f"--http {host}:{port}: cannot listen there: {getattr(e, 'strerror', None) or e}"
+        ) from None
+    server = make_server(worker, host, port, token=token)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="flowrt-http", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    if not server.started:
+        server.should_exit = True
+        sock.close()
+        raise Refused(f"--http {host}:{port}: the server did not start")
+    return HttpServer(server, sock, thread)
+
+
 def serve(worker, host: str = "127.0.0.1", port: int = 8080, *, token: Optional[str] = None) -> None:
     """Serve the API until the server stops (blocking; binds 127.0.0.1 unless told otherwise)."""
-    make_server(worker, host, port, token=token).run()
+    start_server(worker, host, port, token=token).wait()
