@@ -21,6 +21,7 @@ from flowrt.host import operations as ops
 from flowrt.host.operations import Refused
 from flowrt.host.http_openapi import openapi_document
 from http_helpers import ASK, ROOT, running_worker, support, support_bindings, until
+from worker_helpers import golden_support_facts, seed_text
 
 TICKET = {"ticket": "Login fails on Safari"}
 SEED_KINDS = [
@@ -92,8 +93,9 @@ def test_the_support_example_pauses_on_the_question_completes_on_the_reply_and_k
     assert [f["kind"] for f in facts] == SEED_KINDS
     assert facts[11]["id"] == "c1:root#2" and facts[12]["reply"] == 'Ok("Safari 17.4")'
     assert facts[-1]["end"] == 'Completed(Resolved("Enable Secure on the session cookie; ..."))'
-    # exactly `flow2py history s1 --format json`
+    # exactly `flow2py history s1 --format json`, and the seed's history fact for fact, plus nothing
     assert r.text == ops.history(worker.store, support(), "s1", "json")
+    assert seed_text(ops.history(worker.store, support(), "s1", "text")) == golden_support_facts()
 
 
 def _http_blocks() -> list[str]:
