@@ -1,5 +1,5 @@
-"""The worker's commands: `flow2py worker`, `submit`, `reply`, `cancel` (../shared DESIGN's table,
-docs/spec/execution.md "The worker"). `register(main, guard)` adds them to the CLI's group.
+"""The worker's commands: `flow2py worker`, `submit`, `reply`, `cancel` (docs/spec/execution.md
+"The worker"). `register(main, guard)` adds them to the CLI's group.
 
 Only click is imported here at module level: the compiler and the runtime are imported inside
 each command, so `flow2py --version` stays fast.
@@ -66,9 +66,9 @@ def _serve_http(worker, where: str, token):
 
     host_name, port = _host_port(where)
     try:
-        from flowrt.host import http_api  # written beside the worker (issue 9, the HTTP API)
+        from flowrt.host import http_api  # the HTTP API, written beside the worker (issue 9)
     except ImportError as e:
-        raise Refused(f"--http: this flowrt has no HTTP API (flowrt.host.http_api: {e})") from None
+        raise Refused(f"--http: this flowrt has no HTTP API ({e})") from None
     return http_api.start_server(worker, host_name, port, token=token)  # bound now, or Refused
 
 
@@ -117,7 +117,9 @@ def worker_cmd(programs, tools, store_path, http, concurrency, token, grace, che
     if server is not None:
         server.stop()
     worker.stop(grace=grace)
-    sys.exit(0)
+    from flowrt.data.exit_codes import EXIT_OK
+
+    sys.exit(EXIT_OK)
 
 
 def submit_cmd(program, entry, input_json, run_id, store_path):

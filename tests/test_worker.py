@@ -233,3 +233,56 @@ def test_cancel_racing_the_drive_always_ends_halted_or_refused_as_ended(store, w
         assert s.state == "completed" and "End" in text
     else:
         assert s.state == "halted" and "End" not in text
+
+
+def _approval():
+    from tests.worker_helpers import compiled
+    from tests.repo_paths import ROOT
+
+    return compiled(str(ROOT / "examples" / "approval" / "main.flow"))
+
+
+def _approval_bindings(ledger: list) -> rt.Bindings:
+    b = rt.Bindings()
+    b.bind("approvals.request", lambda order, amount: rt.pending)
+
+    def capture(order, amount):
+        ledger.append(order)
+        return {"Ok": f"receipt-{order}-{amount}"}
+
+    b.bind("payments.capture", capture, on_crash="resend")
+    return b
+
+
+@pytest.mark.parametrize(
+    "reply, result",
+    [
+        ({"Ok": {"Approved": "alice"}}, 'Paid("receipt-A-17-250")'),
+        ({"Ok": {"Rejected": "over budget"}}, 'Declined("over budget")'),
+    ],
+)
+def test_the_approval_example_waits_for_a_person_and_the_reply_decides(store, reply, result):
+    ledger: list = []
+    with _worker(store, {"approval": _approval()}, _approval_bindings(ledger)) as w:
+        run_id = w.submit("approval", input={"order": "A-17", "amount": 250})
+        s = wait_state(store, run_id, "paused")
+        assert [(c.id, c.tool) for c in w.status(run_id).open_calls] == [
+            ("root/1#1", "approvals.request"),
+            ("root/2#1", "clock.sleep"),
+        ]
+        w.deliver(run_id, "root/1#1", reply)
+        s = wait_state(store, run_id, "completed", prog=_approval())
+    assert s.result == result
+    assert ledger == (["A-17"] if "Paid" in result else [])
+
+
+def test_the_approval_example_expires_when_its_deadline_fires_first(store):
+    with _worker(store, {"approval": _approval()}, _approval_bindings([])) as w:
+        run_id = w.submit("approval", input={"order": "A-18", "amount": 250})
+        wait_for(lambda: store.worker_records.timers(run_id), what="the deadline's timer")
+        wait_state(store, run_id, "paused")
+        with store.file.transaction() as db:  # 24 hours later
+            db.execute("UPDATE worker_timers SET due=due-86400 WHERE run=?", (run_id,))
+        w.wake()
+        s = wait_state(store, run_id, "completed", prog=_approval())
+    assert s.result == "Expired"
