@@ -158,6 +158,10 @@ def test_a_client_over_the_store_compiles_a_path_and_a_worker_serving_the_store_
     _paused(run, timeout=20)
     run.reply("c1:root#2", {"Ok": "Safari 17.4"})
     assert show(run.result(timeout=20)) == f'Resolved("{DONE}")'
+    # a client that knows no program reads the run with the program compiled from its stored sources
+    other = flowrt.Client(worker.store).handle(run.run_id)
+    assert [f["kind"] for f in other.history()][-1] == "End"
+    assert show(other.result(timeout=0)) == f'Resolved("{DONE}")'
 
 
 def test_an_unknown_program_name_or_path_is_refused(client):

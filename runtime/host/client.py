@@ -176,13 +176,19 @@ class _Programs:
     def __init__(self, programs: Optional[dict]):
         self.given = dict(programs or {})
         self.loaded: dict[str, Runnable] = {}
+        self.paths: dict[str, Runnable] = {}  # compiled from a path, by its absolute path
+        self.stored: dict[str, Runnable] = {}  # compiled from a run's stored sources, by identity
+
+    def compiled(self, path) -> Runnable:
+        key = os.path.abspath(os.fspath(path))
+        if key not in self.paths:
+            self.paths[key] = _compiler().compile_path(os.fspath(path))
+        return self.paths[key]
 
     def named(self, name: str) -> Optional[Runnable]:
         if name not in self.loaded and name in self.given:
             p = self.given[name]
-            self.loaded[name] = (
-                _compiler().compile_path(p) if isinstance(p, (str, os.PathLike)) else runnable_of(p)
-            )
+            self.loaded[name] = self.compiled(p) if isinstance(p, (str, os.PathLike)) else runnable_of(p)
         return self.loaded.get(name)
 
     def resolve(self, program, name: Optional[str]) -> tuple[str, Runnable]:
@@ -197,7 +203,7 @@ class _Programs:
             if not os.path.exists(path):
                 raise Refused(f"no program named {text!r} is known to this client, and no file {path} exists")
             name = name or label
-            self.loaded[name] = _compiler().compile_path(path)
+            self.loaded[name] = self.compiled(path)
             return name, self.loaded[name]
         prog = runnable_of(program)
         name = name or prog.program.entry_module
@@ -225,7 +231,9 @@ class _Programs:
         for known in self.loaded.values():
             if known.program.identity == info.program:
                 return known
-        return _compiler().compile_stored(store, run_id)
+        if info.program not in self.stored:
+            self.stored[info.program] = _compiler().compile_stored(store, run_id)
+        return self.stored[info.program]
 
 
 class _Owner:
