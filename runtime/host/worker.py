@@ -221,6 +221,7 @@ class Worker:
     def deliver(self, run_id: str, call_id: str, reply) -> None:
         status(self.store, run_id)  # NoSuchRun first
         deliver(self.store, run_id, call_id, reply, self.program_of(run_id))
+        self._failed.pop(run_id, None)  # a new reply: worth another try
         self.log(run=run_id, call=call_id, event="reply_delivered")
         self.wake()
 
