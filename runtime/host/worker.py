@@ -375,7 +375,9 @@ class Worker:
 
     def _resume(self, run_id: str, prog: Runnable, replies: dict, resend: list, held: _Held):
         drive = {"completions": held.queue, "inline": False}
-        kw = dict(bindings=self.bindings, checkpoint_every=self.checkpoint_every, drive=drive)
+        kw = dict(
+            bindings=self.bindings, checkpoint_every=self.checkpoint_every, drive=drive, durable_replies=False
+        )
         try:
             return resume(self.store, prog, run_id, replies=replies, resend=resend, **kw)
         except Refused as e:
