@@ -1,6 +1,7 @@
 """Worker benchmark (not a test): runs a second through one worker, and reply-to-next-call latency.
 
-    .venv/bin/python bench/bench_worker.py [--runs 1000] [--concurrency 8] [--latency 100] [--dir DIR]
+    .venv/bin/python bench/bench_worker.py [--runs 1000] [--concurrency 8] [--replies 100] [--dir DIR]
+        [--only throughput|latency]
 
 The program is bench/flow/worker/main.flow: three Tool calls in a row (`steps.first`, `second`,
 `third`), each answered at once by a Python implementation.
@@ -214,15 +215,15 @@ def _report_latency(lat: dict) -> None:
             f"median {_ms(xs, 0.5):.2f} ms, p90 {_ms(xs, 0.9):.2f} ms, max {max(xs) * 1e3:.2f} ms; "
             f"median {ratio:.1f}x the fsync beside it"
         )
-    ok = _ms(lat["from_sent"], 0.5) < 10
-    print(f"goal: reply-to-next-call median under 10 ms: {verdict(ok)}")
+    ok = _ms(lat["from_accepted"], 0.5) < 10  # the goal's own measure: from the reply accepted
+    print(f"goal: reply accepted -> next call dispatched, median under 10 ms: {verdict(ok)}")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=1000)
     ap.add_argument("--concurrency", type=int, default=8)
-    ap.add_argument("--latency", type=int, default=100, help="runs answered over HTTP, one at a time")
+    ap.add_argument("--replies", type=int, default=100, help="runs answered over HTTP, one at a time")
     ap.add_argument("--dir", default=None)
     ap.add_argument("--only", choices=("throughput", "latency"), default=None)
     args = ap.parse_args()
@@ -235,7 +236,7 @@ def main() -> int:
             f"the disk's floor, one fsynced SQLite commit here: {fsync_floor(folder) * 1e3:.2f} ms (median)"
         )
         if args.only != "throughput":
-            _report_latency(latency(prog, folder, args.latency, args.concurrency))
+            _report_latency(latency(prog, folder, args.replies, args.concurrency))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return 0

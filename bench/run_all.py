@@ -29,7 +29,7 @@ BENCHES = [
     ("bench_effectful.py", [], ["--runs", "3", "--rounds", "200000"]),
     ("bench_replay.py", [], ["--runs", "3", "--calls", "5000"]),
     ("bench_input.py", [], ["--runs", "3"]),
-    ("bench_worker.py", [], ["--runs", "200", "--latency", "30"]),
+    ("bench_worker.py", [], ["--runs", "200", "--replies", "30"]),
 ]
 
 

@@ -92,8 +92,14 @@ def worker_cmd(programs, tools, store_path, http, concurrency, token, grace, che
     bindings = host.load_tools(tools)
     if http is not None:
         _host_port(http)
+    store = open_store(store_path)
     worker = Worker(
-        open_store(store_path), served, bindings, concurrency=concurrency, checkpoint_every=checkpoint_every
+        store,
+        served,
+        bindings,
+        concurrency=concurrency,
+        checkpoint_every=checkpoint_every,
+        stored=lambda run_id: host.compile_stored(store, run_id),
     )
     stop = threading.Event()
 

@@ -286,3 +286,47 @@ def test_the_approval_example_expires_when_its_deadline_fires_first(store):
         w.wake()
         s = wait_state(store, run_id, "completed", prog=_approval())
     assert s.result == "Expired"
+
+
+def test_a_run_of_a_program_the_worker_was_not_given_is_served_from_its_stored_sources(store):
+    from flow2py.host import compile_stored
+
+    run_id = submit(store, program("two_steps"), program="two", input={"n": 1})
+    w = _worker(store, {"support": support()}, _steps(), stored=lambda r: compile_stored(store, r))
+    with w:
+        s = wait_state(store, run_id, "completed")
+    assert s.result == "3" and any("event=program_compiled program=two" in ln for ln in w.lines)
+
+
+def test_a_run_of_a_program_the_worker_cannot_get_is_left_alone(store):
+    run_id = submit(store, program("two_steps"), program="two", input={"n": 1})
+    with _worker(store, {"support": support()}, _steps()) as w:
+        wait_for(lambda: any("event=not_served" in ln for ln in w.lines), what="the worker to pass it over")
+    assert status(store, run_id).state == "submitted"
+
+
+def test_a_lease_is_taken_over_only_after_it_expired(store):
+    run_id = submit(store, program("two_steps"), program="two", input={"n": 1})
+    records = store.worker_records
+    assert records.claim(run_id, "worker-a", 0.3)
+    assert records.claim(run_id, "worker-a", 0.3)  # its own: renewed
+    assert not records.claim(run_id, "worker-b", 0.3)  # held by a live process
+    expires = records.lease(run_id)[4]
+    wait_for(lambda: time.time() > expires, timeout=10, what="the lease to expire")
+    assert records.claim(run_id, "worker-b", 30)
+    assert records.lease(run_id)[0] == "worker-b"
+
+
+def test_a_worker_renews_the_leases_of_the_runs_it_holds(store):
+    gate = threading.Event()
+    with _worker(
+        store, {"two": program("two_steps")}, _steps(lambda n: gate.wait(30) and {"Ok": n}), lease_seconds=0.3
+    ) as w:
+        run_id = w.submit("two", input={"n": 1})
+        wait_for(lambda: store.worker_records.lease(run_id), what="the lease")
+        first = store.worker_records.lease(run_id)
+        assert first[0] == w.owner
+        wait_for(lambda: store.worker_records.lease(run_id)[3] > first[3], what="a heartbeat")
+        gate.set()
+        wait_state(store, run_id, "completed")
+    assert store.worker_records.lease(run_id) is None  # released

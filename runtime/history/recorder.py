@@ -132,7 +132,8 @@ class SqliteRecorder:
         self._urgent = False  # the buffer holds a Call or an End: the next sync() commits
         self._closed = False
         self._broken: Optional[BaseException] = None
-        with self._file.transaction() as db:
+        # Taking the lease needs no fsync: a lease lost with the machine names a process that is gone.
+        with self._file.transaction(durable=False) as db:
             r = run_row(self._file, run_id)
             if r["state"] in ("completed", "faulted"):
                 raise StoreError(f"run {run_id!r} has already ended ({r['state']}); fork it to continue")
@@ -264,7 +265,9 @@ class SqliteRecorder:
                 self.sync(durable=True)
         finally:
             self._closed = True
-            with self._file.transaction() as db:
+            # The facts are fsynced above; releasing the lease needs none (lost with the machine,
+            # it names a process that is gone, which reads as the same state or as halted).
+            with self._file.transaction(durable=False) as db:
                 db.execute(
                     "UPDATE runs SET owner=NULL, state=CASE WHEN state IN ('completed', 'faulted') THEN state "
                     "WHEN ? THEN 'halted' "

@@ -73,7 +73,7 @@ class WorkerRecords:
         """Take the run's lease for `owner` in one transaction: True when it is now `owner`'s."""
         now = time.time()
         host, pid = socket.gethostname(), os.getpid()
-        with self.file.transaction() as db:
+        with self.file.transaction(durable=False) as db:  # a lease lost with the machine names a gone process
             row = db.execute(
                 "SELECT owner, pid, host, expires FROM worker_leases WHERE run=?", (run_id,)
             ).fetchone()

@@ -574,9 +574,12 @@ def resume(
     bindings: Optional[Bindings] = None,
     checkpoint_every: Optional[int] = None,
     drive: Optional[dict] = None,
+    durable_replies: bool = True,
 ) -> Report:
     """Take the run's lease, record delivered replies and close the calls a crash cut (Unknown,
-    unless resent), then continue live from the latest checkpoint. `drive`: as for `start`."""
+    unless resent), then continue live from the latest checkpoint. `drive`: as for `start`.
+    `durable_replies=False`: the replies are committed without an fsync (a worker, which keeps
+    them durably in its own records until the run has moved on)."""
     info = read(store.host_records.load_run, run_id)
     if info.state in ("completed", "faulted"):
         raise Refused(f"run {run_id} has ended ({info.state}); nothing to resume (fork it to continue)")
@@ -614,7 +617,7 @@ def resume(
                 )
             for fact in appended:
                 rec.record(fact)
-            rec.sync(durable=True)
+            rec.sync(durable=durable_replies)
             for call_id in resend:  # out again: a crash from now on cuts it, it is no longer pending
                 store.host_records.record_resent(run_id, call_id)
             history, first = history_from(store, run_id, store.host_records.load_run(run_id), prog.classes)

@@ -166,6 +166,7 @@ class Worker:
         lease_seconds: float = 30.0,
         poll_seconds: float = 0.5,
         log: Optional[Callable[[str], None]] = None,
+        stored: Optional[Callable[[str], Optional[Runnable]]] = None,
     ):
         if concurrency < 1:
             raise Refused(f"concurrency {concurrency}: expected at least 1")
@@ -188,6 +189,9 @@ class Worker:
         self._failed: dict[str, int] = {}  # run id -> its fact count when it last could not be driven
         self._unserved: set[str] = set()  # program identities already logged as not served
         self._beat = 0.0
+        # run id -> its stored program, for a run of a program not among `programs` (the CLI
+        # compiles the run's stored sources: flow2py/worker_cli.py); None: such runs are not served
+        self._stored = stored
 
     # ---- the operations, waking the loop at once -------------------------------------------------
 
@@ -221,6 +225,7 @@ class Worker:
     def deliver(self, run_id: str, call_id: str, reply) -> None:
         status(self.store, run_id)  # NoSuchRun first
         deliver(self.store, run_id, call_id, reply, self.program_of(run_id))
+        self._failed.pop(run_id, None)  # a new reply: worth another try
         self.log(run=run_id, call=call_id, event="reply_delivered")
         self.wake()
 
@@ -319,7 +324,7 @@ class Worker:
                     return
                 if run_id in self._held:
                     continue
-            served = self._by_identity.get(identity)
+            served = self._by_identity.get(identity) or self._from_store(identity, run_id)
             if served is None:
                 if identity not in self._unserved:
                     self._unserved.add(identity)
@@ -337,6 +342,27 @@ class Worker:
             with self._lock:
                 self._held[run_id] = held
             self._pool.submit(self._drive, run_id, served[0], served[1], held)
+
+    def _from_store(self, identity: str, run_id: str):
+        """(name, program) of a run whose program is not among those given, compiled from the
+        sources the run stored (`stored`), once per identity; None when it cannot be."""
+        if self._stored is None or identity in self._unserved:
+            return None
+        try:
+            prog = self._stored(run_id)
+        except Exception as e:  # noqa: BLE001  (a program that no longer compiles: said once)
+            self._unserved.add(identity)
+            self.log(run=run_id, event="not_served", program=identity[:12], reason=str(e).splitlines()[0])
+            return None
+        if prog is None or prog.program.identity != identity:
+            self._unserved.add(identity)
+            self.log(run=run_id, event="not_served", program=identity[:12])
+            return None
+        sub = self.store.worker_records.submission(run_id)
+        name = sub[0] if sub else (prog.meta().get("entry_module") or identity[:12])
+        self._by_identity[identity] = (name, prog)
+        self.log(run=run_id, event="program_compiled", program=name, identity=identity[:12])
+        return self._by_identity[identity]
 
     def _drive(self, run_id: str, name: str, prog: Runnable, held: _Held) -> None:
         records = self.store.worker_records
@@ -374,7 +400,9 @@ class Worker:
 
     def _resume(self, run_id: str, prog: Runnable, replies: dict, resend: list, held: _Held):
         drive = {"completions": held.queue, "inline": False}
-        kw = dict(bindings=self.bindings, checkpoint_every=self.checkpoint_every, drive=drive)
+        kw = dict(
+            bindings=self.bindings, checkpoint_every=self.checkpoint_every, drive=drive, durable_replies=False
+        )
         try:
             return resume(self.store, prog, run_id, replies=replies, resend=resend, **kw)
         except Refused as e:
