@@ -1,0 +1,299 @@
+"""The cache of compiled programs (flow2py/cache.py, docs/spec/codegen.md "The program cache"): a
+second compile of the same text by the same compiler is loaded from the entry beside the store
+without calling the compiler; a changed module or compiler misses; a corrupt, truncated, foreign
+or failing entry is ignored and rewritten; the history a run records is the same bytes with and
+without it; a cache folder that cannot be written is harmless; `flow2py --version` imports
+neither the compiler nor the runtime."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from flow2py import cache as program_cache
+from flow2py import pipeline, testing
+from tests.history_e2e_helpers import Cli, project
+
+SUITE = """\
+@tool pub flow double(n: Int) -> Result<Int, Text>
+
+@fake(double)
+pub flow fake_double(n: Int) -> Result<Int, Text> = Ok(n * 2)
+
+@test
+pub flow doubles() -> Bool !tool = match double(21) {
+    Ok(n) => n == 42,
+    Err(_) => false,
+}
+"""
+
+
+class Compiles:
+    """Counts the compiler's first stage (pipeline.read): a cache hit never calls it."""
+
+    def __init__(self, monkeypatch):
+        self.n = 0
+        real = pipeline.read
+
+        def read(text):
+            self.n += 1
+            return real(text)
+
+        monkeypatch.setattr(pipeline, "read", read)
+
+
+@pytest.fixture
+def compiles(monkeypatch):
+    return Compiles(monkeypatch)
+
+
+@pytest.fixture
+def cli(tmp_path, monkeypatch):
+    monkeypatch.delenv(program_cache.ENV, raising=False)
+    return Cli(project(tmp_path / "p"))
+
+
+def forget_loaded():
+    """Drop the generated packages this process loaded, so a hit really executes the entry."""
+    for name in [m for m in sys.modules if m.startswith("_flow_")]:
+        del sys.modules[name]
+
+
+def run(cli, run_id):
+    forget_loaded()
+    r = cli.run(run_id)
+    assert r.exit_code == 3 and "paused" in r.stdout, r.stdout + r.stderr
+    return r
+
+
+def entries(cli, kind="path"):
+    folder = cli.d / "cache"
+    return sorted(folder.glob(f"{kind}-*.entry")) if folder.exists() else []
+
+
+def fact_rows(store: str, run_id: str):
+    with sqlite3.connect(store) as db:
+        return db.execute(
+            "SELECT n, kind, data, hash FROM facts WHERE run=? ORDER BY n", (run_id,)
+        ).fetchall()
+
+
+def test_a_second_run_of_a_program_is_loaded_from_the_cache_without_compiling(cli, compiles):
+    first = run(cli, "a")
+    assert compiles.n == 1 and len(entries(cli)) == 1
+    second = run(cli, "b")
+    assert compiles.n == 1  # the compiler was not called
+    assert second.stdout.replace("run b", "run a") == first.stdout.replace("b", "a")
+    assert cli("resume", "b", "--tools", cli.d / "tools.py").exit_code == 3
+
+
+def test_history_and_replay_of_a_run_load_its_stored_program_from_the_cache(cli, compiles):
+    run(cli, "a")
+    forget_loaded()
+    text = cli("history", "a").stdout
+    assert compiles.n == 2 and len(entries(cli, "stored")) == 1
+    forget_loaded()
+    assert cli("history", "a").stdout == text
+    forget_loaded()
+    assert cli("replay", "a").stdout.startswith("Incomplete")
+    assert compiles.n == 2
+
+
+def test_an_edited_module_misses_the_cache_and_the_run_uses_the_new_text(cli, compiles):
+    run(cli, "a")
+    svc = cli.d / "svc.flow"
+    svc.write_text(svc.read_text().replace("step(n: Int)", "step(m: Int)"))
+    run(cli, "b")
+    assert compiles.n == 2
+    run(cli, "c")
+    assert compiles.n == 2  # the rewritten entry serves the edited program
+    main = cli.d / "main.flow"
+    main.write_text(main.read_text().replace('acc ++ "|" ++ a', 'acc ++ "!" ++ a'))
+    run(cli, "d")
+    assert compiles.n == 3
+    assert cli("history", "d").exit_code == 0
+
+
+def test_another_compiler_fingerprint_misses_the_cache(cli, compiles, monkeypatch):
+    run(cli, "a")
+    monkeypatch.setattr(program_cache, "_fingerprint", "0" * 64)
+    run(cli, "b")
+    assert compiles.n == 2 and len(entries(cli)) == 2
+
+
+def test_the_fingerprint_changes_with_any_compiler_source_file(tmp_path, monkeypatch):
+    src = tmp_path / "lower.py"
+    src.write_text("x = 1\n")
+    monkeypatch.setattr(program_cache, "_compiler_files", lambda: [("flow2py/codegen/lower.py", str(src))])
+
+    def fingerprint():
+        monkeypatch.setattr(program_cache, "_fingerprint", None)
+        return program_cache.compiler_fingerprint()
+
+    before = fingerprint()
+    assert fingerprint() == before
+    src.write_text("x = 2\n")
+    assert fingerprint() != before
+    monkeypatch.setattr(program_cache, "__version__", "99.0")
+    src.write_text("x = 1\n")
+    assert fingerprint() != before
+
+
+def _truncate(data: bytes) -> bytes:
+    return data[: len(data) // 2]
+
+
+def _tamper(data: bytes) -> bytes:
+    return data.replace(b"root", b"r00t", 1)
+
+
+def _bad_header(data: bytes) -> bytes:
+    return b"not-a-cache 1 00\n" + data.partition(b"\n")[2]
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [_truncate, _tamper, _bad_header, lambda d: b""],
+    ids=["truncated", "tampered", "header", "empty"],
+)
+def test_a_corrupt_entry_is_ignored_compiled_again_and_rewritten(cli, compiles, spoil):
+    first = run(cli, "a")
+    (entry,) = entries(cli)
+    entry.write_bytes(spoil(entry.read_bytes()))
+    second = run(cli, "b")
+    assert compiles.n == 2 and second.stdout.replace("run b", "run a") == first.stdout
+    run(cli, "c")
+    assert compiles.n == 2  # rewritten whole: the next run hits it
+
+
+def test_an_entry_of_another_key_under_this_name_is_foreign_and_ignored(cli, compiles):
+    run(cli, "a")
+    forget_loaded()
+    cli("history", "a")
+    (path_entry,) = entries(cli)
+    (stored_entry,) = entries(cli, "stored")
+    path_entry.write_bytes(stored_entry.read_bytes())  # whole and hashed, but another key's
+    run(cli, "b")
+    assert compiles.n == 3
+
+
+def test_an_entry_whose_package_fails_to_load_is_not_trusted(cli, compiles):
+    run(cli, "a")
+    (entry,) = entries(cli)
+    body = json.loads(entry.read_bytes().partition(b"\n")[2])
+    body["program"]["files"]["__init__.py"] = "raise RuntimeError('not this')\n"
+    key = program_cache.Key(body["kind"], body["key"])
+    assert program_cache.ProgramCache(str(entry.parent)).put(key, body["program"], body["deps"])
+    run(cli, "b")
+    assert compiles.n == 2
+    run(cli, "c")
+    assert compiles.n == 2
+
+
+def test_a_run_records_the_same_history_bytes_with_and_without_the_cache(tmp_path, monkeypatch, compiles):
+    monkeypatch.setenv(program_cache.ENV, "off")
+    plain = Cli(project(tmp_path / "plain"))
+    run(plain, "r")
+    assert not (plain.d / "cache").exists()
+    monkeypatch.delenv(program_cache.ENV)
+    cached = Cli(project(tmp_path / "cached"))
+    run(cached, "warm")
+    n = compiles.n
+    run(cached, "r")
+    assert compiles.n == n
+    rows = fact_rows(cached.store, "r")
+    assert rows == fact_rows(plain.store, "r") and len(rows) > 5
+    for c in (plain, cached):
+        forget_loaded()
+        r = c.resume("r", "--reply", 'root#4={"Ok": "yes"}')
+        assert r.exit_code == 0 and r.stdout.strip() == '"s1s2s3|yes"', r.stdout + r.stderr
+    assert fact_rows(cached.store, "r") == fact_rows(plain.store, "r")
+
+
+def test_a_cache_folder_that_cannot_be_made_is_harmless(cli, compiles, monkeypatch):
+    blocker = cli.d / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv(program_cache.ENV, str(blocker / "cache"))  # under a file: never a folder
+    run(cli, "a")
+    run(cli, "b")
+    assert compiles.n == 2
+    assert cli("history", "a").exit_code == 0
+
+
+def test_the_cache_beside_a_store_is_its_folders_cache(tmp_path, monkeypatch):
+    monkeypatch.delenv(program_cache.ENV, raising=False)
+    assert program_cache.cache_for(str(tmp_path / "runs.db")).directory == str(tmp_path / "cache")
+    monkeypatch.setenv(program_cache.ENV, "off")
+    assert program_cache.cache_for(str(tmp_path / "runs.db")) is None
+
+
+def test_concurrent_writers_and_readers_only_ever_see_whole_entries(tmp_path):
+    cache = program_cache.ProgramCache(str(tmp_path / "cache"))
+    key = program_cache.Key("stored", "k" * 64)
+    summary = {
+        "package": "_flow_0123456789abcdef",
+        "files": {"__init__.py": "x = 1\n" * 20_000},
+        "identity": "i",
+        "entry_module": "main",
+        "commits": {},
+        "reachable": {"": []},
+        "tests": [],
+        "fakes": [],
+    }
+    seen = []
+
+    def write():
+        for _ in range(15):
+            assert cache.put(key, summary)
+
+    def read():
+        for _ in range(60):
+            seen.append(cache.get(key))
+
+    threads = [threading.Thread(target=f) for f in (write, write, read, read)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert cache.ignored == 0
+    assert all(b is None or b["program"] == summary for b in seen)
+    assert cache.get(key)["program"] == summary
+    assert not [p for p in os.listdir(cache.directory) if p.startswith(".tmp-")]
+
+
+def test_flow2py_test_loads_its_programs_from_the_cache(tmp_path, compiles):
+    path = tmp_path / "test_double.flow"
+    path.write_text(SUITE)
+    cache = program_cache.ProgramCache(str(tmp_path / "cache"))
+    for _ in range(2):
+        forget_loaded()
+        results, diagnostics = testing.run_file(str(path), cache)
+        assert diagnostics == "" and [(r.name, r.passed, r.line) for r in results] == [
+            ("test_double::doubles", True, 6)
+        ]
+    assert compiles.n == 1 and cache.hits == 1
+
+
+def test_version_imports_neither_the_compiler_nor_the_runtime():
+    code = (
+        "import sys\n"
+        "from flow2py.cli import main\n"
+        "try:\n"
+        "    main(['--version'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules}))\n"
+    )
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=60)
+    assert out.returncode == 0, out.stderr
+    version_line, loaded = out.stdout.splitlines()
+    assert version_line == f"flow2py, version {program_cache.__version__}"
+    assert {"lark", "libcst", "black", "flowrt"}.isdisjoint(json.loads(loaded.replace("'", '"')))
