@@ -174,10 +174,14 @@ class CachedProgram(Runnable):
     process, by its identity's package name), with the checker's answers the entry recorded."""
 
     def __init__(self, summary: dict):
-        pkg = sys.modules.get(summary["package"])
-        program = getattr(pkg, "PROGRAM", None)
+        name = summary["package"]
+        program = getattr(sys.modules.get(name), "PROGRAM", None)
         if program is None:
-            program = rt.load_package(summary["package"], summary["files"]).PROGRAM
+            program = getattr(rt.load_package(name, summary["files"]), "PROGRAM", None)
+            if getattr(program, "identity", None) != summary["identity"]:
+                for m in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+                    del sys.modules[m]  # never found later as this program "already loaded"
+                raise ValueError(f"the cached package is not program {summary['identity'][:12]}")
         super().__init__(program)
         self.summary = summary
 
@@ -223,6 +227,7 @@ def valid_summary(s) -> bool:
         and _str_map(s.get("files"))
         and "__init__.py" in s["files"]
         and isinstance(s.get("identity"), str)
+        and s["package"] == "_flow_" + s["identity"][:16]
         and isinstance(s.get("entry_module"), str)
         and _str_map(s.get("commits"))
         and isinstance(s.get("reachable"), dict)

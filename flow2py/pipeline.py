@@ -60,6 +60,7 @@ __all__ = [
     "check",
     "checked",
     "compile_program",
+    "from_cache",
     "generate",
     "load",
     "package_program",
@@ -140,12 +141,27 @@ def compile_program(text: ProgramText, cache: program_cache.ProgramCache | None 
         program = checked(check(read(text)), text)
         return LoadedProgram(program, package_program(program))
     key = cache_key(text)
+    return from_cache(cache, key, text) or _compile_into(cache, key, text)
+
+
+def from_cache(cache: program_cache.ProgramCache, key: program_cache.Key, text: ProgramText):
+    """The program of a verified cache entry, or None (no entry, or one that is not trusted)."""
     body = cache.get(key)
-    if body is not None:
-        try:
-            return program_cache.CachedProgram(body["program"])
-        except Exception:  # noqa: BLE001  (an entry that does not load is not trusted: compile)
-            cache.ignored += 1
+    if body is None:
+        return None
+    if text.identity not in (None, body["program"]["identity"]):
+        cache.ignored += 1  # keyed by the identity too: only a forged entry gets here
+        return None
+    try:
+        return program_cache.CachedProgram(body["program"])
+    except Exception:  # noqa: BLE001  (an entry whose package does not load is not trusted)
+        cache.ignored += 1
+        return None
+
+
+def _compile_into(cache: program_cache.ProgramCache, key: program_cache.Key, text: ProgramText) -> Runnable:
+    """Compile, and keep the result under `key` (a program already loaded in this process is not
+    generated again, so it is not written either)."""
     modules = read(text)
     program = checked(check(modules), text)
     earlier = already_loaded(program)

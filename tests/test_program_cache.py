@@ -184,17 +184,36 @@ def test_an_entry_of_another_key_under_this_name_is_foreign_and_ignored(cli, com
     assert compiles.n == 3
 
 
-def test_an_entry_whose_package_fails_to_load_is_not_trusted(cli, compiles):
+def _init_raises(program):
+    program["files"]["__init__.py"] = "raise RuntimeError('not this')\n"
+
+
+def _another_program(program):
+    program["files"]["__init__.py"] = program["files"]["__init__.py"].replace(program["identity"], "0" * 64)
+
+
+def _files_not_text(program):
+    program["files"]["main.py"] = 5
+
+
+def _package_of_another_identity(program):
+    program["package"] = "_flow_" + "0" * 16
+
+
+@pytest.mark.parametrize(
+    "forge", [_init_raises, _another_program, _files_not_text, _package_of_another_identity]
+)
+def test_a_whole_entry_that_does_not_hold_the_program_is_not_trusted(cli, compiles, forge):
     run(cli, "a")
     (entry,) = entries(cli)
     body = json.loads(entry.read_bytes().partition(b"\n")[2])
-    body["program"]["files"]["__init__.py"] = "raise RuntimeError('not this')\n"
+    forge(body["program"])
     key = program_cache.Key(body["kind"], body["key"])
-    assert program_cache.ProgramCache(str(entry.parent)).put(key, body["program"], body["deps"])
+    assert program_cache.ProgramCache(str(entry.parent)).put(key, body["program"], body["deps"])  # hashed
     run(cli, "b")
     assert compiles.n == 2
     run(cli, "c")
-    assert compiles.n == 2
+    assert compiles.n == 2  # the compile rewrote it
 
 
 def test_a_run_records_the_same_history_bytes_with_and_without_the_cache(tmp_path, monkeypatch, compiles):
@@ -240,7 +259,7 @@ def test_concurrent_writers_and_readers_only_ever_see_whole_entries(tmp_path):
     summary = {
         "package": "_flow_0123456789abcdef",
         "files": {"__init__.py": "x = 1\n" * 20_000},
-        "identity": "i",
+        "identity": "0123456789abcdef" + "0" * 48,
         "entry_module": "main",
         "commits": {},
         "reachable": {"": []},
