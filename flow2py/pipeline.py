@@ -65,6 +65,7 @@ __all__ = [
     "load",
     "package_program",
     "read",
+    "read_and_check",
     "write",
 ]
 
@@ -138,7 +139,7 @@ def compile_program(text: ProgramText, cache: program_cache.ProgramCache | None 
     With a `cache` (flow2py.cache), a program compiled before is loaded from its entry instead
     (a `CachedProgram`, which runs the same), and a compile writes the entry it missed."""
     if cache is None:
-        program = checked(check(read(text)), text)
+        program = checked(read_and_check(text)[1], text)
         return LoadedProgram(program, package_program(program))
     key = cache_key(text)
     return from_cache(cache, key, text) or _compile_into(cache, key, text)
@@ -162,8 +163,8 @@ def from_cache(cache: program_cache.ProgramCache, key: program_cache.Key, text: 
 def _compile_into(cache: program_cache.ProgramCache, key: program_cache.Key, text: ProgramText) -> Runnable:
     """Compile, and keep the result under `key` (a program already loaded in this process is not
     generated again, so it is not written either)."""
-    modules = read(text)
-    program = checked(check(modules), text)
+    modules, result = read_and_check(text)
+    program = checked(result, text)
     earlier = already_loaded(program)
     if earlier is not None:
         return LoadedProgram(program, earlier)
@@ -173,6 +174,16 @@ def _compile_into(cache: program_cache.ProgramCache, key: program_cache.Key, tex
     if text.sources is not None or deps is not None:
         cache.put(key, program_cache.summarize(program, package), deps)
     return loaded
+
+
+def read_and_check(text: ProgramText) -> tuple[Modules, CheckResult]:
+    """The first two stages under one pause of the cyclic collector (flow2py.check.driver's
+    collection_paused: turned on between them, it would walk the whole parsed program once)."""
+    from flow2py.check.driver import collection_paused
+
+    with collection_paused():
+        modules = read(text)
+        return modules, check(modules)
 
 
 def cache_key(text: ProgramText) -> program_cache.Key:
