@@ -316,3 +316,47 @@ def test_version_imports_neither_the_compiler_nor_the_runtime():
     version_line, loaded = out.stdout.splitlines()
     assert version_line == f"flow2py, version {program_cache.__version__}"
     assert {"lark", "libcst", "black", "flowrt"}.isdisjoint(json.loads(loaded.replace("'", '"')))
+
+
+MODULES_TOOLS = """\
+import json, os, sys
+from flowrt import bind, pending
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@bind("svc.step")
+def step(n):
+    with open(os.path.join(HERE, "modules.json"), "w") as f:
+        json.dump(sorted(sys.modules), f)
+    return {"Ok": "s"}
+
+
+@bind("svc.ask")
+def ask(q):
+    return pending
+
+
+@bind("svc.slow")
+def slow(q):
+    return pending
+"""
+
+COMPILER = ("lark", "libcst", "black", "flow2py.syntax", "flow2py.check", "flow2py.codegen")
+
+
+def test_a_run_from_the_cache_imports_no_part_of_the_compiler(tmp_path):
+    d = project(tmp_path)
+    (d / "tools.py").write_text(MODULES_TOOLS)
+    env = {k: v for k, v in os.environ.items() if k != program_cache.ENV}
+    root = Path(__file__).resolve().parent.parent
+    cmd = [sys.executable, "-m", "flow2py.cli", "run", str(d / "main.flow"), "--input", '{"ticket": "t"}']
+    cmd += ["--tools", str(d / "tools.py"), "--store", str(d / "runs.db")]
+    loaded = []
+    for _ in range(2):
+        r = subprocess.run(cmd, capture_output=True, text=True, cwd=root, env=env, timeout=120)
+        assert r.returncode == 3, r.stdout + r.stderr
+        loaded.append({m for m in json.loads((d / "modules.json").read_text()) if m.startswith(COMPILER)})
+    compiled, cached = loaded
+    assert {"lark", "libcst", "black", "flow2py.check"} <= compiled  # the first run compiled
+    assert cached == set()
