@@ -27,7 +27,8 @@ name is foreign) and the shape of every field before anything in it is executed;
 fails any check is ignored, and the compile that follows rewrites it. Writes go to a temporary
 file in the same folder, then `os.replace`: a reader sees a whole entry or none, and concurrent
 writers each write a whole one (the last one stays; both are the same program). A cache folder
-that is missing and cannot be made, or is not writable, only means every compile is a miss.
+that is missing and cannot be made, or is not writable, only means every compile is a miss. A
+folder keeps at most MAX_ENTRIES entries; a write drops the least recently used beyond that.
 `FLOW2PY_PROGRAM_CACHE=off` turns the cache off; any other value names the folder to use.
 """
 
@@ -38,6 +39,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 
 import blake3
@@ -59,6 +61,7 @@ __all__ = [
 FORMAT = 1
 MAGIC = b"flow2py-program-cache"
 ENV = "FLOW2PY_PROGRAM_CACHE"
+MAX_ENTRIES = 200  # entries kept in one cache folder (about 50 kB each for a small program)
 _HEAVY = ("lark", "libcst", "black")  # the compiler's dependencies whose versions shape its output
 
 
@@ -342,11 +345,14 @@ def path_deps(entry_path: str, modules, program) -> list | None:
 
 
 class ProgramCache:
-    """One cache folder. `get` gives a verified entry's body or None; `put` writes one atomically.
-    `hits`, `misses` and `ignored` (entries that failed a check) count this object's lookups."""
+    """One cache folder. `get` gives a verified entry's body or None; `put` writes one atomically
+    and keeps at most `max_entries` entries, dropping those least recently used (a hit touches
+    its entry's modification time). `hits`, `misses` and `ignored` (entries that failed a check)
+    count this object's lookups."""
 
-    def __init__(self, directory: str):
+    def __init__(self, directory: str, max_entries: int = MAX_ENTRIES):
         self.directory = directory
+        self.max_entries = max_entries
         self.hits = 0
         self.misses = 0
         self.ignored = 0
@@ -371,6 +377,10 @@ class ProgramCache:
             self.misses += 1  # a module changed since: a new compile writes the entry again
             return None
         self.hits += 1
+        try:
+            os.utime(self.path_of(key))  # used now: the last to be pruned
+        except OSError:
+            pass
         return body
 
     @staticmethod
@@ -406,7 +416,6 @@ class ProgramCache:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
             os.replace(tmp, self.path_of(key))
-            return True
         except OSError:
             if tmp is not None:
                 try:
@@ -414,6 +423,33 @@ class ProgramCache:
                 except OSError:
                     pass
             return False
+        self.prune()
+        return True
+
+    def prune(self) -> None:
+        """Drop the entries beyond `max_entries`, least recently used first, and temporary files
+        a writer that died left more than an hour ago. Another process reading one as it goes
+        finishes its read (or misses and compiles)."""
+        try:
+            names = os.listdir(self.directory)
+        except OSError:
+            return
+        entries, now = [], time.time()
+        for name in names:
+            path = os.path.join(self.directory, name)
+            try:
+                mtime = os.stat(path).st_mtime
+                if name.startswith(".tmp-") and now - mtime > 3600:
+                    os.unlink(path)
+                elif name.endswith(".entry") and not name.startswith("."):
+                    entries.append((mtime, name, path))
+            except OSError:
+                continue
+        for _, _, path in sorted(entries)[: max(0, len(entries) - self.max_entries)]:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
 
 
 def cache_for(store_path: str | None) -> ProgramCache | None:

@@ -287,6 +287,28 @@ def test_concurrent_writers_and_readers_only_ever_see_whole_entries(tmp_path):
     assert not [p for p in os.listdir(cache.directory) if p.startswith(".tmp-")]
 
 
+def test_a_full_cache_drops_the_entries_least_recently_used(tmp_path):
+    cache = program_cache.ProgramCache(str(tmp_path / "cache"), max_entries=3)
+    summary = {
+        "package": "_flow_" + "1" * 16,
+        "files": {"__init__.py": ""},
+        "identity": "1" * 64,
+        "entry_module": "main",
+        "commits": {},
+        "reachable": {"": []},
+        "tests": [],
+        "fakes": [],
+    }
+    keys = [program_cache.Key("stored", str(i) * 64) for i in range(4)]
+    for age, key in zip((300, 200, 100), keys):
+        assert cache.put(key, summary)
+        t = os.stat(cache.path_of(key)).st_mtime - age
+        os.utime(cache.path_of(key), (t, t))
+    assert cache.get(keys[0]) is not None  # used now: no longer the oldest
+    assert cache.put(keys[3], summary)
+    assert [cache.get(k) is not None for k in keys] == [True, False, True, True]
+
+
 def test_flow2py_test_loads_its_programs_from_the_cache(tmp_path, compiles):
     path = tmp_path / "test_double.flow"
     path.write_text(SUITE)
