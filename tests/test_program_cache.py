@@ -287,6 +287,40 @@ def test_concurrent_writers_and_readers_only_ever_see_whole_entries(tmp_path):
     assert not [p for p in os.listdir(cache.directory) if p.startswith(".tmp-")]
 
 
+PROCESS_WRITER = """\
+import sys
+from flow2py import cache as pc
+
+folder, mark = sys.argv[1], sys.argv[2]
+c = pc.ProgramCache(folder)
+key = pc.Key("stored", "c" * 64)
+program = {"package": "_flow_" + "c" * 16, "files": {"__init__.py": mark * 200_000}, "identity": "c" * 64,
+           "entry_module": "main", "commits": {}, "reachable": {"": []}, "tests": [], "fakes": []}
+seen = set()
+for _ in range(40):
+    assert c.put(key, program)
+    body = c.get(key)
+    seen.add(body["program"]["files"]["__init__.py"][0])
+print(c.ignored, "".join(sorted(seen)))
+"""
+
+
+def test_processes_writing_one_entry_at_once_each_read_a_whole_entry(tmp_path):
+    folder = str(tmp_path / "cache")
+    root = Path(__file__).resolve().parent.parent
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", PROCESS_WRITER, folder, mark], cwd=root, stdout=subprocess.PIPE, text=True
+        )
+        for mark in "xy"
+    ]
+    outs = [p.communicate(timeout=120)[0].split() for p in procs]
+    assert [p.returncode for p in procs] == [0, 0]
+    assert all(out[0] == "0" and set(out[1]) <= {"x", "y"} for out in outs), outs  # nothing ignored
+    body = program_cache.ProgramCache(folder).get(program_cache.Key("stored", "c" * 64))
+    assert body["program"]["files"]["__init__.py"] in ("x" * 200_000, "y" * 200_000)
+
+
 def test_a_full_cache_drops_the_entries_least_recently_used(tmp_path):
     cache = program_cache.ProgramCache(str(tmp_path / "cache"), max_entries=3)
     summary = {
