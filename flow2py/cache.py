@@ -115,8 +115,11 @@ def compiler_fingerprint() -> str:
         for part in [f"flow2py {__version__}", sys.version, *_dependency_versions()]:
             h.update(part.encode() + b"\0")
         for name, path in _compiler_files():
-            with open(path, "rb") as f:
-                data = f.read()
+            try:
+                with open(path, "rb") as f:
+                    data = f.read()
+            except OSError:  # gone since the walk: this fingerprint matches no entry written before
+                data = b"\0unreadable"
             h.update(f"{name}\0{len(data)}\0".encode() + data)
         _fingerprint = h.hexdigest()
     return _fingerprint
@@ -140,7 +143,7 @@ def read_text(path: str) -> str | None:
     try:
         with open(path, encoding="utf-8", errors="surrogatepass") as f:
             return f.read()
-    except (OSError, UnicodeDecodeError):
+    except (OSError, UnicodeDecodeError, ValueError):
         return None
 
 
