@@ -2,6 +2,10 @@
 those (docs/spec/execution.md "Exit codes").
 
 Every refusal is a message on stderr that says what and where; nothing recorded is rewritten.
+
+Importing this module loads click and nothing heavy: the compiler (lark, libcst, black) and the
+runtime are imported by the commands that use them, so `flow2py --version` and `--help` start
+fast (tests/test_program_cache.py holds it). A command module registered here keeps to the same.
 """
 
 from __future__ import annotations
@@ -13,9 +17,8 @@ import sys
 
 import click
 
-from flow2py import host, inspect, testing
+from flow2py import __version__
 from flow2py.diagnostics import render_text, to_json
-from flowrt.data.exit_codes import EXIT_BROKEN, EXIT_HALTED, EXIT_OK, EXIT_REFUSED
 
 
 STORE = click.option("--store", "store_path", default=None, help="SQLite store (default .flow/runs.db).")
@@ -28,9 +31,16 @@ CHECKPOINT_EVERY = click.option(
 )
 
 
-def _fail(message: str, code: int = EXIT_REFUSED) -> None:
+def _codes():
+    """flowrt's exit codes (importing flowrt is what a command pays, not `--version`)."""
+    from flowrt.data import exit_codes
+
+    return exit_codes
+
+
+def _fail(message: str, code: int | None = None) -> None:
     click.echo(f"flow2py: {message}", err=True)
-    sys.exit(code)
+    sys.exit(_codes().EXIT_REFUSED if code is None else code)
 
 
 def _print_diagnostics(result, fmt: str) -> None:
@@ -48,15 +58,17 @@ def _guard(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        from flowrt.host import Refused
+
         try:
             return fn(*args, **kwargs)
-        except host.Refused as e:
+        except Refused as e:
             if e.diagnostics:
                 click.echo(str(e), err=True)
                 sys.exit(e.exit_code)
             _fail(str(e), e.exit_code)
         except KeyboardInterrupt:  # outside a live run's drive (which reports the halted run itself)
-            _fail("interrupted (Ctrl-C)", EXIT_HALTED)
+            _fail("interrupted (Ctrl-C)", _codes().EXIT_HALTED)
         except Exception as e:  # a bug or an unforeseen state: one line, never a traceback
             if os.environ.get("FLOW2PY_DEBUG"):
                 raise
@@ -66,7 +78,7 @@ def _guard(fn):
 
 
 @click.group()
-@click.version_option(package_name="flow2py")
+@click.version_option(version=__version__, prog_name="flow2py")
 def main() -> None:
     """flow2py: check, build, run, resume, replay and inspect Flow programs."""
 
@@ -78,6 +90,9 @@ def main() -> None:
 @_guard
 def check(paths, fmt, checkpoints):
     """Check programs; print every independent diagnostic."""
+    from flowrt.data.exit_codes import EXIT_OK, EXIT_REFUSED
+    from flow2py import host, inspect
+
     failed = False
     all_diags, all_sources, sites = [], {}, []
     for path in paths:
@@ -112,6 +127,9 @@ def check(paths, fmt, checkpoints):
 @_guard
 def build(path, out_dir, package_name):
     """Emit an importable, black-formatted Python package."""
+    from flowrt.data.exit_codes import EXIT_REFUSED
+    from flow2py import host
+
     result = host.check(path)
     if result.diagnostics:
         _print_diagnostics(result, "text")
@@ -125,6 +143,9 @@ def build(path, out_dir, package_name):
 @_guard
 def tools(path):
     """List every Tool the program can reach, with its signature."""
+    from flowrt.data.exit_codes import EXIT_REFUSED
+    from flow2py import host, inspect
+
     result = host.check(path)
     if result.diagnostics:
         _print_diagnostics(result, "text")
@@ -136,6 +157,8 @@ def tools(path):
 def _report(outcome, tools=(), store_path=None) -> None:
     """Print a run's outcome and exit with its code; a halted run also gets the command that
     continues it."""
+    from flowrt.data.exit_codes import EXIT_HALTED
+
     click.echo(outcome.text)
     if outcome.exit_code == EXIT_HALTED and outcome.run_id:
         words = ["flow2py", "resume", outcome.run_id]
@@ -158,6 +181,8 @@ def _report(outcome, tools=(), store_path=None) -> None:
 @_guard
 def run(path, entry, input_json, tools, store_path, run_id, checkpoint_every):
     """Start a run live."""
+    from flow2py import host
+
     _report(
         host.start(
             path,
@@ -183,6 +208,8 @@ def run(path, entry, input_json, tools, store_path, run_id, checkpoint_every):
 @_guard
 def resume(run_id, replies, resend, tools, store_path, checkpoint_every):
     """Deliver replies and continue live from the latest checkpoint."""
+    from flow2py import host
+
     _report(
         host.resume(
             run_id,
@@ -203,6 +230,8 @@ def resume(run_id, replies, resend, tools, store_path, checkpoint_every):
 @_guard
 def replay(run_id, store_path):
     """Re-run over the stored history with nothing bound; print the verdict."""
+    from flow2py import host
+
     _report(host.replay(run_id, store_path=store_path))
 
 
@@ -213,6 +242,8 @@ def replay(run_id, store_path):
 @_guard
 def history(run_id, store_path, fmt):
     """Show the facts of a run."""
+    from flow2py import host
+
     click.echo(host.history(run_id, store_path=store_path, fmt=fmt), nl=False)
 
 
@@ -228,6 +259,8 @@ def history(run_id, store_path, fmt):
 @_guard
 def fork(run_id, checkpoint, program_path, input_json, tools, store_path, new_run_id, checkpoint_every):
     """Start a new run from a checkpoint of another."""
+    from flow2py import host
+
     _report(
         host.fork(
             run_id,
@@ -251,6 +284,9 @@ def fork(run_id, checkpoint, program_path, input_json, tools, store_path, new_ru
 @_guard
 def verify(run_id, head, store_path):
     """Check the chain, blobs and sources; say what was checked and what taken on trust."""
+    from flowrt.data.exit_codes import EXIT_BROKEN, EXIT_OK
+    from flow2py import host
+
     ok, message = host.verify(run_id, head=head, store_path=store_path)
     click.echo(message)
     sys.exit(EXIT_OK if ok else EXIT_BROKEN)
@@ -263,6 +299,8 @@ def verify(run_id, head, store_path):
 @_guard
 def redact(run_id, value_hash, store_path):
     """Replace a stored value with a hole."""
+    from flow2py import host
+
     click.echo(host.redact(run_id, value_hash, store_path=store_path))
 
 
@@ -275,6 +313,8 @@ def redact(run_id, value_hash, store_path):
 @_guard
 def archive(run_id, delete, store_path):
     """Archive the facts before the latest checkpoint (verified first; those a resume still reads stay)."""
+    from flow2py import host
+
     click.echo(host.archive(run_id, delete=delete, store_path=store_path))
 
 
@@ -283,6 +323,8 @@ def archive(run_id, delete, store_path):
 @_guard
 def runs(store_path):
     """List runs with their state."""
+    from flow2py import host
+
     for line in host.list_runs(store_path=store_path):
         click.echo(line)
 
@@ -292,6 +334,9 @@ def runs(store_path):
 @_guard
 def test_cmd(paths):
     """Run @test functions with @fake bindings."""
+    from flowrt.data.exit_codes import EXIT_OK, EXIT_REFUSED
+    from flow2py import testing
+
     ok = testing.run_tests(paths, echo=click.echo)
     sys.exit(EXIT_OK if ok else EXIT_REFUSED)
 

@@ -20,6 +20,7 @@ import os
 import secrets
 import sys
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 import flowrt as rt
 from flowrt.host import operations as rh
@@ -28,9 +29,12 @@ from flowrt.host.operations import Refused, Report, open_store, read
 from flowrt.history.store import Store
 
 from flow2py import pipeline
-from flow2py.check import CheckResult
-from flow2py.check.typed import CheckedProgram
+from flow2py.cache import ProgramCache, cache_for
 from flow2py.pipeline import LoadedProgram, ProgramText, compile_program
+
+if TYPE_CHECKING:  # the checker is imported when a program is compiled (flow2py.pipeline)
+    from flow2py.check import CheckResult
+    from flow2py.check.typed import CheckedProgram
 
 __all__ = [
     "Loaded",
@@ -68,17 +72,20 @@ def check(
     return pipeline.check(pipeline.read(ProgramText(path, sources, commits)))
 
 
-def compile_path(path: str) -> Loaded:
-    return compile_program(ProgramText(path))
+def compile_path(path: str, cache: ProgramCache | None = None) -> rh.Runnable:
+    """Compile the program at `path`; with a `cache` (flow2py.cache), load it from there when
+    this compiler compiled these files before."""
+    return compile_program(ProgramText(path), cache)
 
 
-def compile_stored(store: Store, run_id: str) -> Loaded:
-    """Compile the exact program a run started with, from the sources its history stores."""
+def compile_stored(store: Store, run_id: str, cache: ProgramCache | None = None) -> rh.Runnable:
+    """Compile the exact program a run started with, from the sources its history stores (or
+    load it from `cache`, keyed by those sources and the run's program identity)."""
     info = read(store.host_records.load_run, run_id)
     sources = read(store.history.sources, run_id)
     if not sources:
         raise Refused(f"run {run_id}: the store holds no program sources for it")
-    return compile_program(ProgramText.stored(run_id, info.program, sources, info.meta))
+    return compile_program(ProgramText.stored(run_id, info.program, sources, info.meta), cache)
 
 
 def build(program: CheckedProgram, out_dir: str, package_name: str | None = None) -> str:
@@ -128,7 +135,7 @@ def start(
     checkpoint_every: int | None = None,
 ) -> Report:
     """`flow2py run`: check, decode the input, bind, record Start, drive live."""
-    loaded = compile_path(path)
+    loaded = compile_path(path, cache_for(store_path))
     value = _input(input_json)
     # Bad input is refused before a store is created: a host token in it must be one the store
     # records as issued, and a store that does not exist yet has issued none.
@@ -173,7 +180,7 @@ def resume(
     continue live from the latest checkpoint."""
     delivered = _replies(replies)
     store = open_store(store_path, create=False)
-    loaded = compile_stored(store, run_id)
+    loaded = compile_stored(store, run_id, cache_for(store_path))
     return rh.resume(
         store,
         loaded,
@@ -188,12 +195,12 @@ def resume(
 def replay(run_id: str, *, store_path: str | None = None) -> Report:
     """`flow2py replay`: the run's stored program over its history, nothing bound; one verdict."""
     store = open_store(store_path, create=False, readonly=True)
-    return rh.replay(store, compile_stored(store, run_id), run_id)
+    return rh.replay(store, compile_stored(store, run_id, cache_for(store_path)), run_id)
 
 
 def history(run_id: str, *, store_path: str | None = None, fmt: str = "text") -> str:
     store = open_store(store_path, create=False, readonly=True)
-    return rh.history(store, compile_stored(store, run_id), run_id, fmt)
+    return rh.history(store, compile_stored(store, run_id, cache_for(store_path)), run_id, fmt)
 
 
 def fork(
@@ -209,8 +216,9 @@ def fork(
 ) -> Report:
     """`flow2py fork`: a new run from checkpoint N of another, on its program or a newer one."""
     store = open_store(store_path, create=False)
-    parent = compile_stored(store, run_id)
-    loaded = compile_path(program_path) if program_path else parent
+    cache = cache_for(store_path)
+    parent = compile_stored(store, run_id, cache)
+    loaded = compile_path(program_path, cache) if program_path else parent
     return rh.fork(
         store,
         parent,

@@ -45,7 +45,7 @@ COMPILER = (
     ("syntax", ("flow2py.syntax",)),
     ("check", ("flow2py.check",)),
     ("codegen", ("flow2py.codegen",)),
-    ("pipeline", ("flow2py.pipeline", "flow2py.inspect")),
+    ("pipeline", ("flow2py.pipeline", "flow2py.inspect", "flow2py.cache")),
     (
         "host",
         ("flow2py.host", "flow2py.testing", "flow2py.cli", "flow2py.pytest_plugin", "flow2py.worker_cli"),
