@@ -13,9 +13,10 @@ import sys
 
 import click
 
-from flow2py import host, inspect, testing
+from flow2py import cli_output, host, inspect, testing
+from flow2py.cli_progress import shown as progress_shown
 from flow2py.diagnostics import render_text, to_json
-from flowrt.data.exit_codes import EXIT_BROKEN, EXIT_HALTED, EXIT_OK, EXIT_REFUSED
+from flowrt.data.exit_codes import EXIT_BROKEN, EXIT_FAULTED, EXIT_HALTED, EXIT_OK, EXIT_REFUSED
 
 
 STORE = click.option("--store", "store_path", default=None, help="SQLite store (default .flow/runs.db).")
@@ -133,10 +134,16 @@ def tools(path):
         click.echo(line)
 
 
-def _report(outcome, tools=(), store_path=None) -> None:
-    """Print a run's outcome and exit with its code; a halted run also gets the command that
-    continues it."""
-    click.echo(outcome.text)
+def _report(outcome, tools=(), store_path=None, checkpoint_every=None, name_run=False) -> None:
+    """Print a run's outcome and exit with its code: a paused run's open calls with the commands
+    that answer them (flow2py/cli_output.py); with `name_run` (run, fork) the id of a run that
+    ended, on stderr; a halted run also gets the command that continues it."""
+    how = cli_output.Invocation(tuple(tools), store_path, checkpoint_every)
+    calls = getattr(outcome, "calls", ())
+    click.echo(cli_output.paused_text(outcome.run_id, calls, how) if calls else outcome.text)
+    if name_run and outcome.run_id and outcome.exit_code in (EXIT_OK, EXIT_FAULTED):
+        state = "completed" if outcome.exit_code == EXIT_OK else "faulted"
+        click.echo(cli_output.finished_line(state, outcome.run_id), err=True)
     if outcome.exit_code == EXIT_HALTED and outcome.run_id:
         words = ["flow2py", "resume", outcome.run_id]
         for t in tools:
@@ -158,8 +165,8 @@ def _report(outcome, tools=(), store_path=None) -> None:
 @_guard
 def run(path, entry, input_json, tools, store_path, run_id, checkpoint_every):
     """Start a run live."""
-    _report(
-        host.start(
+    with progress_shown(store_path):
+        outcome = host.start(
             path,
             entry=entry,
             input_json=input_json,
@@ -167,10 +174,8 @@ def run(path, entry, input_json, tools, store_path, run_id, checkpoint_every):
             store_path=store_path,
             run_id=run_id,
             checkpoint_every=checkpoint_every,
-        ),
-        tools,
-        store_path,
-    )
+        )
+    _report(outcome, tools, store_path, checkpoint_every, name_run=True)
 
 
 @main.command()
@@ -183,18 +188,16 @@ def run(path, entry, input_json, tools, store_path, run_id, checkpoint_every):
 @_guard
 def resume(run_id, replies, resend, tools, store_path, checkpoint_every):
     """Deliver replies and continue live from the latest checkpoint."""
-    _report(
-        host.resume(
+    with progress_shown(store_path):
+        outcome = host.resume(
             run_id,
             replies=replies,
             resend=resend,
             tools=tools,
             store_path=store_path,
             checkpoint_every=checkpoint_every,
-        ),
-        tools,
-        store_path,
-    )
+        )
+    _report(outcome, tools, store_path, checkpoint_every)
 
 
 @main.command()
@@ -228,8 +231,8 @@ def history(run_id, store_path, fmt):
 @_guard
 def fork(run_id, checkpoint, program_path, input_json, tools, store_path, new_run_id, checkpoint_every):
     """Start a new run from a checkpoint of another."""
-    _report(
-        host.fork(
+    with progress_shown(store_path):
+        outcome = host.fork(
             run_id,
             checkpoint,
             program_path=program_path,
@@ -238,10 +241,8 @@ def fork(run_id, checkpoint, program_path, input_json, tools, store_path, new_ru
             store_path=store_path,
             new_run_id=new_run_id,
             checkpoint_every=checkpoint_every,
-        ),
-        tools,
-        store_path,
-    )
+        )
+    _report(outcome, tools, store_path, checkpoint_every, name_run=True)
 
 
 @main.command()
@@ -280,11 +281,20 @@ def archive(run_id, delete, store_path):
 
 @main.command()
 @STORE
+@click.option(
+    "--state", type=click.Choice(cli_output.STATES), default=None, help="Only the runs in this state."
+)
+@click.option("--program", default=None, help="Only the runs of this program (its name or identity prefix).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 @_guard
-def runs(store_path):
-    """List runs with their state."""
-    for line in host.list_runs(store_path=store_path):
-        click.echo(line)
+def runs(store_path, state, program, fmt):
+    """List runs: state, program, entry, when started, since when paused and on which Tools."""
+    views = host.runs(store_path=store_path, state=state, program=program)
+    if fmt == "json":
+        click.echo(cli_output.runs_json(views))
+    else:
+        for line in cli_output.runs_text(views):
+            click.echo(line)
 
 
 @main.command(name="test")
