@@ -208,3 +208,49 @@ def test_a_store_made_before_run_pauses_lists_a_paused_run_by_its_pending_calls(
     db.close()
     [row] = json.loads(invoke("runs", "--format", "json").stdout)  # a reader stands in an empty table
     assert row["paused_since"] == iso_time(latest)
+
+
+def test_a_faulted_run_prints_the_fault_on_stdout_and_its_id_on_stderr(tmp_path, monkeypatch):
+    (tmp_path / "main.flow").write_text("pub flow main(n: Int) -> Int = 10 / n\n")
+    monkeypatch.chdir(tmp_path)
+    r = invoke("run", "main.flow", "--input", '{"n": 0}', "--run-id", "z")
+    assert r.exit_code == 4 and r.stdout.startswith("faulted at ") and r.stderr == "faulted: run z\n"
+
+
+def test_progress_reader_finds_the_run_this_process_holds_and_counts_its_calls(tmp_path, monkeypatch):
+    """A Tool of the run reads the progress while its call is out (in this process, under the
+    run's lease): one Call made, one call open."""
+    (tmp_path / "main.flow").write_text(
+        'use "./svc"\n\npub flow main() -> Text !tool = match svc.look() {\n'
+        '    Ok(x) => x,\n    Err(_) => "no",\n}\n'
+    )
+    (tmp_path / "svc.flow").write_text("@tool pub flow look() -> Result<Text, Text>\n")
+    (tmp_path / "tools.py").write_text(
+        "from flowrt import bind\n"
+        "from flowrt.host.runs_view import ProgressReader\n\n\n"
+        '@bind("svc.look")\n'
+        "def look():\n"
+        '    reader = ProgressReader("r.db")\n'
+        "    p = reader.read()\n"
+        "    reader.close()\n"
+        '    return {"Ok": f"{p.run_id} {p.calls} {p.open}"}\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    r = invoke("run", "main.flow", "--tools", "tools.py", "--store", "r.db", "--run-id", "p1")
+    assert (r.exit_code, r.stdout) == (0, '"p1 1 1"\n'), r.output
+    from flowrt.host.runs_view import ProgressReader
+
+    assert ProgressReader("r.db").read() is None  # released: this process holds no run now
+
+
+def test_host_records_holding_times_no_calendar_has_are_listed_as_unknown(desk):
+    invoke("run", "main.flow", "--input", '{"order": "o"}', "--tools", "tools.py", "--run-id", "j")
+    db = sqlite3.connect(".flow/runs.db", isolation_level=None)
+    db.execute("UPDATE runs SET created=1e300")
+    db.execute("UPDATE run_pauses SET since='yesterday'")
+    db.execute("UPDATE parked_calls SET parked=-1e300")
+    db.close()
+    r = invoke("runs")
+    assert r.exit_code == 0 and "started ?  paused since ? on desk.approve, desk.schedule" in r.stdout
+    [row] = json.loads(invoke("runs", "--format", "json").stdout)
+    assert (row["started"], row["paused_since"]) == (None, None)

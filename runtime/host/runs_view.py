@@ -205,10 +205,14 @@ class RunView:
 
 
 def iso_time(t: Optional[float]) -> Optional[str]:
-    """A POSIX time as UTC ISO 8601 to the millisecond (`2026-12-01T15:00:11.143Z`)."""
+    """A POSIX time as UTC ISO 8601 to the millisecond (`2026-12-01T15:00:11.143Z`); None for
+    none, or for one outside the years 1-9999."""
     if t is None:
         return None
-    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    try:  # a host record is anyone's to edit: a time no calendar holds is shown as unknown
+        return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    except (OverflowError, ValueError, OSError):
+        return None
 
 
 def tool_name(tool_id: str) -> str:
@@ -301,25 +305,35 @@ class ProgressReader:
             if not store_exists(self.path):
                 return None
             self.store = Store(self.path, readonly=True)
-        db, lock = self.store.file.db, self.store.file.lock
-        with lock:
+        with self.store.file.lock:
             if self.run_id is None:
-                row = db.execute(
-                    "SELECT id FROM runs WHERE owner LIKE ? ESCAPE '\\' ORDER BY created DESC LIMIT 1",
-                    (_like_prefix(self.prefix),),
-                ).fetchone()
-                if row is None:
-                    return None
-                self.run_id = row[0]
-            row = db.execute("SELECT n FROM runs WHERE id=?", (self.run_id,)).fetchone()
-            n = row[0] if row else self.seen
-            if n > self.seen:
-                self.calls += db.execute(
-                    "SELECT count(*) FROM facts WHERE run=? AND n>? AND n<=? AND kind=?",
-                    (self.run_id, self.seen, n, TR.CALL),
-                ).fetchone()[0]
-                self.seen = n
-            (open_n,) = db.execute("SELECT count(*) FROM open_calls WHERE run=?", (self.run_id,)).fetchone()
+                self.run_id = self._held(self.store.file.db)
+            if self.run_id is not None:
+                return self._progress(self.store.file.db)
+        # No run yet: opened again next time, as the store may have been opened while the run's
+        # writer was still making it (a reader then reads its tables as empty stand-ins).
+        self.close()
+        return None
+
+    def _held(self, db) -> Optional[str]:
+        """The run this process holds the lease of: the earliest, as a nested run that a Tool of
+        it started is held by this process too."""
+        row = db.execute(
+            "SELECT id FROM runs WHERE owner LIKE ? ESCAPE '\\' ORDER BY created, id LIMIT 1",
+            (_like_prefix(self.prefix),),
+        ).fetchone()
+        return None if row is None else row[0]
+
+    def _progress(self, db) -> Progress:
+        row = db.execute("SELECT n FROM runs WHERE id=?", (self.run_id,)).fetchone()
+        n = row[0] if row else self.seen
+        if n > self.seen:
+            self.calls += db.execute(
+                "SELECT count(*) FROM facts WHERE run=? AND n>? AND n<=? AND kind=?",
+                (self.run_id, self.seen, n, TR.CALL),
+            ).fetchone()[0]
+            self.seen = n
+        (open_n,) = db.execute("SELECT count(*) FROM open_calls WHERE run=?", (self.run_id,)).fetchone()
         return Progress(self.run_id, self.calls, open_n)
 
     def close(self) -> None:
