@@ -40,6 +40,7 @@ import flowrt as rt
 from flowrt.host import Refused, Runnable
 
 from flow2py.check import CheckResult, Modules, check_modules, read_modules
+from flow2py.check.driver import collection_paused
 from flow2py.check.reach import entry_roots, reachable_tools
 from flow2py.check.typed import CheckedProgram
 from flow2py.diagnostics import render_text
@@ -114,7 +115,9 @@ class LoadedProgram(Runnable):
 
 def compile_program(text: ProgramText) -> LoadedProgram:
     """The whole pipeline: text -> modules -> checked program -> generated package -> loaded."""
-    program = checked(check(read(text)), text)
+    with collection_paused():
+        result = check(read(text))
+    program = checked(result, text)
     return LoadedProgram(program, package_program(program))
 
 

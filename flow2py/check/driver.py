@@ -14,6 +14,7 @@ add noise); after that, independent parts keep reporting, so one run lists every
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -76,9 +77,10 @@ def check_program(
     file's text when given). `sources` (module key -> text) and `commits` (repository -> commit)
     give a stored program: every module is read from them, nothing from disk. Never raises on bad
     input: every problem is a diagnostic."""
-    return check_modules(
-        read_modules(entry_path, cache_dir=cache_dir, source=source, sources=sources, commits=commits)
-    )
+    with collection_paused():
+        return check_modules(
+            read_modules(entry_path, cache_dir=cache_dir, source=source, sources=sources, commits=commits)
+        )
 
 
 def check_source(text: str, path: str = "main.flow", *, cache_dir: str | None = None) -> CheckResult:
@@ -126,23 +128,33 @@ def check_modules(mods: Modules) -> CheckResult:
 
 
 @contextmanager
-def _checking(entry_path: str, problems: Problems):
-    """Collection off while a stage runs (the checker allocates many small objects and frees few:
-    collecting only costs); nesting too deep for Python is E212, after which the `with` falls
-    through to its caller's fallback."""
-    gc_was_enabled = gc.isenabled()
+def collection_paused() -> Iterator[None]:
+    """The cyclic collector off for the block (the checker allocates many small objects and frees
+    few: collecting only costs), back on afterwards only if it was on before. Reading and checking
+    one program share one pause: turned on between them, the collector would walk the whole parsed
+    program once (an eighth of checking a large file)."""
+    was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
-    except RecursionError:
-        problems.add(
-            "E212",
-            "this program nests too deeply to be checked; split it into smaller functions",
-            ast.Span(entry_path, 1, 1, 1, 1),
-        )
     finally:
-        if gc_was_enabled:
+        if was_enabled:
             gc.enable()
+
+
+@contextmanager
+def _checking(entry_path: str, problems: Problems):
+    """Collection off while a stage runs; nesting too deep for Python is E212, after which the
+    `with` falls through to its caller's fallback."""
+    with collection_paused():
+        try:
+            yield
+        except RecursionError:
+            problems.add(
+                "E212",
+                "this program nests too deeply to be checked; split it into smaller functions",
+                ast.Span(entry_path, 1, 1, 1, 1),
+            )
 
 
 def _check(mods: Modules, problems: Problems) -> CheckResult:
