@@ -6,7 +6,8 @@ once), redrawn in place about four times a second and cleared when the command e
 
 The figures are the store's, as committed (flowrt.host.runs_view.ProgressReader reads them on a
 connection of its own, in the drawing thread), so the line never holds up the run and shows what
-a resume would see. Nothing is drawn when stderr is not a terminal.
+a resume would see. Nothing is drawn when stderr is not a terminal, nor while a thread of the
+process is in the debugger (pdb's prompt shares the terminal).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Callable, Optional, TextIO
 
 from flowrt.host.runs_view import Progress, ProgressReader
 
-__all__ = ["DEFAULT_AFTER", "ProgressLine", "progress_after", "progress_text", "shown"]
+__all__ = ["DEFAULT_AFTER", "ProgressLine", "debugging", "progress_after", "progress_text", "shown"]
 
 DEFAULT_AFTER = 3.0  # seconds: a command shorter than this never shows a line
 INTERVAL = 0.25  # seconds between redraws
@@ -45,6 +46,20 @@ def progress_text(p: Optional[Progress], elapsed: float) -> str:
     return f"run {p.run_id}: {calls} made, {p.open} open, {elapsed:.1f} s elapsed"
 
 
+_DEBUGGERS = frozenset({"bdb.py", "pdb.py"})
+
+
+def debugging() -> bool:
+    """Whether a thread of this process is inside the debugger (pdb stepping through generated
+    code or a Tool, docs/spec/execution.md "Interruptions"): its prompt owns the terminal then."""
+    for frame in sys._current_frames().values():
+        while frame is not None:
+            if os.path.basename(frame.f_code.co_filename) in _DEBUGGERS:
+                return True
+            frame = frame.f_back
+    return False
+
+
 class ProgressLine:
     """Draws `progress_text` on `stream` from a thread of its own until `stop()`, which clears it."""
 
@@ -56,9 +71,10 @@ class ProgressLine:
         interval: float = INTERVAL,
         clock: Callable[[], float] = time.monotonic,
         close: Callable[[], None] = lambda: None,
+        debugging: Callable[[], bool] = debugging,
     ):
         self.stream, self.read, self.after, self.interval = stream, read, after, interval
-        self.clock, self.close = clock, close
+        self.clock, self.close, self.debugging = clock, close, debugging
         self.began = clock()
         self.drawn = False
         self._stop = threading.Event()
@@ -74,11 +90,14 @@ class ProgressLine:
             if self._stop.wait(self.after):
                 return
             while not self._stop.is_set():
-                try:
-                    p = self.read()
-                except Exception:  # noqa: BLE001  (a store being created, locked: draw the time)
-                    p = None
-                self._draw(progress_text(p, self.clock() - self.began))
+                if self.debugging():  # the terminal is pdb's: clear the line, draw nothing
+                    self._clear()
+                else:
+                    try:
+                        p = self.read()
+                    except Exception:  # noqa: BLE001  (a store being created, locked: draw the time)
+                        p = None
+                    self._draw(progress_text(p, self.clock() - self.began))
                 if self._stop.wait(self.interval):
                     return
         finally:
@@ -93,13 +112,18 @@ class ProgressLine:
             self.stream.flush()
             self.drawn = True
 
+    def _clear(self) -> None:
+        with self._lock:
+            if self.drawn:
+                self.stream.write("\r\x1b[K")
+                self.stream.flush()
+                self.drawn = False
+
     def stop(self) -> None:
         """Stop drawing and clear the line (if one was drawn), before the command prints its report."""
         with self._lock:
             self._stop.set()
-            if self.drawn:
-                self.stream.write("\r\x1b[K")
-                self.stream.flush()
+        self._clear()
         self._thread.join(timeout=5)
 
 

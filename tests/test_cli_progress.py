@@ -173,3 +173,37 @@ def test_the_threshold_comes_from_the_environment_and_falls_back_on_nonsense():
     assert progress_after({"FLOW2PY_PROGRESS_AFTER": "1.5"}) == 1.5
     for bad in ("soon", "-1", "nan", "inf"):
         assert progress_after({"FLOW2PY_PROGRESS_AFTER": bad}) == cli_progress.DEFAULT_AFTER
+
+
+def test_a_thread_in_the_debugger_is_seen_and_the_line_gives_way_to_its_prompt():
+    release, entered = threading.Event(), threading.Event()
+    # a frame of a file named pdb.py: what a thread waiting at pdb's prompt has on its stack
+    code = compile("entered.set()\nrelease.wait(60)\n", os.path.join("somewhere", "pdb.py"), "exec")
+    t = threading.Thread(target=exec, args=(code, {"entered": entered, "release": release}))
+    assert not cli_progress.debugging()
+    t.start()
+    try:
+        assert entered.wait(30) and cli_progress.debugging()
+    finally:
+        release.set()
+        t.join(30)
+    assert not cli_progress.debugging()
+
+
+def test_while_debugging_the_line_is_cleared_and_not_redrawn():
+    stream = _Terminal()
+    asked = threading.Semaphore(0)
+    debugging = iter([False, True, True])
+
+    def in_debugger():
+        asked.release()
+        return next(debugging, True)
+
+    line = ProgressLine(stream, lambda: Progress("r", 1, 1), after=0, interval=0, debugging=in_debugger)
+    line.start()
+    for _ in range(3):  # drawn once, then cleared, then left alone
+        assert asked.acquire(timeout=30)
+    line.stop()
+    text = stream.getvalue()
+    assert text.startswith("\rrun r: 1 call made, 1 open, ") and text.endswith("\x1b[K\r\x1b[K")
+    assert text.count("\r\x1b[K") == 1 and not line.drawn
