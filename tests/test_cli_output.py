@@ -254,3 +254,59 @@ def test_host_records_holding_times_no_calendar_has_are_listed_as_unknown(desk):
     assert r.exit_code == 0 and "started ?  paused since ? on desk.approve, desk.schedule" in r.stdout
     [row] = json.loads(invoke("runs", "--format", "json").stdout)
     assert (row["started"], row["paused_since"]) == (None, None)
+
+
+KINDS = """\
+pub type Tree { Leaf, Node(List<Tree>) }
+pub type Link { Next(Link) }
+pub type Shape { Rect(Int, Text), Dot { x: Int, label: Text } }
+pub type Spot { Pin { x: Int, label: Text } }
+pub type Bag {
+    pub text: Text, pub n: Int, pub d: Decimal, pub ok: Bool, pub u: Unit, pub raw: Bytes,
+    pub wait: Duration, pub items: List<Int>, pub set: Set<Text>, pub by_name: Dict<Text, Int>,
+    pub by_n: Dict<Int, Text>, pub pair: (Int, Text), pub maybe: Option<Int>, pub tree: Tree,
+    pub shape: Shape, pub spot: Spot,
+}
+
+@tool pub flow bag() -> Result<Bag, Text>
+@tool pub flow when() -> Result<Instant, Text>
+@tool pub flow link() -> Result<Link, Text>
+"""
+
+
+def test_reply_samples_fit_their_types_and_none_is_made_where_no_value_can_be(tmp_path):
+    from flow2py import host
+    from flowrt.data.decoding import decode
+    from flowrt.host.runs_view import reply_sample
+
+    (tmp_path / "main.flow").write_text(
+        'use "./kinds"\n\npub flow main() -> Int !tool = {\n    let _ = kinds.bag()\n'
+        "    let _ = kinds.when()\n    let _ = kinds.link()\n    0\n}\n"
+    )
+    (tmp_path / "kinds.flow").write_text(KINDS)
+    loaded = host.compile_path(str(tmp_path / "main.flow"))
+    specs = {s.name: s for s in loaded.specs.values()}
+    sample = reply_sample(specs["kinds.bag"].result)
+    assert sample == {
+        "Ok": {
+            "text": "...",
+            "n": 0,
+            "d": "0",
+            "ok": True,
+            "u": None,
+            "raw": "",
+            "wait": "1s",
+            "items": [],
+            "set": [],
+            "by_name": {},
+            "by_n": [],
+            "pair": [0, "..."],
+            "maybe": "None",
+            "tree": "Leaf",
+            "shape": {"Rect": [0, "..."]},
+            "spot": {"Pin": {"x": 0, "label": "..."}},
+        }
+    }
+    decode(specs["kinds.bag"].result, sample)  # it fits: admitted as a reply would be
+    assert reply_sample(specs["kinds.when"].result) is None  # an Instant: no value made up
+    assert reply_sample(specs["kinds.link"].result) is None  # no finite value in reach

@@ -151,7 +151,7 @@ def _sample(d, depth: int) -> Any:
     if cls.__dict__.get("__flow_opaque__"):
         raise _NoSample()
     if issubclass(cls, Record):
-        return {name: _sample(t, depth + 1) for name, t in zip(cls.__flow_fields__, fields_of(cls, d.args))}
+        return _payload(cls, d.args, depth)
     variants = cls.__dict__.get("__flow_variants__") if issubclass(cls, Enum) else None
     if not variants:
         raise _NoSample()
@@ -159,10 +159,18 @@ def _sample(d, depth: int) -> Any:
         if not vc.__flow_fields__:
             return ctor
     ctor, vc = next(iter(variants.items()))
-    fields = fields_of(vc, d.args)
-    if len(fields) == 1:
-        return {ctor: _sample(fields[0], depth + 1)}
-    return {ctor: {name: _sample(t, depth + 1) for name, t in zip(vc.__flow_fields__, fields)}}
+    return {ctor: _payload(vc, d.args, depth)}
+
+
+def _payload(cls, args, depth: int) -> Any:
+    """A record's or a constructor's fields in the JSON form: an object by their Flow names, one
+    positional field as it is, several as an array."""
+    names, types = cls.__flow_field_names__, fields_of(cls, args)
+    if cls.__flow_named__:
+        return {name: _sample(t, depth + 1) for name, t in zip(names, types)}
+    if len(types) == 1:
+        return _sample(types[0], depth + 1)
+    return [_sample(t, depth + 1) for t in types]
 
 
 # ---- the runs of a store ---------------------------------------------------------------------------
