@@ -2,6 +2,10 @@
 those (docs/spec/execution.md "Exit codes").
 
 Every refusal is a message on stderr that says what and where; nothing recorded is rewritten.
+
+Importing this module loads click and nothing heavy: the compiler (lark, libcst, black) and the
+runtime are imported by the commands that use them, so `flow2py --version` and `--help` start
+fast (tests/test_program_cache.py holds it). A command module registered here keeps to the same.
 """
 
 from __future__ import annotations
@@ -13,9 +17,12 @@ import sys
 
 import click
 
-from flow2py import host, inspect, testing
+from flow2py import __version__
 from flow2py.diagnostics import render_text, to_json
-from flowrt.data.exit_codes import EXIT_BROKEN, EXIT_HALTED, EXIT_OK, EXIT_REFUSED
+
+# The states a run can be in (flowrt.host.runs_view.STATES, which tests/test_cli_output.py holds
+# equal): written out here so that declaring `runs --state` imports no runtime.
+RUN_STATES = ("submitted", "running", "paused", "completed", "faulted", "halted")
 
 
 STORE = click.option("--store", "store_path", default=None, help="SQLite store (default .flow/runs.db).")
@@ -28,9 +35,16 @@ CHECKPOINT_EVERY = click.option(
 )
 
 
-def _fail(message: str, code: int = EXIT_REFUSED) -> None:
+def _codes():
+    """flowrt's exit codes (importing flowrt is what a command pays, not `--version`)."""
+    from flowrt.data import exit_codes
+
+    return exit_codes
+
+
+def _fail(message: str, code: int | None = None) -> None:
     click.echo(f"flow2py: {message}", err=True)
-    sys.exit(code)
+    sys.exit(_codes().EXIT_REFUSED if code is None else code)
 
 
 def _print_diagnostics(result, fmt: str) -> None:
@@ -48,15 +62,17 @@ def _guard(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        from flowrt.host import Refused
+
         try:
             return fn(*args, **kwargs)
-        except host.Refused as e:
+        except Refused as e:
             if e.diagnostics:
                 click.echo(str(e), err=True)
                 sys.exit(e.exit_code)
             _fail(str(e), e.exit_code)
         except KeyboardInterrupt:  # outside a live run's drive (which reports the halted run itself)
-            _fail("interrupted (Ctrl-C)", EXIT_HALTED)
+            _fail("interrupted (Ctrl-C)", _codes().EXIT_HALTED)
         except Exception as e:  # a bug or an unforeseen state: one line, never a traceback
             if os.environ.get("FLOW2PY_DEBUG"):
                 raise
@@ -66,7 +82,7 @@ def _guard(fn):
 
 
 @click.group()
-@click.version_option(package_name="flow2py")
+@click.version_option(version=__version__, prog_name="flow2py")
 def main() -> None:
     """flow2py: check, build, run, resume, replay and inspect Flow programs."""
 
@@ -78,6 +94,9 @@ def main() -> None:
 @_guard
 def check(paths, fmt, checkpoints):
     """Check programs; print every independent diagnostic."""
+    from flowrt.data.exit_codes import EXIT_OK, EXIT_REFUSED
+    from flow2py import host, inspect
+
     failed = False
     all_diags, all_sources, sites = [], {}, []
     for path in paths:
@@ -112,6 +131,9 @@ def check(paths, fmt, checkpoints):
 @_guard
 def build(path, out_dir, package_name):
     """Emit an importable, black-formatted Python package."""
+    from flowrt.data.exit_codes import EXIT_REFUSED
+    from flow2py import host
+
     result = host.check(path)
     if result.diagnostics:
         _print_diagnostics(result, "text")
@@ -125,6 +147,9 @@ def build(path, out_dir, package_name):
 @_guard
 def tools(path):
     """List every Tool the program can reach, with its signature."""
+    from flowrt.data.exit_codes import EXIT_REFUSED
+    from flow2py import host, inspect
+
     result = host.check(path)
     if result.diagnostics:
         _print_diagnostics(result, "text")
@@ -133,10 +158,19 @@ def tools(path):
         click.echo(line)
 
 
-def _report(outcome, tools=(), store_path=None) -> None:
-    """Print a run's outcome and exit with its code; a halted run also gets the command that
-    continues it."""
-    click.echo(outcome.text)
+def _report(outcome, tools=(), store_path=None, checkpoint_every=None, name_run=False) -> None:
+    """Print a run's outcome and exit with its code: a paused run's open calls with the commands
+    that answer them (flow2py/cli_output.py); with `name_run` (run, fork) the id of a run that
+    ended, on stderr; a halted run also gets the command that continues it."""
+    from flow2py import cli_output
+    from flowrt.data.exit_codes import EXIT_FAULTED, EXIT_HALTED, EXIT_OK
+
+    how = cli_output.Invocation(tuple(tools), store_path, checkpoint_every)
+    calls = getattr(outcome, "calls", ())
+    click.echo(cli_output.paused_text(outcome.run_id, calls, how) if calls else outcome.text)
+    if name_run and outcome.run_id and outcome.exit_code in (EXIT_OK, EXIT_FAULTED):
+        state = "completed" if outcome.exit_code == EXIT_OK else "faulted"
+        click.echo(cli_output.finished_line(state, outcome.run_id), err=True)
     if outcome.exit_code == EXIT_HALTED and outcome.run_id:
         words = ["flow2py", "resume", outcome.run_id]
         for t in tools:
@@ -158,8 +192,11 @@ def _report(outcome, tools=(), store_path=None) -> None:
 @_guard
 def run(path, entry, input_json, tools, store_path, run_id, checkpoint_every):
     """Start a run live."""
-    _report(
-        host.start(
+    from flow2py import host
+    from flow2py.cli_progress import shown as progress_shown
+
+    with progress_shown(store_path):
+        outcome = host.start(
             path,
             entry=entry,
             input_json=input_json,
@@ -167,10 +204,8 @@ def run(path, entry, input_json, tools, store_path, run_id, checkpoint_every):
             store_path=store_path,
             run_id=run_id,
             checkpoint_every=checkpoint_every,
-        ),
-        tools,
-        store_path,
-    )
+        )
+    _report(outcome, tools, store_path, checkpoint_every, name_run=True)
 
 
 @main.command()
@@ -183,18 +218,19 @@ def run(path, entry, input_json, tools, store_path, run_id, checkpoint_every):
 @_guard
 def resume(run_id, replies, resend, tools, store_path, checkpoint_every):
     """Deliver replies and continue live from the latest checkpoint."""
-    _report(
-        host.resume(
+    from flow2py import host
+    from flow2py.cli_progress import shown as progress_shown
+
+    with progress_shown(store_path):
+        outcome = host.resume(
             run_id,
             replies=replies,
             resend=resend,
             tools=tools,
             store_path=store_path,
             checkpoint_every=checkpoint_every,
-        ),
-        tools,
-        store_path,
-    )
+        )
+    _report(outcome, tools, store_path, checkpoint_every)
 
 
 @main.command()
@@ -203,6 +239,8 @@ def resume(run_id, replies, resend, tools, store_path, checkpoint_every):
 @_guard
 def replay(run_id, store_path):
     """Re-run over the stored history with nothing bound; print the verdict."""
+    from flow2py import host
+
     _report(host.replay(run_id, store_path=store_path))
 
 
@@ -213,6 +251,8 @@ def replay(run_id, store_path):
 @_guard
 def history(run_id, store_path, fmt):
     """Show the facts of a run."""
+    from flow2py import host
+
     click.echo(host.history(run_id, store_path=store_path, fmt=fmt), nl=False)
 
 
@@ -228,8 +268,11 @@ def history(run_id, store_path, fmt):
 @_guard
 def fork(run_id, checkpoint, program_path, input_json, tools, store_path, new_run_id, checkpoint_every):
     """Start a new run from a checkpoint of another."""
-    _report(
-        host.fork(
+    from flow2py import host
+    from flow2py.cli_progress import shown as progress_shown
+
+    with progress_shown(store_path):
+        outcome = host.fork(
             run_id,
             checkpoint,
             program_path=program_path,
@@ -238,10 +281,8 @@ def fork(run_id, checkpoint, program_path, input_json, tools, store_path, new_ru
             store_path=store_path,
             new_run_id=new_run_id,
             checkpoint_every=checkpoint_every,
-        ),
-        tools,
-        store_path,
-    )
+        )
+    _report(outcome, tools, store_path, checkpoint_every, name_run=True)
 
 
 @main.command()
@@ -251,6 +292,9 @@ def fork(run_id, checkpoint, program_path, input_json, tools, store_path, new_ru
 @_guard
 def verify(run_id, head, store_path):
     """Check the chain, blobs and sources; say what was checked and what taken on trust."""
+    from flowrt.data.exit_codes import EXIT_BROKEN, EXIT_OK
+    from flow2py import host
+
     ok, message = host.verify(run_id, head=head, store_path=store_path)
     click.echo(message)
     sys.exit(EXIT_OK if ok else EXIT_BROKEN)
@@ -263,6 +307,8 @@ def verify(run_id, head, store_path):
 @_guard
 def redact(run_id, value_hash, store_path):
     """Replace a stored value with a hole."""
+    from flow2py import host
+
     click.echo(host.redact(run_id, value_hash, store_path=store_path))
 
 
@@ -275,16 +321,27 @@ def redact(run_id, value_hash, store_path):
 @_guard
 def archive(run_id, delete, store_path):
     """Archive the facts before the latest checkpoint (verified first; those a resume still reads stay)."""
+    from flow2py import host
+
     click.echo(host.archive(run_id, delete=delete, store_path=store_path))
 
 
 @main.command()
 @STORE
+@click.option("--state", type=click.Choice(RUN_STATES), default=None, help="Only the runs in this state.")
+@click.option("--program", default=None, help="Only the runs of this program (its name or identity prefix).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 @_guard
-def runs(store_path):
-    """List runs with their state."""
-    for line in host.list_runs(store_path=store_path):
-        click.echo(line)
+def runs(store_path, state, program, fmt):
+    """List runs: state, program, entry, when started, since when paused and on which Tools."""
+    from flow2py import cli_output, host
+
+    views = host.runs(store_path=store_path, state=state, program=program)
+    if fmt == "json":
+        click.echo(cli_output.runs_json(views))
+    else:
+        for line in cli_output.runs_text(views):
+            click.echo(line)
 
 
 @main.command(name="test")
@@ -292,6 +349,9 @@ def runs(store_path):
 @_guard
 def test_cmd(paths):
     """Run @test functions with @fake bindings."""
+    from flowrt.data.exit_codes import EXIT_OK, EXIT_REFUSED
+    from flow2py import testing
+
     ok = testing.run_tests(paths, echo=click.echo)
     sys.exit(EXIT_OK if ok else EXIT_REFUSED)
 

@@ -14,23 +14,29 @@ describes what each operation does.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 import os
 import secrets
 import sys
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 import flowrt as rt
 from flowrt.host import operations as rh
 from flowrt.host.nested import flow_tool as runtime_flow_tool
 from flowrt.host.operations import Refused, Report, open_store, read
+from flowrt.host.runs_view import RunView, call_views, runs_view
 from flowrt.history.store import Store
 
 from flow2py import pipeline
-from flow2py.check import CheckResult
-from flow2py.check.typed import CheckedProgram
+from flow2py.cache import ProgramCache, cache_for
 from flow2py.pipeline import LoadedProgram, ProgramText, compile_program
+
+if TYPE_CHECKING:  # the checker is imported when a program is compiled (flow2py.pipeline)
+    from flow2py.check import CheckResult
+    from flow2py.check.typed import CheckedProgram
 
 __all__ = [
     "Loaded",
@@ -50,6 +56,7 @@ __all__ = [
     "redact",
     "replay",
     "resume",
+    "runs",
     "start",
     "verify",
 ]
@@ -68,17 +75,20 @@ def check(
     return pipeline.check(pipeline.read(ProgramText(path, sources, commits)))
 
 
-def compile_path(path: str) -> Loaded:
-    return compile_program(ProgramText(path))
+def compile_path(path: str, cache: ProgramCache | None = None) -> rh.Runnable:
+    """Compile the program at `path`; with a `cache` (flow2py.cache), load it from there when
+    this compiler compiled these files before."""
+    return compile_program(ProgramText(path), cache)
 
 
-def compile_stored(store: Store, run_id: str) -> Loaded:
-    """Compile the exact program a run started with, from the sources its history stores."""
+def compile_stored(store: Store, run_id: str, cache: ProgramCache | None = None) -> rh.Runnable:
+    """Compile the exact program a run started with, from the sources its history stores (or
+    load it from `cache`, keyed by those sources and the run's program identity)."""
     info = read(store.host_records.load_run, run_id)
     sources = read(store.history.sources, run_id)
     if not sources:
         raise Refused(f"run {run_id}: the store holds no program sources for it")
-    return compile_program(ProgramText.stored(run_id, info.program, sources, info.meta))
+    return compile_program(ProgramText.stored(run_id, info.program, sources, info.meta), cache)
 
 
 def build(program: CheckedProgram, out_dir: str, package_name: str | None = None) -> str:
@@ -128,15 +138,16 @@ def start(
     checkpoint_every: int | None = None,
 ) -> Report:
     """`flow2py run`: check, decode the input, bind, record Start, drive live."""
-    loaded = compile_path(path)
+    loaded = compile_path(path, cache_for(store_path))
     value = _input(input_json)
     # Bad input is refused before a store is created: a host token in it must be one the store
     # records as issued, and a store that does not exist yet has issued none.
     store = open_store(store_path, create=False) if rh.store_exists(store_path) else None
     rh.decode_input(value, loaded.entry(entry)[1], issued=rh.issued_in(store))
     bindings = rh.bindings_for(loaded, load_tools(tools), entry, "the run was not started")
-    return rh.start(
-        store or open_store(store_path),
+    store = store or open_store(store_path)
+    report = rh.start(
+        store,
         loaded,
         entry=entry,
         input=value,
@@ -145,6 +156,15 @@ def start(
         checkpoint_every=checkpoint_every,
         meta=loaded.meta(path),
     )
+    return _with_calls(store, loaded, report)
+
+
+def _with_calls(store: Store, loaded, report: Report) -> Report:
+    """The report with a paused run's open calls as the operator answers them (reply types)."""
+    outcome = report.outcome
+    if report.run_id is None or not isinstance(outcome, rt.RunPaused):
+        return report
+    return dataclasses.replace(report, calls=call_views(store, loaded, report.run_id, outcome.open))
 
 
 def _replies(items) -> dict:
@@ -173,8 +193,8 @@ def resume(
     continue live from the latest checkpoint."""
     delivered = _replies(replies)
     store = open_store(store_path, create=False)
-    loaded = compile_stored(store, run_id)
-    return rh.resume(
+    loaded = compile_stored(store, run_id, cache_for(store_path))
+    report = rh.resume(
         store,
         loaded,
         run_id,
@@ -183,17 +203,18 @@ def resume(
         bindings=load_tools(tools),
         checkpoint_every=checkpoint_every,
     )
+    return _with_calls(store, loaded, report)
 
 
 def replay(run_id: str, *, store_path: str | None = None) -> Report:
     """`flow2py replay`: the run's stored program over its history, nothing bound; one verdict."""
     store = open_store(store_path, create=False, readonly=True)
-    return rh.replay(store, compile_stored(store, run_id), run_id)
+    return rh.replay(store, compile_stored(store, run_id, cache_for(store_path)), run_id)
 
 
 def history(run_id: str, *, store_path: str | None = None, fmt: str = "text") -> str:
     store = open_store(store_path, create=False, readonly=True)
-    return rh.history(store, compile_stored(store, run_id), run_id, fmt)
+    return rh.history(store, compile_stored(store, run_id, cache_for(store_path)), run_id, fmt)
 
 
 def fork(
@@ -209,9 +230,10 @@ def fork(
 ) -> Report:
     """`flow2py fork`: a new run from checkpoint N of another, on its program or a newer one."""
     store = open_store(store_path, create=False)
-    parent = compile_stored(store, run_id)
-    loaded = compile_path(program_path) if program_path else parent
-    return rh.fork(
+    cache = cache_for(store_path)
+    parent = compile_stored(store, run_id, cache)
+    loaded = compile_path(program_path, cache) if program_path else parent
+    report = rh.fork(
         store,
         parent,
         loaded,
@@ -223,6 +245,7 @@ def fork(
         checkpoint_every=checkpoint_every,
         meta=loaded.meta(program_path),
     )
+    return _with_calls(store, loaded, report)
 
 
 def verify(run_id: str, *, head: str | None = None, store_path: str | None = None) -> tuple[bool, str]:
@@ -289,6 +312,14 @@ def _replies_to(held) -> str:
 
 def list_runs(*, store_path: str | None = None) -> list[str]:
     return rh.list_runs(open_store(store_path, create=False, readonly=True))
+
+
+def runs(
+    *, store_path: str | None = None, state: str | None = None, program: str | None = None
+) -> list[RunView]:
+    """`flow2py runs`: the store's runs (flowrt.host.runs_view), filtered by state and program."""
+    store = open_store(store_path, create=False, readonly=True)
+    return read(lambda: runs_view(store, state=state, program=program))
 
 
 # ---- nested runs -----------------------------------------------------------------------------

@@ -7,6 +7,8 @@
                 --load-->     LoadedProgram (the package executed; what the runtime drives)
 
     compile_program(text) = LoadedProgram(checked(check(read(text))), load(generate(checked)))
+    compile_program(text, cache)  the same, or the entry of flow2py.cache that an earlier
+                                  compile of the same text by the same compiler wrote
     write(checked, out_dir)  the generated package on disk instead (`flow2py build`)
 
 `compile_program` calls the stages top-down; every caller that turns text into something it
@@ -28,6 +30,8 @@ rendered diagnostics (on disk) or their first line (a stored program), and recor
 
 The generated package is named by the program's identity, so a program already loaded in this
 process is neither generated nor executed again: the load stage finds it in `sys.modules`.
+Across processes, flow2py.cache keeps each compile beside the store; the checker and codegen are
+imported only by the stages that use them, so a cache hit never loads lark, libcst or black.
 """
 
 from __future__ import annotations
@@ -35,28 +39,33 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import flowrt as rt
 from flowrt.host import Refused, Runnable
 
-from flow2py.check import CheckResult, Modules, check_modules, read_modules
-from flow2py.check.driver import collection_paused
-from flow2py.check.reach import entry_roots, reachable_tools
-from flow2py.check.typed import CheckedProgram
+from flow2py import cache as program_cache
 from flow2py.diagnostics import render_text
+
+if TYPE_CHECKING:  # the checker is imported where a stage runs: a cache hit never loads it
+    from flow2py.check import CheckResult, Modules
+    from flow2py.check.typed import CheckedProgram
 
 __all__ = [
     "GeneratedPackage",
     "LoadedProgram",
     "ProgramText",
     "already_loaded",
+    "cache_key",
     "check",
     "checked",
     "compile_program",
+    "from_cache",
     "generate",
     "load",
     "package_program",
     "read",
+    "read_and_check",
     "write",
 ]
 
@@ -101,8 +110,20 @@ class LoadedProgram(Runnable):
     def reachable(self, entry: str | None = None):
         """(tool_id, qualified name) of every Tool reachable from `entry` (default: the entry
         module's functions), as the runtime's binding check wants them."""
+        from flow2py.check.reach import entry_roots, reachable_tools
+
         wanted = set(reachable_tools(self.checked, entry_roots(self.checked, entry)))
         return tuple(t for t in self.program.tools if t[0] in wanted)
+
+    @property
+    def tests(self) -> list[dict]:
+        """The program's `@test` functions (flow2py.cache.test_cases)."""
+        return program_cache.test_cases(self.checked)
+
+    @property
+    def fakes(self) -> list[tuple[str, str]]:
+        """(tool id, function name) of every `@fake` function."""
+        return program_cache.fakes(self.checked)
 
     def meta(self, path: str | None = None, **extra) -> dict:
         """The host's JSON kept with a run: what compiling its stored sources needs."""
@@ -113,12 +134,63 @@ class LoadedProgram(Runnable):
         return out
 
 
-def compile_program(text: ProgramText) -> LoadedProgram:
-    """The whole pipeline: text -> modules -> checked program -> generated package -> loaded."""
-    with collection_paused():
-        result = check(read(text))
+def compile_program(text: ProgramText, cache: program_cache.ProgramCache | None = None) -> Runnable:
+    """The whole pipeline: text -> modules -> checked program -> generated package -> loaded.
+    With a `cache` (flow2py.cache), a program compiled before is loaded from its entry instead
+    (a `CachedProgram`, which runs the same), and a compile writes the entry it missed."""
+    if cache is None:
+        program = checked(read_and_check(text)[1], text)
+        return LoadedProgram(program, package_program(program))
+    key = cache_key(text)
+    return from_cache(cache, key, text) or _compile_into(cache, key, text)
+
+
+def from_cache(cache: program_cache.ProgramCache, key: program_cache.Key, text: ProgramText):
+    """The program of a verified cache entry, or None (no entry, or one that is not trusted)."""
+    body = cache.get(key)
+    if body is None:
+        return None
+    if text.identity not in (None, body["program"]["identity"]):
+        cache.ignored += 1  # keyed by the identity too: only a forged entry gets here
+        return None
+    try:
+        return program_cache.CachedProgram(body["program"])
+    except Exception:  # noqa: BLE001  (an entry whose package does not load is not trusted)
+        cache.ignored += 1
+        return None
+
+
+def _compile_into(cache: program_cache.ProgramCache, key: program_cache.Key, text: ProgramText) -> Runnable:
+    """Compile, and keep the result under `key` (a program already loaded in this process is not
+    generated again, so it is not written either)."""
+    modules, result = read_and_check(text)
     program = checked(result, text)
-    return LoadedProgram(program, package_program(program))
+    earlier = already_loaded(program)
+    if earlier is not None:
+        return LoadedProgram(program, earlier)
+    package = generate(program)
+    loaded = LoadedProgram(program, load(package))
+    deps = None if text.sources is not None else program_cache.path_deps(text.entry_path, modules, program)
+    if text.sources is not None or deps is not None:
+        cache.put(key, program_cache.summarize(program, package), deps)
+    return loaded
+
+
+def read_and_check(text: ProgramText) -> tuple[Modules, CheckResult]:
+    """The first two stages under one pause of the cyclic collector (flow2py.check.driver's
+    collection_paused: turned on between them, it would walk the whole parsed program once)."""
+    from flow2py.check.driver import collection_paused
+
+    with collection_paused():
+        modules = read(text)
+        return modules, check(modules)
+
+
+def cache_key(text: ProgramText) -> program_cache.Key:
+    """The cache key of a program's text: its path, or a run's stored sources and identity."""
+    if text.sources is None:
+        return program_cache.Key.for_path(text.entry_path)
+    return program_cache.Key.for_stored(text.entry_path, text.identity, text.sources, text.commits)
 
 
 def package_program(program: CheckedProgram) -> rt.Program:
@@ -131,6 +203,8 @@ def package_program(program: CheckedProgram) -> rt.Program:
 
 def read(text: ProgramText) -> Modules:
     """Find, read and parse every module the entry module reaches (check/modgraph.py)."""
+    from flow2py.check import read_modules
+
     if text.sources is None and not os.path.isfile(text.entry_path):
         raise Refused(f"{text.entry_path}: no such file")
     return read_modules(text.entry_path, sources=text.sources, commits=text.commits)
@@ -138,6 +212,8 @@ def read(text: ProgramText) -> Modules:
 
 def check(modules: Modules) -> CheckResult:
     """Check the program the modules make: every independent diagnostic, or the checked program."""
+    from flow2py.check import check_modules
+
     return check_modules(modules)
 
 

@@ -50,5 +50,5 @@ class FlowItem(pytest.Item):
         return super().repr_failure(excinfo)
 
     def reportinfo(self):
-        line = self.info.node.span.line if self.info is not None and self.info.node else 1
+        line = self.info.line if self.info is not None and self.info.line else 1
         return self.path, line - 1, f"flow test {self.name}"

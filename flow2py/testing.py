@@ -18,8 +18,7 @@ from flowrt.engine import drive as drv
 from flowrt.host import Refused
 
 from flow2py import pipeline
-from flow2py.check.typed import CheckedProgram
-from flow2py.diagnostics import render_text
+from flow2py.cache import ProgramCache, cache_for
 
 
 @dataclass
@@ -31,24 +30,28 @@ class TestResult:
     message: str  # why it failed ("" when it passed)
 
 
-def test_functions(program: CheckedProgram) -> list:
-    """The @test functions of the program's own modules (std excluded), in source order."""
-    out = []
-    for decl, info in program.fn_decls.items():
-        if info.is_test and not info.module.startswith("std@"):
-            out.append(info)
-    out.sort(key=lambda i: (i.node.span.file, i.node.span.line) if i.node else ("", 0))
-    return out
+@dataclass(frozen=True)
+class FlowTest:
+    """One `@test` function: its declaration id, name, and where it is."""
+
+    decl: str  # "main::adds_numbers"
+    name: str
+    file: str
+    line: int
 
 
-def fake_bindings(program: CheckedProgram, loaded) -> rt.Bindings:
+def test_functions(loaded) -> list[FlowTest]:
+    """The @test functions of the program's own modules (std excluded), in source order (from
+    the compiled program, `LoadedProgram` or `CachedProgram`: both keep them)."""
+    return [FlowTest(**t) for t in loaded.tests]
+
+
+def fake_bindings(loaded) -> rt.Bindings:
     """Bind every Tool that a `@fake` function names to that function."""
     bindings = rt.Bindings()
-    for decl, info in program.fn_decls.items():
-        if not info.fake_of:
-            continue
-        fake, params = loaded.program.entry(info.name)
-        bindings.bind(info.fake_of, _fake_impl(fake, tuple(d for _, d in params)))
+    for tool_id, name in loaded.fakes:
+        fake, params = loaded.program.entry(name)
+        bindings.bind(tool_id, _fake_impl(fake, tuple(d for _, d in params)))
     return bindings
 
 
@@ -65,10 +68,9 @@ def _fake_impl(fake, descs):
     return impl
 
 
-def run_test(loaded, info, bindings) -> TestResult:
+def run_test(loaded, info: FlowTest, bindings) -> TestResult:
     fn = loaded.resolve(info.decl)
-    span = info.node.span if info.node else None
-    file, line = (span.file, span.line) if span else ("?", 0)
+    file, line = info.file, info.line
     missing = bindings.missing(loaded.reachable(info.name))
     if missing:  # refused before it starts, as a live run with a missing binding is
         return TestResult(info.decl, file, line, False, f"no @fake serves {', '.join(missing)}")
@@ -109,18 +111,21 @@ class Suite:
         return run_test(self.loaded, info, self.bindings)
 
 
-def load_suite(path: str) -> tuple[Optional[Suite], str]:
-    """Check and compile one program. Returns (suite, "") or (None, the rendered diagnostics)."""
-    result = pipeline.check(pipeline.read(pipeline.ProgramText(path)))
-    if result.diagnostics:  # shown as the file's one failing test, not refused
-        return None, render_text(result.diagnostics, result.sources)
-    loaded = pipeline.LoadedProgram(result.program)
-    return Suite(loaded, fake_bindings(result.program, loaded), test_functions(result.program)), ""
+def load_suite(path: str, cache: ProgramCache | None = None) -> tuple[Optional[Suite], str]:
+    """Check and compile one program (or load it from `cache`, flow2py.cache). Returns (suite, "")
+    or (None, the rendered diagnostics)."""
+    try:
+        loaded = pipeline.compile_program(pipeline.ProgramText(path), cache)
+    except Refused as e:
+        if e.diagnostics:  # shown as the file's one failing test, not refused
+            return None, str(e) + "\n"
+        raise
+    return Suite(loaded, fake_bindings(loaded), test_functions(loaded)), ""
 
 
-def run_file(path: str) -> tuple[Optional[list[TestResult]], str]:
+def run_file(path: str, cache: ProgramCache | None = None) -> tuple[Optional[list[TestResult]], str]:
     """Check and run every @test of one program. Returns (results, "") or (None, diagnostics text)."""
-    suite, diagnostics = load_suite(path)
+    suite, diagnostics = load_suite(path, cache)
     if suite is None:
         return None, diagnostics
     return [suite.run(info) for info in suite.tests], ""
@@ -129,10 +134,11 @@ def run_file(path: str) -> tuple[Optional[list[TestResult]], str]:
 def run_tests(paths, echo=print) -> bool:
     """`flow2py test`: run every @test of each program with its @fake bindings; True when all pass."""
     ok, total, failed = True, 0, 0
+    cache = cache_for(None)  # beside the default store: `flow2py test` has no --store
     for path in paths:
         if not os.path.isfile(path):
             raise Refused(f"{path}: no such file")
-        results, diagnostics = run_file(path)
+        results, diagnostics = run_file(path, cache)
         if results is None:
             echo(diagnostics.rstrip("\n"))
             ok = False
