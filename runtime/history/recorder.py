@@ -27,7 +27,7 @@ from typing import Any, Optional
 
 from flowrt.data.facts import Call, Checkpoint, Completed, End, Fact, Reply, Stop
 from flowrt.history import trace as T
-from flowrt.history.host_records import describe_owner, owner_alive, owner_token, run_row
+from flowrt.history.host_records import describe_owner, note_release, owner_alive, owner_token, run_row
 from flowrt.history.store_errors import HistoryConflict, RunBusy, RunCancelled, StoreError
 from flowrt.history.tokens import may_hold_token, tokens_in
 
@@ -268,7 +268,7 @@ class SqliteRecorder:
             # The facts are fsynced above; releasing the lease needs none (lost with the machine,
             # it names a process that is gone, which reads as the same state or as halted).
             with self._file.transaction(durable=False) as db:
-                db.execute(
+                released = db.execute(
                     "UPDATE runs SET owner=NULL, state=CASE WHEN state IN ('completed', 'faulted') THEN state "
                     "WHEN ? THEN 'halted' "
                     "WHEN EXISTS (SELECT 1 FROM worker_cancels WHERE run=?) THEN 'halted' "
@@ -276,6 +276,8 @@ class SqliteRecorder:
                     "WHERE id=? AND owner=?",
                     (halted, self.run_id, self.run_id, self.run_id, self.owner),
                 )
+                if released.rowcount == 1:
+                    note_release(db, self.run_id)
 
     def __enter__(self):
         return self
