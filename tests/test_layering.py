@@ -24,7 +24,7 @@ RUNTIME_MAY_IMPORT = {
 }
 #: the engine's own floors, lowest first (runtime/engine/__init__.py)
 ENGINE_FLOORS = (
-    ("interrupts", "describe", "outcomes", "tools"),
+    ("interrupts", "describe", "outcomes", "tools", "retry"),
     ("state",),
     ("record",),
     ("task_ops",),
@@ -43,7 +43,17 @@ COMPILER = (
     ("check", ("flow2py.check",)),
     ("codegen", ("flow2py.codegen",)),
     ("pipeline", ("flow2py.pipeline", "flow2py.inspect", "flow2py.cache")),
-    ("host", ("flow2py.host", "flow2py.testing", "flow2py.cli", "flow2py.pytest_plugin", *CLI_PARTS)),
+    (
+        "host",
+        (
+            "flow2py.host",
+            "flow2py.testing",
+            "flow2py.cli",
+            "flow2py.pytest_plugin",
+            *CLI_PARTS,
+            "flow2py.worker_cli",
+        ),
+    ),
 )
 JOINS = [name for name, _ in COMPILER].index("pipeline")  # the lowest compiler floor that may use flowrt
 
