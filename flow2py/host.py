@@ -43,6 +43,7 @@ __all__ = [
     "archive",
     "build",
     "check",
+    "check_remote",
     "compile_path",
     "compile_stored",
     "flow_tool",
@@ -96,15 +97,40 @@ def build(program: CheckedProgram, out_dir: str, package_name: str | None = None
 
 
 def load_tools(specs: Iterable[str]) -> rt.Bindings:
-    """Import each `--tools` file or module; their `@bind` registrations fill the bindings."""
+    """Import each `--tools` file or module; their `@bind` registrations fill the bindings. A
+    `.toml` file is a binding file (flowrt.host.binding_files): each Tool it names is bound."""
     for spec in specs:
         try:
+            if spec.endswith(".toml"):
+                _binding_file(spec)
+                continue
             _import_tools(spec)
         except Refused:
             raise
         except BaseException as e:  # noqa: BLE001  (the host's file: report it, never a traceback)
             raise Refused(f"--tools {spec}: importing it failed: {type(e).__name__}: {e}") from None
     return rt.BINDINGS
+
+
+def _binding_file(spec: str) -> None:
+    from flowrt.host.binding_files import BindingFileError, load_binding_file
+
+    try:
+        load_binding_file(spec, rt.BINDINGS)
+    except BindingFileError as e:
+        raise Refused(f"--tools {e}") from None
+
+
+def check_remote(bindings: rt.Bindings, loaded: rh.Runnable, entry: str | None, what: str) -> rt.Bindings:
+    """The hello exchange and signature check of every Tool protocol binding a run can reach
+    (flowrt.host.tool_protocol), before anything is recorded."""
+    from flowrt.host.tool_protocol import RemoteRefused, check_remote as check
+
+    try:
+        check(bindings, loaded, loaded.reachable(entry))
+    except RemoteRefused as e:
+        raise Refused(f"{e}; {what}") from None
+    return bindings
 
 
 def _import_tools(spec: str) -> None:
@@ -142,6 +168,7 @@ def start(
     store = open_store(store_path, create=False) if rh.store_exists(store_path) else None
     rh.decode_input(value, loaded.entry(entry)[1], issued=rh.issued_in(store))
     bindings = rh.bindings_for(loaded, load_tools(tools), entry, "the run was not started")
+    check_remote(bindings, loaded, entry, "the run was not started")
     return rh.start(
         store or open_store(store_path),
         loaded,
@@ -187,7 +214,7 @@ def resume(
         run_id,
         replies=delivered,
         resend=resend,
-        bindings=load_tools(tools),
+        bindings=check_remote(load_tools(tools), loaded, None, "nothing was recorded"),
         checkpoint_every=checkpoint_every,
     )
 
@@ -226,7 +253,7 @@ def fork(
         run_id,
         checkpoint,
         input=_input(input_json),
-        bindings=load_tools(tools),
+        bindings=check_remote(load_tools(tools), loaded, None, "nothing was recorded"),
         new_run_id=new_run_id,
         checkpoint_every=checkpoint_every,
         meta=loaded.meta(program_path),
