@@ -43,6 +43,8 @@ __all__ = [
     "archive",
     "build",
     "check",
+    "bindings_of",
+    "tool_sites",
     "check_remote",
     "compile_path",
     "compile_stored",
@@ -121,6 +123,41 @@ def _binding_file(spec: str) -> None:
         raise Refused(f"--tools {e}") from None
 
 
+def bindings_of(loaded: rh.Runnable, tools: Iterable[str], entry: str | None = None) -> rt.Bindings:
+    """The `--tools` bindings, then, for a reachable Tool they leave unbound, its module
+    repository's default binding file (flowrt.host.binding_files.with_repo_defaults)."""
+    from flowrt.host.binding_files import BindingFileError, with_repo_defaults
+
+    from flow2py.check.modgraph import default_cache_dir
+
+    bindings = load_tools(tools)
+    commits = getattr(getattr(loaded, "checked", None), "commits", None)
+    if not commits:
+        return bindings
+    try:
+        return with_repo_defaults(bindings, loaded.reachable(entry), commits, default_cache_dir())
+    except BindingFileError as e:
+        raise Refused(f"a repository's default bindings: {e}") from None
+
+
+def tool_sites(path: str, tools: Iterable[str]) -> list[str]:
+    """`flow2py tools PATH --tools FILE`: each reachable Tool's signature line (flow2py.inspect)
+    followed by where it would run: an in-process function, a command, a URL, or unbound."""
+    from flowrt.host.binding_files import where
+
+    from flow2py import inspect
+
+    loaded = compile_path(path)
+    bindings = bindings_of(loaded, tools)
+    names = dict(loaded.reachable(None))
+    out = []
+    for line in inspect.tool_signatures(loaded.checked):
+        decl = line.rsplit("[", 1)[1].rstrip("]")
+        impl = bindings._impls.get(decl) or bindings._impls.get(names.get(decl, ""))
+        out.append(f"{line}  => {where(impl)}")
+    return out
+
+
 def check_remote(bindings: rt.Bindings, loaded: rh.Runnable, entry: str | None, what: str) -> rt.Bindings:
     """The hello exchange and signature check of every Tool protocol binding a run can reach
     (flowrt.host.tool_protocol), before anything is recorded."""
@@ -167,7 +204,7 @@ def start(
     # records as issued, and a store that does not exist yet has issued none.
     store = open_store(store_path, create=False) if rh.store_exists(store_path) else None
     rh.decode_input(value, loaded.entry(entry)[1], issued=rh.issued_in(store))
-    bindings = rh.bindings_for(loaded, load_tools(tools), entry, "the run was not started")
+    bindings = rh.bindings_for(loaded, bindings_of(loaded, tools, entry), entry, "the run was not started")
     check_remote(bindings, loaded, entry, "the run was not started")
     return rh.start(
         store or open_store(store_path),
@@ -214,7 +251,7 @@ def resume(
         run_id,
         replies=delivered,
         resend=resend,
-        bindings=check_remote(load_tools(tools), loaded, None, "nothing was recorded"),
+        bindings=check_remote(bindings_of(loaded, tools), loaded, None, "nothing was recorded"),
         checkpoint_every=checkpoint_every,
     )
 
@@ -253,7 +290,7 @@ def fork(
         run_id,
         checkpoint,
         input=_input(input_json),
-        bindings=check_remote(load_tools(tools), loaded, None, "nothing was recorded"),
+        bindings=check_remote(bindings_of(loaded, tools), loaded, None, "nothing was recorded"),
         new_run_id=new_run_id,
         checkpoint_every=checkpoint_every,
         meta=loaded.meta(program_path),

@@ -26,7 +26,15 @@ from flowrt.engine.tools import Bindings
 from flowrt.host.tool_clients import HttpConnection, StdioConnection
 from flowrt.host.tool_protocol import RemoteTool
 
-__all__ = ["BindingFileError", "REPO_BINDING_FILE", "load_binding_file", "parse_target", "where", "close"]
+__all__ = [
+    "BindingFileError",
+    "REPO_BINDING_FILE",
+    "load_binding_file",
+    "parse_target",
+    "where",
+    "close",
+    "with_repo_defaults",
+]
 
 #: The default binding file a module repository may ship at its root for its own Tools.
 REPO_BINDING_FILE = "flow.tools.toml"
@@ -145,8 +153,11 @@ def where(impl: Any) -> str:
         return "unbound"
     if isinstance(impl, RemoteTool):
         return impl.label + (f" (timeout {impl.timeout:g} s)" if impl.timeout else "")
-    module = getattr(impl, "__module__", None) or "?"
     name = getattr(impl, "__qualname__", None) or type(impl).__name__
+    module = getattr(impl, "__module__", None) or "?"
+    code = getattr(impl, "__code__", None)
+    if module.startswith("_flow_tools_") and code is not None:  # a --tools .py file, not a module
+        return f"in-process {name} ({os.path.relpath(code.co_filename)}:{code.co_firstlineno})"
     return f"in-process python:{module}.{name}"
 
 
@@ -155,3 +166,45 @@ def close(bindings: Bindings) -> None:
     for impl in list(bindings._impls.values()):
         if isinstance(impl, RemoteTool):
             impl.conn.close()
+
+
+def _repo_of(tool_id: str) -> Optional[tuple[str, str]]:
+    """(repository, `module::name` inside it) of a repository Tool's declaration identity
+    (`github.com/acme/tools@v1.2/catalog::read` -> `github.com/acme/tools`, `catalog::read`)."""
+    module, sep, name = tool_id.partition("::")
+    repo, at, rest = module.partition("@")
+    if not sep or not at or "/" not in rest or repo.startswith("std"):
+        return None
+    return repo, rest.split("/", 1)[1] + "::" + name
+
+
+def with_repo_defaults(bindings: Bindings, reachable, commits: dict, cache_dir: str) -> Bindings:
+    """`bindings`, plus, for each reachable Tool they leave unbound, the binding its repository's
+    default file (`<cache>/<repo>/commits/<commit>/flow.tools.toml`) gives it. The host's own
+    bindings always win; a repository file binds only that repository's Tools. Keys there are the
+    module path inside the repository and the Tool's name (`catalog::read` or `catalog.read`) or
+    the full declaration identity. Returns `bindings` itself when no default applies."""
+    files: dict[str, Optional[Bindings]] = {}
+    out = None
+    for item in reachable:
+        tool_id, name = tuple(item) if not hasattr(item, "tool_id") else (item.tool_id, item.name)
+        if tool_id in bindings or name in bindings:
+            continue
+        found = _repo_of(tool_id)
+        if found is None or found[0] not in commits:
+            continue
+        repo, inner = found
+        if repo not in files:
+            path = os.path.join(cache_dir, *repo.split("/"), "commits", commits[repo], REPO_BINDING_FILE)
+            files[repo] = load_binding_file(path) if os.path.isfile(path) else None
+        defaults = files[repo]
+        if defaults is None:
+            continue
+        impl = next(
+            (defaults._impls[k] for k in (tool_id, inner, inner.replace("::", ".")) if k in defaults),
+            None,
+        )
+        if impl is not None:
+            out = out or Bindings().update(bindings)
+            out.bind(tool_id, impl)
+    return out or bindings

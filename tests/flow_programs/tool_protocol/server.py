@@ -1,7 +1,7 @@
 """A Tool server over stdio or HTTP for tests/test_tool_protocol.py.
 
-`python server.py [--http PORT_FILE] [--data-version N] [--wrong-signature] [--dir DIR]`.
-`words.block(marker)` writes its pid to DIR/marker and never answers (the test kills it there);
+`python server.py [--http] [--data-version N] [--wrong-signature] [--dir DIR]`.
+`words.block(marker)` writes its pid to DIR/marker (a FIFO the test reads) and never answers (the test kills it there);
 `words.meet` answers once two calls are in at once; `words.seen` answers with the call id it got,
 and `pending` the first time it sees an id; `words.get<T>` answers with its type arguments.
 """
@@ -35,10 +35,8 @@ def upper(text):
 
 @tool("words.block", "(marker: Text) -> Result<Text, Text>")
 def block(marker):
-    path = os.path.join(directory, marker)
-    with open(path + ".tmp", "w") as f:
+    with open(os.path.join(directory, marker), "w") as f:  # a FIFO the test reads: it waits for us
         f.write(str(os.getpid()))
-    os.replace(path + ".tmp", path)
     threading.Event().wait()
 
 
@@ -70,10 +68,7 @@ def get(key):
 
 if "--http" in args:
     httpd = make_http_server(server, "127.0.0.1", 0)
-    port_file = args[args.index("--http") + 1]
-    with open(port_file + ".tmp", "w") as f:
-        f.write(str(httpd.server_address[1]))
-    os.replace(port_file + ".tmp", port_file)
+    print(httpd.server_address[1], flush=True)  # the test reads the port from this line
     httpd.serve_forever()
 else:
     serve_stdio(server)
