@@ -128,14 +128,17 @@ def bindings_of(loaded: rh.Runnable, tools: Iterable[str], entry: str | None = N
     repository's default binding file (flowrt.host.binding_files.with_repo_defaults)."""
     from flowrt.host.binding_files import BindingFileError, with_repo_defaults
 
-    from flow2py.check.modgraph import default_cache_dir
-
     bindings = load_tools(tools)
     commits = getattr(getattr(loaded, "checked", None), "commits", None)
     if not commits:
         return bindings
+    # the module cache, as flow2py.check.modgraph.default_cache_dir finds it (not imported: a run
+    # from the program cache imports no part of the compiler)
+    cache = os.environ.get("FLOW2PY_CACHE") or os.path.join(
+        os.path.expanduser("~"), ".cache", "flow2py", "repos"
+    )
     try:
-        return with_repo_defaults(bindings, loaded.reachable(entry), commits, default_cache_dir())
+        return with_repo_defaults(bindings, loaded.reachable(entry), commits, cache)
     except BindingFileError as e:
         raise Refused(f"a repository's default bindings: {e}") from None
 
