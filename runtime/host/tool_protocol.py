@@ -156,6 +156,8 @@ class RemoteTool(WholeCall):
 
     def __init__(self, conn, label: str, timeout: Optional[float] = None):
         self.conn, self.label, self.timeout = conn, label, timeout
+        #: tool id -> (the connection's process generation it was checked on, the Tool's function)
+        self.checked: dict = {}
 
     def __repr__(self):
         return f"RemoteTool({self.label!r})"
@@ -178,6 +180,16 @@ class RemoteTool(WholeCall):
                 f"{spec.name} [{spec.tool_id}]: {self.label} serves {signature_text(mine)}, "
                 f"the declaration is {signature_text(declared)}"
             )
+        self.checked[spec.tool_id] = (getattr(self.conn, "starts", 0), fn)
+
+    def _recheck(self, spec: ToolSpec) -> None:
+        """A process started again since the check is checked again before a call is sent."""
+        seen = self.checked.get(spec.tool_id)
+        if seen is None:
+            return
+        self.conn.ensure()
+        if getattr(self.conn, "starts", 0) != seen[0]:
+            self.check(spec, seen[1])
 
     def serve_call(self, spec: ToolSpec, jargs: list, type_args: tuple, context):
         run_id, call_id = _context_fields(context)
@@ -190,6 +202,10 @@ class RemoteTool(WholeCall):
             "type_args": [type_text(t) for t in type_args],
             "args": list(jargs),
         }
+        try:
+            self._recheck(spec)
+        except RemoteRefused as e:  # the server started again no longer fits: nothing was sent
+            return Err(NotRun(str(e)))
         try:
             answer = self.conn.call(message, self.timeout)
         except NotSent as e:
