@@ -333,3 +333,95 @@ def test_the_nodejs_tool_server_answers_a_run_that_replays_matched(tmp_path):
         "strings.reverse(text: Text) -> Result<Text, Text>  [strings::reverse]  => exec:node server.js"
         in sites
     )
+
+
+# ---- the answers, one by one ----------------------------------------------------------------------
+
+SPEC = rt.ToolSpec("w::up", "w.up", params=("text",), result=rt.T.ResultOf(rt.T.TEXT, rt.T.TEXT))
+
+
+def test_each_answer_becomes_the_outcome_the_program_receives():
+    from flowrt.engine.tools import PENDING
+    from flowrt.host.tool_protocol import answer_outcome
+
+    def out(answer):
+        return answer_outcome(answer, SPEC, (), "exec:s")
+
+    assert out({"type": "result", "id": "a", "result": {"Ok": "x"}}) == rt.Ok("x")
+    assert out({"type": "result", "id": "a", "result": {"Err": "no"}}) == rt.Err(rt.Failed("no"))
+    assert out({"type": "result", "id": "a", "result": {"Ok": 3}}) == rt.Err(
+        rt.Malformed("$.Ok: expected Text, got 3")
+    )
+    assert out({"type": "not_run", "id": "a", "reason": "down"}) == rt.Err(rt.NotRun("down"))
+    assert out({"type": "unknown", "id": "a", "reason": "lost"}) == rt.Err(rt.Unknown("lost"))
+    assert out({"type": "pending", "id": "a"}) is PENDING
+    assert out({"type": "maybe", "id": "a"}) == rt.Err(
+        rt.Unknown('exec:s answered with no outcome: {"type": "maybe", "id": "a"}')
+    )
+
+
+def test_the_python_server_answers_not_run_unknown_pending_and_async_results():
+    from flowrt.host.tool_server import ToolServer
+
+    server = ToolServer()
+
+    @server.tool("w.down", "(x: Text) -> Result<Text, Text>")
+    def down(x):
+        raise rt.NotRun("maintenance")
+
+    @server.tool("w.boom", "(x: Text) -> Result<Text, Text>")
+    def boom(x):
+        raise ValueError("bad " + x)
+
+    @server.tool("w.later", "(x: Text) -> Result<Text, Text>")
+    def later(x):
+        return rt.pending
+
+    @server.tool("w.up", "(x: Text) -> Result<Text, Text>", tool_id="w::up")
+    async def up(x):
+        return rt.Ok(x.upper())
+
+    def call(tool, **extra):
+        return server.handle({"type": "call", "id": "c", "tool": tool, "args": ["a"], **extra})
+
+    assert call("w.down") == {"type": "not_run", "id": "c", "reason": "maintenance"}
+    assert call("w.boom") == {"type": "unknown", "id": "c", "reason": "ValueError: bad a"}
+    assert call("w.later") == {"type": "pending", "id": "c"}
+    assert call("nobody", tool_id="w::up") == {"type": "result", "id": "c", "result": {"Ok": "A"}}
+    assert call("w.none")["type"] == "not_run"
+    tools = server.hello()["tools"]
+    assert {
+        "tool": "w.up",
+        "tool_id": "w::up",
+        "type_params": 0,
+        "params": ["Text"],
+        "result": "Result<Text, Text>",
+    } in tools
+    assert len(tools) == 4
+
+
+def test_a_server_started_again_is_checked_again_before_the_next_call(tmp_path):
+    from flowrt.host.tool_protocol import RemoteTool
+
+    d = _copy(tmp_path)
+    spec = rt.ToolSpec(
+        "words::upper", "words.upper", params=("text",), result=rt.T.ResultOf(rt.T.TEXT, rt.T.TEXT)
+    )
+    fn = rt.fn("words::upper", params=("text",), types=(rt.T.TEXT,))(lambda text: None)
+    conn = StdioConnection(_server_argv(d, "--wrong-if", str(d / "flag")))
+    remote = RemoteTool(conn, "exec:server.py")
+    try:
+        remote.check(spec, fn)
+        assert remote.serve_call(spec, ["a"], (), ("r", "root#1", None)) == rt.Ok("A")
+        (d / "flag").write_text("")  # the next process serves another signature
+        conn.proc.kill()
+        conn.proc.wait()
+        out = remote.serve_call(spec, ["a"], (), ("r", "root#2", None))
+        assert out == rt.Err(
+            rt.NotRun(
+                "words.upper [words::upper]: exec:server.py serves (Int) -> Result<Text, Text>, "
+                "the declaration is (Text) -> Result<Text, Text>"
+            )
+        )
+    finally:
+        conn.close()

@@ -1,6 +1,6 @@
 """A Tool server over stdio or HTTP for tests/test_tool_protocol.py.
 
-`python server.py [--http] [--data-version N] [--wrong-signature] [--dir DIR]`.
+`python server.py [--http] [--data-version N] [--wrong-signature] [--wrong-if FILE] [--dir DIR]`.
 `words.block(marker)` writes its pid to DIR/marker (a FIFO the test reads) and never answers (the test kills it there);
 `words.meet` answers once two calls are in at once; `words.seen` answers with the call id it got,
 and `pending` the first time it sees an id; `words.get<T>` answers with its type arguments.
@@ -21,12 +21,12 @@ tool = server.tool
 meeting = threading.Barrier(2, timeout=20)
 
 
-@tool(
-    "words.upper",
-    "(text: Int) -> Result<Text, Text>"
-    if "--wrong-signature" in args
-    else "(text: Text) -> Result<Text, Text>",
+wrong = "--wrong-signature" in args or (
+    "--wrong-if" in args and os.path.exists(args[args.index("--wrong-if") + 1])
 )
+
+
+@tool("words.upper", "(text: Int) -> Result<Text, Text>" if wrong else "(text: Text) -> Result<Text, Text>")
 def upper(text):
     if text == "refuse":
         return {"Err": "refused"}
