@@ -570,7 +570,20 @@ __all__ = sorted(
     if not n.startswith("_")
     and callable(v)
     and n.split("_", 1)[0]
-    in {"bool", "data", "int", "decimal", "text", "bytes", "duration", "instant", "list", "dict", "set", "json"}
+    in {
+        "bool",
+        "data",
+        "int",
+        "decimal",
+        "text",
+        "bytes",
+        "duration",
+        "instant",
+        "list",
+        "dict",
+        "set",
+        "json",
+    }
     and "_" in n
     and n not in {"dict_of", "set_of"}
 )
