@@ -22,7 +22,8 @@ import json
 from decimal import Decimal
 
 from flowrt.data.bounds import MAX_DIGITS, _step, decimal_digits, loads_exact, preview, surrogate_at
-from flowrt.data.typedesc import T, DecodeError, DictOf, ListOf, Named
+from flowrt.data.decoding import decode
+from flowrt.data.typedesc import T, DecodeError, DictOf, ListOf, Named, to_json
 from flowrt.data.values import STD_CLASSES, Dict, Enum, Err, Ok, dict_of, list_of, variant
 from flowrt.data.values import List as _PyList  # the runtime's List; `List` here is the constructor
 
@@ -39,6 +40,8 @@ __all__ = [
     "from_plain",
     "json_parse",
     "json_render",
+    "json_decode",
+    "json_encode",
 ]
 
 _DECL = "std@v1/json::Value"
@@ -382,3 +385,41 @@ def _constant_at(text: str, word: str) -> int:
             return i
         i += 1
     return 0
+
+
+# ---- conversion to and from a program's types -------------------------------------------------------
+
+
+def json_decode(type_args: tuple, v: Value):
+    """`json.decode<T>(v)`: `Ok` of the value of type T the JSON mapping admits from `v`'s plain
+    JSON (the same admission as `--input` and a Tool's reply), or `Err` of its one-line refusal
+    (`$.notes[2]: expected Text, got 3`)."""
+    try:
+        return Ok(decode(type_args[0], to_plain(v)))
+    except DecodeError as e:
+        return Err(str(e))
+
+
+def json_encode(x) -> Value:
+    """`json.encode<T>(x)`: the JSON mapping's form of a data value, as a Value (a Decimal is a
+    Text, as the mapping writes it: `"2.50"`). The program's own value, so not bounded."""
+    return _built(to_json(x))
+
+
+def _built(x) -> Value:
+    t = type(x)
+    if t is str:
+        return Text(x)
+    if t is int:
+        return Number(Decimal(x))
+    if t is list:
+        return List(list_of([_built(y) for y in x]))
+    if t is dict:
+        return Object(dict_of([(k, _built(y)) for k, y in x.items()]))
+    if t is bool:
+        return Bool(x)
+    if x is None:
+        return NULL
+    if isinstance(x, Value):
+        return x
+    return Number(_canonical(x))  # a Decimal inside a Value's plain form
