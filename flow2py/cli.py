@@ -20,6 +20,10 @@ import click
 from flow2py import __version__
 from flow2py.diagnostics import render_text, to_json
 
+# The states a run can be in (flowrt.host.runs_view.STATES, which tests/test_cli_output.py holds
+# equal): written out here so that declaring `runs --state` imports no runtime.
+RUN_STATES = ("submitted", "running", "paused", "completed", "faulted", "halted")
+
 
 STORE = click.option("--store", "store_path", default=None, help="SQLite store (default .flow/runs.db).")
 TOOLS = click.option("--tools", "tools", multiple=True, help="Python file or module binding Tools.")
@@ -154,12 +158,19 @@ def tools(path):
         click.echo(line)
 
 
-def _report(outcome, tools=(), store_path=None) -> None:
-    """Print a run's outcome and exit with its code; a halted run also gets the command that
-    continues it."""
-    from flowrt.data.exit_codes import EXIT_HALTED
+def _report(outcome, tools=(), store_path=None, checkpoint_every=None, name_run=False) -> None:
+    """Print a run's outcome and exit with its code: a paused run's open calls with the commands
+    that answer them (flow2py/cli_output.py); with `name_run` (run, fork) the id of a run that
+    ended, on stderr; a halted run also gets the command that continues it."""
+    from flow2py import cli_output
+    from flowrt.data.exit_codes import EXIT_FAULTED, EXIT_HALTED, EXIT_OK
 
-    click.echo(outcome.text)
+    how = cli_output.Invocation(tuple(tools), store_path, checkpoint_every)
+    calls = getattr(outcome, "calls", ())
+    click.echo(cli_output.paused_text(outcome.run_id, calls, how) if calls else outcome.text)
+    if name_run and outcome.run_id and outcome.exit_code in (EXIT_OK, EXIT_FAULTED):
+        state = "completed" if outcome.exit_code == EXIT_OK else "faulted"
+        click.echo(cli_output.finished_line(state, outcome.run_id), err=True)
     if outcome.exit_code == EXIT_HALTED and outcome.run_id:
         words = ["flow2py", "resume", outcome.run_id]
         for t in tools:
@@ -182,9 +193,10 @@ def _report(outcome, tools=(), store_path=None) -> None:
 def run(path, entry, input_json, tools, store_path, run_id, checkpoint_every):
     """Start a run live."""
     from flow2py import host
+    from flow2py.cli_progress import shown as progress_shown
 
-    _report(
-        host.start(
+    with progress_shown(store_path):
+        outcome = host.start(
             path,
             entry=entry,
             input_json=input_json,
@@ -192,10 +204,8 @@ def run(path, entry, input_json, tools, store_path, run_id, checkpoint_every):
             store_path=store_path,
             run_id=run_id,
             checkpoint_every=checkpoint_every,
-        ),
-        tools,
-        store_path,
-    )
+        )
+    _report(outcome, tools, store_path, checkpoint_every, name_run=True)
 
 
 @main.command()
@@ -209,19 +219,18 @@ def run(path, entry, input_json, tools, store_path, run_id, checkpoint_every):
 def resume(run_id, replies, resend, tools, store_path, checkpoint_every):
     """Deliver replies and continue live from the latest checkpoint."""
     from flow2py import host
+    from flow2py.cli_progress import shown as progress_shown
 
-    _report(
-        host.resume(
+    with progress_shown(store_path):
+        outcome = host.resume(
             run_id,
             replies=replies,
             resend=resend,
             tools=tools,
             store_path=store_path,
             checkpoint_every=checkpoint_every,
-        ),
-        tools,
-        store_path,
-    )
+        )
+    _report(outcome, tools, store_path, checkpoint_every)
 
 
 @main.command()
@@ -260,9 +269,10 @@ def history(run_id, store_path, fmt):
 def fork(run_id, checkpoint, program_path, input_json, tools, store_path, new_run_id, checkpoint_every):
     """Start a new run from a checkpoint of another."""
     from flow2py import host
+    from flow2py.cli_progress import shown as progress_shown
 
-    _report(
-        host.fork(
+    with progress_shown(store_path):
+        outcome = host.fork(
             run_id,
             checkpoint,
             program_path=program_path,
@@ -271,10 +281,8 @@ def fork(run_id, checkpoint, program_path, input_json, tools, store_path, new_ru
             store_path=store_path,
             new_run_id=new_run_id,
             checkpoint_every=checkpoint_every,
-        ),
-        tools,
-        store_path,
-    )
+        )
+    _report(outcome, tools, store_path, checkpoint_every, name_run=True)
 
 
 @main.command()
@@ -320,13 +328,20 @@ def archive(run_id, delete, store_path):
 
 @main.command()
 @STORE
+@click.option("--state", type=click.Choice(RUN_STATES), default=None, help="Only the runs in this state.")
+@click.option("--program", default=None, help="Only the runs of this program (its name or identity prefix).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 @_guard
-def runs(store_path):
-    """List runs with their state."""
-    from flow2py import host
+def runs(store_path, state, program, fmt):
+    """List runs: state, program, entry, when started, since when paused and on which Tools."""
+    from flow2py import cli_output, host
 
-    for line in host.list_runs(store_path=store_path):
-        click.echo(line)
+    views = host.runs(store_path=store_path, state=state, program=program)
+    if fmt == "json":
+        click.echo(cli_output.runs_json(views))
+    else:
+        for line in cli_output.runs_text(views):
+            click.echo(line)
 
 
 @main.command(name="test")

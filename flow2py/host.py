@@ -14,6 +14,7 @@ describes what each operation does.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 import os
@@ -26,6 +27,7 @@ import flowrt as rt
 from flowrt.host import operations as rh
 from flowrt.host.nested import flow_tool as runtime_flow_tool
 from flowrt.host.operations import Refused, Report, open_store, read
+from flowrt.host.runs_view import RunView, call_views, runs_view
 from flowrt.history.store import Store
 
 from flow2py import pipeline
@@ -54,6 +56,7 @@ __all__ = [
     "redact",
     "replay",
     "resume",
+    "runs",
     "start",
     "verify",
 ]
@@ -142,8 +145,9 @@ def start(
     store = open_store(store_path, create=False) if rh.store_exists(store_path) else None
     rh.decode_input(value, loaded.entry(entry)[1], issued=rh.issued_in(store))
     bindings = rh.bindings_for(loaded, load_tools(tools), entry, "the run was not started")
-    return rh.start(
-        store or open_store(store_path),
+    store = store or open_store(store_path)
+    report = rh.start(
+        store,
         loaded,
         entry=entry,
         input=value,
@@ -152,6 +156,15 @@ def start(
         checkpoint_every=checkpoint_every,
         meta=loaded.meta(path),
     )
+    return _with_calls(store, loaded, report)
+
+
+def _with_calls(store: Store, loaded, report: Report) -> Report:
+    """The report with a paused run's open calls as the operator answers them (reply types)."""
+    outcome = report.outcome
+    if report.run_id is None or not isinstance(outcome, rt.RunPaused):
+        return report
+    return dataclasses.replace(report, calls=call_views(store, loaded, report.run_id, outcome.open))
 
 
 def _replies(items) -> dict:
@@ -181,7 +194,7 @@ def resume(
     delivered = _replies(replies)
     store = open_store(store_path, create=False)
     loaded = compile_stored(store, run_id, cache_for(store_path))
-    return rh.resume(
+    report = rh.resume(
         store,
         loaded,
         run_id,
@@ -190,6 +203,7 @@ def resume(
         bindings=load_tools(tools),
         checkpoint_every=checkpoint_every,
     )
+    return _with_calls(store, loaded, report)
 
 
 def replay(run_id: str, *, store_path: str | None = None) -> Report:
@@ -219,7 +233,7 @@ def fork(
     cache = cache_for(store_path)
     parent = compile_stored(store, run_id, cache)
     loaded = compile_path(program_path, cache) if program_path else parent
-    return rh.fork(
+    report = rh.fork(
         store,
         parent,
         loaded,
@@ -231,6 +245,7 @@ def fork(
         checkpoint_every=checkpoint_every,
         meta=loaded.meta(program_path),
     )
+    return _with_calls(store, loaded, report)
 
 
 def verify(run_id: str, *, head: str | None = None, store_path: str | None = None) -> tuple[bool, str]:
@@ -297,6 +312,14 @@ def _replies_to(held) -> str:
 
 def list_runs(*, store_path: str | None = None) -> list[str]:
     return rh.list_runs(open_store(store_path, create=False, readonly=True))
+
+
+def runs(
+    *, store_path: str | None = None, state: str | None = None, program: str | None = None
+) -> list[RunView]:
+    """`flow2py runs`: the store's runs (flowrt.host.runs_view), filtered by state and program."""
+    store = open_store(store_path, create=False, readonly=True)
+    return read(lambda: runs_view(store, state=state, program=program))
 
 
 # ---- nested runs -----------------------------------------------------------------------------

@@ -205,7 +205,13 @@ def run_until_paused(cli: Cli, run_id: str = "a") -> list[str]:
     """Run RACE's project with a checkpoint each round until it pauses; the ids of its open calls."""
     r = cli.run(run_id, '{"ticket": "t"}', "--checkpoint-every", "1")
     assert r.exit_code == 3, r.stdout + r.stderr
-    return [line.split()[0] for line in r.stdout.splitlines()[1:]]
+    return paused_call_ids(r.stdout)
+
+
+def paused_call_ids(report: str) -> list[str]:
+    """The open call ids a paused report lists: one line each, indented by two spaces (the lines
+    under it, indented further, say how to answer it)."""
+    return [line.split()[0] for line in report.splitlines()[1:] if line.startswith("  ") and line[2] != " "]
 
 
 def ok_reply(call: str, text: str) -> str:

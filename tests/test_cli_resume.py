@@ -129,4 +129,9 @@ def test_a_parked_tasks_call_carried_across_a_checkpoint_is_shown_with_its_tool_
     assert "archived" in cli("archive", "p").stdout
     r = cli.resume("p")
     assert r.exit_code == 3, r.output + r.stderr
-    assert r.stdout.splitlines() == ["paused: run p waits on 1 open call(s)", "  root/1#1  feed.next()"]
+    # the paused report (docs/spec/execution.md "What the command line prints"): the call, then how
+    # to answer it; this used to be the two lines alone
+    lines = r.stdout.splitlines()
+    assert lines[:2] == ["paused: run p waits on 1 open call(s)", "  root/1#1  feed.next()"]
+    assert lines[2].split() == ["reply", "type:", "Result<Text,", "Text>"], lines
+    assert lines[3].split()[1:5] == ["flow2py", "resume", "p", "--reply"], lines

@@ -33,6 +33,8 @@ ENGINE_FLOORS = (
     ("run_loop",),
     ("drive",),
 )
+#: the modules the command line is made of besides flow2py.cli (on its floor)
+CLI_PARTS = ("flow2py.cli_output", "flow2py.cli_progress")
 #: the compiler's floors, lowest first: a module imports its own floor or lower ones. "ground"
 #: imports nothing above it; the floors below "pipeline" never import the runtime.
 COMPILER = (
@@ -41,7 +43,7 @@ COMPILER = (
     ("check", ("flow2py.check",)),
     ("codegen", ("flow2py.codegen",)),
     ("pipeline", ("flow2py.pipeline", "flow2py.inspect", "flow2py.cache")),
-    ("host", ("flow2py.host", "flow2py.testing", "flow2py.cli", "flow2py.pytest_plugin")),
+    ("host", ("flow2py.host", "flow2py.testing", "flow2py.cli", "flow2py.pytest_plugin", *CLI_PARTS)),
 )
 JOINS = [name for name, _ in COMPILER].index("pipeline")  # the lowest compiler floor that may use flowrt
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -73,6 +74,11 @@ def run(cli, run_id):
     return r
 
 
+def same_text(r, run_id: str) -> str:
+    """What a run printed, its run id written RUN (the paused report names it in its commands)."""
+    return re.sub(rf"\b(run|resume|reply) {run_id}\b", r"\1 RUN", r.stdout)
+
+
 def entries(cli, kind="path"):
     folder = cli.d / "cache"
     return sorted(folder.glob(f"{kind}-*.entry")) if folder.exists() else []
@@ -90,7 +96,7 @@ def test_a_second_run_of_a_program_is_loaded_from_the_cache_without_compiling(cl
     assert compiles.n == 1 and len(entries(cli)) == 1
     second = run(cli, "b")
     assert compiles.n == 1  # the compiler was not called
-    assert second.stdout.replace("run b", "run a") == first.stdout.replace("b", "a")
+    assert same_text(second, "b") == same_text(first, "a")
     assert cli("resume", "b", "--tools", cli.d / "tools.py").exit_code == 3
 
 
@@ -168,7 +174,7 @@ def test_a_corrupt_entry_is_ignored_compiled_again_and_rewritten(cli, compiles, 
     (entry,) = entries(cli)
     entry.write_bytes(spoil(entry.read_bytes()))
     second = run(cli, "b")
-    assert compiles.n == 2 and second.stdout.replace("run b", "run a") == first.stdout
+    assert compiles.n == 2 and same_text(second, "b") == same_text(first, "a")
     run(cli, "c")
     assert compiles.n == 2  # rewritten whole: the next run hits it
 

@@ -16,6 +16,8 @@ history. None of them is a fact or chained.
   `record_resent`; "parked" means only a task a checkpoint carries on its only call).
 * `bindings`: which implementation served which Tool in a run.
 * `nested_runs`: outer run + call id -> the inner run a Tool started (flowrt.host.nested).
+* `run_pauses`: since when a paused run is paused (the time its lease was released with calls
+  open; `note_release`, in the release's transaction).
 * `host_tokens`: every host token the host issued, by @tool type identity and token, with the run
   and call whose Reply issued it (flowrt.history.tokens; the recorder records those of replies).
 
@@ -196,6 +198,15 @@ def check_run_row(r: dict) -> None:
         raise corrupt("meta is not the host's JSON object")
 
 
+def note_release(db, run_id: str) -> None:
+    """In the transaction that releases a run's lease: a run left paused is paused since now
+    (`run_pauses`, read by `HostRecords.paused_times`); any other is not paused."""
+    db.execute("DELETE FROM run_pauses WHERE run=?", (run_id,))
+    db.execute(
+        "INSERT INTO run_pauses SELECT id, ? FROM runs WHERE id=? AND state='paused'", (time.time(), run_id)
+    )
+
+
 # ---- leases ---------------------------------------------------------------------------------------
 
 
@@ -254,6 +265,21 @@ class HostRecords:
                 except BrokenHistory:
                     out.append(corrupt_run_info(i))
             return out
+
+    def paused_times(self) -> dict[str, float]:
+        """run id -> since when it is paused: the time its lease was last released with calls
+        open. A run released paused before the store kept that (`run_pauses`) is paused since
+        its latest open call was left pending, if one was."""
+        f = self.file
+        with f.lock:
+            out = dict(
+                f.db.execute(
+                    "SELECT run, max(parked) FROM parked_calls WHERE run IN "
+                    "(SELECT id FROM runs WHERE state='paused') GROUP BY run"
+                ).fetchall()
+            )
+            out.update(f.db.execute("SELECT run, since FROM run_pauses").fetchall())
+        return {r: t for r, t in out.items() if type(r) is str and type(t) in (int, float)}
 
     def open_calls(self, run_id: str) -> list[tuple[str, str]]:
         """(call id, tool id) of the run's open calls, in call order."""

@@ -22,7 +22,7 @@ from typing import Any, Optional
 
 from flowrt.data.facts import Call, Checkpoint, Completed, End, Fact, Reply, Stop
 from flowrt.history import trace as T
-from flowrt.history.host_records import describe_owner, owner_alive, owner_token, run_row
+from flowrt.history.host_records import describe_owner, note_release, owner_alive, owner_token, run_row
 from flowrt.history.store_errors import HistoryConflict, RunBusy, StoreError
 from flowrt.history.tokens import may_hold_token, tokens_in
 
@@ -254,13 +254,15 @@ class SqliteRecorder:
         finally:
             self._closed = True
             with self._file.transaction() as db:
-                db.execute(
+                released = db.execute(
                     "UPDATE runs SET owner=NULL, state=CASE WHEN state IN ('completed', 'faulted') THEN state "
                     "WHEN ? THEN 'halted' "
                     "WHEN EXISTS (SELECT 1 FROM open_calls WHERE run=?) THEN 'paused' ELSE 'halted' END "
                     "WHERE id=? AND owner=?",
                     (halted, self.run_id, self.run_id, self.owner),
                 )
+                if released.rowcount == 1:
+                    note_release(db, self.run_id)
 
     def __enter__(self):
         return self

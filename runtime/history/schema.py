@@ -76,6 +76,8 @@ CREATE TABLE IF NOT EXISTS nested_runs (
 CREATE TABLE IF NOT EXISTS host_tokens (
     type_id TEXT NOT NULL, token TEXT NOT NULL, run TEXT, call TEXT, issued REAL NOT NULL,
     PRIMARY KEY (type_id, token)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS run_pauses (
+    run TEXT PRIMARY KEY, since REAL NOT NULL) WITHOUT ROWID;
 """
 
 TABLES = frozenset(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", SCHEMA))

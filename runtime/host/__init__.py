@@ -2,7 +2,8 @@
 a built package from a host application").
 
 operations (start, resume, replay, history, verify: `Host`, `Report`, `Refused`), forks (a run
-continued from a checkpoint on a newer program), nested (a Flow program bound as a Tool).
+continued from a checkpoint on a newer program), nested (a Flow program bound as a Tool), runs_view
+(what an operator is shown of runs: open calls with their reply types, the runs listing, progress).
 `from flowrt.host import Host` keeps working: the names below are the public face.
 
 Floors, lowest first: data < history < engine < host. The host may import every floor below;

@@ -61,12 +61,14 @@ class Refused(Exception):
 
 @dataclass
 class Report:
-    """What a run operation prints (`text`), its exit code, the driver's outcome and the run id."""
+    """What a run operation prints (`text`), its exit code, the driver's outcome and the run id;
+    `calls`, for flow2py's paused report, is filled by `flowrt.host.runs_view.call_views`."""
 
     text: str
     exit_code: int
     outcome: object = None
     run_id: Optional[str] = None
+    calls: tuple = ()  # a paused run's open calls (flowrt.host.runs_view.CallView each), when asked for
 
 
 class Runnable:
