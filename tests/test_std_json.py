@@ -164,7 +164,7 @@ def test_a_value_in_a_record_field_is_refused_with_the_mapping_s_messages():
 
     with pytest.raises(rt.DecodeError) as e:
         decode(rt.T.Named(rt.json.Value), {"a": [1, object()]})
-    assert str(e.value).startswith("$.a[1]: expected Value (JSON), got <object>")
+    assert str(e.value).startswith("$.a[1]: expected json.Value (JSON), got <object>")
 
 
 def test_plain_json_and_values_round_trip():
@@ -222,3 +222,40 @@ def test_render_of_a_value_nested_far_deeper_than_python_recursion():
     for _ in range(50_000):
         v = rt.json.List(rt.list_of([v]))
     assert json_render(v) == "[" * 50_000 + "null" + "]" * 50_000
+
+
+GENERIC = """\
+use "std@v1/json"
+use "./kv"
+
+pub type Value { pub n: Int }
+
+// A generic Tool at the program's own `Value` and at std's `json.Value`, both left pending.
+pub flow main() -> Text !tool = match (kv.get("mine"), kv.get("theirs")) {
+    (Ok(Value { n }), Ok(v)) => data.to_text(n) ++ " " ++ json.render(v),
+    _ => "no",
+}
+"""
+
+
+def test_a_generic_tool_at_json_value_and_at_a_program_s_own_value_resumes_and_replays(tmp_path):
+    (tmp_path / "kv.flow").write_text("@tool pub flow get<T>(key: Text) -> Result<T, Text>\n")
+    (tmp_path / "main.flow").write_text(GENERIC.replace('use "./kv"', 'use "./kv"\nuse "std@v1/data"'))
+    (tmp_path / "tools.py").write_text(
+        "from flowrt import bind, pending\n\nbind('kv.get', lambda key: pending)\n"
+    )
+    cli = Cli(tmp_path)
+    r = cli("run", tmp_path / "main.flow", "--tools", tmp_path / "tools.py", "--run-id", "g")
+    assert r.exit_code == 3, r.stdout + r.stderr
+    assert "reply type:  Result<Value, Text>" in r.stdout  # the program's own Value
+    r = cli("resume", "g", "--tools", tmp_path / "tools.py", "--reply", 'root#1={"Ok": {"n": 7}}')
+    assert r.exit_code == 3 and "reply type:  Result<json.Value, Text>" in r.stdout, r.stdout + r.stderr
+    r = cli("resume", "g", "--tools", tmp_path / "tools.py", "--reply", 'root#2={"Ok": {"n": [7]}}')
+    assert r.exit_code == 0 and '"7 {\\"n\\":[7]}"' in r.stdout, r.stdout + r.stderr
+    assert cli("replay", "g").stdout.startswith("Matched")
+
+
+def test_the_type_text_of_a_value_is_json_value_and_reads_back():
+    d = rt.T.ListOf(rt.T.Named(rt.json.Value))
+    assert rt.type_text(d) == "List<json.Value>"
+    assert rt.parse_type_text("List<json.Value>", rt.ClassTable()) == d

@@ -91,7 +91,11 @@ Text.__flow_field_types__ = (T.TEXT,)
 List.__flow_field_types__ = (ListOf(_VALUE),)
 Object.__flow_field_types__ = (DictOf(T.TEXT, _VALUE),)
 Value.__flow_type_params__ = ()
+# Its type text is the lang name, `json.Value`, as a program writes the type: a program's own
+# `Value` is another type, and a type text recorded for either reads back as that one.
+Value.__flow_name__ = "json.Value"
 for _cls in (Null, Bool, Number, Text, List, Object):
+    _cls.__flow_name__ = Value.__flow_name__
     STD_CLASSES.add(_cls)  # like Ok and Some: a table without the program knows them
 
 
@@ -218,14 +222,14 @@ def _admit(x, path: str) -> Value:
         for k, y in x.items():
             if type(k) is not str:
                 raise DecodeError(
-                    path, f"expected Value (an object's keys are text), got the key {preview(k)}"
+                    path, f"expected json.Value (an object's keys are text), got the key {preview(k)}"
                 )
             step = f"{path}{_step(k)}"
             pairs.append((_text(k, f"{path}.<key {preview(k)}>"), _admit(y, step)))
         return Object(dict_of(pairs))
     if isinstance(x, Value):
         return _admit_built(x, path)
-    raise DecodeError(path, f"expected Value (JSON), got {preview(x)}")
+    raise DecodeError(path, f"expected json.Value (JSON), got {preview(x)}")
 
 
 def _admit_built(v: Value, path: str) -> Value:

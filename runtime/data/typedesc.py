@@ -318,7 +318,8 @@ class TypeTextError(ValueError):
 
 _PRIMS = {p.name: p for p in (T.INT, T.DECIMAL, T.TEXT, T.BYTES, T.BOOL, T.UNIT, T.DURATION, T.INSTANT)}
 _COLLECTIONS = {"List": (ListOf, 1), "Set": (SetOf, 1), "Dict": (DictOf, 2)}
-_TYPE_TOKEN = re.compile(r"\s*(?:([A-Za-z_][A-Za-z0-9_]*)|([<>,()]))")
+# a name may be qualified by a module (`json.Value`, the type text of a std type whose lang name is)
+_TYPE_TOKEN = re.compile(r"\s*(?:([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)|([<>,()]))")
 _MAX_TYPE_DEPTH = 200  # deeper than any type a program writes; keeps the parser's recursion bounded
 
 
