@@ -356,5 +356,11 @@ def test_cmd(paths):
     sys.exit(EXIT_OK if ok else EXIT_REFUSED)
 
 
+# worker, submit, reply, cancel (flow2py/worker_cli.py imports the runtime only when one runs)
+from flow2py import worker_cli  # noqa: E402
+
+worker_cli.register(main, _guard)
+
+
 if __name__ == "__main__":
     main()

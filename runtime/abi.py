@@ -40,6 +40,7 @@ from flowrt.data.requests import (
     with_type_args,
 )
 from flowrt.data.tasks import Task
+from flowrt.engine.retry import Retry
 from flowrt.engine.tools import BINDINGS, bind, pending
 from flowrt.data.typedesc import (
     DecodeError,
@@ -173,4 +174,5 @@ __all__ = [
     "bind",
     "pending",
     "BINDINGS",
+    "Retry",
 ]

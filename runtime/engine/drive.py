@@ -145,6 +145,10 @@ class DriveOptions:
     #: checkpoint; a reply to one is checked against its Tool's result type (without it, only
     #: that it is a Tool outcome at all)
     parked_specs: Optional[dict] = None
+    #: live: the queue the run's calls complete on (default: a new one). A host holding it may
+    #: post `(call id or None, Interruption(exc))` to halt the drive while it waits (a worker's
+    #: cancel or shutdown: flowrt.host.worker); it is taken like any completion
+    completions: Any = None
 
 
 # ---- entry points -----------------------------------------------------------------------------------
@@ -211,7 +215,10 @@ def _new_run(entry: Optional[Callable], history: list, o: DriveOptions) -> RunSt
         if o.mode != "live":
             raise ValueError(f"mode must be 'live' or 'replay', not {o.mode!r}")
         dispatcher = Dispatcher(
-            bindings, run_id=getattr(o.recorder, "run_id", None), store=getattr(o.recorder, "store", None)
+            bindings,
+            run_id=getattr(o.recorder, "run_id", None),
+            store=getattr(o.recorder, "store", None),
+            completions=o.completions,
         )
     resend = set(() if replay else o.resend or ())
     cut = tuple(() if replay else o.cut or ())

@@ -31,6 +31,7 @@ from queue import SimpleQueue
 from typing import Any, Callable, Iterable, Optional
 
 from flowrt.engine.interrupts import INTERRUPTS, Interruption
+from flowrt.engine.retry import DEFAULT_OPTIONS, BindOptions, Retry, retrying
 from flowrt.data.requests import ToolSpec
 from flowrt.data.decoding import compile_decoder
 from flowrt.data.typedesc import DecodeError, Named, _subst, to_json, unicode_text
@@ -112,13 +113,27 @@ class Bindings:
 
     def __init__(self, impls: Optional[dict[str, Callable]] = None):
         self._impls: dict[str, Callable] = dict(impls or {})
+        self._options: dict[str, BindOptions] = {}
         self._cache: dict[ToolSpec, Optional[Callable]] = {}
 
-    def bind(self, key: str, impl: Optional[Callable] = None):
-        """`@b.bind("planner.next")` (decorator) or `b.bind("planner.next", f)`."""
+    def bind(
+        self,
+        key: str,
+        impl: Optional[Callable] = None,
+        *,
+        on_crash: str = "unknown",
+        retry: Optional[Retry] = None,
+    ):
+        """`@b.bind("planner.next")` (decorator) or `b.bind("planner.next", f)`. `on_crash`
+        ("unknown" or "resend") and `retry` (a `flowrt.Retry`): flowrt.engine.retry."""
+        options = BindOptions(on_crash, retry)
 
         def register(f):
-            self._impls[key] = f
+            self._impls[key] = retrying(f, retry, current_call) if retry is not None else f
+            if options == DEFAULT_OPTIONS:
+                self._options.pop(key, None)
+            else:
+                self._options[key] = options
             self._cache.clear()
             return f
 
@@ -126,8 +141,16 @@ class Bindings:
 
     def update(self, other: "Bindings") -> "Bindings":
         self._impls.update(other._impls)
+        for key in other._impls:
+            self._options.pop(key, None)
+        self._options.update(other._options)
         self._cache.clear()
         return self
+
+    def options(self, spec: ToolSpec) -> BindOptions:
+        """The binding options of the implementation `lookup(spec)` finds."""
+        key = spec.tool_id if self._impls.get(spec.tool_id) is not None else spec.name
+        return self._options.get(key, DEFAULT_OPTIONS)
 
     def lookup(self, spec: ToolSpec) -> Optional[Callable]:
         try:
@@ -158,9 +181,12 @@ class Bindings:
 BINDINGS = Bindings()
 
 
-def bind(key: str, impl: Optional[Callable] = None):
-    """Register a Tool implementation in `BINDINGS`, by qualified name or declaration id."""
-    return BINDINGS.bind(key, impl)
+def bind(
+    key: str, impl: Optional[Callable] = None, *, on_crash: str = "unknown", retry: Optional[Retry] = None
+):
+    """Register a Tool implementation in `BINDINGS`, by qualified name or declaration id;
+    `on_crash` and `retry` are its binding options (flowrt.engine.retry)."""
+    return BINDINGS.bind(key, impl, on_crash=on_crash, retry=retry)
 
 
 # ---- admission ------------------------------------------------------------------------------
@@ -372,10 +398,12 @@ class Dispatcher:
     first use); each run has its own completion queue.
     """
 
-    def __init__(self, bindings: Bindings, run_id: Optional[str] = None, store: Any = None):
+    def __init__(
+        self, bindings: Bindings, run_id: Optional[str] = None, store: Any = None, completions: Any = None
+    ):
         self.bindings = bindings
         self.run_id, self.store = run_id, store
-        self.completions: SimpleQueue = SimpleQueue()
+        self.completions: SimpleQueue = SimpleQueue() if completions is None else completions
         self._async: dict[Callable, bool] = {}
         self._sync: dict[Callable, bool] = {}
 

@@ -12,6 +12,11 @@ before the call is sent or the end reported. Reply/Choice/Stop/Checkpoint facts 
 the buffer: the next Call's (or End's) commit carries them, and `close()` (pause, halt) and
 `call_pending()` commit them. A crash loses only facts whose consequences never left the
 process. One commit and one fsync per dispatch.
+
+Cancel (flowrt.history.worker_records): once a run has a cancel request, no process's recorder
+can take its lease, no commit succeeds (it is the guarded UPDATE's condition; the refusal is
+`RunCancelled`, which halts the drive) and `close` leaves it halted. A cancel and a commit are two
+SQLite transactions, so one of them comes first: the run ends halted, or it ended before the cancel.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from typing import Any, Optional
 from flowrt.data.facts import Call, Checkpoint, Completed, End, Fact, Reply, Stop
 from flowrt.history import trace as T
 from flowrt.history.host_records import describe_owner, note_release, owner_alive, owner_token, run_row
-from flowrt.history.store_errors import HistoryConflict, RunBusy, StoreError
+from flowrt.history.store_errors import HistoryConflict, RunBusy, RunCancelled, StoreError
 from flowrt.history.tokens import may_hold_token, tokens_in
 
 
@@ -127,10 +132,13 @@ class SqliteRecorder:
         self._urgent = False  # the buffer holds a Call or an End: the next sync() commits
         self._closed = False
         self._broken: Optional[BaseException] = None
-        with self._file.transaction() as db:
+        # Taking the lease needs no fsync: a lease lost with the machine names a process that is gone.
+        with self._file.transaction(durable=False) as db:
             r = run_row(self._file, run_id)
             if r["state"] in ("completed", "faulted"):
                 raise StoreError(f"run {run_id!r} has already ended ({r['state']}); fork it to continue")
+            if db.execute("SELECT 1 FROM worker_cancels WHERE run=?", (run_id,)).fetchone():
+                raise StoreError(f"run {run_id!r} was cancelled (halted for good); fork it to continue")
             if r["owner"] is not None and owner_alive(r["owner"]):
                 raise RunBusy(
                     f"run {run_id!r} is being run by {describe_owner(r['owner'])}; "
@@ -194,6 +202,8 @@ class SqliteRecorder:
     def _refusal(self, db) -> StoreError:
         """Why the guarded UPDATE matched no row: the lease or the head is no longer ours."""
         run = self.run_id
+        if db.execute("SELECT 1 FROM worker_cancels WHERE run=?", (run,)).fetchone():
+            return RunCancelled(f"run {run!r} was cancelled; nothing more is recorded")
         row = db.execute("SELECT owner, n, head FROM runs WHERE id=?", (run,)).fetchone()
         if row is None or row[0] != self.owner:
             holder = describe_owner(row[0]) if row and row[0] else "nobody"
@@ -218,7 +228,8 @@ class SqliteRecorder:
                 # BEGIN IMMEDIATE holds the write lock from here to COMMIT.
                 cur = db.execute(
                     "UPDATE runs SET n=?, head=?, latest_checkpoint=coalesce(?, latest_checkpoint), "
-                    "state=coalesce(?, state) WHERE id=? AND owner=? AND n=? AND head=?",
+                    "state=coalesce(?, state) WHERE id=? AND owner=? AND n=? AND head=? "
+                    "AND NOT EXISTS (SELECT 1 FROM worker_cancels WHERE run=?)",
                     (
                         self.n,
                         self.head,
@@ -228,6 +239,7 @@ class SqliteRecorder:
                         self.owner,
                         self._synced[0],
                         self._synced[1],
+                        run,
                     ),
                 )
                 if cur.rowcount != 1:
@@ -253,13 +265,16 @@ class SqliteRecorder:
                 self.sync(durable=True)
         finally:
             self._closed = True
-            with self._file.transaction() as db:
+            # The facts are fsynced above; releasing the lease needs none (lost with the machine,
+            # it names a process that is gone, which reads as the same state or as halted).
+            with self._file.transaction(durable=False) as db:
                 released = db.execute(
                     "UPDATE runs SET owner=NULL, state=CASE WHEN state IN ('completed', 'faulted') THEN state "
                     "WHEN ? THEN 'halted' "
+                    "WHEN EXISTS (SELECT 1 FROM worker_cancels WHERE run=?) THEN 'halted' "
                     "WHEN EXISTS (SELECT 1 FROM open_calls WHERE run=?) THEN 'paused' ELSE 'halted' END "
                     "WHERE id=? AND owner=?",
-                    (halted, self.run_id, self.run_id, self.owner),
+                    (halted, self.run_id, self.run_id, self.run_id, self.owner),
                 )
                 if released.rowcount == 1:
                     note_release(db, self.run_id)

@@ -4,7 +4,8 @@
 `archived_facts`, `blobs`, `blob_refs`, `holes`, `sources`, `run_sources`), read and appended by
 flowrt.history.history_store and the recorder (flowrt.history.recorder), and the host's records
 beside history (`bindings`, `open_calls`, `parked_calls`, `nested_runs`, `host_tokens`), kept by
-flowrt.history.host_records. A table is added here (and to docs/spec/trace.md "Store"); a store
+flowrt.history.host_records, and the worker's (`worker_*`: submissions, leases, delivered replies,
+timers, cancel requests, attempts), kept by flowrt.history.worker_records. A table is added here (and to docs/spec/trace.md "Store"); a store
 made before it existed gets it from its first writer, and a reader sees it empty (`StoreFile`).
 
 `StoreFile` is the connection: it opens the file (WAL mode), checks the store's data version,
@@ -78,6 +79,22 @@ CREATE TABLE IF NOT EXISTS host_tokens (
     PRIMARY KEY (type_id, token)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS run_pauses (
     run TEXT PRIMARY KEY, since REAL NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS worker_submissions (
+    run TEXT PRIMARY KEY, program TEXT NOT NULL, entry TEXT NOT NULL, submitted REAL NOT NULL,
+    started REAL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS worker_leases (
+    run TEXT PRIMARY KEY, owner TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL,
+    heartbeat REAL NOT NULL, expires REAL NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS worker_replies (
+    run TEXT NOT NULL, call TEXT NOT NULL, reply BLOB NOT NULL, delivered REAL NOT NULL,
+    PRIMARY KEY (run, call)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS worker_timers (
+    run TEXT NOT NULL, call TEXT NOT NULL, due REAL NOT NULL, set_at REAL NOT NULL, fired REAL,
+    PRIMARY KEY (run, call)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS worker_cancels (run TEXT PRIMARY KEY, requested REAL NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS worker_attempts (
+    run TEXT NOT NULL, call TEXT NOT NULL, attempt INTEGER NOT NULL, started REAL NOT NULL,
+    outcome TEXT NOT NULL, PRIMARY KEY (run, call, attempt)) WITHOUT ROWID;
 """
 
 TABLES = frozenset(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", SCHEMA))

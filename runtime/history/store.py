@@ -13,6 +13,8 @@ docs/spec/trace.md ("Store") is the description; the short version:
 * `store.host_records` (flowrt.history.host_records): the host's records beside history: the
   runs' records as listed (`load_run`, `runs`), open and pending calls, bindings, nested runs and
   issued host tokens.
+* `store.worker_records` (flowrt.history.worker_records): what a worker keeps to keep runs going:
+  submissions, leases, delivered replies, timers, cancel requests, attempts inside one call.
 * `store.file` (flowrt.history.schema): the SQL schema, the connection, transactions, and how a
   store made before a table existed is opened (a writer adds the table; a reader,
   `Store(readonly=True)` or a file SQLite cannot write, writes nothing and sees it empty).
@@ -29,6 +31,7 @@ from pathlib import Path
 
 from flowrt.history.history_store import HistoryStore, StoredFact
 from flowrt.history.host_records import HostRecords, RunInfo
+from flowrt.history.worker_records import WorkerRecords
 from flowrt.history.integrity import Archived
 from flowrt.history.recorder import SqliteRecorder
 from flowrt.history.schema import StoreFile
@@ -78,6 +81,7 @@ class Store:
         )
         self.history = HistoryStore(self)
         self.host_records = HostRecords(self.file)
+        self.worker_records = WorkerRecords(self.file)  # a worker's records (flowrt.host.worker)
 
     @property
     def path(self) -> Path:

@@ -67,3 +67,16 @@ def blob_broken(run_id: str, n: int, e: ChangedBlob) -> BrokenHistory:
 def corrupt_fact(run_id: str, n: int, e: object) -> BrokenHistory:
     """Fact `n`'s row is not a fact the store writes (its bytes, kind or hash)."""
     return BrokenHistory(f"run {run_id!r}: fact {n} is corrupt: {e}; refusing to use its history")
+
+
+class RunCancelled(SystemExit):
+    """A host asked to halt the run (flowrt.history.worker_records, `worker_cancels`): its
+    recorder commits nothing more. A SystemExit, so a live drive that meets it halts (no End;
+    flowrt.engine.interrupts) rather than faulting."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message

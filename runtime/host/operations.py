@@ -360,6 +360,7 @@ def _drive_live(
     checkpoint_every: Optional[int],
     resend=(),
     cut=(),
+    drive: Optional[dict] = None,
 ) -> Report:
     """Drive a run live under the lease `rec` holds, release it, and report. Ctrl-C meanwhile,
     or a Tool calling sys.exit, halts the run (flowrt.engine.interrupts): released `halted`, reported."""
@@ -378,6 +379,7 @@ def _drive_live(
                 resend=resend,
                 cut=cut,
                 **_carried(store, run_id, history, first, prog),
+                **(drive or {}),
             )
             outcome = drv.drive(fn, history, opts)
         except drv.ResumeRefused as e:
@@ -550,8 +552,10 @@ def start(
     run_id: Optional[str] = None,
     checkpoint_every: Optional[int] = None,
     meta: Optional[dict] = None,
+    drive: Optional[dict] = None,
 ) -> Report:
-    """Decode the input, refuse a missing binding, record Start, drive live."""
+    """Decode the input, refuse a missing binding, record Start, drive live. `drive`: more
+    DriveOptions fields (a worker's completion queue and `inline`: flowrt.host.worker)."""
     fn, params = prog.entry(entry)
     args = decode_input(input, params, issued=issued_in(store))
     bindings = bindings_for(prog, bindings, entry, "the run was not started")
@@ -559,7 +563,7 @@ def start(
         prog.program.identity, prog.program.std, DATA_VERSION, entry, args, tuple(n for n, _ in params)
     )
     run_id, rec = _new_run(store, run_id, start_fact, prog, meta or prog.meta())
-    return _drive_live(store, rec, prog, fn, [start_fact], 1, bindings, checkpoint_every)
+    return _drive_live(store, rec, prog, fn, [start_fact], 1, bindings, checkpoint_every, drive=drive)
 
 
 def resume(
@@ -571,9 +575,13 @@ def resume(
     resend=(),
     bindings: Optional[Bindings] = None,
     checkpoint_every: Optional[int] = None,
+    drive: Optional[dict] = None,
+    durable_replies: bool = True,
 ) -> Report:
     """Take the run's lease, record delivered replies and close the calls a crash cut (Unknown,
-    unless resent), then continue live from the latest checkpoint."""
+    unless resent), then continue live from the latest checkpoint. `drive`: as for `start`.
+    `durable_replies=False`: the replies are committed without an fsync (a worker, which keeps
+    them durably in its own records until the run has moved on)."""
     info = read(store.host_records.load_run, run_id)
     if info.state in ("completed", "faulted"):
         raise Refused(f"run {run_id} has ended ({info.state}); nothing to resume (fork it to continue)")
@@ -611,14 +619,16 @@ def resume(
                 )
             for fact in appended:
                 rec.record(fact)
-            rec.sync(durable=True)
+            rec.sync(durable=durable_replies)
             for call_id in resend:  # out again: a crash from now on cuts it, it is no longer pending
                 store.host_records.record_resent(run_id, call_id)
             history, first = history_from(store, run_id, store.host_records.load_run(run_id), prog.classes)
         except BaseException:
             rec.close()
             raise
-        return _drive_live(store, rec, prog, fn, history, first, bindings, checkpoint_every, resend, cut)
+        return _drive_live(
+            store, rec, prog, fn, history, first, bindings, checkpoint_every, resend, cut, drive
+        )
 
 
 class _Fits(BaseException):

@@ -1,0 +1,265 @@
+"""The worker's records (`Store.worker_records`): what a worker (flowrt.host.worker) keeps beside
+history to keep runs going. None of them is a fact or chained, and nothing recorded in a run's
+history is ever changed through them.
+
+* `worker_submissions`: a run handed to a worker (`submit`): its program's name, entry, when, and
+  when a worker first took it (`started`; NULL: it is still `submitted`). The run's Start is
+  recorded at submission, so its input was admitted then.
+* `worker_leases`: which worker owns a run (owner id, pid, host, last heartbeat, expiry). A lease
+  is taken in one transaction and only when there is none, it is the taker's own, it expired, or
+  it names a process on this host that no longer exists. Taking over an expired lease also clears
+  the run's recorder lease (`runs.owner`), so the old owner's next commit is refused.
+* `worker_replies`: replies delivered for open calls and not yet recorded (the JSON text, as
+  delivered): a worker records them as Replies when it continues the run.
+* `worker_timers`: `clock.sleep` calls left open with a due time; `fired` is when the worker
+  delivered `Ok(())` (so `fired - due` is how late it fired).
+* `worker_cancels`: runs a host asked to halt. Once a run has one, no commit of its recorder
+  succeeds (flowrt.history.recorder), so a run is halted whatever it was doing when asked.
+* `worker_attempts`: the attempts a binding's `retry` made inside one call (invisible to history).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from typing import Optional
+
+from flowrt.history.host_records import owner_alive
+from flowrt.history.store_errors import StoreError, UnknownRun
+
+
+class WorkerRecords:
+    """The worker's records of one store file (a `flowrt.history.schema.StoreFile`)."""
+
+    def __init__(self, file):
+        self.file = file
+
+    def _read(self, sql: str, args=()) -> list:
+        f = self.file
+        with f.lock:
+            return f.db.execute(sql, args).fetchall()
+
+    # ---- submissions ---------------------------------------------------------------------------
+
+    def add_submission(self, run_id: str, program: str, entry: str) -> None:
+        with self.file.transaction() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO worker_submissions VALUES (?, ?, ?, ?, NULL)",
+                (run_id, program, entry, time.time()),
+            )
+
+    def submission(self, run_id: str) -> Optional[tuple[str, str, float, Optional[float]]]:
+        """(program name, entry, submitted, started) of a submitted run, or None."""
+        rows = self._read(
+            "SELECT program, entry, submitted, started FROM worker_submissions WHERE run=?", (run_id,)
+        )
+        return tuple(rows[0]) if rows else None
+
+    def submissions(self) -> dict[str, tuple[str, str, float, Optional[float]]]:
+        rows = self._read("SELECT run, program, entry, submitted, started FROM worker_submissions")
+        return {r[0]: tuple(r[1:]) for r in rows}
+
+    def mark_started(self, run_id: str) -> None:
+        with self.file.transaction(durable=False) as db:
+            db.execute(
+                "UPDATE worker_submissions SET started=? WHERE run=? AND started IS NULL",
+                (time.time(), run_id),
+            )
+
+    # ---- leases --------------------------------------------------------------------------------
+
+    def claim(self, run_id: str, owner: str, seconds: float) -> bool:
+        """Take the run's lease for `owner` in one transaction: True when it is now `owner`'s."""
+        now = time.time()
+        host, pid = socket.gethostname(), os.getpid()
+        with self.file.transaction(durable=False) as db:  # a lease lost with the machine names a gone process
+            row = db.execute(
+                "SELECT owner, pid, host, expires FROM worker_leases WHERE run=?", (run_id,)
+            ).fetchone()
+            if row is not None and row[0] != owner:
+                dead = row[2] == host and not owner_alive(f"{row[2]}:{row[1]}:x")
+                if row[3] > now and not dead:
+                    return False
+                # expired (or its process is gone): the old owner's recorder may append no more
+                db.execute("UPDATE runs SET owner=NULL WHERE id=? AND owner IS NOT NULL", (run_id,))
+            db.execute(
+                "INSERT OR REPLACE INTO worker_leases VALUES (?, ?, ?, ?, ?, ?)",
+                (run_id, owner, pid, host, now, now + seconds),
+            )
+            return True
+
+    def heartbeat(self, owner: str, seconds: float) -> int:
+        """Renew every lease `owner` holds; how many."""
+        now = time.time()
+        with self.file.transaction(durable=False) as db:
+            return db.execute(
+                "UPDATE worker_leases SET heartbeat=?, expires=? WHERE owner=?", (now, now + seconds, owner)
+            ).rowcount
+
+    def release(self, run_id: str, owner: str) -> None:
+        with self.file.transaction(durable=False) as db:
+            db.execute("DELETE FROM worker_leases WHERE run=? AND owner=?", (run_id, owner))
+
+    def lease(self, run_id: str) -> Optional[tuple[str, int, str, float, float]]:
+        """(owner, pid, host, heartbeat, expires) of the run's lease, or None."""
+        rows = self._read(
+            "SELECT owner, pid, host, heartbeat, expires FROM worker_leases WHERE run=?", (run_id,)
+        )
+        return tuple(rows[0]) if rows else None
+
+    # ---- delivered replies ---------------------------------------------------------------------
+
+    def deliver(self, run_id: str, call_id: str, reply: bytes) -> Optional[str]:
+        """Keep a reply for open call `call_id` until a worker records it. In one transaction with
+        the checks: None when kept, else why not ("not open", "cancelled", "waiting")."""
+        with self.file.transaction() as db:
+            if db.execute("SELECT 1 FROM worker_cancels WHERE run=?", (run_id,)).fetchone():
+                return "cancelled"
+            if not db.execute(
+                "SELECT 1 FROM open_calls WHERE run=? AND call=?", (run_id, call_id)
+            ).fetchone():
+                return "not open"
+            if db.execute(
+                "SELECT 1 FROM worker_replies WHERE run=? AND call=?", (run_id, call_id)
+            ).fetchone():
+                return "waiting"
+            db.execute(
+                "INSERT INTO worker_replies VALUES (?, ?, ?, ?)", (run_id, call_id, reply, time.time())
+            )
+            return None
+
+    def replies(self, run_id: str) -> dict[str, bytes]:
+        """call id -> the reply delivered for it and not yet taken, in delivery order."""
+        rows = self._read(
+            "SELECT call, reply FROM worker_replies WHERE run=? ORDER BY delivered, call", (run_id,)
+        )
+        return {c: bytes(r) for c, r in rows}
+
+    def drop_replies(self, run_id: str, calls) -> None:
+        with self.file.transaction(durable=False) as db:
+            db.executemany("DELETE FROM worker_replies WHERE run=? AND call=?", [(run_id, c) for c in calls])
+
+    def runs_with_replies(self) -> list[str]:
+        return [r[0] for r in self._read("SELECT DISTINCT run FROM worker_replies ORDER BY run")]
+
+    # ---- timers --------------------------------------------------------------------------------
+
+    def add_timer(self, run_id: str, call_id: str, due: float) -> float:
+        """Record a timer for `call_id` (a call sent again keeps its first due time): the due time."""
+        with self.file.transaction() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO worker_timers VALUES (?, ?, ?, ?, NULL)",
+                (run_id, call_id, due, time.time()),
+            )
+            return db.execute(
+                "SELECT due FROM worker_timers WHERE run=? AND call=?", (run_id, call_id)
+            ).fetchone()[0]
+
+    def due_timers(self, now: float) -> list[tuple[str, str, float]]:
+        return [
+            tuple(r)
+            for r in self._read(
+                "SELECT run, call, due FROM worker_timers WHERE fired IS NULL AND due<=? ORDER BY due", (now,)
+            )
+        ]
+
+    def next_due(self) -> Optional[float]:
+        rows = self._read("SELECT min(due) FROM worker_timers WHERE fired IS NULL")
+        return rows[0][0] if rows else None
+
+    def fire(self, run_id: str, call_id: str, reply: bytes) -> Optional[float]:
+        """Fire a due timer: mark it fired and, if its call is still open and the run not
+        cancelled, deliver `reply` for it, in one transaction. The lateness (fired - due), or None
+        when another worker fired it first."""
+        now = time.time()
+        with self.file.transaction() as db:
+            row = db.execute(
+                "SELECT due FROM worker_timers WHERE run=? AND call=? AND fired IS NULL", (run_id, call_id)
+            ).fetchone()
+            if row is None:
+                return None
+            db.execute("UPDATE worker_timers SET fired=? WHERE run=? AND call=?", (now, run_id, call_id))
+            live = db.execute("SELECT 1 FROM open_calls WHERE run=? AND call=?", (run_id, call_id)).fetchone()
+            gone = db.execute("SELECT 1 FROM worker_cancels WHERE run=?", (run_id,)).fetchone()
+            if live and not gone:
+                db.execute(
+                    "INSERT OR IGNORE INTO worker_replies VALUES (?, ?, ?, ?)", (run_id, call_id, reply, now)
+                )
+            return now - row[0]
+
+    def timers(self, run_id: str) -> list[tuple[str, float, float, Optional[float]]]:
+        """(call id, due, set at, fired) of the run's timers."""
+        return [
+            tuple(r)
+            for r in self._read(
+                "SELECT call, due, set_at, fired FROM worker_timers WHERE run=? ORDER BY due", (run_id,)
+            )
+        ]
+
+    # ---- cancel --------------------------------------------------------------------------------
+
+    def request_cancel(self, run_id: str) -> str:
+        """Ask to halt a run, in one transaction: "halted" (no process held it: it is halted now),
+        "requested" (a process holds it: its next commit is refused and it halts), or the state it
+        already ended in ("completed", "faulted", "cancelled")."""
+        with self.file.transaction() as db:
+            row = db.execute("SELECT state, owner FROM runs WHERE id=?", (run_id,)).fetchone()
+            if row is None:
+                raise UnknownRun(f"unknown run {run_id!r} in {self.file.path}")
+            if db.execute("SELECT 1 FROM worker_cancels WHERE run=?", (run_id,)).fetchone():
+                return "cancelled"
+            state, owner = row
+            if state in ("completed", "faulted"):
+                return state
+            db.execute("INSERT INTO worker_cancels VALUES (?, ?)", (run_id, time.time()))
+            if owner is None or not owner_alive(owner):
+                db.execute("UPDATE runs SET state='halted', owner=NULL WHERE id=?", (run_id,))
+                db.execute("DELETE FROM worker_replies WHERE run=?", (run_id,))
+                return "halted"
+            db.execute("DELETE FROM worker_replies WHERE run=?", (run_id,))
+            return "requested"
+
+    def cancelled(self, run_id: str) -> bool:
+        return bool(self._read("SELECT 1 FROM worker_cancels WHERE run=?", (run_id,)))
+
+    def cancelled_runs(self) -> set[str]:
+        return {r[0] for r in self._read("SELECT run FROM worker_cancels")}
+
+    # ---- attempts inside one call --------------------------------------------------------------
+
+    def record_attempt(self, run_id: str, call_id: str, attempt: int, started: float, outcome: str) -> None:
+        if type(attempt) is not int or attempt < 1:
+            raise StoreError(f"attempt numbers start at 1, not {attempt!r}")
+        with self.file.transaction(durable=False) as db:
+            db.execute(
+                "INSERT OR REPLACE INTO worker_attempts VALUES (?, ?, ?, ?, ?)",
+                (run_id, call_id, attempt, started, outcome),
+            )
+
+    def attempts(self, run_id: str, call_id: str) -> list[tuple[int, float, str]]:
+        """(attempt, started, outcome) of each attempt made inside the call, in order."""
+        return [
+            tuple(r)
+            for r in self._read(
+                "SELECT attempt, started, outcome FROM worker_attempts WHERE run=? AND call=? ORDER BY attempt",
+                (run_id, call_id),
+            )
+        ]
+
+    def pending_since(self, run_id: str) -> dict[str, float]:
+        """call id -> when its implementation answered `pending` (host_records' `parked_calls`)."""
+        return dict(self._read("SELECT call, parked FROM parked_calls WHERE run=?", (run_id,)))
+
+    # ---- what a worker looks for ---------------------------------------------------------------
+
+    def runs_to_continue(self) -> list[tuple[str, str, Optional[str], str]]:
+        """(run id, state, owner, program identity) of every run that has not ended and was not
+        cancelled: a worker decides which of them it can and should take."""
+        return [
+            tuple(r)
+            for r in self._read(
+                "SELECT id, state, owner, program FROM runs WHERE state NOT IN ('completed', 'faulted') "
+                "AND id NOT IN (SELECT run FROM worker_cancels) ORDER BY created, id"
+            )
+        ]
