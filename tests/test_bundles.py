@@ -46,7 +46,7 @@ ASKING = {
         "app/main.flow": (
             'use "../shared/words"\n\n@tool pub flow ask(q: Text) -> Result<Text, Text>\n\n'
             "pub flow main(q: Text) -> Text !tool = match ask(q) {\n"
-            "    Ok(a) => words.shout(a),\n    Err(_) => \"no answer\",\n}\n"
+            '    Ok(a) => words.shout(a),\n    Err(_) => "no answer",\n}\n'
         ),
         "shared/words.flow": 'pub flow shout(t: Text) -> Text = t ++ "!"\n',
     },
