@@ -57,6 +57,11 @@ def test_a_submitted_run_is_started_and_completes(store):
     assert s.result == "3" and s.facts == 6
     assert any("event=started" in ln for ln in w.lines)
     assert any(f"run={run_id} event=completed result=3" in ln for ln in w.lines)
+    calls = [ln for ln in w.lines if " call=root#1 " in ln]
+    assert calls == [
+        f"run={run_id} call=root#1 event=call_sent tool=svc.step",
+        f"run={run_id} call=root#1 event=call_returned tool=svc.step",
+    ]
 
 
 def test_the_support_example_pauses_on_human_ask_and_a_delivered_reply_completes_it(store):

@@ -116,10 +116,8 @@ async def _body(request: Request, max_body: int) -> bytes:
     return b"".join(chunks)
 
 
-async def _json_object(request: Request, max_body: int, *, empty_ok: bool = False) -> dict:
+async def _json_object(request: Request, max_body: int) -> dict:
     raw = await _body(request, max_body)
-    if not raw.strip() and empty_ok:
-        return {}
     try:
         body = json.loads(raw)
     except (ValueError, RecursionError) as e:

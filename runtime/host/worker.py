@@ -137,6 +137,76 @@ def clock_bindings(base: Bindings, wake: Callable[[], None] = lambda: None) -> B
     return out
 
 
+class _Logged(Bindings):
+    """`base`'s implementations, each call said in the worker's log as it is sent and answered
+    (`run=r call=root#1 event=call_sent tool=svc.step`, then `call_returned`, `call_pending` or
+    `call_raised`); the same implementations, names and options otherwise."""
+
+    def __init__(self, base: Bindings, log: Callable[..., None]):
+        super().__init__()
+        self.update(base)
+        self._say = log
+        self._logged: dict = {}
+
+    def lookup(self, spec):
+        impl = super().lookup(spec)
+        if impl is None:
+            return None
+        key = (impl, spec.name)
+        got = self._logged.get(key)
+        if got is None:
+            got = self._logged[key] = _logging(impl, spec.name, self._say)
+        return got
+
+
+def _said(ctx, say, tool: str, out=None, exc: Optional[BaseException] = None) -> None:
+    run_id, call_id = (ctx.run_id, ctx.call_id) if ctx is not None else (None, None)
+    if exc is not None:
+        say(run=run_id, call=call_id, event="call_raised", tool=tool, reason=f"{type(exc).__name__}: {exc}")
+    else:
+        say(run=run_id, call=call_id, event="call_pending" if out is pending else "call_returned", tool=tool)
+
+
+def _logging(impl: Callable, tool: str, say: Callable[..., None]) -> Callable:
+    import functools
+    import inspect
+
+    if inspect.iscoroutinefunction(impl) or inspect.iscoroutinefunction(getattr(impl, "__call__", None)):
+
+        @functools.wraps(impl)
+        async def logged_async(*args):
+            ctx = current_call()
+            say(
+                run=ctx.run_id if ctx else None,
+                call=ctx.call_id if ctx else None,
+                event="call_sent",
+                tool=tool,
+            )
+            try:
+                out = await impl(*args)
+            except BaseException as e:
+                _said(ctx, say, tool, exc=e)
+                raise
+            _said(ctx, say, tool, out)
+            return out
+
+        return logged_async
+
+    @functools.wraps(impl)
+    def logged(*args):
+        ctx = current_call()
+        say(run=ctx.run_id if ctx else None, call=ctx.call_id if ctx else None, event="call_sent", tool=tool)
+        try:
+            out = impl(*args)
+        except BaseException as e:
+            _said(ctx, say, tool, exc=e)
+            raise
+        _said(ctx, say, tool, out)
+        return out
+
+    return logged
+
+
 class _Held:
     """A run this worker is driving: its completion queue (to halt it) and whether it was."""
 
@@ -175,7 +245,9 @@ class Worker:
         self.programs: dict[str, Runnable] = {name: _runnable(p) for name, p in programs.items()}
         self._by_identity = {p.program.identity: (n, p) for n, p in self.programs.items()}
         # std's clock and bundle Tools, where the host binds neither (flowrt.host.bundles)
-        self.bindings = bundle_bindings(clock_bindings(BINDINGS if bindings is None else bindings, self.wake))
+        self.bindings = _Logged(
+            bundle_bindings(clock_bindings(BINDINGS if bindings is None else bindings, self.wake)), self.log
+        )
         self.concurrency = concurrency
         self.checkpoint_every = checkpoint_every
         self.lease_seconds = lease_seconds
