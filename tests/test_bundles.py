@@ -22,7 +22,7 @@ from flowrt.host import http_api
 from flowrt.host import worker as wk
 from flowrt.host.bundles import BundleRefused
 from flowrt.host.client import Client
-from flowrt.host.operations import open_store
+from flowrt.host.operations import Refused, open_store
 from http_helpers import running_worker, until
 
 BAD = {
@@ -337,3 +337,58 @@ def test_bundle_run_refuses_input_that_does_not_fit_and_tools_left_unbound(tmp_p
     assert run(GOOD, {"n": "one"})["Err"]["Refused"].startswith("input: $.n: expected Int")
     answer = run(ASKING, {"q": "x"})
     assert answer == {"Err": {"Refused": "no implementation bound for main.ask"}}
+
+
+def test_client_start_with_a_bundle_that_does_not_check_raises_with_the_diagnostics(served):
+    worker, api = served
+    with pytest.raises(BundleRefused) as e:
+        Client(worker).start(bundle=BAD, input={"n": 1})
+    assert e.value.diagnostics_json == bundles.diagnostics(BAD)
+    assert worker.runs() == []
+    with pytest.raises(Refused, match="give a program or a bundle, not both"):
+        Client(worker).start("x", bundle=GOOD)
+
+
+def test_a_bundle_compiled_before_is_loaded_from_the_program_cache(tmp_path):
+    from flow2py.cache import CachedProgram, ProgramCache
+
+    cache = ProgramCache(str(tmp_path / "cache"))
+    # a program no other test compiles: one already loaded in this process is not written again
+    probe = {
+        "entry": "main.flow",
+        "modules": {"main.flow": "pub flow main(cache_probe: Int) -> Int = cache_probe * 7919\n"},
+    }
+    first = bundles.compile_bundle(probe, cache=cache)
+    again = bundles.compile_bundle(probe, cache=cache)
+    assert isinstance(again, CachedProgram) and cache.hits == 1
+    assert again.program.identity == first.program.identity
+    edited = {
+        **probe,
+        "modules": {"main.flow": "pub flow main(cache_probe: Int) -> Int = cache_probe * 7907\n"},
+    }
+    assert bundles.compile_bundle(edited, cache=cache).program.identity != first.program.identity
+    assert cache.hits == 1
+
+
+CHECKER = """use "std@v1/bundle"
+
+pub flow main(text: Text) -> Text !tool = match bundle.check(bundle.Bundle { entry: "main.flow", modules: ["main.flow": text] }) {
+    Ok(_) => "checks",
+    Err(Failed(bundle.Diagnostics([d, ..]))) => match d.fixes {
+        [f, ..] => d.code ++ ": " ++ f.message ++ " safe=" ++ f.safe.to_text(),
+        [] => d.code,
+    },
+    Err(_) => "other",
+}
+"""
+
+
+def test_bundle_check_hands_a_flow_program_the_diagnostics_with_their_fixes_typed(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.flow").write_text(CHECKER, encoding="utf-8")
+    unused = "pub flow main(n: Int) -> Int = {\n    let x = 1\n    n\n}\n"
+    out = CliRunner().invoke(
+        cli, ["run", "c.flow", "--input", json.dumps({"text": unused}), "--store", "r.db"]
+    )
+    assert out.exit_code == 0, out.output
+    assert '"E404: rename it to `_x` safe=true"' in out.output
