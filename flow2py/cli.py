@@ -144,9 +144,12 @@ def build(path, out_dir, package_name):
 
 @main.command()
 @click.argument("path", type=click.Path())
+@click.option(
+    "--tools", "tools", multiple=True, help="Also show where each Tool would run with these bindings."
+)
 @_guard
-def tools(path):
-    """List every Tool the program can reach, with its signature."""
+def tools(path, tools):
+    """List every Tool the program can reach, with its signature (and, with --tools, where it runs)."""
     from flowrt.data.exit_codes import EXIT_REFUSED
     from flow2py import host, inspect
 
@@ -154,7 +157,7 @@ def tools(path):
     if result.diagnostics:
         _print_diagnostics(result, "text")
         sys.exit(EXIT_REFUSED)
-    for line in inspect.tool_signatures(result.program):
+    for line in host.tool_sites(path, tools) if tools else inspect.tool_signatures(result.program):
         click.echo(line)
 
 

@@ -45,6 +45,9 @@ __all__ = [
     "archive",
     "build",
     "check",
+    "bindings_of",
+    "tool_sites",
+    "check_remote",
     "check_bundle",
     "compile_bundle",
     "compile_path",
@@ -119,9 +122,13 @@ def build(program: CheckedProgram, out_dir: str, package_name: str | None = None
 
 
 def load_tools(specs: Iterable[str]) -> rt.Bindings:
-    """Import each `--tools` file or module; their `@bind` registrations fill the bindings."""
+    """Import each `--tools` file or module; their `@bind` registrations fill the bindings. A
+    `.toml` file is a binding file (flowrt.host.binding_files): each Tool it names is bound."""
     for spec in specs:
         try:
+            if spec.endswith(".toml"):
+                _binding_file(spec)
+                continue
             _import_tools(spec)
         except Refused:
             raise
@@ -130,6 +137,65 @@ def load_tools(specs: Iterable[str]) -> rt.Bindings:
     from flowrt.host.bundles import bundle_bindings
 
     return bundle_bindings(rt.BINDINGS)  # std's bundle Tools, unless a file bound them
+
+
+def _binding_file(spec: str) -> None:
+    from flowrt.host.binding_files import BindingFileError, load_binding_file
+
+    try:
+        load_binding_file(spec, rt.BINDINGS)
+    except BindingFileError as e:
+        raise Refused(f"--tools {e}") from None
+
+
+def bindings_of(loaded: rh.Runnable, tools: Iterable[str], entry: str | None = None) -> rt.Bindings:
+    """The `--tools` bindings, then, for a reachable Tool they leave unbound, its module
+    repository's default binding file (flowrt.host.binding_files.with_repo_defaults)."""
+    from flowrt.host.binding_files import BindingFileError, with_repo_defaults
+
+    bindings = load_tools(tools)
+    commits = getattr(getattr(loaded, "checked", None), "commits", None)
+    if not commits:
+        return bindings
+    # the module cache, as flow2py.check.modgraph.default_cache_dir finds it (not imported: a run
+    # from the program cache imports no part of the compiler)
+    cache = os.environ.get("FLOW2PY_CACHE") or os.path.join(
+        os.path.expanduser("~"), ".cache", "flow2py", "repos"
+    )
+    try:
+        return with_repo_defaults(bindings, loaded.reachable(entry), commits, cache)
+    except BindingFileError as e:
+        raise Refused(f"a repository's default bindings: {e}") from None
+
+
+def tool_sites(path: str, tools: Iterable[str]) -> list[str]:
+    """`flow2py tools PATH --tools FILE`: each reachable Tool's signature line (flow2py.inspect)
+    followed by where it would run: an in-process function, a command, a URL, or unbound."""
+    from flowrt.host.binding_files import where
+
+    from flow2py import inspect
+
+    loaded = compile_path(path)
+    bindings = bindings_of(loaded, tools)
+    names = dict(loaded.reachable(None))
+    out = []
+    for line in inspect.tool_signatures(loaded.checked):
+        decl = line.rsplit("[", 1)[1].rstrip("]")
+        impl = bindings._impls.get(decl) or bindings._impls.get(names.get(decl, ""))
+        out.append(f"{line}  => {where(impl)}")
+    return out
+
+
+def check_remote(bindings: rt.Bindings, loaded: rh.Runnable, entry: str | None, what: str) -> rt.Bindings:
+    """The hello exchange and signature check of every Tool protocol binding a run can reach
+    (flowrt.host.tool_protocol), before anything is recorded."""
+    from flowrt.host.tool_protocol import RemoteRefused, check_remote as check
+
+    try:
+        check(bindings, loaded, loaded.reachable(entry))
+    except RemoteRefused as e:
+        raise Refused(f"{e}; {what}") from None
+    return bindings
 
 
 def _import_tools(spec: str) -> None:
@@ -166,7 +232,8 @@ def start(
     # records as issued, and a store that does not exist yet has issued none.
     store = open_store(store_path, create=False) if rh.store_exists(store_path) else None
     rh.decode_input(value, loaded.entry(entry)[1], issued=rh.issued_in(store))
-    bindings = rh.bindings_for(loaded, load_tools(tools), entry, "the run was not started")
+    bindings = rh.bindings_for(loaded, bindings_of(loaded, tools, entry), entry, "the run was not started")
+    check_remote(bindings, loaded, entry, "the run was not started")
     store = store or open_store(store_path)
     report = rh.start(
         store,
@@ -222,7 +289,7 @@ def resume(
         run_id,
         replies=delivered,
         resend=resend,
-        bindings=load_tools(tools),
+        bindings=check_remote(bindings_of(loaded, tools), loaded, None, "nothing was recorded"),
         checkpoint_every=checkpoint_every,
     )
     return _with_calls(store, loaded, report)
@@ -262,7 +329,7 @@ def fork(
         run_id,
         checkpoint,
         input=_input(input_json),
-        bindings=load_tools(tools),
+        bindings=check_remote(bindings_of(loaded, tools), loaded, None, "nothing was recorded"),
         new_run_id=new_run_id,
         checkpoint_every=checkpoint_every,
         meta=loaded.meta(program_path),

@@ -55,8 +55,8 @@ COMPILER = (
             "flow2py.testing",
             "flow2py.cli",
             "flow2py.pytest_plugin",
-            "flow2py.worker_cli",
             *CLI_PARTS,
+            "flow2py.worker_cli",
         ),
     ),
 )

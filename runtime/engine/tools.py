@@ -51,6 +51,7 @@ __all__ = [
     "CallContext",
     "current_call",
     "admitter",
+    "WholeCall",
 ]
 
 
@@ -248,6 +249,16 @@ def _reason(e) -> str:
     return unicode_text(r if type(r) is str else str(r))
 
 
+class WholeCall:
+    """Base of an implementation that is given the whole call rather than its arguments: the
+    Tool's spec, the arguments in JSON form, the concrete type arguments and the CallContext
+    (the Tool protocol's clients, flowrt.host.tool_protocol). `serve_call` returns the outcome
+    itself (`Ok`/`Err(...)`, admitted by it with `admit`) or PENDING, and never raises."""
+
+    def serve_call(self, spec: ToolSpec, jargs: list, type_args: tuple, context):
+        raise NotImplementedError
+
+
 _SCALARS = frozenset({str, int, bool, type(None)})  # their JSON form is themselves (to_json)
 
 
@@ -258,6 +269,8 @@ def call_implementation(impl: Callable, spec: ToolSpec, args: tuple, type_args: 
         jargs = [a if type(a) in _SCALARS else to_json(a) for a in args]
     except TypeError as e:
         return Err(NotRun(f"flowrt could not send the arguments: {e}"))
+    if isinstance(impl, WholeCall):
+        return impl.serve_call(spec, jargs, type_args, context)
     token = _CURRENT.set(context)
     try:
         raw = impl(*jargs)
