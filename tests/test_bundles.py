@@ -263,6 +263,9 @@ def test_a_repository_use_resolves_from_the_cache_and_a_pin_that_disagrees_is_re
 ):
     worker, api = served
     _repo_cache(tmp_path / "repos")
+    # a flow.lock in the working folder is not the bundle's: it is neither read nor written
+    stray = json.dumps({"version": 1, "repos": {"github.com/acme/tools": {"tag": "v1.2", "commit": "zzz"}}})
+    (tmp_path / "flow.lock").write_text(stray, encoding="utf-8")
     r = api.post("/runs", json={"bundle": REPO_USE, "run_id": "r1"})
     assert r.status_code == 201, r.text
     assert _state(api, "r1", "completed")["result"] == "3"
@@ -272,7 +275,7 @@ def test_a_repository_use_resolves_from_the_cache_and_a_pin_that_disagrees_is_re
     lock = pinned["pins"]
     assert r.json()["diagnostics"] == _check_on_disk(tmp_path, REPO_USE, monkeypatch, lock=lock)
     assert [run["run_id"] for run in api.get("/runs").json()] == ["r1"]
-    assert not (tmp_path / "flow.lock").exists()
+    assert (tmp_path / "flow.lock").read_text(encoding="utf-8") == stray
 
 
 # ---- std@v1/bundle: a Flow program writes a bundle, repairs it, runs it -----------------------------
