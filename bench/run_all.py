@@ -4,7 +4,8 @@
 
 Runs bench_parse, bench_check, bench_collections, bench_store, bench_runtime, bench_pure,
 bench_effectful, bench_replay, bench_input, bench_startup, bench_progress and bench_worker, each in
-its own process (so peak RSS figures are its own), and prints how long each took. --quick passes smaller sizes to the benchmarks that take them.
+its own process (so peak RSS figures are its own), and prints how long each took. --quick passes
+smaller sizes to the benchmarks that take them.
 docs/bench.md summarises the figures against the goals.
 """
 
@@ -31,7 +32,7 @@ BENCHES = [
     ("bench_input.py", [], ["--runs", "3"]),
     ("bench_startup.py", [], ["--runs", "3"]),
     ("bench_progress.py", [], ["--runs", "3", "--calls", "300"]),
-    ("bench_worker.py", [], ["--runs", "50", "--replies", "10"]),
+    ("bench_worker.py", [], ["--runs", "200", "--replies", "30"]),
 ]
 
 
