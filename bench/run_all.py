@@ -32,7 +32,7 @@ BENCHES = [
     ("bench_input.py", [], ["--runs", "3"]),
     ("bench_startup.py", [], ["--runs", "3"]),
     ("bench_progress.py", [], ["--runs", "3", "--calls", "300"]),
-    ("bench_worker.py", [], ["--runs", "50", "--replies", "10"]),
+    ("bench_worker.py", [], ["--runs", "200", "--replies", "30"]),
     ("bench_json.py", [], ["--runs", "3", "--items", "500"]),
 ]
 

@@ -5,6 +5,10 @@ Two lists, both explicit. `flowrt.abi` holds exactly what generated code may use
 re-exports it. Below it, the host API: what a host application, the CLI and the tests reach
 as `flowrt.<name>` to run, store and show runs (docs/spec/execution.md, trace.md). Generated code
 never uses these; anything else is imported from its own module (`from flowrt.history.store import ...`).
+
+One name of the host floor is reached through the package: `flowrt.Client` (the client of a
+worker, flowrt.host.client), imported when it is first asked for, so `import flowrt` (which every
+generated module does) never loads the host (tests/test_layering.py names this one exception).
 """
 
 from flowrt.abi import *  # noqa: F403  (the ABI: its __all__ is the list)
@@ -119,4 +123,13 @@ __all__ = [
     "DATA_VERSION",
     "MissingClass",
     "TraceError",
+    "Client",  # noqa: F405  (given by __getattr__ below, on first use)
 ]
+
+
+def __getattr__(name: str):
+    if name == "Client":  # the one name of the host floor, loaded on first use (see the docstring)
+        from flowrt.host.client import Client
+
+        return Client
+    raise AttributeError(f"module 'flowrt' has no attribute {name!r}")

@@ -22,6 +22,11 @@ RUNTIME_MAY_IMPORT = {
     "abi": {"data", "history", "engine"},
     "top": {"data", "history", "engine", "abi"},
 }
+#: the one import the package top makes of the host floor: `flowrt.Client` (the client of a
+#: worker; importing it imports the package flowrt.host first), imported lazily by
+#: flowrt/__init__.py's `__getattr__` when it is first asked for, so `import flowrt` (every
+#: generated module) never loads the host; nothing else of the host is reached through the package
+TOP_MAY_IMPORT_OF_THE_HOST = {"flowrt.host", "flowrt.host.client"}
 #: the engine's own floors, lowest first (runtime/engine/__init__.py)
 ENGINE_FLOORS = (
     ("interrupts", "describe", "outcomes", "tools", "retry"),
@@ -42,7 +47,7 @@ COMPILER = (
     ("syntax", ("flow2py.syntax",)),
     ("check", ("flow2py.check",)),
     ("codegen", ("flow2py.codegen",)),
-    ("pipeline", ("flow2py.pipeline", "flow2py.inspect", "flow2py.cache")),
+    ("pipeline", ("flow2py.pipeline", "flow2py.inspect", "flow2py.cache", "flow2py.bundles")),
     (
         "host",
         (
@@ -94,6 +99,8 @@ def _runtime_violation(mod: str, dep: str) -> Optional[str]:
     if theirs is None or "unplaced" in (mine[0], theirs[0]):
         return None
     if theirs[0] not in RUNTIME_MAY_IMPORT[mine[0]]:
+        if mine[0] == "top" and dep in TOP_MAY_IMPORT_OF_THE_HOST:
+            return None
         return f"{mod} (floor {mine[0]}) imports {dep} (floor {theirs[0]})"
     if mine[0] == theirs[0] == "engine" and theirs[1] > mine[1]:
         return f"{mod} imports {dep}, a higher floor of the engine"
@@ -253,3 +260,13 @@ def test_a_relative_import_is_resolved_in_its_package(tmp_path):
     probe = tmp_path / "probe.py"
     probe.write_text("from ..engine import run_loop\n", encoding="utf-8")
     assert imports_of(probe, "flowrt.history.probe") == {"flowrt.engine", "flowrt.engine.run_loop"}
+
+
+def test_the_package_top_reaches_the_client_and_nothing_else_of_the_host():
+    assert violations({"flowrt": {"flowrt.host.client"}}) == []
+    assert violations({"flowrt": {"flowrt.host.client", "flowrt.host.worker"}}) == [
+        "flowrt (floor top) imports flowrt.host.worker (floor host)"
+    ]
+    assert violations({"flowrt.abi": {"flowrt.host.client"}}) == [
+        "flowrt.abi (floor abi) imports flowrt.host.client (floor host)"
+    ]
