@@ -19,7 +19,10 @@ What an entry is keyed by (`Key`), so that a hit is what compiling again would g
   the entry with a digest of their text, and a hit re-reads each one and compares: an edited,
   added-to or removed module misses;
 * for a run's stored program: the run's program identity and every stored module text and
-  repository commit (all known before compiling).
+  repository commit (all known before compiling);
+* for a submitted bundle (flow2py/bundles.py): its entry, every module text and its pins, and
+  where repository modules are read from; the entry records the tag file and the module file of
+  each repository module it read, checked on a hit as a path's files are.
 
 An entry file is `flow2py-program-cache <format> <blake3 hex of the body>\\n<body JSON>`. Reading
 checks the header, the hash, the key recorded inside the body (an entry copied under another
@@ -166,6 +169,12 @@ class Key:
     def for_stored(cls, entry_path: str, identity: str, sources: dict, commits: dict | None) -> Key:
         parts = ["stored", compiler_fingerprint(), entry_path, identity, sources, commits or {}]
         return cls("stored", _digest(parts))
+
+    @classmethod
+    def for_bundle(cls, entry_path: str, modules: dict, pins: dict | None) -> Key:
+        where = [os.environ.get("FLOW2PY_CACHE"), os.path.expanduser("~")]
+        parts = ["bundle", compiler_fingerprint(), entry_path, modules, pins or {}, where]
+        return cls("bundle", _digest(parts))
 
     @property
     def file_name(self) -> str:
@@ -344,6 +353,26 @@ def path_deps(entry_path: str, modules, program) -> list | None:
     return sorted({tuple(d): d for d in deps}.values(), key=lambda d: (d[0], d[1] or ""))
 
 
+def repository_deps(modules, program) -> list | None:
+    """The files a bundle's compile read (flow2py/bundles.py): each repository module and its tag
+    file, with the digest of its text; None when one changed meanwhile (nothing is cached)."""
+    from flow2py.check.modgraph import default_cache_dir
+
+    deps = []
+    for m in modules.modules:
+        if m.is_std or not m.repo:
+            continue  # std is in the fingerprint, the bundle's own modules in the key
+        if read_text(m.file) != m.ast.source:
+            return None
+        repo_id, _, tag = m.repo.rpartition("@")
+        tag_file = os.path.join(default_cache_dir(), *repo_id.split("/"), "tags", tag)
+        commit = read_text(tag_file)
+        if commit is None or commit.strip() != program.commits.get(repo_id):
+            return None
+        deps += [[m.file, text_digest(m.ast.source)], [tag_file, text_digest(commit)]]
+    return sorted({tuple(d): d for d in deps}.values(), key=lambda d: (d[0], d[1] or ""))
+
+
 # ---- the cache folder ---------------------------------------------------------------------------
 
 
@@ -400,7 +429,7 @@ class ProgramCache:
             return None
         if not isinstance(body, dict) or body.get("kind") != key.kind or body.get("key") != key.digest:
             return None  # another key's entry under this name: foreign
-        if key.kind == "path" and not _valid_deps(body.get("deps")):
+        if key.kind in ("path", "bundle") and not _valid_deps(body.get("deps")):
             return None
         return body if valid_summary(body.get("program")) else None
 

@@ -48,6 +48,8 @@ __all__ = [
     "bindings_of",
     "tool_sites",
     "check_remote",
+    "check_bundle",
+    "compile_bundle",
     "compile_path",
     "compile_stored",
     "flow_tool",
@@ -94,6 +96,24 @@ def compile_stored(store: Store, run_id: str, cache: ProgramCache | None = None)
     return compile_program(ProgramText.stored(run_id, info.program, sources, info.meta), cache)
 
 
+def compile_bundle(bundle, *, store: Store | None = None, cache: ProgramCache | None = None) -> rh.Runnable:
+    """Compile a submitted bundle from its texts (flow2py.bundles.compile_bundle), with the program
+    cache beside `store` unless `cache` is given; `flowrt.host.bundles.BundleRefused` otherwise.
+    The runtime calls it through the `flowrt_compilers` entry point (flowrt.host.bundles)."""
+    from flow2py import bundles
+
+    if cache is None and store is not None:
+        cache = cache_for(str(store.file.path))
+    return bundles.compile_bundle(bundle, cache=cache)
+
+
+def check_bundle(bundle) -> list[dict]:
+    """A bundle's diagnostics as data, exactly `check --format json`'s array (flow2py.bundles)."""
+    from flow2py import bundles
+
+    return bundles.check_bundle(bundle)
+
+
 def build(program: CheckedProgram, out_dir: str, package_name: str | None = None) -> str:
     return pipeline.write(program, out_dir, package_name)
 
@@ -114,7 +134,9 @@ def load_tools(specs: Iterable[str]) -> rt.Bindings:
             raise
         except BaseException as e:  # noqa: BLE001  (the host's file: report it, never a traceback)
             raise Refused(f"--tools {spec}: importing it failed: {type(e).__name__}: {e}") from None
-    return rt.BINDINGS
+    from flowrt.host.bundles import bundle_bindings
+
+    return bundle_bindings(rt.BINDINGS)  # std's bundle Tools, unless a file bound them
 
 
 def _binding_file(spec: str) -> None:

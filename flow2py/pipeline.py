@@ -16,9 +16,10 @@ runs or inspects goes through here: the CLI (check, build, tools, run, test), fl
 (which adds the run operations around it), flow2py.testing and its pytest plugin, and the
 compiles of a run's stored sources for resume, replay, history and fork.
 
-A program's text comes from one of two places (`ProgramText`): the files on disk, starting at an
-entry path, or the module sources a run's history stores, with the repository commits it
-started on. A stored program is compiled from those sources alone, never from disk, and must
+A program's text comes from one of three places (`ProgramText`): the files on disk, starting at
+an entry path; the module sources a run's history stores, with the repository commits it
+started on; or a submitted bundle's module texts, with its pins (flow2py/bundles.py), read
+like files but never from disk. A stored program is compiled from those sources alone, never from disk, and must
 give back the program identity the run started on: a run continues on its own program or not
 at all.
 
@@ -74,13 +75,17 @@ __all__ = [
 class ProgramText:
     """Where a program's text comes from: the files under `entry_path`, or (`sources`, module key
     -> text, with `commits`, repository -> commit) the sources a run stored, nothing from disk.
-    `run_id` and `identity` name the run that stored them and the program it started on."""
+    `run_id` and `identity` name the run that stored them and the program it started on.
+    `bundle` (module key -> text) and `pins` (flow.lock's `repos`): a submitted bundle's own
+    modules and pins (flow2py/bundles.py); std and the module cache give the rest."""
 
     entry_path: str
     sources: dict[str, str] | None = None
     commits: dict[str, str] | None = None
     run_id: str | None = None
     identity: str | None = None
+    bundle: dict[str, str] | None = None
+    pins: dict | None = None
 
     @classmethod
     def stored(cls, run_id: str, identity: str, sources: dict[str, str], meta: dict | None) -> ProgramText:
@@ -188,6 +193,8 @@ def read_and_check(text: ProgramText) -> tuple[Modules, CheckResult]:
 
 def cache_key(text: ProgramText) -> program_cache.Key:
     """The cache key of a program's text: its path, or a run's stored sources and identity."""
+    if text.bundle is not None:
+        return program_cache.Key.for_bundle(text.entry_path, text.bundle, text.pins)
     if text.sources is None:
         return program_cache.Key.for_path(text.entry_path)
     return program_cache.Key.for_stored(text.entry_path, text.identity, text.sources, text.commits)
@@ -205,9 +212,11 @@ def read(text: ProgramText) -> Modules:
     """Find, read and parse every module the entry module reaches (check/modgraph.py)."""
     from flow2py.check import read_modules
 
-    if text.sources is None and not os.path.isfile(text.entry_path):
+    if text.sources is None and text.bundle is None and not os.path.isfile(text.entry_path):
         raise Refused(f"{text.entry_path}: no such file")
-    return read_modules(text.entry_path, sources=text.sources, commits=text.commits)
+    return read_modules(
+        text.entry_path, sources=text.sources, commits=text.commits, bundle=text.bundle, pins=text.pins
+    )
 
 
 def check(modules: Modules) -> CheckResult:

@@ -128,16 +128,53 @@ def worker_cmd(programs, tools, store_path, http, concurrency, token, grace, che
     sys.exit(EXIT_OK)
 
 
-def submit_cmd(program, entry, input_json, run_id, store_path):
+def submit_cmd(program, entry, input_json, run_id, store_path, bundle_file=None):
     from flow2py import host
     from flowrt.host import operations as rh
     from flowrt.host.worker import submit
 
+    if (program is None) == (bundle_file is None):
+        raise rh.Refused("submit: give a program ([NAME=]PATH) or --bundle FILE.json, not both")
+    if bundle_file is not None:
+        submit_bundle_cmd(bundle_file, entry, input_json, run_id, store_path)
+        return
     name, path = _named(program)
     loaded = load_program(path)
     value = None if input_json is None else rh.parse_json(input_json, "--input")
     store = rh.open_store(store_path)
     meta = loaded.meta(path) if isinstance(loaded, host.Loaded) else None
+    click.echo(submit(store, loaded, program=name, entry=entry, input=value, run_id=run_id, meta=meta))
+
+
+def submit_bundle_cmd(bundle_file, entry, input_json, run_id, store_path):
+    """`submit --bundle FILE.json`: the bundle checked and compiled first; one that does not check
+    prints its diagnostics as `check --format json` does on stdout, exits 1 and records nothing
+    (no store is created for it)."""
+    import json
+
+    from flow2py import host
+    from flowrt.host import operations as rh
+    from flowrt.host.bundles import BundleRefused, bundle_name
+    from flowrt.host.worker import submit
+
+    try:
+        with open(bundle_file, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise rh.Refused(
+            f"--bundle {bundle_file}: cannot read it: {getattr(e, 'strerror', None) or e}"
+        ) from None
+    bundle = rh.parse_json(text, f"--bundle {bundle_file}")
+    value = None if input_json is None else rh.parse_json(input_json, "--input")
+    try:
+        loaded = host.compile_bundle(bundle)
+    except BundleRefused as e:
+        if e.diagnostics_json is not None:
+            click.echo(json.dumps(e.diagnostics_json, indent=2, ensure_ascii=False))
+        raise
+    store = rh.open_store(store_path)
+    meta = loaded.meta(submitted="bundle", bundle_entry=bundle["entry"])
+    name = bundle_name(bundle)
     click.echo(submit(store, loaded, program=name, entry=entry, input=value, run_id=run_id, meta=meta))
 
 
@@ -207,17 +244,20 @@ def register(main, guard) -> None:
         worker_cmd(programs, tools, store_path, http, concurrency, token, grace, checkpoint_every)
 
     @main.command(name="submit")
-    @click.argument("program")
+    @click.argument("program", required=False)
     @click.option("--entry", default="main", show_default=True)
     @click.option(
         "--input", "input_json", default=None, help="JSON object keyed by the entry's parameter names."
     )
     @click.option("--run-id", default=None)
+    @click.option(
+        "--bundle", "bundle_file", default=None, help="A bundle of module texts (JSON) to run instead."
+    )
     @STORE
     @guard
-    def submit(program, entry, input_json, run_id, store_path):
-        """Record a new run ([NAME=]PATH) for a worker; print its id."""
-        submit_cmd(program, entry, input_json, run_id, store_path)
+    def submit(program, entry, input_json, run_id, store_path, bundle_file):
+        """Record a new run ([NAME=]PATH, or --bundle FILE.json) for a worker; print its id."""
+        submit_cmd(program, entry, input_json, run_id, store_path, bundle_file)
 
     @main.command(name="reply")
     @click.argument("run_id")

@@ -215,13 +215,6 @@ def test_input_that_does_not_fit_is_a_400_with_the_admission_message_and_nothing
     assert api.get("/runs").json() == []
 
 
-def test_a_submitted_bundle_is_a_400_saying_bundles_are_not_supported_yet(api):
-    bundle = {"entry": "main.flow", "modules": {"main.flow": "flow main() -> Int = 1"}}
-    r = api.post("/runs", json={"bundle": bundle, "input": {}})
-    assert r.status_code == 400 and r.json() == {"error": "submitted bundles are not supported yet"}
-    assert api.get("/runs").json() == []
-
-
 def test_a_run_id_that_exists_is_a_409(api):
     _start_paused(api)
     r = api.post("/runs", json={"program": "support", "input": TICKET, "run_id": "s1"})

@@ -95,12 +95,22 @@ def read_modules(
     source: str | None = None,
     sources: dict[str, str] | None = None,
     commits: dict[str, str] | None = None,
+    bundle: dict[str, str] | None = None,
+    pins: dict | None = None,
 ) -> Modules:
-    """Find, read and parse the program's modules (the arguments as `check_program`'s)."""
+    """Find, read and parse the program's modules (the arguments as `check_program`'s; `bundle`,
+    module key -> text, and `pins`, flow.lock's `repos`: a submitted bundle, flow2py/bundles.py)."""
     problems = Problems()
     with _checking(entry_path, problems):
         loader = Loader(
-            entry_path, problems, cache_dir, entry_source=source, stored=sources, stored_commits=commits
+            entry_path,
+            problems,
+            cache_dir,
+            entry_source=source,
+            stored=sources,
+            stored_commits=commits,
+            bundle=bundle,
+            pins=pins,
         )
         modules = loader.load()
         return Modules(

@@ -2,7 +2,10 @@
 
 From the entry file, every `use` is resolved to a module key and a file, depth first, refusing
 cycles; std modules come from the installed `flow2py.std` package, repository modules from the
-local module cache, pinned in `flow.lock` next to the entry file. Every std module is always
+local module cache, pinned in `flow.lock` next to the entry file. A submitted bundle
+(flow2py/bundles.py) gives its own modules as texts (`bundle`: module key -> text) and its pins in
+place of `flow.lock`: nothing of the program is then read from disk but std and the module cache,
+and no lock is written. Every std module is always
 loaded: method syntax and operators find functions in the home module of a type whether or not
 the program imported it. The result lists modules in dependency order (each after what it uses).
 """
@@ -71,6 +74,8 @@ class Loader:
         entry_source: str | None = None,
         stored: dict[str, str] | None = None,
         stored_commits: dict[str, str] | None = None,
+        bundle: dict[str, str] | None = None,
+        pins: dict | None = None,
     ) -> None:
         # `stored`: module key -> source, the exact program a run recorded. Every module (std and
         # repository modules included) is then read from it and never from disk or the cache, so
@@ -91,7 +96,15 @@ class Loader:
         self.repo_tags: dict[str, str] = {}  # "github.com/acme/tools" -> tag
         self._state: dict[str, int] = {}  # 1 visiting, 2 done
         self._stack: list[str] = []
-        self._lock = {} if stored is not None else self._read_lock()
+        # `bundle`: module key -> text of the program's own modules (a submitted bundle); its
+        # `pins` stand for flow.lock, which is then neither read nor written.
+        self.bundle = bundle
+        if stored is not None:
+            self._lock = {}
+        elif bundle is not None:
+            self._lock = dict(pins or {})
+        else:
+            self._lock = self._read_lock()
         self._lock_changed = False
         self._repo_dirs: dict[str, str] = {}
 
@@ -110,7 +123,7 @@ class Loader:
             return {}
 
     def _write_lock(self) -> None:
-        if not self._lock_changed:
+        if not self._lock_changed or self.bundle is not None:
             return
         try:
             with open(self._lock_path(), "w", encoding="utf-8") as f:
@@ -197,6 +210,9 @@ class Loader:
                 display = os.path.normpath(os.path.join(os.path.dirname(self.entry_path), key + ".flow"))
         if self.stored is not None:
             source = self.stored.get(key)
+            read = None if source is None else self._read(file, display, False, source)
+        elif self.bundle is not None and not is_std and not repo:
+            source = self.bundle.get(key)  # the bundle's own module: never a file on disk
             read = None if source is None else self._read(file, display, False, source)
         else:
             read = self._read(file, display, is_std, source)

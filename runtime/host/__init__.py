@@ -5,7 +5,8 @@ operations (start, resume, replay, history, verify: `Host`, `Report`, `Refused`)
 continued from a checkpoint on a newer program), nested (a Flow program bound as a Tool), runs_view
 (what an operator is shown of runs: open calls with their reply types, the runs listing, progress),
 client (`Client`, `RunHandle`: runs handed to a worker; `Host` here is operations' with run
-handles), http_api (the worker's HTTP API; imported only by who serves it, it needs Starlette).
+handles), http_api (the worker's HTTP API; imported only by who serves it, it needs Starlette),
+bundles (programs submitted as module texts, compiled through the installed compiler).
 `from flowrt.host import Host` keeps working: the names below are the public face.
 
 Floors, lowest first: data < history < engine < host. The host may import every floor below;

@@ -276,15 +276,29 @@ class Client(_Owner):
 
     def start(
         self,
-        program,
+        program=None,
         input: Optional[dict] = None,
         *,
         run_id: Optional[str] = None,
         entry: str = "main",
         name: Optional[str] = None,
+        bundle: Optional[dict] = None,
     ) -> RunHandle:
         """Record a submitted run of `program` (a name, a path or a program; see the module
-        docstring) for the worker to start; its input is admitted first (Refused otherwise)."""
+        docstring) for the worker to start; its input is admitted first (Refused otherwise).
+        `bundle` instead of a program: a program as module texts (flowrt.host.bundles), checked
+        first; one that does not check raises `BundleRefused` with its `diagnostics_json`."""
+        if (program is None) == (bundle is None):
+            raise Refused("start: give a program or a bundle, not both and not neither")
+        if bundle is not None:
+            from flowrt.host.bundles import submit_bundle
+
+            if name is not None and isinstance(bundle, dict):
+                bundle = {**bundle, "name": name}
+            run_id = submit_bundle(
+                self.store, bundle, entry=entry, input=input, run_id=run_id, worker=self.worker
+            )
+            return RunHandle(self, run_id)
         name, prog = self.programs.resolve(program, name)
         run_id = wk.submit(self.store, prog, program=name, entry=entry, input=input, run_id=run_id)
         if self.worker is not None:

@@ -38,6 +38,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from flowrt.host import worker as wk
+from flowrt.host.bundles import BundleRefused, submit_bundle
 from flowrt.host.client import Client
 from flowrt.host.http_openapi import openapi_document
 from flowrt.host.operations import Refused
@@ -47,7 +48,6 @@ __all__ += ["ROUTES"]
 
 LOG = logging.getLogger(__name__)
 
-BUNDLES_NOT_SUPPORTED = "submitted bundles are not supported yet"
 JSONL = "application/jsonl"
 
 
@@ -205,7 +205,7 @@ class _Routes:
         _authorize(request, self.token)
         body = await _json_object(request, self.max_body)
         if "bundle" in body:
-            raise _Answer(400, BUNDLES_NOT_SUPPORTED)
+            return await self.start_bundle(body)
         body = _fields(
             body,
             {"program": (str,), "entry": (str,), "input": (dict, type(None)), "run_id": (str, type(None))},
@@ -220,6 +220,36 @@ class _Routes:
                 run_id=body.get("run_id"),
             )
         except _Answer as a:  # input that does not fit is bad input here, not an unfitting reply
+            raise _Answer(400 if a.status == 422 else a.status, a.message) from None
+        return JSONResponse({"run_id": run_id}, status_code=201)
+
+    async def start_bundle(self, body: dict) -> Response:
+        """`POST /runs` with a bundle: checked and compiled from its texts first; a bundle that does
+        not check is 422 with its diagnostics (as `check --format json`), one refused for its shape
+        or a limit 400, and neither records anything."""
+        body = _fields(
+            body,
+            {"bundle": (dict,), "entry": (str,), "input": (dict, type(None)), "run_id": (str, type(None))},
+            ("bundle",),
+        )
+        try:
+            run_id = await run_in_threadpool(
+                submit_bundle,
+                self.worker.store,
+                body["bundle"],
+                entry=body.get("entry", "main"),
+                input=body.get("input"),
+                run_id=body.get("run_id"),
+                worker=self.worker,
+            )
+        except BundleRefused as e:
+            if e.diagnostics_json is None:
+                raise _Answer(400, str(e)) from None
+            return JSONResponse(
+                {"error": _one_line(str(e)), "diagnostics": e.diagnostics_json}, status_code=422
+            )
+        except Refused as e:
+            a = _refusal(e)  # input that does not fit is bad input here, not an unfitting reply
             raise _Answer(400 if a.status == 422 else a.status, a.message) from None
         return JSONResponse({"run_id": run_id}, status_code=201)
 

@@ -41,16 +41,41 @@ _SCHEMAS = {
     },
     "StartRun": {
         "type": "object",
-        "required": ["program"],
+        "oneOf": [{"required": ["program"]}, {"required": ["bundle"]}],
         "additionalProperties": False,
         "properties": {
             "program": {"type": "string", "description": "the name of a program the worker serves"},
+            "bundle": _ref("Bundle"),
             "entry": {"type": "string", "default": "main", "description": "the entry function"},
             "input": {
                 "type": ["object", "null"],
                 "description": "the entry's arguments keyed by parameter name, in the JSON mapping of Flow data",
             },
             "run_id": {"type": ["string", "null"], "description": "the new run's id (else one is made)"},
+        },
+    },
+    "Bundle": {
+        "type": "object",
+        "description": "a program as module texts (docs/spec/modules.md, Submitted bundles)",
+        "required": ["entry", "modules"],
+        "additionalProperties": False,
+        "properties": {
+            "entry": {"type": "string", "description": "the entry module's path among `modules`"},
+            "modules": {"type": "object", "additionalProperties": {"type": "string"}},
+            "pins": {"type": "object", "description": "flow.lock's `repos`: repository -> {tag, commit}"},
+            "name": {"type": "string", "description": "the program name its runs are listed under"},
+        },
+    },
+    "BundleDiagnostics": {
+        "type": "object",
+        "required": ["error", "diagnostics"],
+        "properties": {
+            "error": {"type": "string"},
+            "diagnostics": {
+                "type": "array",
+                "items": {"type": "object"},
+                "description": "as check --format json",
+            },
         },
     },
     "Started": {"type": "object", "required": ["run_id"], "properties": {"run_id": {"type": "string"}}},
@@ -135,15 +160,18 @@ _PATHS = {
     "/runs": {
         "post": {
             "operationId": "startRun",
-            "summary": "Submit a run of a served program for the worker to start",
+            "summary": "Submit a run of a served program, or of a bundle of module texts, for the worker to start",
             "security": _SECURED,
             "requestBody": {"required": True, "content": {"application/json": {"schema": _ref("StartRun")}}},
             "responses": {
                 "201": _json(_ref("Started"), "the run is recorded; the worker starts it"),
-                "400": _error("bad JSON, a bad body, an unknown program, input that does not fit, a bundle"),
+                "400": _error(
+                    "bad JSON, a bad body, an unknown program, input that does not fit, a bundle's shape or limits"
+                ),
                 "401": _error("a token is set and the request does not carry it"),
                 "409": _error("a run with that id exists"),
                 "413": _error("the body is over the size limit"),
+                "422": _json(_ref("BundleDiagnostics"), "the bundle does not check; nothing is recorded"),
             },
         },
         "get": {

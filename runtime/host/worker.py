@@ -44,6 +44,7 @@ from flowrt.history.host_records import owner_alive, owner_token
 from flowrt.history.store import Store
 from flowrt.history.store_errors import RunCancelled
 from flowrt.host.operations import Refused, Runnable, open_store, resume
+from flowrt.host.bundles import bundle_bindings
 from flowrt.host.worker_ops import (
     STATES,
     Conflict,
@@ -243,8 +244,9 @@ class Worker:
         self.store = store_path if isinstance(store_path, Store) else open_store(store_path)
         self.programs: dict[str, Runnable] = {name: _runnable(p) for name, p in programs.items()}
         self._by_identity = {p.program.identity: (n, p) for n, p in self.programs.items()}
+        # std's clock and bundle Tools, where the host binds neither (flowrt.host.bundles)
         self.bindings = _Logged(
-            clock_bindings(BINDINGS if bindings is None else bindings, self.wake), self.log
+            bundle_bindings(clock_bindings(BINDINGS if bindings is None else bindings, self.wake)), self.log
         )
         self.concurrency = concurrency
         self.checkpoint_every = checkpoint_every
@@ -293,6 +295,11 @@ class Worker:
         self.log(run=run_id, event="submitted", program=program, entry=entry)
         self.wake()
         return run_id
+
+    def adopt(self, name: str, prog) -> None:
+        """Drive the runs of `prog` as `name` without serving it by name (a submitted bundle's
+        program, flowrt.host.bundles.submit_bundle): no compile from the store is needed for them."""
+        self._by_identity.setdefault(_runnable(prog).program.identity, (name, _runnable(prog)))
 
     def deliver(self, run_id: str, call_id: str, reply) -> None:
         status(self.store, run_id)  # NoSuchRun first

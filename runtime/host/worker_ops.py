@@ -26,6 +26,7 @@ from flowrt.history.store import RunExists, Store, StoreError, UnknownRun
 from flowrt.history.tokens import Noting, admitting
 from flowrt.history.trace import DATA_VERSION
 from flowrt.engine.tools import admit
+from flowrt.host.runs_view import program_name
 from flowrt.host.operations import (
     Refused,
     Runnable,
@@ -149,7 +150,7 @@ def submit(
     start = Start(
         prog.program.identity, prog.program.std, DATA_VERSION, entry, args, tuple(n for n, _ in params)
     )
-    meta = dict(meta or prog.meta(), program_name=program)
+    meta = dict(meta or prog.meta(), program=program)  # the name runs_view.program_name reads
     try:
         store.history.create_run(run_id, start, prog.program.sources, meta)
     except RunExists:
@@ -322,7 +323,7 @@ def _status(store: Store, info, submission, cancelled: bool, prog: Optional[Runn
     return RunStatus(
         info.id,
         state,
-        submission[0] if submission else _program_name(info),
+        submission[0] if submission else program_name(info),
         info.entry,
         submission[2] if submission else info.created,
         max(sinces) if state == "paused" and sinces else None,
@@ -374,9 +375,3 @@ def wait_for_change(store: Store, run_id: str, seen_facts: int, timeout: float) 
             return False
         time.sleep(min(delay, left))
         delay = min(delay * 2, 0.1)
-
-
-def _program_name(info) -> str:
-    """A run not submitted to a worker (`flow2py run`): its entry module's name."""
-    meta = info.meta or {}
-    return meta.get("program_name") or meta.get("entry_module") or ""
