@@ -24,7 +24,7 @@ import gc
 import json
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import blake3
 
@@ -142,10 +142,12 @@ class HistoryStore:
         sources: dict[str, str],
         meta: Optional[dict] = None,
         then: tuple = (),
+        host_rows: Optional[Callable[[Any], None]] = None,
     ) -> RunInfo:
         """Record a new run's Start (fact 1), the facts `then` that follow it (a fork's prelude:
         flowrt.host.forks) and its module sources, durably and in one commit: a crash leaves either
-        no run or the run with all of them."""
+        no run or the run with all of them. `host_rows(db)` writes host records that belong with
+        the new run in the same commit (a worker's submission: no worker sees the run without it)."""
         if type(start) is not Start:
             raise StoreError("a run begins with a Start fact")
         enc = T.encode_fact(start)
@@ -185,6 +187,8 @@ class HistoryStore:
             db.execute("INSERT INTO facts VALUES (?, 1, ?, ?, ?)", (run_id, enc.kind, enc.data, head))
             put_blobs(db, run_id, 1, enc.blobs)
             batch.write(db)
+            if host_rows is not None:
+                host_rows(db)
             return run_info(db, self.run_row(run_id))
 
     def sources(self, run_id: str) -> dict[str, str]:

@@ -42,12 +42,13 @@ class WorkerRecords:
 
     # ---- submissions ---------------------------------------------------------------------------
 
-    def add_submission(self, run_id: str, program: str, entry: str) -> None:
-        with self.file.transaction() as db:
-            db.execute(
-                "INSERT OR IGNORE INTO worker_submissions VALUES (?, ?, ?, ?, NULL)",
-                (run_id, program, entry, time.time()),
-            )
+    @staticmethod
+    def submission_row(db, run_id: str, program: str, entry: str) -> None:
+        """Write a submission inside a transaction the caller holds (`create_run`'s `host_rows`)."""
+        db.execute(
+            "INSERT OR IGNORE INTO worker_submissions VALUES (?, ?, ?, ?, NULL)",
+            (run_id, program, entry, time.time()),
+        )
 
     def submission(self, run_id: str) -> Optional[tuple[str, str, float, Optional[float]]]:
         """(program name, entry, submitted, started) of a submitted run, or None."""

@@ -151,15 +151,18 @@ def submit(
         prog.program.identity, prog.program.std, DATA_VERSION, entry, args, tuple(n for n, _ in params)
     )
     meta = dict(meta or prog.meta(), program=program)  # the name runs_view.program_name reads
+
+    def submission(db) -> None:  # in Start's commit: a worker never sees the run without it
+        store.worker_records.submission_row(db, run_id, program, entry)
+
     try:
-        store.history.create_run(run_id, start, prog.program.sources, meta)
+        store.history.create_run(run_id, start, prog.program.sources, meta, host_rows=submission)
     except RunExists:
         raise Conflict(f"run {run_id!r} already exists; choose another run id") from None
     except sqlite3.Error as e:
         raise Refused(sqlite_problem(e, "the store") or str(e)) from None
     except StoreError as e:
         raise Refused(str(e)) from None
-    _writing(store.worker_records.add_submission, run_id, program, entry)
     return run_id
 
 
