@@ -3,8 +3,8 @@
     .venv/bin/python bench/run_all.py [--quick]
 
 Runs bench_parse, bench_check, bench_collections, bench_store, bench_runtime, bench_pure,
-bench_effectful, bench_replay, bench_input, bench_startup, bench_progress and bench_worker, each in
-its own process (so peak RSS figures are its own), and prints how long each took. --quick passes smaller sizes to the benchmarks that take them.
+bench_effectful, bench_replay, bench_input, bench_startup, bench_progress, bench_worker and bench_json,
+each in its own process (so peak RSS figures are its own), and prints how long each took. --quick passes smaller sizes to the benchmarks that take them.
 docs/bench.md summarises the figures against the goals.
 """
 
@@ -32,6 +32,7 @@ BENCHES = [
     ("bench_startup.py", [], ["--runs", "3"]),
     ("bench_progress.py", [], ["--runs", "3", "--calls", "300"]),
     ("bench_worker.py", [], ["--runs", "50", "--replies", "10"]),
+    ("bench_json.py", [], ["--runs", "3", "--items", "500"]),
 ]
 
 

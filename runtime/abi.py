@@ -7,6 +7,7 @@ checks that every `rt.` name in generated code is one of them: a name codegen st
 is added here and on the page in the same commit.
 """
 
+from flowrt.data import jsonvalue as json
 from flowrt.data import lang
 from flowrt.data.bounds import loads_exact
 from flowrt.data.decoding import decode
@@ -170,6 +171,7 @@ __all__ = [
     "dec_neg",
     "dec_div",
     "lang",
+    "json",
     # binding Tools (abi.md "Tools: binding and replies")
     "bind",
     "pending",

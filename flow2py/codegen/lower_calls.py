@@ -151,6 +151,8 @@ def apply(b: Body, e: A.Node, info: P.FnInfo, xs: list, s: list, tail: bool, fir
             xs = [lazy(b, first, xs[0], "iterates-all" in consumes)] + list(xs[1:])
     if bodyless and info.lang:
         fname = "rt.lang." + info.lang.replace(".", "_")
+        if info.decl in b.mg.names.typed:  # marked "types": its type arguments first (typeargs.py)
+            xs = [type_args_of(b, e)] + list(xs)
         if info.effect == "poly" and effectful:
             fname += "__tool"
         value = py.call(py.dotted(fname), xs)

@@ -20,6 +20,14 @@ from flow2py.codegen.typeargs import TARGS, typed_functions
 #: the runtime's class of a std @lang constructor, where its name is not the constructor's
 RUNTIME_CLASS = {"None": "None_"}
 SCALARS = {"Int", "Decimal", "Text", "Bytes", "Bool", "Unit", "Duration", "Instant"}
+
+
+def runtime_namespace(lang: str) -> str:
+    """Where the runtime keeps the classes of a std @lang enum: `rt.` for a lang name without a
+    module (`Option`: `rt.Some`), `rt.<module>.` for `module.Type` (`json.Value`: `rt.json.Number`)."""
+    return "rt." + (lang.rsplit(".", 1)[0] + "." if "." in lang else "")
+
+
 #: the runtime's descriptor of each std @lang type with type parameters that has one
 COLLECTIONS = {
     "List": "ListOf",
@@ -136,7 +144,7 @@ class ModuleGen:
     def ctor_class(self, type_decl: str, ctor: str) -> py.Expr:
         info = self.type_info(type_decl)
         if info.lang:
-            return py.dotted("rt." + RUNTIME_CLASS.get(ctor, ctor))
+            return py.dotted(runtime_namespace(info.lang) + RUNTIME_CLASS.get(ctor, ctor))
         return self.ref(info.module, self.names.ctor_name[(type_decl, ctor)])
 
     def ctor_value(self, type_decl: str, ctor: str) -> py.Expr:
@@ -146,7 +154,7 @@ class ModuleGen:
         c = next((c for c in info.ctors if c.name == ctor), None)
         if c is not None and not c.params:
             if info.lang:
-                return py.dotted("rt." + ctor.upper())
+                return py.dotted(runtime_namespace(info.lang) + ctor.upper())
             return py.attr(self.ctor_class(type_decl, ctor), "INSTANCE")
         return self.ctor_class(type_decl, ctor)
 
@@ -267,12 +275,13 @@ class ModuleGen:
         mark = f"# flow: {self.flow_file}:{t.node.span.line}" if t.node is not None else None
         if t.lang and t.kind == "enum":
             # std's built-in enums are the runtime's classes
-            out = [py.assign(py.name(self.names.type_name[t.decl]), py.dotted("rt." + t.name), mark)]
+            ns = runtime_namespace(t.lang)
+            out = [py.assign(py.name(self.names.type_name[t.decl]), py.dotted(ns + t.name), mark)]
             for c in t.ctors:
                 out.append(
                     py.assign(
                         py.name(self.names.ctor_name[(t.decl, c.name)]),
-                        py.dotted("rt." + RUNTIME_CLASS.get(c.name, c.name)),
+                        py.dotted(ns + RUNTIME_CLASS.get(c.name, c.name)),
                         mark,
                     )
                 )

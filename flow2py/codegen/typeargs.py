@@ -23,6 +23,7 @@ their plain signature, so code without generic Tools is emitted exactly as befor
 from __future__ import annotations
 
 from flow2py.check import typed as P
+from flow2py.check.annotations import lang_args
 from flow2py.codegen.tails import ast_nodes
 from flow2py.syntax import ast as A
 
@@ -64,10 +65,20 @@ def _sites(prog: P.CheckedProgram, info: P.FnInfo) -> list[tuple[str, bool]]:
     return out
 
 
+def _takes_types(info: P.FnInfo) -> bool:
+    """A bodyless std function marked `@lang("m.f", "types")`: its body in the runtime takes the
+    descriptors of its type arguments first (`json.decode<T>`, stdlib.md)."""
+    if info.node is None or info.node.body is not None:
+        return False
+    la = lang_args(info.node.annotations)
+    return la is not None and "types" in la[1:]
+
+
 def typed_functions(prog: P.CheckedProgram) -> frozenset[str]:
-    """Declaration ids of the functions that take `_targs`: every generic Tool, and every generic
-    function with a body that needs a descriptor of its own type parameters (see above)."""
+    """Declaration ids of the functions that take `_targs`: every generic Tool, every std function
+    marked "types", and every generic function with a body that needs a descriptor of its own type parameters (see above)."""
     typed = {d for d, i in prog.fn_decls.items() if i.is_tool and i.type_params}
+    typed |= {d for d, i in prog.fn_decls.items() if i.type_params and _takes_types(i)}
     candidates = {
         d: _sites(prog, i)
         for d, i in prog.fn_decls.items()

@@ -409,6 +409,9 @@ def _check_instance(cls, args, v, path):
 
 def _dec_named(d, v, path):
     cls, args = d.cls, d.args
+    form = cls.__dict__.get("__flow_json_form__")
+    if form is not None:  # a type whose JSON form is its own (std's json.Value: plain JSON)
+        return form.admit(v, path)
     if cls.__dict__.get("__flow_opaque__"):
         policy = ADMISSION.get()
         if policy is None or not policy.restoring or not isinstance(v, (Record, Enum)):
@@ -622,7 +625,7 @@ def _compile_node(d, memo):
         return f
     if t is Named:
         cls = d.cls
-        if cls.__dict__.get("__flow_opaque__"):
+        if cls.__dict__.get("__flow_opaque__") or cls.__dict__.get("__flow_json_form__"):
             return _generic(d)  # always an error: decode raises it
         if issubclass(cls, Record):
             return _compile_record(d, memo)

@@ -22,6 +22,7 @@ from pyrsistent import pvector
 from flowrt.data.numtext import int_from_text, int_text
 from flowrt.data.ops import Fault, dec_add, dec_div, dec_mul, dec_neg, dec_sub
 from flowrt.data.ops import int_div, int_rem  # noqa: F401  (std's int.div, int.rem are rt.lang.int_div, rt.lang.int_rem)
+from flowrt.data.jsonvalue import json_decode, json_encode, json_parse, json_render  # noqa: F401  (std's json.*)
 from flowrt.data.values import EMPTY_DICT, EMPTY_LIST, EMPTY_SET, NONE, Duration, Instant, Some, set_of, show
 
 _some = Some
@@ -569,7 +570,20 @@ __all__ = sorted(
     if not n.startswith("_")
     and callable(v)
     and n.split("_", 1)[0]
-    in {"bool", "data", "int", "decimal", "text", "bytes", "duration", "instant", "list", "dict", "set"}
+    in {
+        "bool",
+        "data",
+        "int",
+        "decimal",
+        "text",
+        "bytes",
+        "duration",
+        "instant",
+        "list",
+        "dict",
+        "set",
+        "json",
+    }
     and "_" in n
     and n not in {"dict_of", "set_of"}
 )

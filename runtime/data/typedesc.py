@@ -7,7 +7,9 @@ lives in flowrt.data.decoding, which imports this module (never the other way ro
 A generated class says what its fields hold with `__flow_field_types__`: a tuple of descriptors
 aligned with `__flow_fields__`, where `T.Var(i)` is the class's i-th type parameter. Codegen may
 set it to a zero-argument callable instead (for types that refer to classes defined later); it is
-called once, on first use. A class with `__flow_opaque__ = True` is never built by decoding.
+called once, on first use. A class with `__flow_opaque__ = True` is never built by decoding. An enum whose base class has
+`__flow_json_form__` (std's json.Value: flowrt.data.jsonvalue) has a JSON form of its own: that
+object's `admit(value, path)` and `to_json(value)` take the place of the constructor form.
 """
 
 from __future__ import annotations
@@ -316,7 +318,8 @@ class TypeTextError(ValueError):
 
 _PRIMS = {p.name: p for p in (T.INT, T.DECIMAL, T.TEXT, T.BYTES, T.BOOL, T.UNIT, T.DURATION, T.INSTANT)}
 _COLLECTIONS = {"List": (ListOf, 1), "Set": (SetOf, 1), "Dict": (DictOf, 2)}
-_TYPE_TOKEN = re.compile(r"\s*(?:([A-Za-z_][A-Za-z0-9_]*)|([<>,()]))")
+# a name may be qualified by a module (`json.Value`, the type text of a std type whose lang name is)
+_TYPE_TOKEN = re.compile(r"\s*(?:([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)|([<>,()]))")
 _MAX_TYPE_DEPTH = 200  # deeper than any type a program writes; keeps the parser's recursion bounded
 
 
@@ -454,6 +457,9 @@ def to_json(v) -> Any:
     if isinstance(v, Record):
         return {f: to_json(x) for f, x in zip(t.__flow_field_names__, v._flow_values())}
     if isinstance(v, Enum):
+        form = getattr(t, "__flow_json_form__", None)
+        if form is not None:  # a type whose JSON form is its own (std's json.Value: plain JSON)
+            return form.to_json(v)
         fields = t.__flow_field_names__
         if not fields:
             return t.__flow_ctor__
