@@ -76,6 +76,33 @@ def test_mcp_tools_answer_a_run_that_then_replays_matched_with_nothing_bound(pro
     assert replay.exit_code == 0 and replay.stdout.strip() == "Matched", replay.output
 
 
+def test_a_typed_tool_and_the_generic_call_answer_one_run_that_replays_matched(prog):
+    r = _run(prog, "both", "a bb ccc")
+    assert r.exit_code == 0, r.output
+    # the generic call gives the server's structuredContent as it is (a str tool's is {"result": ...})
+    assert r.stdout.strip() == '(3, "{\\"result\\":\\"A BB CCC A BB CCC\\"}", 5)'
+    replay = _cli("replay", _run_id(r), "--store", prog / "r.db")
+    assert replay.stdout.strip() == "Matched", replay.output
+
+
+@pytest.mark.parametrize(
+    "tool, args, says",
+    [
+        ("tags", '{"text": "#a b #c"}', '"[\\"a\\",\\"c\\"]"'),
+        ("shout", '{"text": ""}', '"failed: Error executing tool shout: nothing to shout"'),
+        ("nope", "{}", "has no tool 'nope' (it has count, die, price, shout, tags)"),
+        ("shout", "[1]", "the arguments of 'shout' must be a JSON object"),
+    ],
+)
+def test_the_generic_call_reaches_any_tool_of_the_server(prog, tool, args, says):
+    r = _cli(
+        "run", prog / "main.flow", "--entry", "generic", "--input", json.dumps({"tool": tool, "args": args}),
+        "--tools", prog / "tools.toml", "--store", prog / "g.db",
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert says in r.stdout, r.stdout
+
+
 def test_text_content_without_an_output_schema_is_parsed_as_json(prog):
     r = _run(prog, "tagged", "a #b c #dd")
     assert r.exit_code == 0, r.output
@@ -111,13 +138,21 @@ def test_a_decimal_goes_as_a_number_where_the_schema_says_number(prog):
         ),
         ("result_", "$result.letters: Counted has 'letters', the tool's schema has no such property"),
         ("scalar_", "$result: the tool's schema says string, the Flow type is Int"),
+        (
+            "generic_",
+            "serves (tool: Text, args: json.Value) -> Result<json.Value, E> or () -> Result<json.Value, E>",
+        ),
     ],
 )
 def test_a_schema_that_does_not_fit_refuses_the_run_naming_both_sides(prog, entry, says):
     r = _run(prog, entry, None, tools="bad.toml", program="bad.flow", store=f"{entry}.db")
     assert r.exit_code == 1
     assert says in r.output and "Traceback" not in r.output
-    assert "(the MCP tool is " in r.output and ", the declaration bad." in r.output
+    assert (
+        "the declaration" in r.output
+        and "bad.generic_wrong(tool: Text, args: Text)" in r.output
+        or ("(the MCP tool is " in r.output and ", the declaration bad." in r.output)
+    )
     assert len(r.output.strip().splitlines()) == 1, r.output
     assert r.output.strip().endswith("the run was not started")
     assert not (prog / f"{entry}.db").exists()
@@ -211,3 +246,23 @@ def test_options_are_a_value_or_absent_in_mcp_json():
     assert to_mcp(opt, {"Some": [{"Some": 1}, "None"]}) == [1, None]
     assert from_mcp(opt, [1, None]) == {"Some": [{"Some": 1}, "None"]}
     assert from_mcp(opt, None) == "None"
+
+
+def test_the_mcp_example_runs_and_replays_matched(tmp_path):
+    example = Path(__file__).parent.parent / "examples" / "mcp"
+    for f in example.iterdir():
+        text = f.read_text()
+        if f.suffix == ".toml":
+            text = text.replace("mcp+stdio:python3 ", f"mcp+stdio:{sys.executable} ")
+        (tmp_path / f.name).write_text(text)
+    try:
+        r = _cli(
+            "run", tmp_path / "main.flow", "--input", '{"topic": "flow"}', "--tools", tmp_path / "tools.toml",
+            "--store", tmp_path / "r.db", "--run-id", "m1",
+        )  # fmt: skip
+        assert r.exit_code == 0, r.output
+        assert r.stdout.strip() == '"flow: Flow is a small ..."'
+        assert _cli("replay", "m1", "--store", tmp_path / "r.db").stdout.strip() == "Matched"
+    finally:
+        for key in [k for k in list(McpConnection._registry()) if k[1] == str(tmp_path)]:
+            McpConnection._registry().pop(key).close()

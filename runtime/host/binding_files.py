@@ -139,7 +139,7 @@ def parse_target(path: str, key: str, target: str, base: str, conns: dict, timeo
 
 def _mcp(path: str, key: str, target: str, base: str, conns: dict, timeout: Optional[float]):
     """`mcp+stdio:command args#tool` or `mcp+http://host:port/mcp#tool` (flowrt.host.mcp_tools);
-    without `#tool`, the MCP tool of the Flow Tool's own name."""
+    without `#tool`, the MCP tool of the Flow Tool's own name; `#*`, every tool of the server."""
     endpoint, _, tool = target.partition("#")
     try:
         import mcp  # noqa: F401  (the SDK: refused here, in one line, when it is not installed)
@@ -147,7 +147,7 @@ def _mcp(path: str, key: str, target: str, base: str, conns: dict, timeout: Opti
         raise BindingFileError(
             f"{path}: [tools] {key!r}: {target!r} needs the MCP SDK (pip install 'flow2py[mcp]'): {e}"
         ) from None
-    from flowrt.host.mcp_tools import McpConnection, McpTool, stdio_params
+    from flowrt.host.mcp_tools import McpConnection, McpServerTools, McpTool, stdio_params
 
     rest = endpoint[len("mcp+") :]
     if rest.startswith("stdio:"):
@@ -165,7 +165,10 @@ def _mcp(path: str, key: str, target: str, base: str, conns: dict, timeout: Opti
             f"{path}: [tools] {key!r}: {target!r}: expected mcp+stdio:command args#tool "
             f"or mcp+http://host:port/mcp#tool"
         )
-    return McpTool(McpConnection.shared(server, endpoint, base), target, tool or None, timeout)
+    conn = McpConnection.shared(server, endpoint, base)
+    if tool == "*":  # every tool of the server through one generic Tool carrying json.Value
+        return McpServerTools(conn, target, timeout)
+    return McpTool(conn, target, tool or None, timeout)
 
 
 def load_binding_file(path: str, into: Optional[Bindings] = None) -> Bindings:

@@ -23,7 +23,7 @@ from flowrt.engine.tools import admit
 from flowrt.host.mcp_schema import OMIT, fields_fit, fits, from_mcp, object_like, resolve, schema_text, to_mcp
 from flowrt.host.tool_protocol import RemoteRefused, RemoteTool
 
-__all__ = ["McpConnection", "McpTool", "START_TIMEOUT", "stdio_params"]
+__all__ = ["McpConnection", "McpTool", "McpServerTools", "START_TIMEOUT", "stdio_params"]
 
 #: Seconds a server may take to start, answer `initialize` and list its tools.
 START_TIMEOUT = 30.0
@@ -261,3 +261,79 @@ def _ok(err, value):
 def _signature(spec: ToolSpec, types: list) -> str:
     params = ", ".join(f"{p}: {type_text(t) if t is not None else '?'}" for p, t in zip(spec.params, types))
     return f"{spec.name}({params}) -> {type_text(spec.result)}"
+
+
+def _is_value(desc) -> bool:
+    from flowrt.data.jsonvalue import Value
+
+    return type(desc) is Named and desc.cls is Value
+
+
+class McpServerTools(McpTool):
+    """`mcp+...#*`: every tool of the server through one generic Flow Tool carrying json.Value:
+    `(tool: Text, args: json.Value) -> Result<json.Value, E>` calls the tool named by its first
+    argument; `() -> Result<json.Value, E>` lists the server's tools."""
+
+    def __init__(self, conn: McpConnection, label: str, timeout: Optional[float] = None):
+        super().__init__(conn, label, None, timeout)
+
+    def check(self, spec: ToolSpec, fn: Any = None) -> None:
+        types = _param_types(spec, fn)
+        ok, _err = _result_parts(spec, ())
+        calls = len(types) == 2 and getattr(types[0], "name", None) == "Text" and _is_value(types[1])
+        if spec.type_params or not (calls or not types) or not _is_value(ok):
+            raise RemoteRefused(
+                f"{spec.name} [{spec.tool_id}] is bound to {self.label}, which serves "
+                f"(tool: Text, args: json.Value) -> Result<json.Value, E> or () -> Result<json.Value, E>; "
+                f"the declaration is {_signature(spec, types)}"
+            )
+        self.conn.ensure()
+        self.shapes[spec.tool_id] = (types, {}, None)
+        self.checked[spec.tool_id] = (self.conn.starts, fn)
+
+    def serve_call(self, spec: ToolSpec, jargs: list, type_args: tuple, context):
+        try:
+            self._recheck(spec)
+            if spec.tool_id not in self.shapes:
+                self.check(spec, None)
+            tools = self.conn.ensure()
+        except RemoteRefused as e:
+            return Err(NotRun(str(e)))
+        _ok_type, err = _result_parts(spec, ())
+        if not jargs:
+            return admit(spec, _ok(err, [_listed(t) for t in tools.values()]))
+        name, arguments = jargs
+        if name not in tools:
+            return Err(
+                NotRun(f"{self.label} has no tool {name!r} (it has {', '.join(sorted(tools)) or 'none'})")
+            )
+        if not isinstance(arguments, dict):
+            return Err(NotRun(f"{self.label}: the arguments of {name!r} must be a JSON object"))
+        try:
+            result = self.conn.call(name, arguments, self.timeout)
+        except RemoteRefused as e:
+            return Err(NotRun(str(e)))
+        except TimeoutError:
+            return Err(Unknown(f"{self.label} gave no answer within {self.timeout:g} s"))
+        except (Exception, asyncio.CancelledError) as e:  # the call was sent: it may have happened
+            return Err(Unknown(f"{self.label}: the call was out when it failed: {_problem(e)}"))
+        text = "".join(getattr(c, "text", "") for c in result.content if getattr(c, "type", "") == "text")
+        if result.is_error:
+            message = text or "the MCP tool answered isError with no text"
+            if err is not None and getattr(err, "name", None) == "Text":
+                return admit(spec, {"Err": message})
+            return Err(Unknown(f"{self.label}: the tool {name!r} failed: {message}"))
+        if result.structured_content is not None:
+            return admit(spec, _ok(err, result.structured_content))
+        try:
+            return admit(spec, _ok(err, json.loads(text)))
+        except ValueError:
+            return admit(spec, _ok(err, text))
+
+
+def _listed(tool) -> dict:
+    """A listed tool as JSON: name, description, inputSchema (and outputSchema if it has one)."""
+    out = {"name": tool.name, "description": tool.description or "", "inputSchema": tool.input_schema or {}}
+    if tool.output_schema:
+        out["outputSchema"] = tool.output_schema
+    return out
