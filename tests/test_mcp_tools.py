@@ -80,7 +80,7 @@ def test_a_typed_tool_and_the_generic_call_answer_one_run_that_replays_matched(p
     r = _run(prog, "both", "a bb ccc")
     assert r.exit_code == 0, r.output
     # the generic call gives the server's structuredContent as it is (a str tool's is {"result": ...})
-    assert r.stdout.strip() == '(3, "{\\"result\\":\\"A BB CCC A BB CCC\\"}", 5)'
+    assert r.stdout.strip() == '(3, "{\\"result\\":\\"A BB CCC A BB CCC\\"}", 6)'
     replay = _cli("replay", _run_id(r), "--store", prog / "r.db")
     assert replay.stdout.strip() == "Matched", replay.output
 
@@ -90,7 +90,7 @@ def test_a_typed_tool_and_the_generic_call_answer_one_run_that_replays_matched(p
     [
         ("tags", '{"text": "#a b #c"}', '"[\\"a\\",\\"c\\"]"'),
         ("shout", '{"text": ""}', '"failed: Error executing tool shout: nothing to shout"'),
-        ("nope", "{}", "has no tool 'nope' (it has count, die, price, shout, tags)"),
+        ("nope", "{}", "has no tool 'nope' (it has count, die, price, shout, tags, wait)"),
         ("shout", "[1]", "the arguments of 'shout' must be a JSON object"),
     ],
 )
@@ -162,7 +162,7 @@ def test_a_tool_the_server_does_not_have_refuses_the_run(prog):
     (prog / "none.toml").write_text(f'[tools]\n"words.shout" = "mcp+stdio:{sys.executable} server.py#yell"\n')
     r = _run(prog, "shouted", "x", tools="none.toml", store="none.db")
     assert r.exit_code == 1
-    assert "which has no tool 'yell' (it has count, die, price, shout, tags)" in r.output
+    assert "which has no tool 'yell' (it has count, die, price, shout, tags, wait)" in r.output
     assert not (prog / "none.db").exists()
 
 
@@ -188,6 +188,52 @@ def test_a_connection_lost_while_the_call_is_out_is_unknown(prog):
     assert r.exit_code == 0, r.output
     assert r.stdout.strip().startswith('"unknown: mcp+stdio:'), r.output
     assert "the call was out when it failed" in r.stdout
+
+
+def test_no_answer_within_the_bindings_timeout_is_unknown(prog):
+    r = _run(prog, "waited", "x")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.strip().startswith('"unknown: mcp+stdio:'), r.output
+    assert "gave no answer within 0.5 s" in r.stdout
+
+
+@pytest.fixture(scope="module")
+def http_url(prog):
+    """The test server over streamable HTTP, served in this process by uvicorn on a socket bound
+    before it starts (a connection waits in the socket's backlog until the server accepts it)."""
+    import importlib.util
+    import socket
+    import threading
+
+    import uvicorn
+
+    spec = importlib.util.spec_from_file_location("flow_mcp_test_server", prog / "server.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # pydantic resolves the models' annotations through it
+    spec.loader.exec_module(module)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    server = uvicorn.Server(uvicorn.Config(module.server.streamable_http_app(), log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+    yield url
+    for key in [k for k in list(McpConnection._registry()) if k[0].startswith("mcp+" + url)]:
+        McpConnection._registry().pop(key).close()
+    server.should_exit = True
+    thread.join(10)
+
+
+def test_mcp_tools_over_streamable_http_answer_a_run(prog, http_url):
+    (prog / "http.toml").write_text(
+        f'[tools]\n"words.count" = "mcp+{http_url}#count"\n"words.shout" = "mcp+{http_url}"\n'
+    )
+    r = _run(prog, "main", "the quick brown fox", tools="http.toml", store="http.db")
+    assert r.exit_code == 0, r.output
+    assert (
+        r.stdout.strip() == '(4, "quick", "THE QUICK BROWN FOX THE QUICK BROWN FOX", "THE QUICK BROWN FOX")'
+    )
 
 
 def test_tools_shows_the_mcp_binding_of_each_tool(prog):

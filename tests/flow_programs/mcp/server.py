@@ -4,6 +4,7 @@ FastMCP): started by the binding file over stdio. Its tools answer deterministic
 from __future__ import annotations
 
 import os
+import threading
 from typing import Optional
 
 from mcp.server.mcpserver import MCPServer
@@ -53,6 +54,13 @@ def price(amount: float, currency: str) -> str:
 def die(text: str) -> str:
     """Exits the server while the call is out (a lost connection)."""
     os._exit(3)
+
+
+@server.tool()
+def wait(text: str) -> str:
+    """Never answers (a call that times out)."""
+    threading.Event().wait()
+    return text
 
 
 if __name__ == "__main__":
