@@ -3,8 +3,9 @@
     .venv/bin/python bench/run_all.py [--quick]
 
 Runs bench_parse, bench_check, bench_collections, bench_store, bench_runtime, bench_pure,
-bench_effectful, bench_replay, bench_input, bench_startup, bench_progress, bench_worker and bench_json,
-each in its own process (so peak RSS figures are its own), and prints how long each took. --quick passes smaller sizes to the benchmarks that take them.
+bench_effectful, bench_replay, bench_input, bench_startup, bench_progress, bench_worker and
+bench_json, each in its own process (so peak RSS figures are its own), and prints how long each
+took. --quick passes smaller sizes to the benchmarks that take them.
 docs/bench.md summarises the figures against the goals.
 """
 
