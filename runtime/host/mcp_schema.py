@@ -5,7 +5,7 @@
 they fit); `direction` is "in" for what Flow sends (a parameter: every value Flow can send must be
 one the schema accepts) and "out" for what the server answers (every value the schema admits that
 Flow cannot hold is a mismatch where it can be seen from the schema). `to_mcp` / `from_mcp` turn
-the JSON form of Flow data (DESIGN.md "JSON mapping") into the plain JSON an MCP tool takes, and
+the JSON form of Flow data (docs/spec/tools.md, "Data across the boundary") into the plain JSON an MCP tool takes, and
 back: an Option is its value or absent (`null`), not `{"Some": v}` / `"None"`.
 """
 
