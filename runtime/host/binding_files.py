@@ -110,7 +110,7 @@ def parse_target(path: str, key: str, target: str, base: str, conns: dict, timeo
     if target.startswith("python:"):
         if timeout is not None:
             raise BindingFileError(
-                f"{path}: [tools] {key!r}: a timeout applies to exec: and http:// bindings only"
+                f"{path}: [tools] {key!r}: a timeout applies to exec:, http:// and mcp+ bindings only"
             )
         return _python(path, key, target, base)
     if target.startswith("exec:"):
@@ -128,11 +128,47 @@ def parse_target(path: str, key: str, target: str, base: str, conns: dict, timeo
         except ValueError as e:
             raise BindingFileError(f"{path}: [tools] {key!r}: {e}") from None
         return RemoteTool(conn, target, timeout)
+    if target.startswith("mcp+"):
+        return _mcp(path, key, target, base, conns, timeout)
     scheme = target.split(":", 1)[0] if ":" in target else target
     raise BindingFileError(
         f"{path}: [tools] {key!r}: unknown scheme {scheme!r} (use python:module.function, "
-        f"exec:command args or http://host:port)"
+        f"exec:command args, http://host:port, mcp+stdio:command args#tool or mcp+http://host:port/mcp#tool)"
     )
+
+
+def _mcp(path: str, key: str, target: str, base: str, conns: dict, timeout: Optional[float]):
+    """`mcp+stdio:command args#tool` or `mcp+http://host:port/mcp#tool` (flowrt.host.mcp_tools);
+    without `#tool`, the MCP tool of the Flow Tool's own name; `#*`, every tool of the server."""
+    endpoint, _, tool = target.partition("#")
+    try:
+        import mcp  # noqa: F401  (the SDK: refused here, in one line, when it is not installed)
+    except ImportError as e:
+        raise BindingFileError(
+            f"{path}: [tools] {key!r}: {target!r} needs the MCP SDK (pip install 'flow2py[mcp]'): {e}"
+        ) from None
+    from flowrt.host.mcp_tools import McpConnection, McpServerTools, McpTool, stdio_params
+
+    rest = endpoint[len("mcp+") :]
+    if rest.startswith("stdio:"):
+        try:
+            argv = shlex.split(rest[len("stdio:") :])
+        except ValueError as e:
+            raise BindingFileError(f"{path}: [tools] {key!r}: {target!r}: {e}") from None
+        if not argv:
+            raise BindingFileError(f"{path}: [tools] {key!r}: mcp+stdio: names no command")
+        server: Any = stdio_params(argv, base)
+    elif rest.startswith(("http://", "https://")):
+        server = rest
+    else:
+        raise BindingFileError(
+            f"{path}: [tools] {key!r}: {target!r}: expected mcp+stdio:command args#tool "
+            f"or mcp+http://host:port/mcp#tool"
+        )
+    conn = McpConnection.shared(server, endpoint, base)
+    if tool == "*":  # every tool of the server through one generic Tool carrying json.Value
+        return McpServerTools(conn, target, timeout)
+    return McpTool(conn, target, tool or None, timeout)
 
 
 def load_binding_file(path: str, into: Optional[Bindings] = None) -> Bindings:
