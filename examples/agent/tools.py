@@ -43,12 +43,7 @@ def plan(goal, notes):
 @bind("model.repair")
 def repair(text, problems):
     """Apply the fix of each unknown name (E101); the other diagnostics follow from it."""
-    edits = [
-        edit
-        for d in problems
-        if d["code"] == "E101" and d["fixes"]
-        for edit in d["fixes"][0]["edits"]
-    ]
+    edits = [edit for d in problems if d["code"] == "E101" and d["fixes"] for edit in d["fixes"][0]["edits"]]
     if not edits:
         return {"Err": "no fix I can apply: " + "; ".join(d["code"] + " " + d["message"] for d in problems)}
     for edit in sorted(edits, key=lambda e: e["start"], reverse=True):
