@@ -6,6 +6,7 @@ binding file binds the Tools the host's files leave unbound."""
 from __future__ import annotations
 
 import shutil
+import time
 import sys
 from pathlib import Path
 
@@ -90,3 +91,25 @@ def test_worker_bindings_apply_a_repositorys_default_binding_file(tmp_path, monk
     bindings = host.worker_bindings({"shout": loaded}, [])
     impl = bindings._impls.get(tool_id) or bindings._impls.get(name)
     assert where(impl) == "in-process python:wb_repo_impl.shout"
+
+
+def test_a_worker_calls_a_tool_protocol_binding_with_the_whole_call_and_logs_it(tmp_path):
+    from flowrt.host.worker import Worker
+
+    d = _protocol_program(tmp_path)
+    served = {"p": host.compile_path(str(d / "main.flow"))}
+    bindings = host.worker_bindings(served, [str(d / "tools.toml")])
+    lines: list[str] = []
+    w = Worker(str(d / "w.db"), served, bindings, log=lines.append)
+    w.start()
+    try:
+        run_id = w.submit("p", input={"text": "hi"}, run_id="t1")
+        deadline = time.monotonic() + 20
+        while w.status(run_id).state != "completed":
+            assert time.monotonic() < deadline, "run t1 did not complete"
+            time.sleep(0.01)
+    finally:
+        w.stop()
+    assert w.status(run_id).result == '"HI"'
+    said = [line for line in lines if "tool=words.upper" in line]
+    assert [line.split("event=")[1].split()[0] for line in said] == ["call_sent", "call_returned"]
