@@ -149,7 +149,8 @@ def build(path, out_dir, package_name):
 )
 @_guard
 def tools(path, tools):
-    """List every Tool the program can reach, with its signature (and, with --tools, where it runs)."""
+    """List every Tool the program can reach, with its signature (and, with --tools or when a
+    module repository ships default bindings, where it runs)."""
     from flowrt.data.exit_codes import EXIT_REFUSED
     from flow2py import host, inspect
 
@@ -157,7 +158,9 @@ def tools(path, tools):
     if result.diagnostics:
         _print_diagnostics(result, "text")
         sys.exit(EXIT_REFUSED)
-    for line in host.tool_sites(path, tools) if tools else inspect.tool_signatures(result.program):
+    # a program that uses repository modules may be bound by their default binding files
+    sites = tools or result.program.commits
+    for line in host.tool_sites(path, tools) if sites else inspect.tool_signatures(result.program):
         click.echo(line)
 
 

@@ -201,6 +201,9 @@ def test_a_repositorys_default_binding_file_binds_its_own_tools(tmp_path):
     assert r.stdout.strip() == '"HI (repo)"'
     sites = _cli("tools", prog / "main.flow", "--tools", prog / "empty.toml", env=env).stdout
     assert sites.strip().endswith("=> in-process python:bf_repo_impl.shout")
+    # without --tools too: the repository's defaults are where its Tools would run
+    alone = _cli("tools", prog / "main.flow", env=env).stdout
+    assert alone.strip().endswith("=> in-process python:bf_repo_impl.shout")
 
 
 def test_the_hosts_own_binding_overrides_the_repositorys_default(tmp_path):
