@@ -151,9 +151,14 @@ def _binding_file(spec: str) -> None:
 def bindings_of(loaded: rh.Runnable, tools: Iterable[str], entry: str | None = None) -> rt.Bindings:
     """The `--tools` bindings, then, for a reachable Tool they leave unbound, its module
     repository's default binding file (flowrt.host.binding_files.with_repo_defaults)."""
+    return with_defaults(load_tools(tools), loaded, entry)
+
+
+def with_defaults(bindings: rt.Bindings, loaded: rh.Runnable, entry: str | None = None) -> rt.Bindings:
+    """`bindings`, then, for a reachable Tool they leave unbound, its module repository's default
+    binding file; `bindings` itself when the program uses no repository."""
     from flowrt.host.binding_files import BindingFileError, with_repo_defaults
 
-    bindings = load_tools(tools)
     commits = getattr(getattr(loaded, "checked", None), "commits", None)
     if not commits:
         return bindings
@@ -195,6 +200,19 @@ def check_remote(bindings: rt.Bindings, loaded: rh.Runnable, entry: str | None, 
         check(bindings, loaded, loaded.reachable(entry))
     except RemoteRefused as e:
         raise Refused(f"{e}; {what}") from None
+    return bindings
+
+
+def worker_bindings(served: dict, tools: Iterable[str]) -> rt.Bindings:
+    """`flow2py worker`: the `--tools` bindings, each served program's repository defaults for
+    the Tools it leaves unbound, and every protocol/MCP binding a served program can reach
+    checked (hello, signatures) before the worker starts: a mismatch is Refused, naming the
+    program."""
+    bindings = load_tools(tools)
+    for name in sorted(served):
+        bindings = with_defaults(bindings, served[name])
+    for name in sorted(served):
+        check_remote(bindings, served[name], None, f"the worker was not started (program {name!r})")
     return bindings
 
 

@@ -89,7 +89,7 @@ def worker_cmd(programs, tools, store_path, http, concurrency, token, grace, che
         if name in served:
             raise Refused(f"worker: two programs are named {name!r}; name them with NAME=PATH")
         served[name] = load_program(path)
-    bindings = host.load_tools(tools)
+    bindings = host.worker_bindings(served, tools)
     if http is not None:
         _host_port(http)
     store = open_store(store_path)

@@ -39,7 +39,7 @@ from typing import Any, Callable, Optional
 
 from flowrt.data.values import show
 from flowrt.engine.interrupts import Interruption
-from flowrt.engine.tools import BINDINGS, Bindings, current_call, pending
+from flowrt.engine.tools import BINDINGS, Bindings, WholeCall, current_call, pending
 from flowrt.history.host_records import owner_alive, owner_token
 from flowrt.history.store import Store
 from flowrt.history.store_errors import RunCancelled
@@ -167,10 +167,35 @@ def _said(ctx, say, tool: str, out=None, exc: Optional[BaseException] = None) ->
         say(run=run_id, call=call_id, event="call_pending" if out is pending else "call_returned", tool=tool)
 
 
+class _LoggedWholeCall(WholeCall):
+    """A WholeCall implementation (a Tool protocol or MCP binding), logged as `_logging` logs a
+    function: the runtime still gives it the whole call (spec, JSON arguments, type arguments)."""
+
+    def __init__(self, impl: WholeCall, tool: str, say: Callable[..., None]):
+        self.impl, self.tool, self.say = impl, tool, say
+
+    def __repr__(self):
+        return repr(self.impl)
+
+    def serve_call(self, spec, jargs, type_args, context):
+        ctx = context if hasattr(context, "call_id") else None
+        self.say(
+            run=ctx.run_id if ctx else None,
+            call=ctx.call_id if ctx else None,
+            event="call_sent",
+            tool=self.tool,
+        )
+        out = self.impl.serve_call(spec, jargs, type_args, context)
+        _said(ctx, self.say, self.tool, out)
+        return out
+
+
 def _logging(impl: Callable, tool: str, say: Callable[..., None]) -> Callable:
     import functools
     import inspect
 
+    if isinstance(impl, WholeCall):
+        return _LoggedWholeCall(impl, tool, say)
     if inspect.iscoroutinefunction(impl) or inspect.iscoroutinefunction(getattr(impl, "__call__", None)):
 
         @functools.wraps(impl)
