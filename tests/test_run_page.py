@@ -73,7 +73,7 @@ def test_the_timeline_joins_each_call_to_its_reply_or_stop_and_the_tree_says_cho
     )
     assert 'human.ask("Which Safari version does the customer use?") → open: no reply yet' in text
     tree = text.split("Tasks", 1)[1]
-    assert "race in root picked root/2" in tree
+    assert "race in root picked root/2; root/1 stopped with no reply" in tree
     assert "root/1 stopped (was still running); root/1#1 closed with no reply" in tree
     heads = re.findall(r'<b class="mono">([^<]+)</b>', page)
     assert heads == ["root", "root/1", "root/2"]
@@ -147,3 +147,13 @@ def test_an_unknown_run_is_refused_in_one_line(cli):
     _run(cli)
     r = cli("history", "nope", "--format", "html")
     assert r.exit_code == 1 and len(r.stderr.strip().splitlines()) == 1 and "nope" in r.stderr
+
+
+def test_a_redacted_value_shows_as_its_hole(cli):
+    _run(cli)
+    ask = next(f for f in cli.facts("s") if f["kind"] == "Call" and f["id"] == ASK_ID)
+    r = cli("redact", "s", "--value", ask["values"][0])
+    assert r.exit_code == 0, r.stdout + r.stderr
+    text = _text(_page(cli))
+    assert f"human.ask(<hole blake3:{ask['values'][0]}>)" in text
+    assert 'human.ask("Which Safari' not in text

@@ -121,6 +121,7 @@ tr.Call td.kind { color: #0550ae; } tr.Reply td.kind { color: #116329; }
 tr.Choice td.kind, tr.Stop td.kind { color: #8250df; } tr.Checkpoint td.kind { color: #9a6700; }
 tr.End td.kind { font-weight: bold; } section.wait { background: #fff8e5; padding: .2em 1em 1em; }
 ul.tree, ul.tree ul { list-style: none; padding-left: 1.4em; } summary { cursor: pointer; }
+@media (max-width: 760px) { body { margin: .6em; } table { display: block; overflow-x: auto; } }
 """
 
 e = html.escape
@@ -304,7 +305,7 @@ def _timeline(p: RunPage) -> str:
 def _tree(p: RunPage) -> str:
     closers = _closers(p.facts)
     tasks: dict[str, list[str]] = {"root": []}
-    for f in p.facts:
+    for i, f in enumerate(p.facts):
         k = f["kind"]
         if k == "Call":
             tasks.setdefault(_task_of(f["id"]), []).append(
@@ -312,7 +313,7 @@ def _tree(p: RunPage) -> str:
                 + (closers[f["id"]][1] if f["id"] in closers else "open")
             )
         elif k == "Choice":
-            tasks.setdefault(f["task"], []).append(_fact_words(f, closers, {}))
+            tasks.setdefault(f["task"], []).append(_race_words(f, p.facts[i + 1 :]))
             tasks.setdefault(f["picked"], [])
         elif k == "Stop":
             tasks.setdefault(f["task"], []).append(_stop_words(f))
@@ -321,6 +322,24 @@ def _tree(p: RunPage) -> str:
             t = t.rpartition("/")[0]
             tasks.setdefault(t, [])
     return "<h2>Tasks</h2>\n" + _subtree("root", tasks, set())
+
+
+def _race_words(choice: dict, after: list[dict]) -> str:
+    """`race in root picked root/2; root/1 stopped with no reply`: the Choice and the Stops of
+    the losing siblings that follow it."""
+    parent = choice["picked"].rpartition("/")[0]
+    words = [f"race in {choice['task']} picked {choice['picked']}"]
+    for f in after:
+        if f["kind"] != "Stop" or f["task"].rpartition("/")[0] != parent:
+            break
+        if f["found"] == "finished":
+            words.append(f"{f['task']} had finished with {f['value']}")
+        elif not f["closed"]:
+            words.append(f"{f['task']} stopped")
+        else:
+            how = [("with no reply" if c["reply"] is None else f"with {c['reply']}") for c in f["closed"]]
+            words.append(f"{f['task']} stopped {', '.join(dict.fromkeys(how))}")
+    return "; ".join(words)
 
 
 def _subtree(task: str, tasks: dict[str, list[str]], seen: set) -> str:
