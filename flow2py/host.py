@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import flowrt as rt
 from flowrt.host import operations as rh
+from flowrt.host import run_page
 from flowrt.host.nested import flow_tool as runtime_flow_tool
 from flowrt.host.operations import Refused, Report, open_store, read
 from flowrt.host.runs_view import RunView, call_views, runs_view
@@ -321,7 +322,7 @@ def replay(run_id: str, *, store_path: str | None = None) -> Report:
 
 def history(run_id: str, *, store_path: str | None = None, fmt: str = "text") -> str:
     store = open_store(store_path, create=False, readonly=True)
-    return rh.history(store, compile_stored(store, run_id, cache_for(store_path)), run_id, fmt)
+    return run_page.history(store, compile_stored(store, run_id, cache_for(store_path)), run_id, fmt)
 
 
 def fork(

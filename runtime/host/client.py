@@ -43,6 +43,7 @@ from flowrt.data.facts import Completed, End
 from flowrt.data.generated import Program
 from flowrt.history.store import Store, StoreError, UnknownRun
 from flowrt.host import operations as ops
+from flowrt.host import run_page
 from flowrt.host import worker as wk
 from flowrt.host.operations import Refused, Runnable, open_store, read
 from flowrt.host.worker_ops import admit_reply
@@ -249,7 +250,7 @@ class _Owner:
         wk.cancel(self.store, run_id)
 
     def _history(self, run_id: str, fmt: str) -> str:
-        return ops.history(self.store, self._program(run_id), run_id, fmt)
+        return run_page.history(self.store, self._program(run_id), run_id, fmt)
 
     def _result(self, run_id: str, st: wk.RunStatus):
         return _ended_value(self.store, run_id, st.facts, self._program(run_id, st))

@@ -707,7 +707,19 @@ def replay(store: Store, prog: Runnable, run_id: str) -> Report:
 
 
 def history(store: Store, prog: Runnable, run_id: str, fmt: str = "text") -> str:
-    """The facts as text (the seed's notation), JSON Lines or HTML; refused when the chain is broken."""
+    """The facts as text (the seed's notation), JSON Lines or a plain HTML table; refused when the
+    chain is broken. (`flow2py history --format html` is the run page: flowrt.host.run_page.)"""
+    records = verified_records(store, prog, run_id)
+    if fmt == "json":
+        return to_jsonl(records)
+    if fmt == "html":
+        return to_html(records, title=f"Flow run {run_id}")
+    text = to_text(records)
+    return text if text.endswith("\n") else text + "\n"
+
+
+def verified_records(store: Store, prog: Runnable, run_id: str) -> list:
+    """The run's stored facts, its values decoded with `prog`'s classes; refused when the chain is broken."""
     info = read(store.host_records.load_run, run_id)
     same_program(prog, info)
     ok, why, _ = read(store.history.verify, run_id)
@@ -716,13 +728,7 @@ def history(store: Store, prog: Runnable, run_id: str, fmt: str = "text") -> str
             f"run {run_id!r} fails its hash chain: {why}; refusing to show it as its history "
             f"(`flow2py verify {run_id}` reports the same)"
         )
-    records = read(lambda: store.history.records(run_id, classes=prog.classes))
-    if fmt == "json":
-        return to_jsonl(records)
-    if fmt == "html":
-        return to_html(records, title=f"Flow run {run_id}")
-    text = to_text(records)
-    return text if text.endswith("\n") else text + "\n"
+    return read(lambda: store.history.records(run_id, classes=prog.classes))
 
 
 def fork(
