@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 import pytest
 from starlette.testclient import TestClient
 
-from flowrt.host import http_api
+from flowrt.host import http_api, worker_ops
 from flowrt.host.worker import Worker
 from http_helpers import running_worker, support, support_bindings, until
 
@@ -153,3 +153,16 @@ def test_a_bad_query_is_refused_with_a_400_in_the_apis_json_shape(store_of_runs,
     r = store_of_runs.get(f"/?{query}", headers=HTML)
     assert r.status_code == 400 and r.headers["content-type"].startswith("application/json")
     assert r.json()["error"].startswith(message) and "\n" not in r.json()["error"]
+
+
+def test_an_unfiltered_page_taken_in_sql_is_the_slice_of_the_whole_listing(tmp_path):
+    w = Worker(str(tmp_path / "runs.db"), {"support": support()}, support_bindings(), log=lambda _: None)
+    for i in range(120):
+        w.submit("support", input=TICKET, run_id=f"r{i:03d}")
+    w.cancel("r100")
+    whole = [st.run_id for st in worker_ops.runs(w.store)]
+    assert whole == [f"r{i:03d}" for i in range(119, -1, -1)]
+    for limit, offset in ((50, 0), (50, 7), (50, 100), (10, 200)):
+        page = worker_ops.runs(w.store, limit=limit, offset=offset)
+        assert [st.run_id for st in page] == whole[offset : offset + limit]
+    assert [st.state for st in worker_ops.runs(w.store, limit=1, offset=19)] == ["halted"]

@@ -354,6 +354,9 @@ def runs(
     # The state and program filters are decided from the run records alone; only the runs of
     # the page asked for are read further (their open calls, their end), so a page of 50 out of
     # 100,000 runs reads the facts of 50.
+    if state is None and program is None and limit is not None:  # the page taken in SQL
+        page = store.host_records.newest_runs(limit, offset)
+        return [_status(store, i, subs.get(i.id), i.id in cancelled, prog) for i in page]
     picked = []
     for info in reversed(store.host_records.runs()):
         if info.state.startswith(("unreadable", "corrupt")):
