@@ -148,7 +148,7 @@ def test_a_browser_gets_the_runs_page_and_a_runs_history_page(api):
     _start_paused(api)
     page = api.get("/", headers={"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"})
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
-    assert '<a href="/runs/s1">s1</a>' in page.text and "c1:root#2 human.ask" in page.text
+    assert '<a href="runs/s1">s1</a>' in page.text and "paused on human.ask" in page.text
     run = api.get("/runs/s1", headers={"Accept": "text/html"})
     assert run.headers["content-type"].startswith("text/html") and "Checkpoint" in run.text
     assert "What it waits on" in run.text and "flow2py reply s1 &#x27;c1:root#2=" in run.text  # the run page

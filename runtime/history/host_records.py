@@ -266,6 +266,27 @@ class HostRecords:
                     out.append(corrupt_run_info(i))
             return out
 
+    def newest_runs(self, limit: int, offset: int = 0) -> list[RunInfo]:
+        """The readable runs (of this data version), newest first, `limit` of them from `offset`:
+        the page is taken in SQL, so only its records are read. A run whose record is corrupt is
+        left out of the page (it still counts toward `offset`)."""
+        f = self.file
+        with f.lock:
+            ids = [
+                r[0]
+                for r in f.db.execute(
+                    "SELECT id FROM runs WHERE data_version=? ORDER BY created DESC, id DESC LIMIT ? OFFSET ?",
+                    (T.DATA_VERSION, limit, offset),
+                )
+            ]
+            out = []
+            for i in ids:
+                try:
+                    out.append(run_info(f.db, run_row(f, i, check_version=False)))
+                except BrokenHistory:
+                    continue
+            return out
+
     def paused_times(self) -> dict[str, float]:
         """run id -> since when it is paused: the time its lease was last released with calls
         open. A run released paused before the store kept that (`run_pauses`) is paused since

@@ -21,14 +21,12 @@ worker thread (`run_in_threadpool`): SQLite and the admission of a reply block.
 from __future__ import annotations
 
 import hmac
-import html
 import json
 import logging
 import socket
 import threading
 import time
 from typing import Any, Callable, Optional
-from urllib.parse import quote
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -42,6 +40,7 @@ from flowrt.host.bundles import BundleRefused, submit_bundle
 from flowrt.host.client import Client
 from flowrt.host.http_openapi import openapi_document
 from flowrt.host.operations import Refused
+from flowrt.host.runs_page import DEFAULT_LIMIT, MAX_LIMIT, RunsQuery, runs_page_html
 
 __all__ = ["make_app", "make_server", "start_server", "HttpServer", "serve", "status_json", "summary_json"]
 __all__ += ["ROUTES"]
@@ -274,8 +273,11 @@ class _Routes:
     async def index(self, request: Request) -> Response:
         if not _wants_html(request):
             return JSONResponse({"runs": "/runs", "openapi": "/openapi.json"})
-        found = await _call(self.worker.runs)
-        return HTMLResponse(_runs_page(found))
+        q = _runs_query(request)
+        found = await _call(
+            self.worker.runs, state=q.state, program=q.program, limit=q.limit + 1, offset=q.offset
+        )
+        return HTMLResponse(runs_page_html(found[: q.limit], q, more=len(found) > q.limit))
 
     async def history(self, request: Request) -> Response:
         text = await _call(self.client._history, request.path_params["run_id"], "json")
@@ -334,22 +336,18 @@ def _wants_html(request: Request) -> bool:
     return "text/html" in request.headers.get("accept", "")
 
 
-def _runs_page(found) -> str:
-    """`GET /` for a browser: the runs, newest first, each linked to its history page."""
-    e = html.escape
-    rows = [
-        f'<tr><td><a href="/runs/{quote(st.run_id, safe="")}">{e(st.run_id)}</a></td><td>{e(st.state)}</td>'
-        f"<td>{e(str(st.program))}</td><td>{e(st.entry)}</td><td>{st.facts}</td>"
-        f"<td>{e(', '.join(f'{c.id} {c.tool}' for c in st.open_calls))}</td></tr>"
-        for st in found
-    ]
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Flow runs</title></head><body>'
-        "<h1>Flow runs</h1><table><thead><tr><th>run</th><th>state</th><th>program</th><th>entry</th>"
-        "<th>facts</th><th>open calls</th></tr></thead><tbody>"
-        + "".join(rows)
-        + "</tbody></table></body></html>\n"
-    )
+def _runs_query(request: Request) -> RunsQuery:
+    """The runs page's query (`state`, `program`, `limit`, `offset`); a bad value is a 400, in
+    the same JSON shape as every other refusal of the API."""
+    state = request.query_params.get("state") or None
+    if state is not None and state not in wk.STATES:
+        raise _Answer(400, f"query parameter 'state' must be one of {', '.join(wk.STATES)}, got {state!r}")
+    limit = _query_int(request, "limit")
+    if limit is not None and not 1 <= limit <= MAX_LIMIT:
+        raise _Answer(400, f"query parameter 'limit' must be between 1 and {MAX_LIMIT}, got {limit}")
+    program = request.query_params.get("program") or None
+    offset = _query_int(request, "offset") or 0
+    return RunsQuery(state, program, DEFAULT_LIMIT if limit is None else limit, offset)
 
 
 #: (path, method, handler name): the routes, every one of them in the OpenAPI document

@@ -149,11 +149,22 @@ _PATHS = {
         "get": {
             "operationId": "index",
             "summary": "Where things are; with Accept: text/html, a page of the runs for a browser",
+            "parameters": [
+                {"name": "state", "in": "query", "schema": {"type": "string", "enum": _STATES}},
+                {"name": "program", "in": "query", "schema": {"type": "string"}},
+                {
+                    "name": "limit",
+                    "in": "query",
+                    "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50},
+                },
+                {"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0, "default": 0}},
+            ],
             "responses": {
                 "200": {
-                    "description": "the routes (JSON), or the runs page (HTML)",
+                    "description": "the routes (JSON), or the runs page (HTML): the query is the page's",
                     "content": {"application/json": {"schema": {"type": "object"}}, "text/html": {}},
-                }
+                },
+                "400": _error("a bad query parameter (the runs page)"),
             },
         }
     },
