@@ -33,7 +33,7 @@ def load_program(path: str):
     if os.path.isdir(path) and os.path.isfile(os.path.join(path, "__init__.py")):
         import importlib
 
-        from flowrt.host.worker import _runnable
+        from flowrt.host.operations import runnable_of
 
         parent, name = os.path.split(os.path.abspath(os.path.normpath(path)))
         if parent not in sys.path:
@@ -44,7 +44,7 @@ def load_program(path: str):
             raise Refused(f"{path}: importing the built package failed: {type(e).__name__}: {e}") from None
         if not hasattr(module, "PROGRAM"):
             raise Refused(f"{path}: not a package built by `flow2py build` (it has no PROGRAM)")
-        return _runnable(module)
+        return runnable_of(module)
     if not os.path.exists(path):
         raise Refused(f"{path}: no such file")
     return host.compile_path(path)

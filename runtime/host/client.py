@@ -40,12 +40,11 @@ import time
 from typing import Any, Optional
 
 from flowrt.data.facts import Completed, End
-from flowrt.data.generated import Program
 from flowrt.history.store import Store, StoreError, UnknownRun
 from flowrt.host import operations as ops
 from flowrt.host import run_page
 from flowrt.host import worker as wk
-from flowrt.host.operations import Refused, Runnable, open_store, read
+from flowrt.host.operations import Refused, Runnable, open_store, read, runnable_of
 from flowrt.host.worker_ops import admit_reply
 
 __all__ = ["Client", "Host", "RunHandle", "RunFaultedError", "RunHaltedError", "compiler"]
@@ -84,19 +83,6 @@ def _compiler():
     if found is None:
         raise Refused("no Flow compiler is installed to compile a program from its path (install flow2py)")
     return found
-
-
-def runnable_of(program) -> Runnable:
-    """A generated program as a `Runnable`: a built package, its `PROGRAM`, or a `Runnable`."""
-    if isinstance(program, Runnable):
-        return program
-    program = getattr(program, "PROGRAM", program)
-    if not isinstance(program, Program):
-        raise Refused(f"not a Flow program: {program!r} (give a name, a path, or a built package)")
-    cached = getattr(program, "_flow_runnable", None)
-    if cached is None:
-        cached = program._flow_runnable = Runnable(program)
-    return cached
 
 
 def _ended_value(store: Store, run_id: str, facts: int, prog: Runnable):
@@ -359,9 +345,6 @@ class Host(ops.Host, _Owner):
     def runs_status(self, *, state: Optional[str] = None, program: Optional[str] = None) -> list:
         """`RunStatus` of the store's runs (`runs()` keeps giving the CLI's lines)."""
         return wk.runs(self.store, state=state, program=program)
-
-    def _runnable(self, program) -> Runnable:
-        return program if isinstance(program, Runnable) else super()._runnable(program)
 
     def _deliver(self, run_id: str, call_id: str, value: Any) -> None:
         """Admit the reply as a worker's client would (`NoSuchRun`, `Conflict`, `DoesNotFit`), then

@@ -539,6 +539,27 @@ def crash_closes(open_calls: Iterable[str], pending: set, delivered, resend) -> 
     return [c for c in open_calls if c not in pending and c not in delivered and c not in resend]
 
 
+def runnable_of(program) -> Runnable:
+    """A generated program as a `Runnable`, made once a program: a built package, its `PROGRAM`,
+    or a `Runnable`."""
+    if isinstance(program, Runnable):
+        return program
+    program = getattr(program, "PROGRAM", program)
+    if not isinstance(program, Program):
+        raise Refused(f"not a Flow program: {program!r} (give a name, a path, or a built package)")
+    cached = getattr(program, "_flow_runnable", None)
+    if cached is None:
+        cached = program._flow_runnable = Runnable(program)
+    return cached
+
+
+def start_fact(prog: Runnable, entry: str, args: tuple, params) -> Start:
+    """The Start of a new run of `prog` at `entry` with the admitted `args`."""
+    return Start(
+        prog.program.identity, prog.program.std, DATA_VERSION, entry, args, tuple(n for n, _ in params)
+    )
+
+
 # ---- the operations ----------------------------------------------------------------------------------
 
 
@@ -559,11 +580,9 @@ def start(
     fn, params = prog.entry(entry)
     args = decode_input(input, params, issued=issued_in(store))
     bindings = bindings_for(prog, bindings, entry, "the run was not started")
-    start_fact = Start(
-        prog.program.identity, prog.program.std, DATA_VERSION, entry, args, tuple(n for n, _ in params)
-    )
-    run_id, rec = _new_run(store, run_id, start_fact, prog, meta or prog.meta())
-    return _drive_live(store, rec, prog, fn, [start_fact], 1, bindings, checkpoint_every, drive=drive)
+    first = start_fact(prog, entry, args, params)
+    run_id, rec = _new_run(store, run_id, first, prog, meta or prog.meta())
+    return _drive_live(store, rec, prog, fn, [first], 1, bindings, checkpoint_every, drive=drive)
 
 
 def resume(
@@ -843,12 +862,7 @@ class Host:
         self.bindings = bindings
 
     def _runnable(self, program) -> Runnable:
-        program = getattr(program, "PROGRAM", program)
-        cached = getattr(program, "_flow_runnable", None)
-        if cached is None:
-            cached = Runnable(program)
-            program._flow_runnable = cached
-        return cached
+        return runnable_of(program)
 
     def start(
         self,

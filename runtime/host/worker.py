@@ -43,7 +43,7 @@ from flowrt.engine.tools import BINDINGS, Bindings, WholeCall, current_call, pen
 from flowrt.history.host_records import owner_alive, owner_token
 from flowrt.history.store import Store
 from flowrt.history.store_errors import RunCancelled
-from flowrt.host.operations import Refused, Runnable, open_store, resume
+from flowrt.host.operations import Refused, Runnable, open_store, resume, runnable_of
 from flowrt.host.bundles import bundle_bindings
 from flowrt.host.worker_ops import (
     STATES,
@@ -267,7 +267,7 @@ class Worker:
         if concurrency < 1:
             raise Refused(f"concurrency {concurrency}: expected at least 1")
         self.store = store_path if isinstance(store_path, Store) else open_store(store_path)
-        self.programs: dict[str, Runnable] = {name: _runnable(p) for name, p in programs.items()}
+        self.programs: dict[str, Runnable] = {name: runnable_of(p) for name, p in programs.items()}
         self._by_identity = {p.program.identity: (n, p) for n, p in self.programs.items()}
         # std's clock and bundle Tools, where the host binds neither (flowrt.host.bundles)
         self.bindings = _Logged(
@@ -324,7 +324,7 @@ class Worker:
     def adopt(self, name: str, prog) -> None:
         """Drive the runs of `prog` as `name` without serving it by name (a submitted bundle's
         program, flowrt.host.bundles.submit_bundle): no compile from the store is needed for them."""
-        self._by_identity.setdefault(_runnable(prog).program.identity, (name, _runnable(prog)))
+        self._by_identity.setdefault(runnable_of(prog).program.identity, (name, runnable_of(prog)))
 
     def deliver(self, run_id: str, call_id: str, reply) -> None:
         status(self.store, run_id)  # NoSuchRun first
@@ -554,14 +554,3 @@ class Worker:
                 self.log(run=run_id, call=c.id, event="paused", tool=c.tool)
         else:
             self.log(run=run_id, event="halted", reason=getattr(outcome, "reason", kind))
-
-
-def _runnable(p) -> Runnable:
-    if isinstance(p, Runnable):
-        return p
-    program = getattr(p, "PROGRAM", p)
-    cached = getattr(program, "_flow_runnable", None)
-    if cached is None:
-        cached = Runnable(program)
-        program._flow_runnable = cached
-    return cached

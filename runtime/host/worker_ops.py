@@ -19,15 +19,15 @@ import time
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from flowrt.data.facts import Completed, End, Start
+from flowrt.data.facts import Completed, End
 from flowrt.data.typedesc import DecodeError, type_text
 from flowrt.data.values import Err, Malformed, show
 from flowrt.history.store import RunExists, Store, StoreError, UnknownRun
 from flowrt.history.tokens import Noting, admitting
-from flowrt.history.trace import DATA_VERSION
 from flowrt.engine.tools import admit
 from flowrt.host.runs_view import program_name
 from flowrt.host.operations import (
+    start_fact,
     Refused,
     Runnable,
     _recorded_type_args,
@@ -147,9 +147,7 @@ def submit(
     except Refused as e:
         raise DoesNotFit(str(e)) from None
     run_id = run_id or "run-" + secrets.token_hex(6)
-    start = Start(
-        prog.program.identity, prog.program.std, DATA_VERSION, entry, args, tuple(n for n, _ in params)
-    )
+    start = start_fact(prog, entry, args, params)
     meta = dict(meta or prog.meta(), program=program)  # the name runs_view.program_name reads
 
     def submission(db) -> None:  # in Start's commit: a worker never sees the run without it
