@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from starlette.testclient import TestClient
 
 import flowrt as rt
+from tests.binding_helpers import restored_bindings
 from flow2py import host
 from flow2py.cli import main
 from flowrt.host import http_api
@@ -49,12 +50,9 @@ def example(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def _own_bindings(example):
-    before = dict(rt.BINDINGS._impls)
     (example / "posts.jsonl").unlink(missing_ok=True)
-    yield
-    rt.BINDINGS._impls.clear()
-    rt.BINDINGS._impls.update(before)
-    rt.BINDINGS._cache.clear()
+    with restored_bindings(stop_servers=False):  # the module's one MCP session stays open
+        yield
 
 
 def _cli(*args):

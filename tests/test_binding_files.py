@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import flowrt as rt
+from tests.binding_helpers import restored_bindings
 from flow2py.cli import main
 from flowrt.host.binding_files import close, load_binding_file
 from flowrt.host.tool_protocol import RemoteTool
@@ -35,12 +35,8 @@ IMPL = "def upper(text):\n    return {'Ok': text.upper() + '!'}\n\ndef lower(tex
 
 @pytest.fixture(autouse=True)
 def _own_bindings():
-    before = dict(rt.BINDINGS._impls)
-    yield
-    close(rt.BINDINGS)
-    rt.BINDINGS._impls.clear()
-    rt.BINDINGS._impls.update(before)
-    rt.BINDINGS._cache.clear()
+    with restored_bindings():
+        yield
 
 
 def _cli(*args, env=None):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import flowrt as rt
+from tests.binding_helpers import restored_bindings
 from flow2py.cli import main
 from flowrt.data.requests import ToolSpec
 from flowrt.data.typedesc import T
@@ -44,11 +44,8 @@ def prog(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def _own_bindings():
-    before = dict(rt.BINDINGS._impls)
-    yield
-    rt.BINDINGS._impls.clear()
-    rt.BINDINGS._impls.update(before)
-    rt.BINDINGS._cache.clear()
+    with restored_bindings(stop_servers=False):  # the module's one MCP session stays open
+        yield
 
 
 def _cli(*args):

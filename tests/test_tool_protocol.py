@@ -19,10 +19,10 @@ import pytest
 from click.testing import CliRunner
 
 import flowrt as rt
+from tests.binding_helpers import restored_bindings
 from flow2py import host
 from flow2py.cli import main
 from flowrt.history.trace import DATA_VERSION
-from flowrt.host.binding_files import close
 from flowrt.host.tool_clients import StdioConnection
 from flowrt.host.tool_protocol import Lost, hello_message
 
@@ -35,12 +35,8 @@ TOOLS = ("upper", "block", "meet", "seen", "get")
 def _own_bindings():
     """Each test's --tools bindings are its own: the process-wide registry is restored after it,
     and every Tool server process it started is stopped."""
-    before = dict(rt.BINDINGS._impls)
-    yield
-    close(rt.BINDINGS)
-    rt.BINDINGS._impls.clear()
-    rt.BINDINGS._impls.update(before)
-    rt.BINDINGS._cache.clear()
+    with restored_bindings():
+        yield
 
 
 def _cli(*args):

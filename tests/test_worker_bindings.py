@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import flowrt as rt
+from tests.binding_helpers import restored_bindings
 from flow2py import host
 from flow2py.cli import main
-from flowrt.host.binding_files import close, where
+from flowrt.host.binding_files import where
 
 PROTOCOL = Path(__file__).parent / "flow_programs" / "tool_protocol"
 TOOLS = ("upper", "block", "meet", "seen", "get")
@@ -24,12 +24,8 @@ TOOLS = ("upper", "block", "meet", "seen", "get")
 
 @pytest.fixture(autouse=True)
 def _own_bindings():
-    before = dict(rt.BINDINGS._impls)
-    yield
-    close(rt.BINDINGS)
-    rt.BINDINGS._impls.clear()
-    rt.BINDINGS._impls.update(before)
-    rt.BINDINGS._cache.clear()
+    with restored_bindings():
+        yield
 
 
 def _protocol_program(d: Path, *flags) -> Path:
