@@ -235,8 +235,8 @@ class _Owner:
     def _cancel(self, run_id: str) -> None:
         wk.cancel(self.store, run_id)
 
-    def _history(self, run_id: str, fmt: str) -> str:
-        return run_page.history(self.store, self._program(run_id), run_id, fmt)
+    def _history(self, run_id: str, fmt: str, *, served: bool = False) -> str:
+        return run_page.history(self.store, self._program(run_id), run_id, fmt, served=served)
 
     def _result(self, run_id: str, st: wk.RunStatus):
         return _ended_value(self.store, run_id, st.facts, self._program(run_id, st))

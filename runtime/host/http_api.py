@@ -267,7 +267,7 @@ class _Routes:
         run_id = request.path_params["run_id"]
         st = await _call(self.worker.status, run_id)
         if _wants_html(request):  # a browser: the history viewer's page
-            return HTMLResponse(await _call(self.client._history, run_id, "html"))
+            return HTMLResponse(await _call(self.client._history, run_id, "html", served=True))
         return JSONResponse(status_json(st))
 
     async def index(self, request: Request) -> Response:

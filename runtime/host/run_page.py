@@ -32,11 +32,12 @@ __all__ = ["history", "run_page", "page_html", "RunPage"]
 FOLD = 120
 
 
-def history(store: Store, prog, run_id: str, fmt: str = "text") -> str:
-    """`flow2py history` in any format: the run page for "html", else flowrt.host.operations'."""
+def history(store: Store, prog, run_id: str, fmt: str = "text", *, served: bool = False) -> str:
+    """`flow2py history` in any format: the run page for "html", else flowrt.host.operations'.
+    `served`: the page is served by a worker (GET /runs/{id}), so it carries the actions."""
     if fmt != "html":
         return ops.history(store, prog, run_id, fmt)
-    return run_page(store, prog, run_id)
+    return run_page(store, prog, run_id, served=served)
 
 
 @dataclass
@@ -58,10 +59,14 @@ class RunPage:
     times: dict[str, _CallTimes] = field(default_factory=dict)
     paused_since: Optional[float] = None
     store_path: Optional[str] = None
+    #: served by a worker (GET /runs/{id}): the page carries the actions (reply forms, fork from
+    #: here, replay on request) and live updates; the static export (`history --format html`) not
+    served: bool = False
 
 
-def run_page(store: Store, prog, run_id: str) -> str:
-    """The page of run `run_id` (refused, as `history` is, when its chain is broken)."""
+def run_page(store: Store, prog, run_id: str, *, served: bool = False) -> str:
+    """The page of run `run_id` (refused, as `history` is, when its chain is broken); `served`: as
+    the worker serves it, with the actions."""
     records = ops.verified_records(store, prog, run_id)
     info = ops.read(store.host_records.load_run, run_id)
     facts = to_json_objects(records)
@@ -84,6 +89,7 @@ def run_page(store: Store, prog, run_id: str) -> str:
             _times(store, run_id, [f["id"] for f in facts if f["kind"] == "Call"]),
             store.host_records.paused_times().get(run_id) if info.state == "paused" else None,
             None if same else path,
+            served,
         )
     )
 
