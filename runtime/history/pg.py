@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
+import weakref
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Optional
@@ -242,6 +243,8 @@ class PgStoreFile:
             timeout=30,
             name="flow2py-store",
         )
+        # A store dropped without close() (a host that forgot it) gives its connections back.
+        weakref.finalize(self, self._pool.close)
         try:
             self._pool.open(wait=True, timeout=30)
             self._open()

@@ -152,8 +152,14 @@ def open_store(path: Optional[str], *, create: bool = True, readonly: bool = Fal
 
 
 def store_exists(path: Optional[str]) -> bool:
+    """Whether the store is there to open: a SQLite file that exists; a PostgreSQL URL always
+    (opening it says what is wrong with it)."""
     import os
 
+    from flowrt.history.pg import is_url
+
+    if is_url(path):
+        return True
     return os.path.exists(path if path is not None else os.path.join(os.getcwd(), ".flow", "runs.db"))
 
 
