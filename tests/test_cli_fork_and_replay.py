@@ -11,8 +11,8 @@ from tests.history_e2e_helpers import RACE, Cli, ok_reply, project, run_until_pa
 
 
 @pytest.fixture
-def cli(tmp_path, store_url):
-    return Cli(project(tmp_path, RACE), store_url)
+def cli(tmp_path):
+    return Cli(project(tmp_path, RACE))
 
 
 def test_fork_at_every_checkpoint_and_of_a_fork_replays(cli):

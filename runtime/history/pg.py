@@ -5,7 +5,8 @@ docs/spec/trace.md ("Store", "PostgreSQL") is the description. `Store("postgresq
 one interface: `db` (execute, executemany), `lock`, `transaction(durable, whole=True)`,
 `snapshot()`, `lock_run(db, run_id)`, `path`, `durable`, `readonly`, `close()`. Every SQL text of
 flowrt.history is written once, in SQLite's spelling, and translated here (`pg_sql`, cached):
-`?` placeholders become psycopg's `%s`, `INSERT OR IGNORE` becomes `INSERT … ON CONFLICT DO
+`?` placeholders become psycopg's `%s`, `instr(data, ?)` becomes `position(? in data)`,
+`INSERT OR IGNORE` becomes `INSERT … ON CONFLICT DO
 NOTHING`, `INSERT OR REPLACE` an upsert on the table's primary key (read from `SCHEMA`), and a
 PRAGMA (SQLite's durability and secure-delete switches) is no statement at all. The schema is
 `SCHEMA` with PostgreSQL's types (`pg_schema`: BLOB -> BYTEA, REAL -> DOUBLE PRECISION, INTEGER
@@ -145,6 +146,8 @@ def pg_sql(sql: str) -> Optional[str]:
     s = re.sub(
         r"'[^']*'|\?|%", lambda m: "%s" if m.group() == "?" else ("%%" if m.group() == "%" else m.group()), s
     )
+    # SQLite's instr(haystack, needle) over bytes: PostgreSQL's position(needle in haystack)
+    s = re.sub(r"\binstr\((\w+), %s\)", r"position(%s in \1)", s)
     m = re.match(r"INSERT OR (IGNORE|REPLACE) INTO (\w+)", s, re.I)
     if m:
         table = m.group(2)
