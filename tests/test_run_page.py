@@ -121,10 +121,12 @@ def test_the_page_loads_nothing_from_anywhere(cli):
         assert needle not in page.lower(), needle
 
 
-def test_the_hosts_times_are_shown_with_the_time_between(cli):
+def test_a_call_the_host_kept_no_time_for_shows_its_first_attempts_start(cli):
     _run(cli)
     t0 = time.time() - 5
-    with Store(cli.store) as store:
+    with Store(cli.store) as store:  # as a store made before call_times: the worker's attempt is shown
+        with store.file.transaction() as db:
+            db.execute("DELETE FROM call_times WHERE run='s'")
         store.worker_records.record_attempt("s", "root/2#1", 1, t0, "ok")
     assert f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(t0))}." in _page(cli)
     info = type("Info", (), {"state": "completed", "open_calls": (), "program": "p" * 12, "entry": "main"})
@@ -157,3 +159,35 @@ def test_a_redacted_value_shows_as_its_hole(cli):
     text = _text(_page(cli))
     assert f"human.ask(<hole blake3:{ask['values'][0]}>)" in text
     assert 'human.ask("Which Safari' not in text
+
+
+def test_flow2py_run_keeps_every_calls_times_and_call_site_and_the_page_links_them(cli):
+    _run(cli)
+    facts = cli.facts("s")
+    with Store(cli.store) as store:
+        kept = store.host_records.call_times("s")
+        source = store.history.sources("s")["main"].splitlines()
+    calls = [f for f in facts if f["kind"] == "Call"]
+    assert set(kept) == {f["id"] for f in calls}
+    for f in calls:
+        dispatched, replied, module, line = kept[f["id"]]
+        assert module == "main" and f["tool"] in source[line - 1], (f, source[line - 1])
+        assert dispatched is not None and (replied is None) == (f["id"] == ASK_ID)
+    page = _page(cli)
+    assert "<h2>Sources</h2>" in page and "<form" not in page
+    for f in calls:
+        line = kept[f["id"]][3]
+        assert f'href="#src-1-{line}">main.flow:{line}</a>' in page
+        assert f'<span class="line called" id="src-1-{line}"><span class="ln">{line}</span>' in page
+
+
+def test_a_store_made_before_call_times_and_the_runs_index_gets_them_from_its_first_writer(cli):
+    _run(cli)
+    with cli.db() as db:
+        db.execute("DROP TABLE call_times")
+        db.execute("DROP INDEX runs_by_created")
+    page = _page(cli)  # a reader: the table is read as empty, the page shows no times or sources
+    assert "<h2>Sources</h2>" not in page and f'<td class="n">{len(cli.facts("s"))}</td>' in page
+    with Store(cli.store) as store:  # a writer's open makes them
+        names = {r[0] for r in store.file.db.execute("SELECT name FROM sqlite_master")}
+    assert {"call_times", "runs_by_created"} <= names

@@ -166,3 +166,55 @@ def test_an_unfiltered_page_taken_in_sql_is_the_slice_of_the_whole_listing(tmp_p
         page = worker_ops.runs(w.store, limit=limit, offset=offset)
         assert [st.run_id for st in page] == whole[offset : offset + limit]
     assert [st.state for st in worker_ops.runs(w.store, limit=1, offset=19)] == ["halted"]
+
+
+def test_the_state_and_program_filters_in_sql_pick_what_each_runs_status_says(tmp_path, monkeypatch):
+    """Runs in every state a worker's client sees, the filters and the page taken in SQL, checked
+    against each run's own status; only the runs of the page are read."""
+    import os
+    import socket
+
+    from flowrt.data.facts import Start
+    from flowrt.history import trace as T
+
+    w = Worker(str(tmp_path / "runs.db"), {"support": support()}, support_bindings(), log=lambda _: None)
+    for i in range(40):
+        w.submit("support", input=TICKET, run_id=f"r{i:02d}")
+    db = w.store.file.db
+    here = socket.gethostname()
+    with w.store.file.transaction() as t:
+        t.execute("UPDATE runs SET state='completed' WHERE id IN ('r01', 'r02', 'r03')")
+        t.execute("UPDATE runs SET state='faulted' WHERE id='r04'")
+        t.execute("UPDATE runs SET state='paused' WHERE id IN ('r05', 'r06')")
+        t.execute("UPDATE runs SET state='running', owner=? WHERE id='r07'", (f"{here}:{os.getpid()}:x",))
+        t.execute("UPDATE runs SET state='running', owner=? WHERE id='r08'", (f"{here}:999999999:x",))
+        t.execute("UPDATE worker_submissions SET started=1 WHERE run IN ('r09', 'r10', 'r08')")
+        t.execute("INSERT INTO open_calls VALUES ('r09', 'root#1', 'human::ask', 2)")
+        t.execute("INSERT INTO open_calls VALUES ('r08', 'root#1', 'human::ask', 2)")
+        t.execute("UPDATE worker_submissions SET program='other' WHERE run IN ('r11', 'r12')")
+    for i in (13, 14, 7):
+        w.cancel(f"r{i:02d}")
+    start = Start("p" * 64, "std@v1", T.DATA_VERSION, "main", (), ())
+    w.store.history.create_run("cli", start, {}, {"path": "/somewhere/tool_run.flow"})
+    everyone = [worker_ops.status(w.store, r) for (r,) in db.execute("SELECT id FROM runs")]
+    by_created = {r: c for r, c in db.execute("SELECT id, created FROM runs")}
+    newest = sorted(everyone, key=lambda st: (by_created[st.run_id], st.run_id), reverse=True)
+    states = {st.state for st in everyone}
+    assert states == {"submitted", "running", "paused", "completed", "faulted", "halted"}
+    reads = []
+    real = w.store.host_records.load_run
+    monkeypatch.setattr(w.store.host_records, "load_run", lambda r: reads.append(r) or real(r))
+    for state in sorted(states):
+        want = [st.run_id for st in newest if st.state == state]
+        for limit, offset in ((50, 0), (2, 1)):
+            reads.clear()
+            got = [st.run_id for st in worker_ops.runs(w.store, state=state, limit=limit, offset=offset)]
+            assert got == want[offset : offset + limit], (state, limit, offset)
+            assert reads == got  # only the page's records are read
+    for program in ("support", "other", "tool_run"):
+        want = [st.run_id for st in newest if st.program == program]
+        assert want and [st.run_id for st in worker_ops.runs(w.store, program=program, limit=50)] == want
+    got = worker_ops.runs(w.store, state="paused", program="support", limit=50)
+    assert [st.run_id for st in got] == [
+        st.run_id for st in newest if st.state == "paused" and st.program == "support"
+    ]

@@ -75,6 +75,8 @@ def call(run: RunState, task: Task, req: ToolCall):
     except TraceError:
         _unrecordable_call(run, task, spec, args)
         raise
+    if run.sites is not None:  # where the program made it, for the host's record (call_times)
+        run.sites(cid, *call_site(task))
     run.recorder.sync()  # a Call is written before the call is sent
     run.since_cp += 1
     run.fresh = True
@@ -82,6 +84,16 @@ def call(run: RunState, task: Task, req: ToolCall):
     task.call = made
     task.state = CALL
     dispatch(run, made)
+
+
+def call_site(task: Task) -> tuple[str, int]:
+    """The Flow file and line of the call `task` just made: its innermost frame of generated Flow
+    code (a `.flow` code object: flowrt.data.generated maps generated lines to Flow lines)."""
+    for gen in reversed(task.stack):
+        frame = gen.gi_frame
+        if frame is not None and frame.f_code.co_filename.endswith(".flow"):
+            return frame.f_code.co_filename, frame.f_lineno
+    return _locate_task(task)
 
 
 def _unrecordable_call(run: RunState, task: Task, spec, args):

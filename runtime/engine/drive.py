@@ -237,6 +237,7 @@ def _new_run(entry: Optional[Callable], history: list, o: DriveOptions) -> RunSt
         carried=dict(o.carried_replies or {}),
         carried_calls=o.carried_calls or {},
         parked_specs=dict(o.parked_specs or {}),
+        sites=None if replay else getattr(o.recorder, "call_site", None),
         hlen=len(history),
         at_end=bool(resend or cut),
         completions=dispatcher.completions if dispatcher else None,

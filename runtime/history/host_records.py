@@ -18,6 +18,10 @@ history. None of them is a fact or chained.
 * `nested_runs`: outer run + call id -> the inner run a Tool started (flowrt.host.nested).
 * `run_pauses`: since when a paused run is paused (the time its lease was released with calls
   open; `note_release`, in the release's transaction).
+* `call_times`: when the host recorded each Call (just before committing and sending it) and the
+  Reply or Stop that closed it, and the call site (module key, Flow line) the driver named; the
+  recorder writes the times of several calls as one row inside a commit it makes anyway
+  (flowrt.history.recorder), `call_times` merges them.
 * `host_tokens`: every host token the host issued, by @tool type identity and token, with the run
   and call whose Reply issued it (flowrt.history.tokens; the recorder records those of replies).
 
@@ -198,6 +202,20 @@ def check_run_row(r: dict) -> None:
         raise corrupt("meta is not the host's JSON object")
 
 
+def _time_entry(e) -> bool:
+    """Whether `e` is [call, dispatched, replied, module, line] as the recorder writes it."""
+    num = (int, float, type(None))
+    return (
+        type(e) is list
+        and len(e) == 5
+        and type(e[0]) is str
+        and type(e[1]) in num
+        and type(e[2]) in num
+        and type(e[3]) in (str, type(None))
+        and type(e[4]) in (int, type(None))
+    )
+
+
 def note_release(db, run_id: str) -> None:
     """In the transaction that releases a run's lease: a run left paused is paused since now
     (`run_pauses`, read by `HostRecords.paused_times`); any other is not paused."""
@@ -305,6 +323,31 @@ class HostRecords:
     def open_calls(self, run_id: str) -> list[tuple[str, str]]:
         """(call id, tool id) of the run's open calls, in call order."""
         return list(self.load_run(run_id).open_calls)
+
+    def call_times(self, run_id: str) -> dict[str, tuple]:
+        """call id -> (dispatched, replied, module key, Flow line), each None when not kept: the
+        host's times and call site of each call it recorded (`call_times`: rows of several calls,
+        merged in the order written). An entry that does not hold what the recorder writes there
+        (a store is anyone's to edit) is left out."""
+        f = self.file
+        with f.lock:
+            rows = f.db.execute(
+                "SELECT times FROM call_times WHERE run=? ORDER BY n, part", (run_id,)
+            ).fetchall()
+        out: dict[str, list] = {}
+        for (text,) in rows:
+            try:
+                entries = json.loads(text) if type(text) is str else None
+            except (ValueError, RecursionError):
+                continue
+            for e in entries if type(entries) is list else ():
+                if not _time_entry(e):
+                    continue
+                have = out.setdefault(e[0], [None, None, None, None])
+                for i, v in enumerate(e[1:]):
+                    if v is not None:
+                        have[i] = v
+        return {c: tuple(v) for c, v in out.items()}
 
     # ---- bindings ------------------------------------------------------------------------------
 

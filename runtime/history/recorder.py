@@ -4,7 +4,11 @@ A run is written by one process at a time: the recorder takes a lease (`runs.own
 on every commit, in the commit's one `UPDATE runs`, that the lease and the chain head are still
 its own. A commit writes the facts and, in the same transaction, what appending them changes in
 the host's records (`_Batch`: open and pending calls, the host tokens replies issue, the latest
-checkpoint, the end state).
+checkpoint, the end state). The host's times of the calls (when each Call and the Reply or Stop
+closing it was recorded, and the Flow line that made the call, which the driver tells it through
+`call_site`) are kept in memory and written as one `call_times` row inside a commit made anyway:
+every 64 calls, the first commit a second after the oldest, the End, a pause, a pending call
+(docs/spec/trace.md "Store"; never a commit of their own for a call).
 
 Durability (the claim docs/spec/trace.md "Durability" makes): `sync()` commits, fsynced, when
 the buffer holds a Call or an End, so that fact and every fact before it survive power loss
@@ -21,6 +25,7 @@ SQLite transactions, so one of them comes first: the run ends halted, or it ende
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from typing import Any, Optional
@@ -42,6 +47,17 @@ def put_blobs(db, run_id: str, n: int, blobs) -> None:
 def _issued_rows(run_id: str, call_id: str, reply: Any) -> list[tuple]:
     now = time.time()
     return [(t.type_id, t.token, run_id, call_id, now) for t in tokens_in(reply)]
+
+
+#: the calls' times are written (one call_times row) with the commit that holds this many, or ...
+_TIMES_EVERY = 64
+#: ... the first commit once the oldest of them has waited this many seconds
+_TIMES_WAIT = 1.0
+
+
+def _times_json(times: dict) -> str:
+    """The `times` column of a call_times row: [[call, dispatched, replied, module, line], ...]."""
+    return json.dumps(list(times.values()), separators=(",", ":"))
 
 
 class _Batch:
@@ -132,6 +148,14 @@ class StoreRecorder:
         self._urgent = False  # the buffer holds a Call or an End: the next sync() commits
         self._closed = False
         self._broken: Optional[BaseException] = None
+        self._explicit = False  # the commit being made was asked for (close, call_pending)
+        # The host's times of the calls recorded since they were last written (`call_times`), call
+        # id -> [call, dispatched, replied, module, line] (None: not known here). They are written
+        # as one row inside a commit made anyway, not in every one (`_TIMES_EVERY`): see `_write`.
+        self._times: dict[str, list] = {}
+        self._times_since = time.monotonic()
+        self._times_due = False
+        self._times_part = 0  # rows written at one fact number are told apart by their part
         # Taking the lease needs no fsync: a lease lost with the machine names a process that is gone.
         with self._file.transaction(durable=False) as db:
             self._file.lock_run(db, run_id)
@@ -163,6 +187,9 @@ class StoreRecorder:
         self.sync(durable=True)
         self.store.host_records.record_pending(self.run_id, call_id)
         self._pending_calls.add(call_id)
+        if self._times:  # the run may wait long: its calls' times are written now (no fsync)
+            with self._file.transaction(durable=False) as db:
+                self._write_times(db)
 
     def record(self, fact: Fact) -> None:
         if self._closed or self._broken is not None:
@@ -173,8 +200,34 @@ class StoreRecorder:
         self.head = h
         self._pending.append((self.n, enc, h, fact))
         t = type(fact)
-        if t is Call or t is End:
+        if t is Call:
             self._urgent = True
+            self._times[fact.id] = [fact.id, time.time(), None, None, None]
+        elif t is End:
+            self._urgent = True
+            self._times_due = True
+        elif t is Reply:
+            self._closed_at(fact.id, time.time())
+        elif t is Stop and fact.closed:
+            now = time.time()
+            for c in fact.closed:
+                self._closed_at(c.call, now)
+
+    def _closed_at(self, call_id: str, now: float) -> None:
+        row = self._times.get(call_id)
+        if row is None:  # its Call's time is already written (or was never kept): merged on reading
+            self._times[call_id] = [call_id, None, now, None, None]
+        else:
+            row[2] = now
+
+    def call_site(self, call_id: str, file: str, line: int) -> None:
+        """The driver's note of where the Call just recorded was made: the Flow file its code
+        names (a module's `<key>.flow`) and the Flow line; kept as the module key and the line
+        (a host record, not history)."""
+        row = self._times.get(call_id)
+        if row is not None:
+            row[3] = file[:-5] if file.endswith(".flow") else file
+            row[4] = line
 
     def sync(self, durable: Optional[bool] = None) -> None:
         """Commit the buffered facts if they hold a Call or an End (fsynced); with `durable` given,
@@ -185,6 +238,7 @@ class StoreRecorder:
         pending = self._pending
         if not pending:
             return
+        self._explicit = durable is not None
         if durable is None:
             if not self._urgent:
                 return
@@ -246,6 +300,44 @@ class StoreRecorder:
             if cur.rowcount != 1:
                 raise self._refusal(db)
             batch.write(db)
+            times = self._times_to_write(durable)
+            if times:  # the host's times (and call sites) of the calls: call_times
+                db.execute(
+                    "INSERT INTO call_times VALUES (?, ?, ?, ?)", (run, self.n, self._times_part, times)
+                )
+        if times:
+            self._times = {}
+            self._times_since = time.monotonic()
+            self._times_due = False
+            self._times_part += 1
+
+    def _write_times(self, db) -> None:
+        """Write the calls' times kept (one call_times row), inside the caller's transaction."""
+        db.execute(
+            "INSERT INTO call_times VALUES (?, ?, ?, ?)",
+            (self.run_id, self.n, self._times_part, _times_json(self._times)),
+        )
+        self._times_part += 1
+        self._times = {}
+        self._times_since = time.monotonic()
+        self._times_due = False
+
+    def _times_to_write(self, durable: bool) -> Optional[str]:
+        """The call_times row this commit carries (every time kept, as JSON), when it ends the run,
+        pauses it or leaves a call pending (an explicit `sync(durable=...)`: close, call_pending),
+        when `_TIMES_EVERY` calls wait or the oldest has waited `_TIMES_WAIT` seconds; else None
+        (a row in every commit would cost a Tool call ~15%: docs/bench.md)."""
+        times = self._times
+        if not times:
+            return None
+        if (
+            self._times_due
+            or self._explicit
+            or len(times) >= _TIMES_EVERY
+            or time.monotonic() - self._times_since >= _TIMES_WAIT
+        ):
+            return _times_json(times)
+        return None
 
     def close(self, halted: bool = False) -> None:
         """Sync durably and release the lease (idempotent). `halted`: the run was interrupted
@@ -260,6 +352,8 @@ class StoreRecorder:
             # The facts are fsynced above; releasing the lease needs none (lost with the machine,
             # it names a process that is gone, which reads as the same state or as halted).
             with self._file.transaction(durable=False) as db:
+                if self._broken is None and self._times:  # the calls' times not yet written
+                    self._write_times(db)
                 released = db.execute(
                     "UPDATE runs SET owner=NULL, state=CASE WHEN state IN ('completed', 'faulted') THEN state "
                     "WHEN ? THEN 'halted' "

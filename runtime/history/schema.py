@@ -5,8 +5,10 @@
 flowrt.history.history_store and the recorder (flowrt.history.recorder), and the host's records
 beside history (`bindings`, `open_calls`, `parked_calls`, `nested_runs`, `host_tokens`), kept by
 flowrt.history.host_records, and the worker's (`worker_*`: submissions, leases, delivered replies,
-timers, cancel requests, attempts), kept by flowrt.history.worker_records. A table is added here (and to docs/spec/trace.md "Store"); a store
-made before it existed gets it from its first writer, and a reader sees it empty (`StoreFile`).
+timers, cancel requests, attempts), kept by flowrt.history.worker_records; `call_times` (when
+each call was sent and closed, and the Flow line that made it) is written by the recorder. A
+table or index is added here (and to docs/spec/trace.md "Store"); a store made before it existed
+gets it from its first writer, and a reader sees a missing table empty (`StoreFile`).
 
 `StoreFile` is the connection: it opens the file (WAL mode), checks the store's data version,
 creates the tables a writer finds missing, and is the one way in for every write
@@ -77,6 +79,10 @@ CREATE TABLE IF NOT EXISTS nested_runs (
 CREATE TABLE IF NOT EXISTS host_tokens (
     type_id TEXT NOT NULL, token TEXT NOT NULL, run TEXT, call TEXT, issued REAL NOT NULL,
     PRIMARY KEY (type_id, token)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS call_times (
+    run TEXT NOT NULL, n INTEGER NOT NULL, part INTEGER NOT NULL,  -- written at fact n, its part-th row there
+    times TEXT NOT NULL,               -- JSON [[call, dispatched, replied, module, line], ...]
+    PRIMARY KEY (run, n, part)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS run_pauses (
     run TEXT PRIMARY KEY, since REAL NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS worker_submissions (
@@ -95,9 +101,12 @@ CREATE TABLE IF NOT EXISTS worker_cancels (run TEXT PRIMARY KEY, requested REAL 
 CREATE TABLE IF NOT EXISTS worker_attempts (
     run TEXT NOT NULL, call TEXT NOT NULL, attempt INTEGER NOT NULL, started REAL NOT NULL,
     outcome TEXT NOT NULL, PRIMARY KEY (run, call, attempt)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created, id);
 """
 
 TABLES = frozenset(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", SCHEMA))
+#: the indexes of SCHEMA (the runs pages take their page in SQL, newest first: runs_by_created)
+INDEXES = frozenset(re.findall(r"CREATE INDEX IF NOT EXISTS (\w+)", SCHEMA))
 
 # The version of the store's schema (its tables and what they mean), kept in store_meta beside the
 # data version. A store that records none is version 1 (today's tables, made before the key
@@ -169,8 +178,11 @@ class StoreFile:
         self._sync_mode = None
         # A store that already has its schema is opened without taking the write lock, so reading
         # (runs, history, replay, verify) is never held up by another process's write transaction.
-        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if TABLES <= tables or (readonly and "store_meta" in tables):
+        names = {
+            r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")
+        }
+        tables = names - INDEXES
+        if (TABLES | INDEXES) <= names or (readonly and "store_meta" in tables):
             if self._open_existing(tables):
                 return
         if readonly:

@@ -16,6 +16,10 @@ history is ever changed through them.
 * `worker_cancels`: runs a host asked to halt. Once a run has one, no commit of its recorder
   succeeds (flowrt.history.recorder), so a run is halted whatever it was doing when asked.
 * `worker_attempts`: the attempts a binding's `retry` made inside one call (invisible to history).
+
+`runs_page` picks a page of runs by the state a worker's client sees and the program's name in
+one SQL statement (the state and name expressions below; the runs page and `GET /runs`), so a page
+of 50 of 100,000 runs reads only as much of the `runs` index as it takes to find 50.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import socket
 import time
 from typing import Optional
 
+from flowrt.history import trace as T
 from flowrt.history.host_records import owner_alive
 from flowrt.history.store_errors import StoreError, UnknownRun
 
@@ -228,6 +233,39 @@ class WorkerRecords:
     def cancelled_runs(self) -> set[str]:
         return {r[0] for r in self._read("SELECT run FROM worker_cancels")}
 
+    # ---- a page of runs, by state and program -------------------------------------------------------
+
+    def runs_page(
+        self, state: Optional[str], program: Optional[str], limit: Optional[int], offset: int = 0
+    ) -> Optional[list[str]]:
+        """The ids of the runs (of this data version) in `state` (as flowrt.host.worker_ops gives
+        it: submitted, running, paused, completed, faulted, halted; None: any) whose program is
+        known by the name `program` (the submission's name, else the name the host gave it, its
+        entry file's stem, its entry module, its identity's first 12 digits; None: any), newest
+        first, `limit` of them (None: all) from `offset`: filtered and paged in SQL. None on a
+        store whose SQL cannot call the functions it needs (PostgreSQL): the caller filters."""
+        f = self.file
+        if not hasattr(f.db, "create_function"):
+            return None
+        where, args = ["r.data_version = ?"], [T.DATA_VERSION]
+        if state is not None:
+            where.append(f"({_STATE_SQL}) = ?")
+            args.append(state)
+        if program is not None:
+            where.append(f"({_NAME_SQL}) = ?")
+            args.append(program)
+        sql = (
+            "SELECT r.id FROM runs r LEFT JOIN worker_submissions s ON s.run = r.id "
+            "LEFT JOIN worker_cancels c ON c.run = r.id "
+            f"WHERE {' AND '.join(where)} ORDER BY r.created DESC, r.id DESC LIMIT ? OFFSET ?"
+        )
+        args += [-1 if limit is None else limit, offset]
+        with f.lock:
+            if getattr(self, "_functions_on", None) is not f.db:
+                _functions(f.db)
+                self._functions_on = f.db
+            return [row[0] for row in f.db.execute(sql, args)]
+
     # ---- attempts inside one call --------------------------------------------------------------
 
     def record_attempt(self, run_id: str, call_id: str, attempt: int, started: float, outcome: str) -> None:
@@ -265,3 +303,40 @@ class WorkerRecords:
                 "AND id NOT IN (SELECT run FROM worker_cancels) ORDER BY created, id"
             )
         ]
+
+
+# The state a worker's client sees (flowrt.host.worker_ops._state over run_info's state), in SQL:
+# a run left running by a process that is gone is halted; a cancelled run not running is halted;
+# a halted run never started (its submission not taken) or with no open call is submitted, one
+# with open calls paused (a worker takes it to recover).
+_LIVE_SQL = (
+    "CASE WHEN r.state = 'running' AND (r.owner IS NULL OR NOT flow_owner_alive(r.owner)) "
+    "THEN 'halted' ELSE r.state END"
+)
+_STATE_SQL = (
+    f"CASE WHEN r.state IN ('completed', 'faulted') THEN r.state "
+    f"WHEN c.run IS NOT NULL THEN CASE WHEN ({_LIVE_SQL}) = 'running' THEN 'running' ELSE 'halted' END "
+    f"WHEN r.state = 'paused' THEN 'paused' "
+    f"WHEN ({_LIVE_SQL}) = 'running' THEN 'running' "
+    f"WHEN s.run IS NOT NULL AND s.started IS NULL THEN 'submitted' "
+    f"WHEN EXISTS (SELECT 1 FROM open_calls o WHERE o.run = r.id) THEN 'paused' ELSE 'submitted' END"
+)
+# The name a run's program is known by (flowrt.host.runs_view.program_name, the submission first).
+_META_TEXT = "CASE WHEN json_valid(r.meta) AND json_type(r.meta, '$.{0}') = 'text' THEN nullif(json_extract(r.meta, '$.{0}'), '') END"
+_NAME_SQL = (
+    f"coalesce(s.program, {_META_TEXT.format('program')}, flow_stem({_META_TEXT.format('path')}), "
+    f"{_META_TEXT.format('entry_module')}, substr(r.program, 1, 12))"
+)
+
+
+def _stem(path: Optional[str]) -> Optional[str]:
+    if path is None:
+        return None
+    return os.path.splitext(os.path.basename(path))[0] or None
+
+
+def _functions(db) -> None:
+    """The Python functions the page's SQL calls (made once per connection): whether a lease's
+    process may still run, and a file path's stem."""
+    db.create_function("flow_owner_alive", 1, lambda o: 1 if type(o) is str and owner_alive(o) else 0)
+    db.create_function("flow_stem", 1, lambda p: _stem(p) if type(p) is str else None, deterministic=True)

@@ -235,8 +235,10 @@ class _Owner:
     def _cancel(self, run_id: str) -> None:
         wk.cancel(self.store, run_id)
 
-    def _history(self, run_id: str, fmt: str, *, served: bool = False) -> str:
-        return run_page.history(self.store, self._program(run_id), run_id, fmt, served=served)
+    def _history(self, run_id: str, fmt: str, *, served: bool = False, **page) -> str:
+        """The run's history in `fmt`; for "html", `page` is the run page's own options (replay,
+        message, token_needed: flowrt.host.run_page.run_page)."""
+        return run_page.history(self.store, self._program(run_id), run_id, fmt, served=served, **page)
 
     def _result(self, run_id: str, st: wk.RunStatus):
         return _ended_value(self.store, run_id, st.facts, self._program(run_id, st))

@@ -27,6 +27,7 @@ import socket
 import threading
 import time
 from typing import Any, Callable, Optional
+from urllib.parse import parse_qsl, quote
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -152,15 +153,28 @@ def _fields(body: dict, allowed: dict[str, tuple], required: tuple[str, ...] = (
 _KIND_NAMES = {str: "a string", dict: "an object", type(None): "null", int: "a number"}
 
 
-def _authorize(request: Request, token: Optional[str]) -> None:
+def _authorize(request: Request, token: Optional[str], form_token: Optional[str] = None) -> None:
+    """With a token, the request must carry it: as `Authorization: Bearer <token>`, or (a plain
+    HTML form of the run page, which cannot set a header) as the form's `token` field."""
     if token is None:
         return
     given = request.headers.get("authorization", "")
+    if not given and form_token:
+        given = f"Bearer {form_token}"
     scheme, _, value = given.partition(" ")
     if scheme.lower() != "bearer" or not value:
         raise _Answer(401, "this request needs Authorization: Bearer <token>", {"WWW-Authenticate": "Bearer"})
     if not hmac.compare_digest(value.strip().encode("utf-8"), token.encode("utf-8")):
         raise _Answer(401, "the bearer token is wrong", {"WWW-Authenticate": "Bearer"})
+
+
+def _form_fields(raw: bytes) -> dict[str, str]:
+    """A form-encoded body's fields (the last value of each)."""
+    try:
+        pairs = parse_qsl(raw.decode("utf-8"), keep_blank_values=True, strict_parsing=False)
+    except UnicodeDecodeError:
+        raise _Answer(400, "the form is not UTF-8") from None
+    return dict(pairs)
 
 
 def _query_int(request: Request, name: str) -> Optional[int]:
@@ -267,8 +281,50 @@ class _Routes:
         run_id = request.path_params["run_id"]
         st = await _call(self.worker.status, run_id)
         if _wants_html(request):  # a browser: the history viewer's page
-            return HTMLResponse(await _call(self.client._history, run_id, "html", served=True))
+            replay = request.query_params.get("replay") not in (None, "", "0")
+            return HTMLResponse(await self._page(run_id, replay=replay))
         return JSONResponse(status_json(st))
+
+    async def _page(self, run_id: str, **page) -> str:
+        """The run page as the worker serves it (with the actions)."""
+        page.setdefault("token_needed", self.token is not None)
+        return await _call(self.client._history, run_id, "html", served=True, **page)
+
+    async def fork(self, request: Request) -> Response:
+        """`POST /runs/{id}/fork`: checkpoint N of the run as a new run the worker drives. From the
+        run page's form (`checkpoint=N`, form-encoded): 303 to the new run's page, or the page again
+        with the refusal in one line; as JSON (`{"checkpoint": N}`): 201 `{"run_id": ...}`."""
+        run_id = request.path_params["run_id"]
+        browser = _wants_html(request)
+        form = "application/x-www-form-urlencoded" in request.headers.get("content-type", "")
+        if form:
+            fields = _form_fields(await _body(request, self.max_body))
+            _authorize(request, self.token, fields.pop("token", None))
+            text = fields.pop("checkpoint", "")
+            if fields:
+                raise _Answer(400, f"unknown field {next(iter(fields))!r}; expected checkpoint")
+            if not text.isdigit() or len(text) > 12:
+                raise _Answer(400, f"field 'checkpoint' must be a checkpoint number, got {text!r}")
+            body = {"checkpoint": int(text)}
+        else:
+            _authorize(request, self.token)
+            body = _fields(
+                await _json_object(request, self.max_body),
+                {"checkpoint": (int,), "run_id": (str, type(None))},
+                ("checkpoint",),
+            )
+        try:
+            new = await _call(self.worker.fork, run_id, body["checkpoint"], new_run_id=body.get("run_id"))
+        except _Answer as a:
+            if not browser or a.status == 404:
+                raise
+            page = await self._page(run_id, message=_one_line(a.message))
+            return HTMLResponse(page, status_code=a.status)
+        if browser:
+            return Response(status_code=303, headers={"Location": "../" + quote(new, safe="")})
+        return JSONResponse(
+            {"run_id": new, "parent": run_id, "checkpoint": body["checkpoint"]}, status_code=201
+        )
 
     async def index(self, request: Request) -> Response:
         if not _wants_html(request):
@@ -359,6 +415,7 @@ ROUTES = (
     ("/runs/{run_id}/history", "GET", "history"),
     ("/runs/{run_id}/replies", "POST", "reply"),
     ("/runs/{run_id}/cancel", "POST", "cancel"),
+    ("/runs/{run_id}/fork", "POST", "fork"),
     ("/openapi.json", "GET", "openapi"),
 )
 

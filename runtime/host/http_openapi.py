@@ -137,6 +137,40 @@ _SCHEMAS = {
             "reply": {"description": "the reply in the JSON mapping of the Tool's result type"},
         },
     },
+    "Fork": {
+        "type": "object",
+        "required": ["checkpoint"],
+        "additionalProperties": False,
+        "properties": {
+            "checkpoint": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "the checkpoint's number N (fork --checkpoint N)",
+            },
+            "run_id": {"type": ["string", "null"], "description": "the new run's id (else one is made)"},
+        },
+    },
+    "ForkForm": {
+        "type": "object",
+        "required": ["checkpoint"],
+        "description": "the run page's fork form",
+        "properties": {
+            "checkpoint": {"type": "string", "description": "the checkpoint's number N"},
+            "token": {
+                "type": "string",
+                "description": "the worker's token, when it has one (a form cannot send a header)",
+            },
+        },
+    },
+    "Forked": {
+        "type": "object",
+        "required": ["run_id", "parent", "checkpoint"],
+        "properties": {
+            "run_id": {"type": "string", "description": "the new run"},
+            "parent": {"type": "string"},
+            "checkpoint": {"type": "integer"},
+        },
+    },
     "Accepted": {
         "type": "object",
         "required": ["run_id"],
@@ -204,7 +238,16 @@ _PATHS = {
         "get": {
             "operationId": "getRun",
             "summary": "One run: its state, open calls, result or fault (Accept: text/html: its history page)",
-            "parameters": [_RUN_ID],
+            "parameters": [
+                _RUN_ID,
+                {
+                    "name": "replay",
+                    "in": "query",
+                    "schema": {"type": "string", "enum": ["0", "1"]},
+                    "description": "the page (text/html) with the replay verdict at the top: Matched, "
+                    "Incomplete, or Diverged at fact N with the reason, fact N highlighted",
+                },
+            ],
             "responses": {
                 "200": {
                     "description": "the run (JSON), or its history as the viewer's page (HTML)",
@@ -258,6 +301,34 @@ _PATHS = {
                 "401": _error("a token is set and the request does not carry it"),
                 "404": _error("no such run"),
                 "409": _error("the run has already ended"),
+                "413": _error("the body is over the size limit"),
+            },
+        }
+    },
+    "/runs/{run_id}/fork": {
+        "post": {
+            "operationId": "forkRun",
+            "summary": "Fork the run at checkpoint N as a new run the worker drives (the run page's fork from here)",
+            "security": _SECURED,
+            "parameters": [_RUN_ID],
+            "requestBody": {
+                "required": True,
+                "content": {
+                    "application/json": {"schema": _ref("Fork")},
+                    "application/x-www-form-urlencoded": {"schema": _ref("ForkForm")},
+                },
+            },
+            "responses": {
+                "201": _json(
+                    _ref("Forked"), "the fork is recorded (its Start names the parent); the worker drives it"
+                ),
+                "303": {"description": "from the page's form (Accept: text/html): to the new run's page"},
+                "400": _error("a bad body, a checkpoint the run does not hold, a fork the program refuses"),
+                "401": _error("a token is set and the request does not carry it"),
+                "404": _error("no such run"),
+                "409": _error(
+                    "the checkpoint holds a task parked on a call with no reply, or the new id exists"
+                ),
                 "413": _error("the body is over the size limit"),
             },
         }

@@ -776,6 +776,26 @@ def fork(
     """A new run of `prog` from checkpoint N of run `run_id` (made by `parent`); the parent stays.
     The checkpoint's arguments are rebuilt, never decoded, and each parked task in them is either
     finished from the parent's reply or makes its call again (flowrt.host.forks)."""
+    start_fact, prelude, remade, fn, meta = prepare_fork(store, parent, prog, run_id, checkpoint, input, meta)
+    bindings = bindings_for(prog, bindings, None, "the fork was not started")
+    # The parked tasks' replies, or their calls made again (flowrt.host.forks), are committed with the
+    # Start: a fork whose Start holds parked tasks is never left without the facts that settle them.
+    new_run_id, rec = _new_run(store, new_run_id, start_fact, prog, meta, then=tuple(prelude))
+    return _drive_live(store, rec, prog, fn, [start_fact, *prelude], 1, bindings, checkpoint_every, remade)
+
+
+def prepare_fork(
+    store: Store,
+    parent: Runnable,
+    prog: Runnable,
+    run_id: str,
+    checkpoint: int,
+    input: Any = None,
+    meta: Optional[dict] = None,
+) -> tuple:
+    """What a fork of checkpoint N of `run_id` begins with, nothing recorded yet: (its Start, the
+    facts that follow it (the parked tasks' replies, or their calls made again), the ids of the
+    calls to make again, the checkpoint's function, the run's meta). Refused as `fork` is."""
     same_program(parent, read(store.host_records.load_run, run_id))
     ok, why, _ = read(store.history.verify, run_id)
     if not ok:
@@ -803,7 +823,6 @@ def fork(
             raise Refused(str(e)) from None
         except sqlite3.Error as e:
             raise Refused(sqlite_problem(e, "the store") or str(e)) from None
-    bindings = bindings_for(prog, bindings, None, "the fork was not started")
     start_fact = Start(
         prog.program.identity,
         prog.program.std,
@@ -815,10 +834,7 @@ def fork(
         from_checkpoint=checkpoint,
     )
     meta = dict(meta or prog.meta(), parent=run_id, entry_decl=cp.function)
-    # The parked tasks' replies, or their calls made again (flowrt.host.forks), are committed with the
-    # Start: a fork whose Start holds parked tasks is never left without the facts that settle them.
-    new_run_id, rec = _new_run(store, new_run_id, start_fact, prog, meta, then=tuple(prelude))
-    return _drive_live(store, rec, prog, fn, [start_fact, *prelude], 1, bindings, checkpoint_every, remade)
+    return start_fact, prelude, remade, fn, meta
 
 
 def _params_of(prog: Runnable, decl: str):

@@ -19,6 +19,7 @@ import os
 import shlex
 from dataclasses import dataclass, field
 from typing import Any, Optional
+from urllib.parse import quote
 
 from flowrt.engine.outcomes import OpenCall
 from flowrt.history.history_view import to_json_objects
@@ -32,12 +33,13 @@ __all__ = ["history", "run_page", "page_html", "RunPage"]
 FOLD = 120
 
 
-def history(store: Store, prog, run_id: str, fmt: str = "text", *, served: bool = False) -> str:
+def history(store: Store, prog, run_id: str, fmt: str = "text", *, served: bool = False, **page) -> str:
     """`flow2py history` in any format: the run page for "html", else flowrt.host.operations'.
-    `served`: the page is served by a worker (GET /runs/{id}), so it carries the actions."""
+    `served`: the page is served by a worker (GET /runs/{id}), so it carries the actions; `page`:
+    run_page's other options (replay, message, token_needed)."""
     if fmt != "html":
         return ops.history(store, prog, run_id, fmt)
-    return run_page(store, prog, run_id, served=served)
+    return run_page(store, prog, run_id, served=served, **page)
 
 
 @dataclass
@@ -45,6 +47,8 @@ class _CallTimes:
     dispatched: Optional[float] = None
     pending: Optional[float] = None
     replied: Optional[float] = None
+    #: the call site the host recorded: (module key, Flow line), or None
+    site: Optional[tuple[str, int]] = None
 
 
 @dataclass
@@ -62,11 +66,32 @@ class RunPage:
     #: served by a worker (GET /runs/{id}): the page carries the actions (reply forms, fork from
     #: here, replay on request) and live updates; the static export (`history --format html`) not
     served: bool = False
+    #: module key -> source text, as the run stored them (the "Sources" section shows those a
+    #: Call was made from); None: they could not be read (`sources_problem` says why)
+    sources: Optional[dict[str, str]] = None
+    sources_problem: Optional[str] = None
+    #: the replay verdict asked for (`GET /runs/{id}?replay=1`): (Matched | Incomplete | Diverged |
+    #: Refused, the diverging fact's number or None, the verdict's line); None: not asked
+    verdict: Optional[tuple[str, Optional[int], str]] = None
+    #: a one-line message at the top (an action refused: "cannot fork at checkpoint 2: ...")
+    message: Optional[str] = None
+    #: served by a worker with a token: the action forms carry a token field
+    token_needed: bool = False
 
 
-def run_page(store: Store, prog, run_id: str, *, served: bool = False) -> str:
+def run_page(
+    store: Store,
+    prog,
+    run_id: str,
+    *,
+    served: bool = False,
+    replay: bool = False,
+    message: Optional[str] = None,
+    token_needed: bool = False,
+) -> str:
     """The page of run `run_id` (refused, as `history` is, when its chain is broken); `served`: as
-    the worker serves it, with the actions."""
+    the worker serves it, with the actions; `replay`: with the replay verdict (the replay operation,
+    flowrt.host.operations.replay) at the top; `message`: a one-line message at the top."""
     records = ops.verified_records(store, prog, run_id)
     info = ops.read(store.host_records.load_run, run_id)
     facts = to_json_objects(records)
@@ -80,6 +105,23 @@ def run_page(store: Store, prog, run_id: str, *, served: bool = False) -> str:
         calls = ops.read(call_views, store, prog, run_id, opened)
     path = str(store.path)
     same = os.path.abspath(path) == os.path.abspath(os.path.join(os.getcwd(), DEFAULT_STORE))
+    sources, problem = None, None
+    try:
+        sources = ops.read(store.history.sources, run_id)
+    except ops.Refused as e:
+        problem = str(e)
+    verdict = None
+    if replay:  # the replay operation itself (flow2py replay): nothing is re-implemented here
+        try:
+            rep = ops.replay(store, prog, run_id)
+            o = rep.outcome
+            verdict = (
+                type(o).__name__ if o is not None else "Incomplete",
+                getattr(o, "fact", None),
+                rep.text,
+            )
+        except ops.Refused as e:
+            verdict = ("Refused", None, f"the replay was refused: {e}")
     return page_html(
         RunPage(
             run_id,
@@ -90,24 +132,39 @@ def run_page(store: Store, prog, run_id: str, *, served: bool = False) -> str:
             store.host_records.paused_times().get(run_id) if info.state == "paused" else None,
             None if same else path,
             served,
+            sources,
+            problem,
+            verdict,
+            message,
+            token_needed,
         )
     )
 
 
 def _times(store: Store, run_id: str, call_ids: list[str]) -> dict[str, _CallTimes]:
-    """The host's times per call: the first attempt's start (sent), a timer's setting (sent) and
-    firing (replied), and since when the call is pending."""
+    """The host's times per call: when it recorded the Call and the Reply or Stop that closed it,
+    and the call site (`call_times`, every host's recorder keeps them); for a call recorded before
+    the store kept those, the first attempt's start (sent) and a timer's setting (sent) and firing
+    (replied); and since when the call is pending."""
     wr = store.worker_records
     out: dict[str, _CallTimes] = {}
     for call, _due, set_at, fired in wr.timers(run_id):
         out[call] = _CallTimes(dispatched=set_at, replied=fired)
     for call, since in wr.pending_since(run_id).items():
         out.setdefault(call, _CallTimes()).pending = since
+    kept = store.host_records.call_times(run_id)
     for call in call_ids:
-        tried = wr.attempts(run_id, call)
-        if tried:
-            t = out.setdefault(call, _CallTimes())
-            t.dispatched = tried[0][1] if t.dispatched is None else min(t.dispatched, tried[0][1])
+        t = out.setdefault(call, _CallTimes())
+        row = kept.get(call)
+        if row is not None:
+            dispatched, replied, module, line = row
+            t.dispatched = dispatched if dispatched is not None else t.dispatched
+            t.replied = replied if replied is not None else t.replied
+            t.site = (module, line) if module is not None and line is not None else None
+        if t.dispatched is None:
+            tried = wr.attempts(run_id, call)
+            if tried:
+                t.dispatched = tried[0][1]
     return out
 
 
@@ -127,6 +184,13 @@ tr.Call td.kind { color: #0550ae; } tr.Reply td.kind { color: #116329; }
 tr.Choice td.kind, tr.Stop td.kind { color: #8250df; } tr.Checkpoint td.kind { color: #9a6700; }
 tr.End td.kind { font-weight: bold; } section.wait { background: #fff8e5; padding: .2em 1em 1em; }
 ul.tree, ul.tree ul { list-style: none; padding-left: 1.4em; } summary { cursor: pointer; }
+tr.diverged { background: #ffebe9; outline: 2px solid #cf222e; } tr:target { background: #fff8c5; }
+section.verdict { padding: .2em 1em .6em; margin: 1em 0; } .verdict-Matched { background: #dafbe1; }
+.verdict-Incomplete { background: #fff8e5; } .verdict-Diverged, .verdict-Refused { background: #ffebe9; }
+p.message { background: #ffebe9; padding: .5em 1em; } form.inline { display: inline; margin: 0; }
+pre.src { background: #f6f8fa; padding: .5em 0; } pre.src span.line { display: block; padding: 0 .6em; }
+pre.src span.ln { display: inline-block; width: 4em; color: #888; user-select: none; }
+pre.src span.called { background: #ddf4ff; } pre.src span.line:target { background: #fff8c5; outline: 1px solid #9a6700; }
 @media (max-width: 760px) { body { margin: .6em; } table { display: block; overflow-x: auto; } }
 """
 
@@ -165,11 +229,14 @@ def page_html(p: RunPage) -> str:
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{e(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{e(title)}</h1>",
+        f'<p class="message" role="alert">{e(p.message)}</p>' if p.message else "",
+        _verdict(p),
         _header(p),
         _waiting(p),
         _timeline(p),
         _tree(p),
         _checkpoints(p),
+        _sources(p),
         "</body></html>",
     ]
     return "\n".join(x for x in parts if x) + "\n"
@@ -277,15 +344,55 @@ def _stop_words(f: dict) -> str:
     return f"{f['task']} stopped ({found})" + ("; " + "; ".join(closed) if closed else "")
 
 
+def _verdict(p: RunPage) -> str:
+    """The replay verdict at the top (asked for), or, on a served page, the form that asks for it."""
+    if p.verdict is None:
+        if not p.served:
+            return ""
+        return (
+            '<form method="get" action=""><input type="hidden" name="replay" value="1">'
+            '<button type="submit">replay: check the history against its program</button></form>'
+        )
+    word, fact, line = p.verdict
+    at = f' <a href="#fact-{fact}">see fact {fact}</a>' if fact is not None else ""
+    return (
+        f'<section class="verdict verdict-{e(word)}" id="verdict"><h2>Replay verdict</h2>'
+        f"<p><b>{e(line)}</b>{at}</p></section>"
+    )
+
+
+def _source_ids(p: RunPage) -> dict[str, int]:
+    """module key -> its number on the page (the anchors `src-<i>-<line>`), for every module of
+    the run's stored sources a Call was made from."""
+    if not p.sources:
+        return {}
+    made = {t.site[0] for t in p.times.values() if t.site is not None and t.site[0] in p.sources}
+    return {m: i for i, m in enumerate(sorted(made), 1)}
+
+
+def _site(p: RunPage, t: Optional[_CallTimes], ids: dict[str, int]) -> str:
+    if t is None or t.site is None:
+        return ""
+    module, line = t.site
+    where = e(f"{module}.flow:{line}")
+    if module not in ids:
+        return f"<span class=mono>{where}</span>"
+    return f'<a class="mono" href="#src-{ids[module]}-{line}">{where}</a>'
+
+
 def _timeline(p: RunPage) -> str:
     closers = _closers(p.facts)
     called = {f["id"]: f["n"] for f in p.facts if f["kind"] == "Call"}
+    ids = _source_ids(p)
+    bad = p.verdict[1] if p.verdict is not None and p.verdict[0] == "Diverged" else None
     out = [
         "<h2>Timeline</h2>",
         "<p class=note>History itself records no times: the times here are the host's records "
-        "(when it sent a call, since when a call is pending, when a timer fired), where it kept them.</p>",
-        "<table><thead><tr><th>n</th><th>kind</th><th>task</th><th>fact</th><th>sent</th>"
-        "<th>replied</th><th>took</th></tr></thead><tbody>",
+        "(when it recorded a call, just before sending it, and the reply or stop that closed it; "
+        "since when a call is pending; when a timer fired), where it kept them. Each call links to "
+        "the Flow line that made it (as the host recorded it), in the run's stored sources.</p>",
+        "<table><thead><tr><th>n</th><th>kind</th><th>task</th><th>fact</th><th>made at</th>"
+        "<th>sent (host)</th><th>replied (host)</th><th>took</th></tr></thead><tbody>",
     ]
     last = 0
     for f in p.facts:
@@ -294,14 +401,18 @@ def _timeline(p: RunPage) -> str:
             out.append(
                 f"<tr><td></td><td></td><td></td><td class=note>facts {last + 1}–{n - 1} archived</td></tr>"
             )
+            if bad is not None and last < bad < n:
+                bad = None  # an archived fact: not on the page
         last = n
         task = _task_of(f["id"]) if k in ("Call", "Reply") else f.get("task", "")
         t = p.times.get(f["id"]) if k == "Call" else None
         sent = t.dispatched if t else None
         replied = t.replied if t else None
+        cls = f"{k} diverged" if n == bad else k
         out.append(
-            f'<tr class="{k}"><td class="n">{n}</td><td class="kind">{k}</td><td class="mono">{e(task)}</td>'
-            f"<td>{_value(_fact_words(f, closers, called))}</td><td>{_when(sent)}</td>"
+            f'<tr class="{cls}" id="fact-{n}"><td class="n">{n}</td><td class="kind">{k}</td>'
+            f'<td class="mono">{e(task)}</td><td>{_value(_fact_words(f, closers, called))}</td>'
+            f"<td>{_site(p, t, ids)}</td><td>{_when(sent)}</td>"
             f"<td>{_when(replied)}</td><td>{_duration(sent, replied)}</td></tr>"
         )
     out.append("</tbody></table>")
@@ -371,7 +482,53 @@ def _checkpoints(p: RunPage) -> str:
         fork = shlex.join(["flow2py", "fork", p.run_id, "--checkpoint", str(f["checkpoint"])])
         out.append(
             f'<tr><td class="n">{f["checkpoint"]}</td><td class="n">{f["n"]}</td><td>{_value(call)}</td>'
-            f"<td><code>{e(fork)}</code></td></tr>"
+            f"<td>{_fork_form(p, f['checkpoint'])}<code>{e(fork)}</code></td></tr>"
         )
     out.append("</tbody></table>")
+    return "\n".join(out)
+
+
+def _fork_form(p: RunPage, checkpoint: int) -> str:
+    """On a served page: the plain form that forks the run at `checkpoint` as a new run for the
+    worker (POST runs/{id}/fork, relative to the page; the answer is the new run's page)."""
+    if not p.served:
+        return ""
+    token = (
+        '<label>token <input type="password" name="token" autocomplete="off" required></label> '
+        if p.token_needed
+        else ""
+    )
+    return (
+        f'<form class="inline" method="post" action="{e(quote(p.run_id, safe=""))}/fork">'
+        f'<input type="hidden" name="checkpoint" value="{int(checkpoint)}">{token}'
+        f'<button type="submit">fork from here</button></form> <span class=note>or</span> '
+    )
+
+
+def _sources(p: RunPage) -> str:
+    """The stored text of every module a Call was made from, its lines numbered, each an anchor
+    (`src-<i>-<line>`); the lines that made calls marked, the one a link points at highlighted."""
+    if p.sources is None:
+        return f"<h2>Sources</h2><p class=note>not at hand: {e(p.sources_problem or 'unknown')}</p>"
+    ids = _source_ids(p)
+    if not ids:
+        return ""
+    lines_of: dict[str, set] = {}
+    for t in p.times.values():
+        if t.site is not None:
+            lines_of.setdefault(t.site[0], set()).add(t.site[1])
+    out = [
+        "<h2>Sources</h2>",
+        "<p class=note>The modules the run's calls were made from, as the run stored them.</p>",
+    ]
+    for module, i in ids.items():
+        called = lines_of.get(module, set())
+        rows = "".join(
+            f'<span class="line{" called" if n in called else ""}" id="src-{i}-{n}">'
+            f'<span class="ln">{n}</span>{e(text)}</span>'
+            for n, text in enumerate(p.sources[module].splitlines() or [""], 1)
+        )
+        out.append(
+            f'<details open id="src-{i}"><summary class="mono">{e(module)}.flow</summary><pre class="src">{rows}</pre></details>'
+        )
     return "\n".join(out)

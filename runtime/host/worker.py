@@ -55,6 +55,7 @@ from flowrt.host.worker_ops import (
     admit_reply,
     cancel,
     deliver,
+    fork,
     runs,
     status,
     submit,
@@ -320,6 +321,19 @@ class Worker:
         self.log(run=run_id, event="submitted", program=program, entry=entry)
         self.wake()
         return run_id
+
+    def fork(self, run_id: str, checkpoint: int, *, new_run_id: Optional[str] = None) -> str:
+        """Fork checkpoint N of run `run_id` as a new run this worker drives (worker_ops.fork), on
+        the program the run started on, which this worker must serve; the new run id."""
+        status(self.store, run_id)  # NoSuchRun first
+        identity = self.store.host_records.load_run(run_id).program
+        served = self._by_identity.get(identity) or self._from_store(identity, run_id)
+        if served is None:
+            raise Refused(f"run {run_id} is of a program this worker does not serve; it cannot fork it")
+        new = fork(self.store, served[1], run_id, checkpoint, program=served[0], new_run_id=new_run_id)
+        self.log(run=new, event="forked", parent=run_id, checkpoint=checkpoint)
+        self.wake()
+        return new
 
     def adopt(self, name: str, prog) -> None:
         """Drive the runs of `prog` as `name` without serving it by name (a submitted bundle's

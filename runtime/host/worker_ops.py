@@ -24,9 +24,11 @@ from flowrt.data.typedesc import DecodeError, type_text
 from flowrt.data.values import Err, Malformed, show
 from flowrt.history.store import RunExists, Store, StoreError, UnknownRun
 from flowrt.history.tokens import Noting, admitting
+from flowrt.history.trace import TraceError
 from flowrt.engine.tools import admit
 from flowrt.host.runs_view import program_name
 from flowrt.host.operations import (
+    prepare_fork,
     start_fact,
     Refused,
     Runnable,
@@ -162,6 +164,57 @@ def submit(
     except StoreError as e:
         raise Refused(str(e)) from None
     return run_id
+
+
+# ---- fork -----------------------------------------------------------------------------------------
+
+
+def fork(
+    store: Store,
+    prog: Runnable,
+    run_id: str,
+    checkpoint: int,
+    *,
+    program: str,
+    new_run_id: Optional[str] = None,
+) -> str:
+    """Record a fork of checkpoint N of run `run_id` (made by `prog`, served as `program`) as a new
+    run for a worker to drive, as `flow2py fork` makes it (flowrt.host.operations.prepare_fork,
+    flowrt.host.forks): its Start names the parent and the checkpoint, the parked tasks' replies
+    follow it, and its submission is written in the same commit; the new run id. A checkpoint
+    holding a task parked on a call the parent never had answered is refused: the fork would have
+    to make that call again as it starts, which only `flow2py fork` does (it drives the fork
+    itself); a worker would take that call as cut by a crash."""
+    if type(checkpoint) is not int or type(checkpoint) is bool or checkpoint < 1:
+        raise Refused(f"checkpoint {checkpoint!r}: expected a checkpoint number (1, 2, ...)")
+    if new_run_id is not None and (type(new_run_id) is not str or not new_run_id or len(new_run_id) > 200):
+        raise Refused(f"run id {new_run_id!r}: expected text of 1 to 200 characters")
+    _load(store, run_id)  # NoSuchRun first
+    start, prelude, remade, _fn, meta = prepare_fork(store, prog, prog, run_id, checkpoint)
+    if remade:
+        raise Conflict(
+            f"checkpoint {checkpoint} of run {run_id} holds a task parked on a call with no reply: the "
+            f"fork would make that call again as it starts ({', '.join(remade)}), which a worker does "
+            f"not do; fork it with `flow2py fork {run_id} --checkpoint {checkpoint}`"
+        )
+    new_run_id = new_run_id or "run-" + secrets.token_hex(6)
+    meta = dict(meta, program=program)
+    entry = start.entry
+
+    def submission(db) -> None:  # in Start's commit: a worker never sees the fork without it
+        store.worker_records.submission_row(db, new_run_id, program, entry)
+
+    try:
+        store.history.create_run(
+            new_run_id, start, prog.program.sources, meta, then=tuple(prelude), host_rows=submission
+        )
+    except RunExists:
+        raise Conflict(f"run {new_run_id!r} already exists; choose another run id") from None
+    except sqlite3.Error as e:
+        raise Refused(sqlite_problem(e, "the store") or str(e)) from None
+    except StoreError as e:
+        raise Refused(str(e)) from None
+    return new_run_id
 
 
 # ---- deliver --------------------------------------------------------------------------------------
@@ -348,13 +401,26 @@ def runs(
     if state is not None and state not in STATES:
         raise Refused(f"state {state!r}: expected one of {', '.join(STATES)}")
     records = store.worker_records
+    # The state and program filters and the page are taken in SQL (WorkerRecords.runs_page); only
+    # the runs of the page are read further (their records, open calls, end), so a page of 50 out
+    # of 100,000 runs reads the records of 50. A run whose record is corrupt is left out of it.
+    ids = records.runs_page(state, program, limit, offset)
+    if ids is None:  # a store whose SQL cannot decide the state (PostgreSQL): from each record
+        return _runs_read(store, state, program, limit, offset, prog)
+    out = []
+    for run_id in ids:
+        try:
+            info = store.host_records.load_run(run_id)
+        except (StoreError, TraceError):
+            continue
+        out.append(_status(store, info, records.submission(run_id), records.cancelled(run_id), prog))
+    return out
+
+
+def _runs_read(store: Store, state, program, limit, offset, prog) -> list[RunStatus]:
+    """`runs` deciding the filters from each run's record (every record read)."""
+    records = store.worker_records
     subs, cancelled = records.submissions(), records.cancelled_runs()
-    # The state and program filters are decided from the run records alone; only the runs of
-    # the page asked for are read further (their open calls, their end), so a page of 50 out of
-    # 100,000 runs reads the facts of 50.
-    if state is None and program is None and limit is not None:  # the page taken in SQL
-        page = store.host_records.newest_runs(limit, offset)
-        return [_status(store, i, subs.get(i.id), i.id in cancelled, prog) for i in page]
     picked = []
     for info in reversed(store.host_records.runs()):
         if info.state.startswith(("unreadable", "corrupt")):
