@@ -24,6 +24,7 @@ from flowrt.engine.outcomes import OpenCall
 from flowrt.history.history_view import to_json_objects
 from flowrt.history.store import DEFAULT_STORE, Store
 from flowrt.host import operations as ops
+from flowrt.host import run_page_live as live
 from flowrt.host.runs_view import CallView, call_views, iso_time, program_name, tool_name
 
 __all__ = ["history", "run_page", "page_html", "RunPage"]
@@ -62,11 +63,15 @@ class RunPage:
     #: served by a worker (GET /runs/{id}): the page carries the actions (reply forms, fork from
     #: here, replay on request) and live updates; the static export (`history --format html`) not
     served: bool = False
+    #: the served page's reply forms: a token to ask for, text typed and refused (run_page_live)
+    form: Optional[live.ReplyForms] = None
 
 
-def run_page(store: Store, prog, run_id: str, *, served: bool = False) -> str:
+def run_page(
+    store: Store, prog, run_id: str, *, served: bool = False, form: Optional[live.ReplyForms] = None
+) -> str:
     """The page of run `run_id` (refused, as `history` is, when its chain is broken); `served`: as
-    the worker serves it, with the actions."""
+    the worker serves it, with the actions (`form`: the state of its reply forms)."""
     records = ops.verified_records(store, prog, run_id)
     info = ops.read(store.host_records.load_run, run_id)
     facts = to_json_objects(records)
@@ -90,6 +95,7 @@ def run_page(store: Store, prog, run_id: str, *, served: bool = False) -> str:
             store.host_records.paused_times().get(run_id) if info.state == "paused" else None,
             None if same else path,
             served,
+            form,
         )
     )
 
@@ -163,13 +169,14 @@ def page_html(p: RunPage) -> str:
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{e(title)}</title><style>{_CSS}</style></head><body>",
+        f"<title>{e(title)}</title><style>{_CSS}{live.CSS}</style></head><body>",
         f"<h1>{e(title)}</h1>",
         _header(p),
         _waiting(p),
         _timeline(p),
         _tree(p),
         _checkpoints(p),
+        live.live_html(p),
         "</body></html>",
     ]
     return "\n".join(x for x in parts if x) + "\n"
@@ -212,16 +219,21 @@ def commands(p: RunPage, c: CallView) -> tuple[str, str]:
 
 
 def _waiting(p: RunPage) -> str:
+    """What a paused run waits on: each open call with its reply type and the commands that answer
+    it; on a served page, under each, a form that delivers the reply (run_page_live)."""
+    forms = (p.form or live.ReplyForms()) if p.served else None
+    notice = live.waiting_notice(forms)
     if not p.calls:
-        return ""
+        return f'<section class="wait"><h2>What it waits on</h2>{notice}</section>' if notice else ""
     word = "waits on" if p.info.state == "paused" else "was left with"
     out = [
         '<section class="wait"><h2>What it waits on</h2>',
+        notice,
         f"<p>Run {e(p.run_id)} {word} {len(p.calls)} open call(s).</p>",
         "<table><thead><tr><th>call</th><th>Tool</th><th>arguments</th><th>reply type</th>"
         "<th>since</th><th>answer with</th></tr></thead><tbody>",
     ]
-    for c in p.calls:
+    for n, c in enumerate(p.calls, 1):
         t = p.times.get(c.id)
         since = (t.pending if t and t.pending is not None else None) or p.paused_since
         args = "(not at hand)" if c.args is None else ", ".join(c.args)
@@ -231,8 +243,10 @@ def _waiting(p: RunPage) -> str:
             f"<td><code>{e(c.reply_type)}</code></td><td>{_when(since) or 'unknown'}</td>"
             f"<td><pre>{e(resume)}</pre><span class=note>or, to a worker:</span><pre>{e(reply)}</pre></td></tr>"
         )
+        if forms is not None:
+            out.append(live.reply_form(p.run_id, n, c, forms, 6))
     out.append("</tbody></table></section>")
-    return "\n".join(out)
+    return "\n".join(x for x in out if x)
 
 
 def _closers(facts: list[dict]) -> dict[str, tuple[int, str]]:
