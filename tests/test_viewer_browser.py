@@ -25,7 +25,9 @@ from pathlib import Path
 
 import pytest
 
-from http_helpers import ROOT, until
+from flowrt.history.store import Store
+from flowrt.host import run_page
+from http_helpers import ROOT, support, until
 
 CHROMIUM = "/usr/bin/chromium"
 SUPPORT = ROOT / "examples" / "support"
@@ -47,7 +49,7 @@ def _missing() -> str | None:
 _WHY = _missing()
 if _WHY is not None:
     if os.environ.get("CI") == "true":
-        raise RuntimeError(f"the browser tests cannot run under CI: {_WHY}")
+        pytest.fail(f"the browser tests must run under CI: {_WHY}", pytrace=False)
     pytest.skip(_WHY, allow_module_level=True)
 
 from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
@@ -86,11 +88,11 @@ class Served:
     def state(self, run_id: str) -> str:
         return self.get(f"/runs/{run_id}")["state"]
 
-    def flow2py(self, *args: str) -> str:
-        cmd = [sys.executable, "-m", "flow2py.cli", *args, "--store", str(self.store)]
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-        assert r.returncode == 0, r.stderr
-        return r.stdout
+    def history(self, run_id: str, fmt: str) -> str:
+        """`flow2py history RUN --format FMT` of the worker's store (run in this process: the same
+        function, without compiling the example once more in a new process)."""
+        with Store(self.store, readonly=True) as store:
+            return run_page.history(store, support(), run_id, fmt)
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -257,8 +259,8 @@ def test_the_static_export_opens_offline_from_a_file_asks_for_nothing_and_holds_
 ):
     served.start_paused("b7")
     exported = tmp_path / "run.html"
-    exported.write_text(served.flow2py("history", "b7", "--format", "html"), encoding="utf-8")
-    facts = [json.loads(x) for x in served.flow2py("history", "b7", "--format", "json").splitlines()]
+    exported.write_text(served.history("b7", "html"), encoding="utf-8")
+    facts = [json.loads(x) for x in served.history("b7", "json").splitlines()]
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     asked: list[str] = []
     context.route(

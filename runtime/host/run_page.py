@@ -239,9 +239,11 @@ def _waiting(p: RunPage) -> str:
         args = "(not at hand)" if c.args is None else ", ".join(c.args)
         reply, resume = commands(p, c)
         out.append(
-            f'<tr><td class="mono">{e(c.id)}</td><td class="mono">{e(c.tool)}</td><td>{_value(args)}</td>'
-            f"<td><code>{e(c.reply_type)}</code></td><td>{_when(since) or 'unknown'}</td>"
-            f"<td><pre>{e(resume)}</pre><span class=note>or, to a worker:</span><pre>{e(reply)}</pre></td></tr>"
+            f'<tr><td class="mono" data-label="call">{e(c.id)}</td><td class="mono" data-label="Tool">'
+            f'{e(c.tool)}</td><td data-label="arguments">{_value(args)}</td><td data-label="reply type">'
+            f'<code>{e(c.reply_type)}</code></td><td data-label="since">{_when(since) or "unknown"}</td>'
+            f'<td data-label="answer with"><pre>{e(resume)}</pre><span class=note>or, to a worker:</span>'
+            f"<pre>{e(reply)}</pre></td></tr>"
         )
         if forms is not None:
             out.append(live.reply_form(p.run_id, n, c, forms, 6))

@@ -83,6 +83,15 @@ form.reply input[type=text] { flex: 1 1 18em; min-width: 0; font: 13px ui-monosp
 form.reply input[type=password] { flex: 0 1 12em; min-width: 0; padding: 4px; }
 form.reply button { font: inherit; padding: 4px 14px; cursor: pointer; }
 form.reply .msg { color: #cf222e; margin: .3em 0 0; white-space: pre-wrap; overflow-wrap: anywhere; }
+section.wait td:nth-child(4), section.wait td:nth-child(5) { white-space: nowrap; }
+section.wait pre { overflow-wrap: anywhere; }
+@media (max-width: 760px) {
+  section.wait { padding: .2em .6em .6em; }
+  section.wait table, section.wait tbody, section.wait tr, section.wait td { display: block; }
+  section.wait thead { display: none; } section.wait tr { border-bottom: 1px solid #e5d9b6; padding: .3em 0; }
+  section.wait td { border: 0; padding: 2px 0; white-space: normal !important; }
+  section.wait td[data-label]::before { content: attr(data-label) ": "; color: #666; }
+}
 p.notice { color: #cf222e; font-weight: bold; overflow-wrap: anywhere; }
 """
 
