@@ -280,3 +280,22 @@ def test_a_stream_ends_when_the_server_closes(worker):
         app.state.closing.set()
         r = api.get("/runs/s1/events?facts=12&state=paused")
         assert r.status_code == 200 and _events(r.text) == []
+
+
+def test_a_real_server_stops_with_streams_open_and_a_stream_is_a_real_text_event_stream(worker):
+    import http.client
+
+    server = http_api.start_server(worker, "127.0.0.1", 0)
+    try:
+        with TestClient(http_api.make_app(worker)) as api:
+            _paused(api)
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        conn.request("GET", "/runs/s1/events?facts=12&state=paused")
+        r = conn.getresponse()
+        assert r.status == 200 and r.getheader("content-type").startswith("text/event-stream")
+        assert r.readline() == b"retry: 1000\n"
+    finally:
+        server.stop()
+    assert not server.thread.is_alive()  # the open stream did not hold the server up
+    assert b"event:" not in r.read()  # it ended, saying nothing more: the run did not move
+    conn.close()
