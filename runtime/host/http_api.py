@@ -327,7 +327,7 @@ class _Routes:
             if key not in fields:
                 raise _Answer(400, f"missing field {key!r}")
         call, typed = fields["call"], fields["reply"]
-        st = await _call(self.worker.status, run_id)  # an unknown run: 404, as JSON
+        await _call(self.worker.status, run_id)  # an unknown run: 404, as JSON
         forms = live.ReplyForms(token_needed=not self._cookie_ok(request), typed={call: typed})
         given = fields.get("token")
         if self.token is not None and not forms.token_needed:
@@ -336,28 +336,25 @@ class _Routes:
             given and hmac.compare_digest(given.encode("utf-8"), self.token.encode("utf-8"))
         ):
             why = "this worker has a token: enter it" if not given else "the token is wrong"
-            return await self._refused_form(run_id, st, forms, call, 401, why)
+            return await self._refused_form(run_id, forms, call, 401, why)
         try:
             reply = json.loads(typed)
         except (ValueError, RecursionError) as err:
-            return await self._refused_form(run_id, st, forms, call, 422, f"not JSON: {err}")
+            return await self._refused_form(run_id, forms, call, 422, f"not JSON: {err}")
         try:
             await _call(self.worker.deliver, run_id, call, reply)
         except _Answer as a:
             if a.status == 404:
                 raise
-            return await self._refused_form(run_id, st, forms, call, a.status, a.message)
+            return await self._refused_form(run_id, forms, call, a.status, a.message)
         answer = RedirectResponse(live.run_path(run_id), status_code=303)
         if self.token is not None and fields.get("token"):  # held from now on, for this worker only
             answer.set_cookie(live.TOKEN_COOKIE, self.token, path="/", httponly=True, samesite="strict")
         return answer
 
-    async def _refused_form(self, run_id, st, forms, call: str, status: int, message: str) -> Response:
-        message = _one_line(message)
-        if call in {c.id for c in st.open_calls}:
-            forms.messages[call] = message
-        else:
-            forms.notice = f"The reply to {call} was not recorded: {message}"
+    async def _refused_form(self, run_id, forms, call: str, status: int, message: str) -> Response:
+        """The page again, `message` beside the call's form (above the calls when it is not open)."""
+        forms.messages[call] = _one_line(message)
         return await self._page(run_id, forms, status)
 
     async def events(self, request: Request) -> Response:

@@ -222,7 +222,7 @@ def _waiting(p: RunPage) -> str:
     """What a paused run waits on: each open call with its reply type and the commands that answer
     it; on a served page, under each, a form that delivers the reply (run_page_live)."""
     forms = (p.form or live.ReplyForms()) if p.served else None
-    notice = live.waiting_notice(forms)
+    notice = live.waiting_notice(forms, {c.id for c in p.calls})
     if not p.calls:
         return f'<section class="wait"><h2>What it waits on</h2>{notice}</section>' if notice else ""
     word = "waits on" if p.info.state == "paused" else "was left with"

@@ -62,12 +62,11 @@ RETRY_MS = 1000
 class ReplyForms:
     """The state of a served page's reply forms: whether each must ask for the worker's token
     (a token is set and the browser holds no valid one), the text typed into a call's form and the
-    message it was refused with (shown beside it), and a notice for a call no longer open."""
+    message it was refused with (shown beside it, or above the calls when it is no longer open)."""
 
     token_needed: bool = False
     typed: dict[str, str] = field(default_factory=dict)
     messages: dict[str, str] = field(default_factory=dict)
-    notice: Optional[str] = None
 
 
 def run_path(run_id: str) -> str:
@@ -122,11 +121,15 @@ def reply_form(run_id: str, n: int, c, forms: ReplyForms, columns: int) -> str:
     )
 
 
-def waiting_notice(forms: Optional[ReplyForms]) -> str:
-    """A refusal of a reply to a call the page no longer offers (answered meanwhile, say)."""
-    if forms is None or forms.notice is None:
+def waiting_notice(forms: Optional[ReplyForms], open_ids) -> str:
+    """The refusal of a reply to a call the page no longer offers (answered meanwhile, say): its
+    message cannot stand beside a form, so it stands above the open calls."""
+    if forms is None:
         return ""
-    return f'<p class="notice" role="alert">{e(forms.notice)}</p>'
+    lines = [
+        f"The reply to {c} was not recorded: {m}" for c, m in forms.messages.items() if c not in open_ids
+    ]
+    return "".join(f'<p class="notice" role="alert">{e(x)}</p>' for x in lines)
 
 
 # The page's one script: submit the reply forms with fetch and swap the answer in; follow the
@@ -142,9 +145,7 @@ SCRIPT = """
     var out = {};
     document.querySelectorAll("form.reply").forEach(function (f) {
       var input = f.querySelector("input[name=reply]"), msg = f.querySelector(".msg");
-      if (input && input.value !== input.defaultValue) {
-        out[f.getAttribute("data-call")] = {value: input.value, msg: msg ? msg.textContent : null};
-      }
+      if (input) out[f.getAttribute("data-call")] = {value: input.value, msg: msg ? msg.textContent : null};
     });
     return out;
   }
@@ -155,7 +156,7 @@ SCRIPT = """
     document.body.innerHTML = doc.body.innerHTML;
     document.querySelectorAll("form.reply").forEach(function (f) {
       var was = typed[f.getAttribute("data-call")], input = f.querySelector("input[name=reply]");
-      if (!was || !input || f.querySelector(".msg")) return;
+      if (!was || !input || f.querySelector(".msg") || was.value === input.defaultValue) return;
       input.value = was.value;
       if (was.msg !== null) {
         var p = document.createElement("p");
