@@ -35,9 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Optional
 from urllib.parse import quote
 
-from starlette.concurrency import run_in_threadpool
-
-from flowrt.host import worker_ops
+from flowrt.host.operations import Refused
 
 __all__ = ["ReplyForms", "reply_form", "waiting_notice", "live_html", "event_stream", "run_mark"]
 __all__ += ["CSS", "SCRIPT", "CSP", "TOKEN_COOKIE", "ENDED", "run_path", "parse_mark"]
@@ -224,6 +222,8 @@ def live_html(p) -> str:
 
 def run_mark(store, run_id: str) -> tuple[int, str]:
     """The run's (fact count, state) as `GET /runs/{id}` says them: what a change is a change of."""
+    from flowrt.host import worker_ops  # here: the static export never needs it
+
     st = worker_ops.status(store, run_id)
     return st.facts, st.state
 
@@ -254,6 +254,8 @@ async def event_stream(
     they move (at once when they are not `seen` already), `end` when the run has ended (and the
     stream with it), `: keep-alive` every `keepalive` seconds; at most `lifetime` seconds, or
     until `closing` is set."""
+    from starlette.concurrency import run_in_threadpool  # here: the static export never needs it
+
     keepalive = KEEPALIVE if keepalive is None else keepalive
     lifetime = LIFETIME if lifetime is None else lifetime
     yield f"retry: {RETRY_MS}\n\n"
@@ -262,7 +264,7 @@ async def event_stream(
     while True:
         try:
             mark = await run_in_threadpool(run_mark, store, run_id)
-        except worker_ops.Refused as err:  # the run is gone, or the store cannot be read
+        except Refused as err:  # the run is gone, or the store cannot be read
             yield f"event: error\ndata: {json.dumps({'error': str(err)})}\n\n"
             return
         if mark != seen:
