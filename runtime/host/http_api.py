@@ -33,13 +33,15 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from flowrt.host import worker as wk
 from flowrt.host.bundles import BundleRefused, submit_bundle
 from flowrt.host.client import Client
 from flowrt.host.http_openapi import openapi_document
+from flowrt.host import run_page
+from flowrt.host import run_page_live as live
 from flowrt.host.operations import Refused
 from flowrt.host.runs_page import DEFAULT_LIMIT, MAX_LIMIT, RunsQuery, runs_page_html
 
@@ -117,7 +119,10 @@ async def _body(request: Request, max_body: int) -> bytes:
 
 
 async def _json_object(request: Request, max_body: int) -> dict:
-    raw = await _body(request, max_body)
+    return _json_body(await _body(request, max_body))
+
+
+def _json_body(raw: bytes) -> dict:
     try:
         body = json.loads(raw)
     except (ValueError, RecursionError) as e:
@@ -213,6 +218,7 @@ class _Routes:
     def __init__(self, worker, token: Optional[str], max_body: int):
         self.worker, self.token, self.max_body = worker, token, max_body
         self.client = Client(worker)  # reads a run's history with the run's program
+        self.closing = threading.Event()  # set when the server stops: the event streams end
 
     async def start(self, request: Request) -> Response:
         _authorize(request, self.token)
@@ -280,15 +286,38 @@ class _Routes:
     async def show(self, request: Request) -> Response:
         run_id = request.path_params["run_id"]
         st = await _call(self.worker.status, run_id)
-        if _wants_html(request):  # a browser: the history viewer's page
+        if _wants_html(request):  # a browser: the run page, with its actions and live updates
             replay = request.query_params.get("replay") not in (None, "", "0")
-            return HTMLResponse(await self._page(run_id, replay=replay))
+            return await self._page(run_id, self._forms(request), 200, replay=replay)
         return JSONResponse(status_json(st))
 
-    async def _page(self, run_id: str, **page) -> str:
-        """The run page as the worker serves it (with the actions)."""
-        page.setdefault("token_needed", self.token is not None)
-        return await _call(self.client._history, run_id, "html", served=True, **page)
+    def _forms(self, request: Request, **typed) -> live.ReplyForms:
+        """The state of the page's forms: each asks for the token unless the browser holds it."""
+        return live.ReplyForms(token_needed=not self._cookie_ok(request), **typed)
+
+    async def _page(self, run_id: str, forms: live.ReplyForms, status: int, **page) -> Response:
+        """The run page as the worker serves it: with its actions (reply and fork forms, replay on
+        request) and live updates, under the page's Content-Security-Policy."""
+        prog = await _call(self.client._program, run_id)
+        text = await _call(
+            run_page.run_page,
+            self.worker.store,
+            prog,
+            run_id,
+            served=True,
+            form=forms,
+            token_needed=forms.token_needed,
+            **page,
+        )
+        headers = {"Content-Security-Policy": live.CSP, "Cache-Control": "no-store"}
+        return HTMLResponse(text, status_code=status, headers=headers)
+
+    def _cookie_ok(self, request: Request) -> bool:
+        """No token is set, or the browser holds it in its cookie."""
+        if self.token is None:
+            return True
+        held = request.cookies.get(live.TOKEN_COOKIE, "")
+        return hmac.compare_digest(held.encode("utf-8"), self.token.encode("utf-8"))
 
     async def fork(self, request: Request) -> Response:
         """`POST /runs/{id}/fork`: checkpoint N of the run as a new run the worker drives. From the
@@ -296,10 +325,12 @@ class _Routes:
         with the refusal in one line; as JSON (`{"checkpoint": N}`): 201 `{"run_id": ...}`."""
         run_id = request.path_params["run_id"]
         browser = _wants_html(request)
-        form = "application/x-www-form-urlencoded" in request.headers.get("content-type", "")
-        if form:
-            fields = _form_fields(await _body(request, self.max_body))
-            _authorize(request, self.token, fields.pop("token", None))
+        raw = await _body(request, self.max_body)
+        if _is_form(request, raw):
+            _same_origin(request)
+            fields = _form_fields(raw)
+            held = self.token if self.token is not None and self._cookie_ok(request) else None
+            _authorize(request, self.token, fields.pop("token", None) or held)
             text = fields.pop("checkpoint", "")
             if fields:
                 raise _Answer(400, f"unknown field {next(iter(fields))!r}; expected checkpoint")
@@ -309,7 +340,7 @@ class _Routes:
         else:
             _authorize(request, self.token)
             body = _fields(
-                await _json_object(request, self.max_body),
+                _json_body(raw),
                 {"checkpoint": (int,), "run_id": (str, type(None))},
                 ("checkpoint",),
             )
@@ -318,10 +349,9 @@ class _Routes:
         except _Answer as a:
             if not browser or a.status == 404:
                 raise
-            page = await self._page(run_id, message=_one_line(a.message))
-            return HTMLResponse(page, status_code=a.status)
+            return await self._page(run_id, self._forms(request), a.status, message=_one_line(a.message))
         if browser:
-            return Response(status_code=303, headers={"Location": "../" + quote(new, safe="")})
+            return Response(status_code=303, headers={"Location": live.run_path(new)})
         return JSONResponse(
             {"run_id": new, "parent": run_id, "checkpoint": body["checkpoint"]}, status_code=201
         )
@@ -340,13 +370,70 @@ class _Routes:
         return Response(text, media_type=JSONL)
 
     async def reply(self, request: Request) -> Response:
+        raw = await _body(request, self.max_body)
+        if _is_form(request, raw):
+            return await self.reply_form(request, raw)
         _authorize(request, self.token)
         run_id = request.path_params["run_id"]
-        body = _fields(
-            await _json_object(request, self.max_body), {"call": (str,), "reply": ()}, ("call", "reply")
-        )
+        body = _fields(_json_body(raw), {"call": (str,), "reply": ()}, ("call", "reply"))
         await _call(self.worker.deliver, run_id, body["call"], body["reply"])
         return JSONResponse({"run_id": run_id, "call": body["call"]}, status_code=202)
+
+    async def reply_form(self, request: Request, raw: bytes) -> Response:
+        """`POST /runs/{id}/replies` from a run page's form (urlencoded `call`, `reply`, `token`):
+        303 back to the run page when recorded; else the page again, its status the JSON route's,
+        with the message beside the call's form and the typed text kept."""
+        run_id = request.path_params["run_id"]
+        _same_origin(request)
+        fields = live.form_fields(raw)
+        for key in fields:
+            if key not in ("call", "reply", "token"):
+                raise _Answer(400, f"unknown field {key!r}; expected call, reply, token")
+        for key in ("call", "reply"):
+            if key not in fields:
+                raise _Answer(400, f"missing field {key!r}")
+        call, typed = fields["call"], fields["reply"]
+        await _call(self.worker.status, run_id)  # an unknown run: 404, as JSON
+        forms = self._forms(request, typed={call: typed})
+        given = fields.get("token")
+        if self.token is not None and not forms.token_needed:
+            given = self.token  # the cookie holds it
+        elif self.token is not None and not (
+            given and hmac.compare_digest(given.encode("utf-8"), self.token.encode("utf-8"))
+        ):
+            why = "this worker has a token: enter it" if not given else "the token is wrong"
+            return await self._refused_form(run_id, forms, call, 401, why)
+        try:
+            reply = json.loads(typed)
+        except (ValueError, RecursionError) as err:
+            return await self._refused_form(run_id, forms, call, 422, f"not JSON: {err}")
+        try:
+            await _call(self.worker.deliver, run_id, call, reply)
+        except _Answer as a:
+            if a.status == 404:
+                raise
+            return await self._refused_form(run_id, forms, call, a.status, a.message)
+        answer = RedirectResponse(live.run_path(run_id), status_code=303)
+        if self.token is not None and fields.get("token"):  # held from now on, for this worker only
+            answer.set_cookie(live.TOKEN_COOKIE, self.token, path="/", httponly=True, samesite="strict")
+        return answer
+
+    async def _refused_form(self, run_id, forms, call: str, status: int, message: str) -> Response:
+        """The page again, `message` beside the call's form (above the calls when it is not open)."""
+        forms.messages[call] = _one_line(message)
+        return await self._page(run_id, forms, status)
+
+    async def events(self, request: Request) -> Response:
+        """`GET /runs/{id}/events`: the run's server-sent events (flowrt.host.run_page_live)."""
+        run_id = request.path_params["run_id"]
+        await _call(self.worker.status, run_id)  # an unknown run: 404 before the stream starts
+        seen = live.parse_mark(request.headers.get("last-event-id"))
+        if seen is None:
+            facts = _query_int(request, "facts")
+            seen = (-1 if facts is None else facts, request.query_params.get("state", ""))
+        stream = live.event_stream(self.worker.store, run_id, seen, self.closing)
+        headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+        return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
 
     async def cancel(self, request: Request) -> Response:
         _authorize(request, self.token)
@@ -388,6 +475,24 @@ async def _server_error(request: Request, exc: Exception) -> Response:
     return _error(500, f"internal error: {type(exc).__name__}")
 
 
+def _is_form(request: Request, raw: bytes) -> bool:
+    """A run page's form post: urlencoded, and not a JSON object (curl -d and urllib send JSON
+    bodies under that type too: those stay JSON)."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    return kind == "application/x-www-form-urlencoded" and not raw.lstrip().startswith(b"{")
+
+
+def _same_origin(request: Request) -> None:
+    """A form post carries the Origin of the page it came from (browsers send it): one from
+    another site's page is refused, so no other page can answer a call in the user's name."""
+    origin = request.headers.get("origin")
+    if origin is None:
+        return
+    host = request.headers.get("host", "")
+    if origin.partition("://")[2] != host:
+        raise _Answer(403, f"a reply form must be posted from the worker's own page, not from {origin}")
+
+
 def _wants_html(request: Request) -> bool:
     return "text/html" in request.headers.get("accept", "")
 
@@ -416,6 +521,7 @@ ROUTES = (
     ("/runs/{run_id}/replies", "POST", "reply"),
     ("/runs/{run_id}/cancel", "POST", "cancel"),
     ("/runs/{run_id}/fork", "POST", "fork"),
+    ("/runs/{run_id}/events", "GET", "events"),
     ("/openapi.json", "GET", "openapi"),
 )
 
@@ -426,10 +532,12 @@ def make_app(worker, *, token: Optional[str] = None, max_body: int = 1 << 20) ->
     if token is not None and not token:
         raise ValueError("an empty token would let every request through; give none or a real one")
     routes = _Routes(worker, token, max_body)
-    return Starlette(
+    app = Starlette(
         routes=[Route(p, _guarded(getattr(routes, h)), methods=[m]) for p, m, h in ROUTES],
         exception_handlers={HTTPException: _http_error, Exception: _server_error},
     )
+    app.state.closing = routes.closing  # set it to end the event streams (HttpServer.stop does)
+    return app
 
 
 def make_server(worker, host: str = "127.0.0.1", port: int = 8080, *, token: Optional[str] = None):
@@ -456,6 +564,7 @@ class HttpServer:
         self.host, self.port = sock.getsockname()[:2]
 
     def stop(self, timeout: float = 10.0) -> None:
+        self.server.config.app.state.closing.set()  # open event streams end, or uvicorn waits on them
         self.server.should_exit = True
         self.thread.join(timeout)
 

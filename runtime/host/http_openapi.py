@@ -171,6 +171,17 @@ _SCHEMAS = {
             "checkpoint": {"type": "integer"},
         },
     },
+    "ReplyForm": {
+        "type": "object",
+        "description": "a run page's reply form (docs/spec/http.md, Reply forms)",
+        "required": ["call", "reply"],
+        "additionalProperties": False,
+        "properties": {
+            "call": {"type": "string", "description": "the open call's id"},
+            "reply": {"type": "string", "description": "the reply as JSON text"},
+            "token": {"type": "string", "description": "the worker's token, until the browser holds it"},
+        },
+    },
     "Accepted": {
         "type": "object",
         "required": ["run_id"],
@@ -278,15 +289,29 @@ _PATHS = {
             "summary": "Deliver the reply to one of the run's open calls; the worker continues the run",
             "security": _SECURED,
             "parameters": [_RUN_ID],
-            "requestBody": {"required": True, "content": {"application/json": {"schema": _ref("Reply")}}},
+            "requestBody": {
+                "required": True,
+                "content": {
+                    "application/json": {"schema": _ref("Reply")},
+                    "application/x-www-form-urlencoded": {"schema": _ref("ReplyForm")},
+                },
+            },
             "responses": {
                 "202": _json(_ref("Accepted"), "the reply is recorded"),
+                "303": {"description": "a form's reply is recorded: back to the run page (Location)"},
                 "400": _error("bad JSON or a bad body"),
-                "401": _error("a token is set and the request does not carry it"),
+                "401": _error(
+                    "a token is set and the request does not carry it (a form: the run page, the message inline)"
+                ),
+                "403": _error("a form posted from another site's page (its Origin is not the worker's)"),
                 "404": _error("no such run"),
-                "409": _error("the call is not open"),
+                "409": _error("the call is not open (a form: the run page, the message on it)"),
                 "413": _error("the body is over the size limit"),
-                "422": _error("the reply does not fit the Tool's result type (the admission message)"),
+                "422": {
+                    "description": "the reply does not fit the Tool's result type (the admission message); "
+                    "a form: the run page again, the message beside the call's form, the text kept",
+                    "content": {"application/json": {"schema": _ref("Error")}, "text/html": {}},
+                },
             },
         }
     },
@@ -330,6 +355,26 @@ _PATHS = {
                     "the checkpoint holds a task parked on a call with no reply, or the new id exists"
                 ),
                 "413": _error("the body is over the size limit"),
+            },
+        }
+    },
+    "/runs/{run_id}/events": {
+        "get": {
+            "operationId": "runEvents",
+            "summary": "The run's server-sent events: change when its facts or state move, end when it has ended",
+            "parameters": [
+                _RUN_ID,
+                {"name": "facts", "in": "query", "schema": {"type": "integer", "minimum": 0}},
+                {"name": "state", "in": "query", "schema": {"type": "string"}},
+                {"name": "Last-Event-ID", "in": "header", "schema": {"type": "string"}},
+            ],
+            "responses": {
+                "200": {
+                    "description": "a text/event-stream; each event's data is {facts, state}, its id `FACTS STATE`",
+                    "content": {"text/event-stream": {"schema": {"type": "string"}}},
+                },
+                "400": _error("a bad query parameter"),
+                "404": _error("no such run"),
             },
         }
     },

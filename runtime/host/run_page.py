@@ -25,6 +25,7 @@ from flowrt.engine.outcomes import OpenCall
 from flowrt.history.history_view import to_json_objects
 from flowrt.history.store import DEFAULT_STORE, Store
 from flowrt.host import operations as ops
+from flowrt.host import run_page_live as live
 from flowrt.host.runs_view import CallView, call_views, iso_time, program_name, tool_name
 
 __all__ = ["history", "run_page", "page_html", "RunPage"]
@@ -75,8 +76,10 @@ class RunPage:
     verdict: Optional[tuple[str, Optional[int], str]] = None
     #: a one-line message at the top (an action refused: "cannot fork at checkpoint 2: ...")
     message: Optional[str] = None
-    #: served by a worker with a token: the action forms carry a token field
+    #: served by a worker with a token the browser does not hold: the action forms ask for it
     token_needed: bool = False
+    #: the served page's reply forms: a token to ask for, text typed and refused (run_page_live)
+    form: Optional[live.ReplyForms] = None
 
 
 def run_page(
@@ -88,10 +91,12 @@ def run_page(
     replay: bool = False,
     message: Optional[str] = None,
     token_needed: bool = False,
+    form: Optional[live.ReplyForms] = None,
 ) -> str:
     """The page of run `run_id` (refused, as `history` is, when its chain is broken); `served`: as
-    the worker serves it, with the actions; `replay`: with the replay verdict (the replay operation,
-    flowrt.host.operations.replay) at the top; `message`: a one-line message at the top."""
+    the worker serves it, with the actions (`form`: the state of its reply forms); `replay`: with
+    the replay verdict (the replay operation, flowrt.host.operations.replay) at the top; `message`:
+    a one-line message at the top."""
     records = ops.verified_records(store, prog, run_id)
     info = ops.read(store.host_records.load_run, run_id)
     facts = to_json_objects(records)
@@ -137,6 +142,7 @@ def run_page(
             verdict,
             message,
             token_needed,
+            form,
         )
     )
 
@@ -227,7 +233,7 @@ def page_html(p: RunPage) -> str:
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{e(title)}</title><style>{_CSS}</style></head><body>",
+        f"<title>{e(title)}</title><style>{_CSS}{live.CSS}</style></head><body>",
         f"<h1>{e(title)}</h1>",
         f'<p class="message" role="alert">{e(p.message)}</p>' if p.message else "",
         _verdict(p),
@@ -237,6 +243,7 @@ def page_html(p: RunPage) -> str:
         _tree(p),
         _checkpoints(p),
         _sources(p),
+        live.live_html(p),
         "</body></html>",
     ]
     return "\n".join(x for x in parts if x) + "\n"
@@ -279,27 +286,36 @@ def commands(p: RunPage, c: CallView) -> tuple[str, str]:
 
 
 def _waiting(p: RunPage) -> str:
+    """What a paused run waits on: each open call with its reply type and the commands that answer
+    it; on a served page, under each, a form that delivers the reply (run_page_live)."""
+    forms = (p.form or live.ReplyForms()) if p.served else None
+    notice = live.waiting_notice(forms, {c.id for c in p.calls})
     if not p.calls:
-        return ""
+        return f'<section class="wait"><h2>What it waits on</h2>{notice}</section>' if notice else ""
     word = "waits on" if p.info.state == "paused" else "was left with"
     out = [
         '<section class="wait"><h2>What it waits on</h2>',
+        notice,
         f"<p>Run {e(p.run_id)} {word} {len(p.calls)} open call(s).</p>",
         "<table><thead><tr><th>call</th><th>Tool</th><th>arguments</th><th>reply type</th>"
         "<th>since</th><th>answer with</th></tr></thead><tbody>",
     ]
-    for c in p.calls:
+    for n, c in enumerate(p.calls, 1):
         t = p.times.get(c.id)
         since = (t.pending if t and t.pending is not None else None) or p.paused_since
         args = "(not at hand)" if c.args is None else ", ".join(c.args)
         reply, resume = commands(p, c)
         out.append(
-            f'<tr><td class="mono">{e(c.id)}</td><td class="mono">{e(c.tool)}</td><td>{_value(args)}</td>'
-            f"<td><code>{e(c.reply_type)}</code></td><td>{_when(since) or 'unknown'}</td>"
-            f"<td><pre>{e(resume)}</pre><span class=note>or, to a worker:</span><pre>{e(reply)}</pre></td></tr>"
+            f'<tr><td class="mono" data-label="call">{e(c.id)}</td><td class="mono" data-label="Tool">'
+            f'{e(c.tool)}</td><td data-label="arguments">{_value(args)}</td><td data-label="reply type">'
+            f'<code>{e(c.reply_type)}</code></td><td data-label="since">{_when(since) or "unknown"}</td>'
+            f'<td data-label="answer with"><pre>{e(resume)}</pre><span class=note>or, to a worker:</span>'
+            f"<pre>{e(reply)}</pre></td></tr>"
         )
+        if forms is not None:
+            out.append(live.reply_form(p.run_id, n, c, forms, 6))
     out.append("</tbody></table></section>")
-    return "\n".join(out)
+    return "\n".join(x for x in out if x)
 
 
 def _closers(facts: list[dict]) -> dict[str, tuple[int, str]]:
