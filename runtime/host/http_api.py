@@ -27,7 +27,7 @@ import socket
 import threading
 import time
 from typing import Any, Callable, Optional
-from urllib.parse import parse_qsl, quote
+from urllib.parse import parse_qsl
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
