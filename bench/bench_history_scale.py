@@ -60,7 +60,9 @@ def build(path: Path, facts: int) -> str:
     st = Start(
         loaded.program.identity, loaded.program.std, rt.DATA_VERSION, "echo_loop", (calls, 0), ("n", "acc")
     )
-    store.history.create_run(run_id, st, loaded.program.sources, {"entry_module": loaded.checked.entry_module})
+    store.history.create_run(
+        run_id, st, loaded.program.sources, {"entry_module": loaded.checked.entry_module}
+    )
     b = rt.Bindings()
     b.bind("echo.echo", lambda x: {"Ok": x})
     rec = rt.SqliteRecorder(store, run_id)
