@@ -43,6 +43,7 @@ COMMANDS = {
     "history text": ["history", "{run}", "--format", "text"],
     "history json": ["history", "{run}", "--format", "json"],
     "verify": ["verify", "{run}"],
+    "replay": ["replay", "{run}"],
 }
 
 

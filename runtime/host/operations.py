@@ -742,11 +742,10 @@ def history_chunks(
 ) -> Iterator[str]:
     """`history` as text or JSON Lines, in pieces as it is read, so a history of any length is
     written in the memory of one batch (`batch` rows a query, `batch` lines a piece): the whole
-    history is audited
-    first (as `verify`: refused when its chain is broken, before anything is written), then
-    read again and rendered, both in one snapshot of the store. The text format's columns come
-    from the audit (the last fact's number, the longest id). A refusal raised part-way (the store
-    unreadable after the audit) is a `Refused` like any other."""
+    history is audited first (as `verify`: refused when its chain is broken, before anything is
+    written), then read again and rendered, both in one snapshot of the store. The text
+    format's columns come from the audit (the last fact's number, the longest id). A refusal
+    raised part-way (the store unreadable after the audit) is a `Refused` like any other."""
     info = read(store.host_records.load_run, run_id)
     same_program(prog, info)
     it = _history_chunks(store, prog, run_id, fmt, batch)
