@@ -81,8 +81,9 @@ def build(path: Path, facts: int) -> str:
     return run_id
 
 
-def measure(flow2py: str, args: list[str], store: Path) -> tuple[float, float]:
-    """(seconds, peak RSS in MB) of one `flow2py ARGS --store STORE`, output to /dev/null."""
+def measure(flow2py: str, args: list[str], store: Path) -> tuple[float, float, float]:
+    """(seconds, CPU seconds, peak RSS in MB) of one `flow2py ARGS --store STORE`, output to
+    /dev/null (replay exits 0 on Matched)."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         [flow2py, *args, "--store", str(store)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
@@ -94,7 +95,7 @@ def measure(flow2py: str, args: list[str], store: Path) -> tuple[float, float]:
     proc.stderr.close()
     if proc.returncode != 0:
         raise SystemExit(f"{flow2py} {' '.join(args)}: exit {proc.returncode}: {err.strip()}")
-    return dt, usage.ru_maxrss / 1024
+    return dt, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def main() -> int:
@@ -111,7 +112,10 @@ def main() -> int:
     if args.base:
         trees = {"base": str(Path(args.base) / ".venv" / "bin" / "flow2py"), **trees}
     print(f"history and verify of one long run, each command its own process, median of {args.runs}")
-    print(f"{'command':<14} {'facts':>9}  " + "  ".join(f"{t + ' s':>12} {t + ' MB':>13}" for t in trees))
+    print("(s: wall seconds; cpu: CPU seconds of the process, steadier on a loaded machine; MB: peak RSS)")
+    print(
+        f"{'command':<14} {'facts':>9}  " + "  ".join(f"{t + ' s':>12} {'cpu':>7} {'MB':>6}" for t in trees)
+    )
     try:
         for facts in args.facts:
             path = work / f"echo-{facts}.db"
@@ -128,9 +132,8 @@ def main() -> int:
                         got[t].append(measure(exe, cmd, path))
                 cells = []
                 for t in trees:
-                    s = statistics.median(x[0] for x in got[t])
-                    mb = statistics.median(x[1] for x in got[t])
-                    cells.append(f"{s:>12.2f} {mb:>13.0f}")
+                    s, cpu, mb = (statistics.median(x[i] for x in got[t]) for i in range(3))
+                    cells.append(f"{s:>12.2f} {cpu:>7.2f} {mb:>6.0f}")
                 print(f"{name:<14} {facts:>9,}  " + "  ".join(cells), flush=True)
     finally:
         if not args.dir:

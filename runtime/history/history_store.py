@@ -66,13 +66,17 @@ def _keyset(
         sql += " AND kind=?"
         extra += (kind,)
     sql += " ORDER BY n LIMIT ?"
-    last: Any = from_n - 1
-    while True:
-        got = db.execute(sql, (run_id, last, *extra, batch)).fetchall()
-        yield from got
-        if len(got) < batch:
-            return
-        last = got[-1][0]
+
+    def batches() -> Iterator[list]:
+        last: Any = from_n - 1
+        while True:
+            got = db.execute(sql, (run_id, last, *extra, batch)).fetchall()
+            yield got
+            if len(got) < batch:
+                return
+            last = got[-1][0]
+
+    return itertools.chain.from_iterable(batches())  # rows one by one, batch by batch
 
 
 def _merged(a: Iterator[tuple], b: Iterator[tuple]) -> Iterator[tuple]:
@@ -164,10 +168,12 @@ class HistoryStore:
         keyset pagination (`n > last ORDER BY n LIMIT batch`, portable SQL with `?` parameters)
         and the two merged by number, so a read of any length holds one batch of each table. The
         caller holds a snapshot (`file.snapshot()`) for the reads to see one state."""
-        return _merged(
-            _keyset(self.file.db, "archived_facts", run_id, from_n, to_n, kind, batch),
-            _keyset(self.file.db, "facts", run_id, from_n, to_n, kind, batch),
-        )
+        archived = _keyset(self.file.db, "archived_facts", run_id, from_n, to_n, kind, batch)
+        hot = _keyset(self.file.db, "facts", run_id, from_n, to_n, kind, batch)
+        first = next(archived, None)
+        if first is None:  # nothing archived (the common case): the hot rows alone
+            return hot
+        return _merged(itertools.chain((first,), archived), hot)
 
     def hash_of(self, run_id: str, n: int, r: dict) -> Optional[bytes]:
         """The stored chain hash of fact `n` (the zero hash before fact 1; the kept hash at the
