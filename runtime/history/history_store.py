@@ -99,6 +99,20 @@ def _merged(a: Iterator[tuple], b: Iterator[tuple]) -> Iterator[tuple]:
         yield from b
 
 
+def _decoded(blob, run_id: str, rows, classes: Optional[ClassTable]) -> list[Fact]:
+    """The facts of stored rows, decoded (`HistoryStore.facts` without `verify`)."""
+    dec = T.decode_fact
+    out: list[Fact] = []
+    append = out.append
+    n = None
+    try:
+        for n, _k, data, _h in rows:
+            append(dec(data, blob, classes=classes))
+    except ChangedBlob as e:
+        raise blob_broken(run_id, n, e) from None
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class StoredFact:
     n: int
@@ -342,23 +356,11 @@ class HistoryStore:
             gc.disable()
             try:
                 if not verify:
-                    return self._decoded(run_id, rows, classes)
+                    return _decoded(self.blob, run_id, rows, classes)
                 return self._verified(run_id, r, rows, from_n, whole, classes)
             finally:
                 if collecting:
                     gc.enable()
-
-    def _decoded(self, run_id: str, rows, classes: Optional[ClassTable]) -> list[Fact]:
-        dec, blob = T.decode_fact, self.blob
-        out: list[Fact] = []
-        append = out.append
-        n = None
-        try:
-            for n, _k, data, _h in rows:
-                append(dec(data, blob, classes=classes))
-        except ChangedBlob as e:
-            raise blob_broken(run_id, n, e) from None
-        return out
 
     def _verified(
         self, run_id: str, r: dict, rows, from_n: int, whole: bool, classes: Optional[ClassTable]
