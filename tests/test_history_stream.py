@@ -19,6 +19,7 @@ from flowrt.history import trace as T
 from flowrt.history.history_view import to_jsonl, to_text
 from flowrt.history.store import Store
 from flowrt.host import operations as rh
+from flowrt.host.history_stream import history_chunks
 from tests import stored_helpers as H
 
 #: The runs of the fixture store: the base store's, a long loop with checkpoints, the same loop
@@ -74,7 +75,7 @@ def _runs(store) -> list[str]:
 
 
 def _streamed(store, loaded, run_id: str, fmt: str, batch: int) -> str:
-    return "".join(rh.history_chunks(store, loaded, run_id, fmt, batch=batch))
+    return "".join(history_chunks(store, loaded, run_id, fmt, batch=batch))
 
 
 def test_streamed_history_is_the_whole_list_rendering_for_every_run(store, loaded):
@@ -176,7 +177,7 @@ def test_streamed_history_of_a_broken_chain_is_refused_before_any_output(store_p
     n = _reply_numbers(store_path)[-1]
     s = Store(_broken_copy(store_path, tmp_path / "broken.db", n), readonly=True)
     try:
-        chunks = rh.history_chunks(s, loaded, "long", "text", batch=2)
+        chunks = history_chunks(s, loaded, "long", "text", batch=2)
         with pytest.raises(rh.Refused, match=f"fails its hash chain: fact {n} was changed"):
             next(chunks)
     finally:
@@ -212,7 +213,7 @@ def test_batch_size_does_not_change_what_is_read(store, loaded, batch, run_id):
 def _peak_of_history(store, loaded, run_id: str) -> int:
     tracemalloc.start()
     try:
-        for _chunk in rh.history_chunks(store, loaded, run_id, "json", batch=50):
+        for _chunk in history_chunks(store, loaded, run_id, "json", batch=50):
             pass
         return tracemalloc.get_traced_memory()[1]
     finally:
