@@ -265,7 +265,11 @@ def history(run_id, store_path, fmt):
     """Show the facts of a run."""
     from flow2py import host
 
-    click.echo(host.history(run_id, store_path=store_path, fmt=fmt), nl=False)
+    try:
+        for chunk in host.history_chunks(run_id, store_path=store_path, fmt=fmt):
+            click.echo(chunk, nl=False)  # as it is read: a history of any length in constant memory
+    except BrokenPipeError:  # `flow2py history RUN | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 @main.command()

@@ -20,7 +20,7 @@ import importlib.util
 import os
 import secrets
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 import flowrt as rt
@@ -323,6 +323,19 @@ def replay(run_id: str, *, store_path: str | None = None) -> Report:
 def history(run_id: str, *, store_path: str | None = None, fmt: str = "text") -> str:
     store = open_store(store_path, create=False, readonly=True)
     return run_page.history(store, compile_stored(store, run_id, cache_for(store_path)), run_id, fmt)
+
+
+def history_chunks(run_id: str, *, store_path: str | None = None, fmt: str = "text") -> Iterator[str]:
+    """`flow2py history`, in pieces as the store is read (text and JSON Lines stream in the
+    memory of one batch of facts: flowrt.host.history_stream.history_chunks); the html run page is
+    one piece."""
+    store = open_store(store_path, create=False, readonly=True)
+    prog = compile_stored(store, run_id, cache_for(store_path))
+    if fmt == "html":
+        return iter([run_page.history(store, prog, run_id, fmt)])
+    from flowrt.host.history_stream import history_chunks as chunks
+
+    return chunks(store, prog, run_id, fmt)
 
 
 def fork(

@@ -21,10 +21,11 @@ walks over (the caller holds the file's lock).
 from __future__ import annotations
 
 import gc
+import itertools
 import json
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import blake3
 
@@ -46,6 +47,70 @@ from flowrt.history.store_errors import (
     chain_broken,
     corrupt_fact,
 )
+
+
+#: How many rows a streaming read fetches a query (`HistoryStore.iter_rows`).
+BATCH = 2000
+
+
+def _keyset(
+    db, table: str, run_id: str, from_n: int, to_n: Optional[int], kind, batch: int
+) -> Iterator[tuple]:
+    """(n, kind, data, hash) of `table`'s rows of the run, in order, one query a batch."""
+    sql = f"SELECT n, kind, data, hash FROM {table} WHERE run=? AND n>?"
+    extra: tuple = ()
+    if to_n is not None:
+        sql += " AND n<=?"
+        extra += (to_n,)
+    if kind is not None:
+        sql += " AND kind=?"
+        extra += (kind,)
+    sql += " ORDER BY n LIMIT ?"
+
+    def batches() -> Iterator[list]:
+        last: Any = from_n - 1
+        while True:
+            got = db.execute(sql, (run_id, last, *extra, batch)).fetchall()
+            yield got
+            if len(got) < batch:
+                return
+            last = got[-1][0]
+
+    return itertools.chain.from_iterable(batches())  # rows one by one, batch by batch
+
+
+def _merged(a: Iterator[tuple], b: Iterator[tuple]) -> Iterator[tuple]:
+    """Two row streams ordered by number merged into one (`a`'s row first of two of one number,
+    as both are yielded: the readers report such a fact as appearing twice). A number that is
+    not an int (a row is anyone's bytes) is yielded as it comes, for the reader to refuse."""
+    x, y = next(a, None), next(b, None)
+    while x is not None and y is not None:
+        if type(y[0]) is int and (type(x[0]) is not int or x[0] <= y[0]):
+            yield x
+            x = next(a, None)
+        else:
+            yield y
+            y = next(b, None)
+    if x is not None:
+        yield x
+        yield from a
+    if y is not None:
+        yield y
+        yield from b
+
+
+def _decoded(blob, run_id: str, rows, classes: Optional[ClassTable]) -> list[Fact]:
+    """The facts of stored rows, decoded (`HistoryStore.facts` without `verify`)."""
+    dec = T.decode_fact
+    out: list[Fact] = []
+    append = out.append
+    n = None
+    try:
+        for n, _k, data, _h in rows:
+            append(dec(data, blob, classes=classes))
+    except ChangedBlob as e:
+        raise blob_broken(run_id, n, e) from None
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,15 +167,27 @@ class HistoryStore:
 
     def rows(self, run_id: str, from_n: int = 1, kind: Optional[int] = None) -> list:
         """(n, kind, data, hash) of the run's facts from `from_n` on (of one kind), archived and hot, in order."""
-        sql = (
-            "SELECT n, kind, data, hash FROM archived_facts WHERE run=? AND n>=?{k} UNION ALL "
-            "SELECT n, kind, data, hash FROM facts WHERE run=? AND n>=?{k} ORDER BY n"
-        )
-        if kind is None:
-            return self.file.db.execute(sql.format(k=""), (run_id, from_n, run_id, from_n)).fetchall()
-        return self.file.db.execute(
-            sql.format(k=" AND kind=?"), (run_id, from_n, kind, run_id, from_n, kind)
-        ).fetchall()
+        return list(self.iter_rows(run_id, from_n, kind=kind))
+
+    def iter_rows(
+        self,
+        run_id: str,
+        from_n: int = 1,
+        to_n: Optional[int] = None,
+        *,
+        kind: Optional[int] = None,
+        batch: int = BATCH,
+    ) -> Iterator[tuple]:
+        """The rows of `rows` (facts `from_n`..`to_n`), read `batch` at a time: each table by
+        keyset pagination (`n > last ORDER BY n LIMIT batch`, portable SQL with `?` parameters)
+        and the two merged by number, so a read of any length holds one batch of each table. The
+        caller holds a snapshot (`file.snapshot()`) for the reads to see one state."""
+        archived = _keyset(self.file.db, "archived_facts", run_id, from_n, to_n, kind, batch)
+        hot = _keyset(self.file.db, "facts", run_id, from_n, to_n, kind, batch)
+        first = next(archived, None)
+        if first is None:  # nothing archived (the common case): the hot rows alone
+            return hot
+        return _merged(itertools.chain((first,), archived), hot)
 
     def hash_of(self, run_id: str, n: int, r: dict) -> Optional[bytes]:
         """The stored chain hash of fact `n` (the zero hash before fact 1; the kept hash at the
@@ -215,24 +292,34 @@ class HistoryStore:
     ) -> list[StoredFact]:
         """Stored facts from `from_n` on (archived ones included while kept), in order; values
         decoded with `classes`, the class table of the run's program."""
-        with self.file.lock:
-            r = self.run_row(run_id)
-            rows = self.rows(run_id, from_n)
-            prev = self.hash_of(run_id, rows[0][0] - 1, r) if rows else None
-            out = []
-            for n, kind, data, h in rows:
-                if out and out[-1].n != n - 1:
-                    prev = r["archived_hash"] if n - 1 == r["archived_through"] else None
-                fact = self.read_fact(run_id, n, data, classes, kind) if decode else None
-                if kind not in T.KIND_NAMES or type(h) is not bytes:  # a row is anyone's bytes
-                    raise corrupt_fact(run_id, n, f"its row holds kind {kind!r} and hash {h!r:.40}")
-                out.append(
-                    StoredFact(
-                        n, T.KIND_NAMES[kind], fact, h.hex(), None if prev is None else prev.hex(), data
-                    )
-                )
-                prev = h
-            return out
+        with self.file.snapshot():
+            return list(self.iter_records(run_id, from_n, decode=decode, classes=classes))
+
+    def iter_records(
+        self,
+        run_id: str,
+        from_n: int = 1,
+        *,
+        decode: bool = True,
+        classes: Optional[ClassTable] = None,
+        batch: int = BATCH,
+    ) -> Iterator[StoredFact]:
+        """`records`, one at a time, read `batch` rows a query (`iter_rows`): a history of any
+        length in the memory of one batch. Call it inside `file.snapshot()` for one state of
+        the store across the batches (as `records` does)."""
+        r = self.run_row(run_id)
+        prev: Optional[bytes] = None
+        last = None
+        for n, kind, data, h in self.iter_rows(run_id, from_n, batch=batch):
+            if last is None:
+                prev = self.hash_of(run_id, n - 1, r) if type(n) is int else None
+            elif last != n - 1:
+                prev = r["archived_hash"] if n - 1 == r["archived_through"] else None
+            fact = self.read_fact(run_id, n, data, classes, kind) if decode else None
+            if kind not in T.KIND_NAMES or type(h) is not bytes:  # a row is anyone's bytes
+                raise corrupt_fact(run_id, n, f"its row holds kind {kind!r} and hash {h!r:.40}")
+            yield StoredFact(n, T.KIND_NAMES[kind], fact, h.hex(), None if prev is None else prev.hex(), data)
+            prev, last = h, n
 
     def facts(
         self,
@@ -242,10 +329,12 @@ class HistoryStore:
         verify: bool = False,
         whole: bool = False,
         classes: Optional[ClassTable] = None,
+        batch: int = BATCH,
     ) -> list[Fact]:
         """The decoded facts from `from_n` on; a redacted or lost value reads as `Hole(hash)`.
         `classes`: the class table of the run's program (`Program.classes`), which rebuilds its
-        record and enum values.
+        record and enum values. The rows are read `batch` at a time (`iter_rows`): what is held
+        is the decoded facts, not their stored rows as well.
 
         With `verify`, each fact is checked against the chain as it is decoded (one parse a fact):
         its stored hash must be blake3(hash of the fact before || its skeleton), numbers must run
@@ -260,19 +349,14 @@ class HistoryStore:
         """
         with self.file.snapshot():
             r = self.run_row(run_id)
-            rows = self.rows(run_id, from_n)
+            rows = self.iter_rows(run_id, from_n, batch=batch)
             # Decoding builds many small objects that all stay alive: the cyclic collector would
             # only rescan them (measured ~0.5 µs a fact); none of them can form a cycle.
             collecting = gc.isenabled()
             gc.disable()
             try:
                 if not verify:
-                    dec, blob = T.decode_fact, self.blob
-                    try:
-                        return [dec(data, blob, classes=classes) for _n, _k, data, _h in rows]
-                    except ChangedBlob as e:
-                        n = next(n for n, _k, data, _h in rows if e.digest in data)
-                        raise blob_broken(run_id, n, e) from None
+                    return _decoded(self.blob, run_id, rows, classes)
                 return self._verified(run_id, r, rows, from_n, whole, classes)
             finally:
                 if collecting:
@@ -291,12 +375,15 @@ class HistoryStore:
         if why:
             raise broken(why)
         expected = from_n
-        out = []
+        out: list[Fact] = []
+        first_data = None
         append, dec, blob, b3 = out.append, T.decode_chained, self.blob, blake3.blake3
         gap_to = r["archived_through"] + 1 if r["archived_hash"] is not None else None
         # Facts read just after the archive marker: each must be a Checkpoint (checked below).
         after_marker = [0] if from_n == gap_to else []
         for n, kind, data, h in rows:
+            if first_data is None:
+                first_data = data
             if n != expected:
                 if n < expected:
                     raise broken(f"fact {n} appears twice")
@@ -323,9 +410,9 @@ class HistoryStore:
         for i in after_marker:
             if i < len(out) and type(out[i]) is not Checkpoint:
                 raise broken(I.marker_not_at_checkpoint(r, type(out[i]).__name__))
-        if from_n == 1 and rows:
+        if from_n == 1 and first_data is not None:
             try:
-                why = I.start_mismatch(r, T._raw(rows[0][2]))
+                why = I.start_mismatch(r, T._raw(first_data))
             except T.TraceError as e:
                 why = f"fact 1 is corrupt: {e}"
             if why:
@@ -362,7 +449,8 @@ class HistoryStore:
             return recs[0] if recs else None
 
     def _one(self, run_id: str, n: int, classes: Optional[ClassTable]) -> list[StoredFact]:
-        recs = self.records(run_id, n, decode=False)[:1]
+        with self.file.snapshot():
+            recs = list(itertools.islice(self.iter_records(run_id, n, decode=False, batch=1), 1))
         if not recs:
             return []
         return [replace(recs[0], fact=self.read_fact(run_id, recs[0].n, recs[0].data, classes))]
@@ -372,9 +460,9 @@ class HistoryStore:
         with `classes` (the run's program's class table). The chain is checked from it to the
         run's stored head (BrokenHistory naming the fact that breaks it), as resume checks what
         it reads."""
-        with self.file.lock:
+        with self.file.snapshot():
             r = self.run_row(run_id)
-            for n, kind, data, h in self.rows(run_id, 1, T.CHECKPOINT):
+            for n, kind, data, h in self.iter_rows(run_id, 1, kind=T.CHECKPOINT):
                 try:
                     found = T.checkpoint_number(data)
                 except T.TraceError as e:
@@ -400,12 +488,23 @@ class HistoryStore:
         which facts were checked and which were taken on trust (docs/spec/trace.md). Against
         `head` (a hash held elsewhere) it also detects a history rewritten consistently.
         """
+        a = self.audit(run_id, head)
+        return a.ok, a.message, a.head
+
+    def audit(self, run_id: str, head: Optional[str] = None, *, batch: int = BATCH) -> I.Audit:
+        """`verify`'s audit whole (flowrt.history.integrity.Audit): besides the verdict, the
+        number of the last fact and the longest call or task id, which the streamed text of
+        `history` needs before its first line. The facts are read `batch` rows a query."""
         with self.file.snapshot():
             try:
-                a = I.audit(self, run_id, head)
+                return I.audit(self, run_id, head, batch=batch)
             except BrokenHistory as e:  # a corrupt run record or Start (`run_row`): broken
-                return False, str(e), ""
-        return a.ok, a.message, a.head
+                return I.Audit(False, str(e), "")
+
+    def reading(self):
+        """One state of the store across several reads (an audit, then `iter_records`): a
+        context manager (`file.snapshot()`); a streamed read holds it until it is done."""
+        return self.file.snapshot()
 
     # ---- host operations on history ------------------------------------------------------------
 

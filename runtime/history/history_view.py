@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 import json
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Iterator, Optional, Sequence
 
 from flowrt.history import trace as T
 from flowrt.data import values as V
@@ -30,7 +30,7 @@ from flowrt.data.facts import (
     Stop,
 )
 
-__all__ = ["to_jsonl", "to_json_objects", "to_text", "to_html", "fact_text"]
+__all__ = ["to_jsonl", "to_json_objects", "to_text", "to_html", "fact_text", "jsonl_lines", "text_lines"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +171,14 @@ def to_jsonl(facts: Sequence[Any]) -> str:
     return "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in to_json_objects(facts))
 
 
+def jsonl_lines(records: Iterable[Any]) -> Iterator[str]:
+    """`to_jsonl` one line at a time, over stored facts as they are read (`StoredFact`s from
+    `store.history.iter_records`): what `history --format json` writes as it goes."""
+    dumps = json.dumps
+    for s in records:
+        yield dumps(_json_object(s), ensure_ascii=False) + "\n"
+
+
 # ---- text -------------------------------------------------------------------------------------
 
 
@@ -222,19 +230,31 @@ def to_text(facts: Sequence[Any], width: Optional[int] = None) -> str:
     rows = _rows(facts)
     if not rows:
         return ""
-    nw = len(str(rows[-1].n))
     iw = max(len(_id_col(r.fact)) for r in rows)
-    lines, last = [], 0
-    for r in rows:
-        gap = _gap(last, r.n)
+    return "".join(text_lines(rows, rows[-1].n, iw, width))
+
+
+def text_lines(
+    records: Iterable[Any], last_n: int, id_width: int, width: Optional[int] = None
+) -> Iterator[str]:
+    """`to_text` one line at a time (each ending in "\\n"), over stored facts as they are read.
+    The columns are as wide as the whole history needs, so they are given: `last_n`, the number
+    of the last fact, and `id_width`, the longest call or task id (what `verify`'s audit notes
+    as it walks the facts: flowrt.history.integrity.Audit)."""
+    nw = len(str(last_n))
+    iw = id_width
+    last = 0
+    for r in records:
+        f = r.fact
+        n = r.n
+        gap = _gap(last, n)
         if gap:
-            lines.append(f"{'':>{nw}}  {'':<{iw}}  {'':<11} … {gap}")
-        content = fact_text(r.fact)
+            yield f"{'':>{nw}}  {'':<{iw}}  {'':<11} … {gap}\n"
+        content = fact_text(f)
         if width is not None and len(content) > width:
             content = content[: max(width - 1, 0)] + "…"
-        lines.append(f"{r.n:>{nw}}  {_id_col(r.fact):<{iw}}  {type(r.fact).__name__:<11} {content}".rstrip())
-        last = r.n
-    return "\n".join(lines) + "\n"
+        yield f"{n:>{nw}}  {_id_col(f):<{iw}}  {type(f).__name__:<11} {content}".rstrip() + "\n"
+        last = n
 
 
 # ---- HTML -------------------------------------------------------------------------------------

@@ -22,11 +22,6 @@ import cbor2
 from flowrt.history import strict as S
 from flowrt.history import trace as T
 
-_UNION = (
-    "SELECT n, kind, data, hash FROM archived_facts WHERE run=? AND n BETWEEN ? AND ? UNION ALL "
-    "SELECT n, kind, data, hash FROM facts WHERE run=? AND n BETWEEN ? AND ? ORDER BY n"
-)
-
 
 def _span(a: int, b: int) -> str:
     return f"facts {a}-{b}" if b > a else f"fact {a}"
@@ -182,7 +177,7 @@ def walk(history, run_id: str, r: dict, lo: int, hi: int) -> Optional[str]:
     if prev is None:
         return f"the hash of fact {lo - 1}, before fact {lo}, is not kept"
     expected = lo
-    for n, _kind, data, h in history.file.db.execute(_UNION, (run_id, lo, hi, run_id, lo, hi)):
+    for n, _kind, data, h in history.iter_rows(run_id, lo, hi):
         if type(n) is not int or type(data) is not bytes:
             return f"fact {n!r} is corrupt: its stored row does not hold a number and bytes"
         if n != expected:
@@ -209,52 +204,61 @@ class Audit:
     head: str  # hex: the chain's hash as computed up to where the audit stopped
     run: dict = field(default_factory=dict)
     checkpoints: list[int] = field(default_factory=list)  # fact numbers of the Checkpoints held
+    last: int = 0  # the number of the last fact walked
+    longest_id: int = 0  # the longest call or task id a fact names (the text format's id column)
 
 
 @dataclass
 class _Walk:
     """How far `audit`'s walk over a run's facts got: the chain hash up to there (`prev`), the
     next fact number expected, whether it crossed a deleted archived range (`gap`), the
-    Checkpoints seen, the blobs referred to (digest -> first fact), and, when a head is given,
-    the fact number of each hash (`seen`)."""
+    Checkpoints seen, the blobs referred to (digest -> first fact), the longest call or task
+    id, and, when a head is given (`target`), the number of the fact whose hash it is (`at`).
+    What it keeps grows with the Checkpoints and the blobs, not with the facts."""
 
     prev: bytes = T.ZERO_HASH
     expected: int = 1
     gap: bool = False
     checkpoints: list[int] = field(default_factory=list)
     blobs: dict[bytes, int] = field(default_factory=dict)
-    seen: dict[bytes, int] = field(default_factory=dict)
+    target: Optional[bytes] = None
+    at: Optional[int] = None
+    longest_id: int = 0
 
 
-def audit(history, run_id: str, head: Optional[str] = None) -> Audit:
+def audit(history, run_id: str, head: Optional[str] = None, *, batch: Optional[int] = None) -> Audit:
     """`Store.history.verify` of one run: every fact the store holds checked against the chain
     (from the zero hash, and across a deleted archived range from the kept hash, which must end
     just before a Checkpoint), the run's record against its facts, every blob a fact refers to
     and every module source against its content hash. The message says what was checked and
-    what was taken on trust. The caller holds the store's lock."""
+    what was taken on trust. The facts are read `batch` rows a query (`iter_rows`) and checked
+    as they come: a run of any length is audited in the memory of one batch. The caller holds
+    a snapshot of the store (`file.snapshot()`)."""
     r = history.run_row(run_id)
-    rows = history.rows(run_id)
+    rows = history.iter_rows(run_id, **({} if batch is None else {"batch": batch}))
     w = _Walk()
+    if head is not None:
+        try:
+            w.target = bytes.fromhex(head.strip().lower())
+        except ValueError:
+            w.target = None
     sources = history.source_rows(run_id)
     why = (
         marker_problem(r)
-        or _walk_chain(r, rows, w, head is not None)
+        or _walk_chain(r, rows, w)
         or _record_problem(r, w)
         or _content_problem(history, w.blobs, sources)
     )
     if not why and w.gap and w.checkpoints:
-        why = _lost_carried_reply(history, run_id, rows, w.checkpoints[-1])
-    if why:
-        return Audit(False, why, w.prev.hex(), r)
+        why = _lost_carried_reply(history, run_id, w.checkpoints[-1], batch)
     last = w.expected - 1
+    if why:
+        return Audit(False, why, w.prev.hex(), r, last=last, longest_id=w.longest_id)
     checked = _checked_text(history, run_id, last, r["archived_through"] if w.gap else 0)
     checked += f"; {_count(len(sources), 'module source')} and {_count(len(w.blobs), 'blob')} match their content hashes"
     message = f"intact: {checked}; head {w.prev.hex()}"
     if head is not None:
-        try:
-            at = w.seen.get(bytes.fromhex(head.strip().lower()))
-        except ValueError:
-            at = None
+        at = w.at
         if at is None:
             return Audit(
                 False,
@@ -263,22 +267,29 @@ def audit(history, run_id: str, head: Optional[str] = None) -> Audit:
                 w.prev.hex(),
                 r,
                 w.checkpoints,
+                last,
+                w.longest_id,
             )
         if at != last:
             message = (
                 f"intact up to the given head (fact {at}); {last - at} facts recorded after it; "
                 f"{checked}; head {w.prev.hex()}"
             )
-    return Audit(True, message, w.prev.hex(), r, w.checkpoints)
+    return Audit(True, message, w.prev.hex(), r, w.checkpoints, last, w.longest_id)
 
 
-def _walk_chain(r: dict, rows, w: _Walk, track_seen: bool) -> Optional[str]:
+#: The kinds whose second field is the call or task id the text format's id column shows.
+_ID_KINDS = frozenset((T.CALL, T.REPLY, T.CHOICE, T.STOP))
+
+
+def _walk_chain(r: dict, rows, w: _Walk) -> Optional[str]:
     """Walk every fact held, in order, against the chain, noting in `w` how far it got and what
     it saw; None when every fact holds, else why not."""
     k, kept = r["archived_through"], r["archived_hash"]
     prev, expected, gap = w.prev, w.expected, False
-    checkpoints, blobs, seen = w.checkpoints, w.blobs, w.seen
+    checkpoints, blobs, target, at, longest = w.checkpoints, w.blobs, w.target, w.at, w.longest_id
     b3 = blake3.blake3
+    id_kinds = _ID_KINDS
     why = None
     for n, kind_col, data, h in rows:
         if type(n) is not int or type(data) is not bytes or type(h) is not bytes:
@@ -308,12 +319,14 @@ def _walk_chain(r: dict, rows, w: _Walk, track_seen: bool) -> Optional[str]:
                 break
         if kind == T.CHECKPOINT:
             checkpoints.append(n)
+        elif kind in id_kinds and len(item[1]) > longest:
+            longest = len(item[1])
         for d in refs:
             blobs.setdefault(d, n)
         prev, expected = h, n + 1
-        if track_seen:
-            seen[h] = n
-    w.prev, w.expected, w.gap = prev, expected, gap
+        if h == target:
+            at = n
+    w.prev, w.expected, w.gap, w.at, w.longest_id = prev, expected, gap, at, longest
     return why
 
 
@@ -380,11 +393,12 @@ def _checked_text(history, run_id: str, last: int, deleted_through: int) -> str:
     )
 
 
-def _lost_carried_reply(history, run_id: str, rows, latest: int) -> Optional[str]:
+def _lost_carried_reply(history, run_id: str, latest: int, batch: Optional[int]) -> Optional[str]:
     """After a deleted archived range: a call the latest checkpoint carries that is neither open
     (the host's record) nor answered or closed by a fact the store holds had its reply deleted,
-    and a resume could not finish its task."""
-    data = next(d for n, _k, d, _h in reversed(rows) if n == latest)
+    and a resume could not finish its task. The facts are read again, in batches; only the
+    calls the checkpoint carries are kept."""
+    data = next(history.iter_rows(run_id, latest, latest))[2]
     try:
         calls = parked_calls(history, data)
     except T.TraceError as e:
@@ -392,16 +406,19 @@ def _lost_carried_reply(history, run_id: str, rows, latest: int) -> Optional[str
     if not calls:
         return None
     open_ = {c for (c,) in history.file.db.execute("SELECT call FROM open_calls WHERE run=?", (run_id,))}
-    closed = set()
-    for n, kind, d, _h in rows:
+    left = {c for c in calls if c not in open_}
+    more = {} if batch is None else {"batch": batch}
+    for _n, kind, d, _h in history.iter_rows(run_id, **more):
+        if not left:
+            break
         if kind == T.REPLY or kind == T.STOP:
             item = T._raw(d)
             if kind == T.REPLY:
-                closed.add(item[1])
+                left.discard(item[1])
             elif len(item) > 4 and type(item[4]) is list:
-                closed.update(c[0] for c in item[4] if type(c) is list and c)
+                left.difference_update(c[0] for c in item[4] if type(c) is list and c)
     for c in calls:
-        if c not in open_ and c not in closed:
+        if c in left:
             return (
                 f"the checkpoint at fact {latest} carries call {c}, which is not open, yet no fact the "
                 f"store holds answers it: its reply was deleted with the archived facts"
@@ -435,7 +452,7 @@ def archive_limit(history, run_id: str, a: Audit) -> tuple[Optional[int], Option
     if not a.checkpoints:
         return None, None, ()
     latest = a.checkpoints[-1]
-    data = history.file.db.execute(_UNION, (run_id, latest, latest, run_id, latest, latest)).fetchone()[2]
+    data = next(history.iter_rows(run_id, latest, latest))[2]
     held = []
     for c in parked_calls(history, data):
         rows = reply_rows(history, run_id, c, latest)

@@ -28,12 +28,12 @@ from typing import Any, Callable, Iterable, Optional
 from flowrt.engine import drive as drv
 from flowrt.engine.record import CUT_REASON
 from flowrt.data.facts import Call, Checkpoint, ParkedTask, Reply, Start, Stop
-from flowrt.history.history_view import to_html, to_jsonl, to_text
+from flowrt.history.history_view import to_html
 from flowrt.engine.interrupts import INTERRUPTS, Shielded, deferred, reason
 from flowrt.data.generated import Program
 from flowrt.data.requests import ToolSpec
 from flowrt.host.forks import ForkRefused, fork_checkpoint, parked_in_fork, rebuilt_args
-from flowrt.history.store import RunBusy, SqliteRecorder, Store, StoreError, UnknownRun
+from flowrt.history.store import RunBusy, SqliteRecorder, Store, StoreError
 from flowrt.history.stored import CorruptHistory
 from flowrt.data.tasks import rebuild
 from flowrt.history.tokens import NONE_ISSUED, Issued, Noting, admitting
@@ -177,12 +177,15 @@ def read(op, *args):
     """A store read, its refusals turned into `Refused` (unknown run, unreadable history)."""
     try:
         return op(*args)
-    except UnknownRun as e:
-        raise Refused(str(e)) from None
-    except sqlite3.Error as e:
-        raise Refused(sqlite_problem(e, "the store") or str(e)) from None
-    except (StoreError, TraceError) as e:
-        raise Refused(str(e)) from None
+    except (StoreError, TraceError, sqlite3.Error) as e:
+        raise refused(e) from None
+
+
+def refused(e: Exception) -> Refused:
+    """The refusal of a store read that failed with `e` (unknown run, unreadable history)."""
+    if isinstance(e, sqlite3.Error):
+        return Refused(sqlite_problem(e, "the store") or str(e))
+    return Refused(str(e))
 
 
 def _recorder(store: Store, run_id: str) -> SqliteRecorder:
@@ -738,13 +741,18 @@ def replay(store: Store, prog: Runnable, run_id: str) -> Report:
 def history(store: Store, prog: Runnable, run_id: str, fmt: str = "text") -> str:
     """The facts as text (the seed's notation), JSON Lines or a plain HTML table; refused when the
     chain is broken. (`flow2py history --format html` is the run page: flowrt.host.run_page.)"""
-    records = verified_records(store, prog, run_id)
-    if fmt == "json":
-        return to_jsonl(records)
     if fmt == "html":
-        return to_html(records, title=f"Flow run {run_id}")
-    text = to_text(records)
-    return text if text.endswith("\n") else text + "\n"
+        return to_html(verified_records(store, prog, run_id), title=f"Flow run {run_id}")
+    from flowrt.host.history_stream import history_chunks
+
+    return "".join(history_chunks(store, prog, run_id, fmt))
+
+
+def _fails_chain(run_id: str, why: str) -> Refused:
+    return Refused(
+        f"run {run_id!r} fails its hash chain: {why}; refusing to show it as its history "
+        f"(`flow2py verify {run_id}` reports the same)"
+    )
 
 
 def verified_records(store: Store, prog: Runnable, run_id: str) -> list:
@@ -753,10 +761,7 @@ def verified_records(store: Store, prog: Runnable, run_id: str) -> list:
     same_program(prog, info)
     ok, why, _ = read(store.history.verify, run_id)
     if not ok:
-        raise Refused(
-            f"run {run_id!r} fails its hash chain: {why}; refusing to show it as its history "
-            f"(`flow2py verify {run_id}` reports the same)"
-        )
+        raise _fails_chain(run_id, why)
     return read(lambda: store.history.records(run_id, classes=prog.classes))
 
 
