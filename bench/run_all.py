@@ -3,7 +3,7 @@
     .venv/bin/python bench/run_all.py [--quick]
 
 Runs bench_parse, bench_check, bench_collections, bench_store, bench_runtime, bench_pure,
-bench_effectful, bench_replay, bench_input, bench_startup, bench_progress, bench_worker and
+bench_effectful, bench_fanout, bench_replay, bench_input, bench_startup, bench_progress, bench_worker and
 bench_json, each in its own process (so peak RSS figures are its own), and prints how long each
 took. --quick passes smaller sizes to the benchmarks that take them.
 docs/bench.md summarises the figures against the goals.
@@ -28,6 +28,7 @@ BENCHES = [
     ("bench_runtime.py", [], []),
     ("bench_pure.py", [], ["--runs", "3"]),
     ("bench_effectful.py", [], ["--runs", "3", "--rounds", "200000"]),
+    ("bench_fanout.py", [], ["--runs", "3"]),
     ("bench_replay.py", [], ["--runs", "3", "--calls", "5000"]),
     ("bench_input.py", [], ["--runs", "3"]),
     ("bench_startup.py", [], ["--runs", "3"]),
