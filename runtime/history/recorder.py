@@ -143,7 +143,7 @@ class CommitGroup:
     batches group only while a commit (an fsync) is in progress."""
 
     def __init__(self, file):
-        self.file = file
+        self._file = weakref.ref(file)  # the group is kept by the file's key in `_groups`: no cycle
         self._cond = threading.Condition(threading.Lock())
         self._queue: list[_Job] = []
         self._writing = False
@@ -165,11 +165,14 @@ class CommitGroup:
     def _lead(self, job: _Job) -> None:
         group: list[_Job] = []
         try:
-            with self.file.lock:
+            file = self._file()
+            if file is None:
+                raise StoreError(f"the store of run {job.rec.run_id!r} was closed")
+            with file.lock:
                 with self._cond:
                     group, self._queue = self._queue, []
                 try:
-                    self._write(group)
+                    self._write(file, group)
                 except BaseException as e:
                     for j in group:
                         if j.error is None:
@@ -193,8 +196,7 @@ class CommitGroup:
                 self._writing = False
                 self._cond.notify_all()
 
-    def _write(self, group: list[_Job]) -> None:
-        f = self.file
+    def _write(self, f, group: list[_Job]) -> None:
         db = f.db
         f.set_sync(any(j.durable for j in group))
         db.execute("BEGIN IMMEDIATE")
