@@ -3,10 +3,10 @@
     .venv/bin/python bench/run_all.py [--quick]
 
 Runs bench_parse, bench_check, bench_collections, bench_store, bench_runtime, bench_pure,
-bench_effectful, bench_replay, bench_input, bench_startup, bench_progress, bench_worker,
-bench_json, bench_runs_page, bench_pg (SQLite against PostgreSQL: needs a server) and
-bench_history_scale, each in its own process (so peak RSS figures are its own), and prints how
-long each took. --quick passes smaller sizes to the benchmarks that take them.
+bench_effectful, bench_fanout, bench_replay, bench_input, bench_startup, bench_progress,
+bench_worker, bench_json, bench_runs_page, bench_pg (SQLite against PostgreSQL: needs a server)
+and bench_history_scale, each in its own process (so peak RSS figures are its own), and prints
+how long each took. --quick passes smaller sizes to the benchmarks that take them.
 docs/bench.md summarises the figures against the goals.
 """
 
@@ -29,6 +29,7 @@ BENCHES = [
     ("bench_runtime.py", [], []),
     ("bench_pure.py", [], ["--runs", "3"]),
     ("bench_effectful.py", [], ["--runs", "3", "--rounds", "200000"]),
+    ("bench_fanout.py", [], ["--runs", "3"]),
     ("bench_replay.py", [], ["--runs", "3", "--calls", "5000"]),
     ("bench_input.py", [], ["--runs", "3"]),
     ("bench_startup.py", [], ["--runs", "3"]),

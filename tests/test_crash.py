@@ -151,13 +151,27 @@ def _killed_before_call(d, call_id, *args):
     assert p.returncode == 137, p.stdout + p.stderr
 
 
+# The root's slow call is out while a spawned task makes a quick call, then (on its reply) asks.
+STEP_THEN_ASK = (
+    CRASH.replace("task.spawn(flow() = svc.ask(q))", "task.spawn(flow() = step_then_ask(q))")
+    + """
+flow step_then_ask(q: Text) -> Result<Text, ToolProblem<Text>> !tool = match svc.step(1) {
+    Ok(s) => svc.ask(q ++ s),
+    Err(_) => svc.ask(q),
+}
+"""
+)
+
+
 def test_a_call_cut_while_the_program_went_on_to_another_call_is_closed_unknown_on_the_first_resume(tmp_path):
-    # The root's slow call is out (its Call durable) and the process dies while the spawned task
-    # is about to make its own call: the program had more to do before it would wait again.
-    d = project(tmp_path, CRASH)
+    # The root's slow call is out (its Call durable), the spawned task's quick call has answered
+    # (its Reply committed), and the process dies as the task is about to make its next call:
+    # the program had more to do before it would wait again.
+    d = project(tmp_path, STEP_THEN_ASK)
+    (d / "block.flag").write_text("60")  # the slow call stays out until the kill
     _killed_before_call(
         d,
-        "root/1#1",
+        "root/1#2",
         "run",
         "main.flow",
         "--input",
@@ -169,26 +183,34 @@ def test_a_call_cut_while_the_program_went_on_to_another_call_is_closed_unknown_
         "--run-id",
         "k",
     )
+    (d / "block.flag").unlink()
     cli = Cli(d)
     assert "k  halted with root#1 open (the process ended)" in cli("runs").stdout
     before = cli.facts("k")
-    assert [(f["kind"], f.get("id")) for f in before] == [("Start", None), ("Call", "root#1")]
+    # the Reply admitted before the kill survived it, though no commit came after it
+    assert [(f["kind"], f.get("id")) for f in before] == [
+        ("Start", None),
+        ("Call", "root#1"),
+        ("Call", "root/1#1"),
+        ("Reply", "root/1#1"),
+    ]
     sent = calls(d, "slow")  # 0 or 1: the worker may or may not have started it before the kill
 
     r = cli.resume("k")
     assert r.exit_code == 3, r.output + r.stderr
     after = cli.facts("k")
-    assert after[:2] == before
-    # the task's call is made (and answers pending), then the cut call is closed Unknown first
-    assert [(f["kind"], f.get("id"), f.get("reply")) for f in after[2:]] == [
-        ("Call", "root/1#1", None),
+    assert after[:4] == before
+    # the task's next call is made (and answers pending), then the cut call is closed Unknown first
+    assert [(f["kind"], f.get("id"), f.get("reply")) for f in after[4:]] == [
+        ("Call", "root/1#2", None),
         ("Reply", "root#1", f'Err(Unknown("{REASON}"))'),
     ]
-    assert "root#1" not in r.stdout and "root/1#1  svc.ask" in r.stdout  # waits on the question only
-    assert "k  paused on root/1#1" in cli("runs").stdout
+    assert "root#1" not in r.stdout and "root/1#2  svc.ask" in r.stdout  # waits on the question only
+    assert "k  paused on root/1#2" in cli("runs").stdout
     assert calls(d, "slow") == sent  # the cut call is never sent again by itself
+    assert calls(d, "step") == 1  # answered before the kill: served from history on resume
 
-    r = cli.resume("k", "--reply", 'root/1#1={"Ok": "yes"}')
+    r = cli.resume("k", "--reply", 'root/1#2={"Ok": "yes"}')
     assert r.exit_code == 0, r.output + r.stderr
     assert r.stdout.strip() == f'"unknown: {REASON} + yes"'
     assert cli("replay", "k").stdout.splitlines()[0] == "Matched"

@@ -81,10 +81,62 @@ def test_seed_example_pauses_resumes_and_gives_the_seed_history():
     assert [describe(f) for f in rec.facts] == SEED
 
 
+class _LoggingRecorder(rt.MemoryRecorder):
+    """A MemoryRecorder that logs ("record", fact) and ("sync",) in one list with the calls sent."""
+
+    def __init__(self, log):
+        super().__init__()
+        self.log = log
+
+    def record(self, fact):
+        super().record(fact)
+        self.log.append(("record", fact))
+
+    def sync(self):
+        super().sync()
+        self.log.append(("sync",))
+
+
+class _LoggingBindings(rt.Bindings):
+    """`base`'s implementations, each logging ("sent", call id) as it is called."""
+
+    def __init__(self, base, log):
+        super().__init__()
+        self.update(base)
+        self.log = log
+
+    def lookup(self, spec):
+        impl = super().lookup(spec)
+
+        def sent(*args):
+            self.log.append(("sent", rt.current_call().call_id))
+            return impl(*args)
+
+        return sent
+
+
 def test_every_call_and_reply_is_synced_before_its_consequence():
-    rec = rt.MemoryRecorder()
-    run_support(rec)
-    assert rec.syncs >= len(rec.facts)
+    log = []
+    rec = _LoggingRecorder(log)
+    rt.start_run(
+        main,
+        ("Login fails on Safari",),
+        rt.DriveOptions(
+            recorder=rec,
+            bindings=_LoggingBindings(support_bindings(), log),
+            reachable=SUPPORT_TOOLS,
+            checkpoint_every=5,
+        ),
+    )
+    where = {("call", e[1].id): i for i, e in enumerate(log) if e[0] == "record" and type(e[1]) is rt.Call}
+    syncs = [i for i, e in enumerate(log) if e[0] == "sync"]
+    sent = [(i, e[1]) for i, e in enumerate(log) if e[0] == "sent"]
+    assert len(sent) == 5
+    for i, cid in sent:  # its Call recorded, then a sync, then the call sent
+        assert any(where[("call", cid)] < s < i for s in syncs), cid
+    for i, e in enumerate(log):  # a Reply is synced before the next fact is recorded
+        if e[0] == "record" and type(e[1]) is rt.Reply:
+            assert log[i + 1] == ("sync",), (e, log[i + 1])
 
 
 def test_resume_after_pause_gives_the_same_facts_as_a_run_that_got_the_reply():

@@ -125,7 +125,9 @@ def test_run_states_paused_halted_completed_faulted_and_running(store):
     }
 
 
-def test_a_reply_waits_for_the_next_call_whose_fsynced_commit_carries_it(store, monkeypatch, store_url):
+def test_a_reply_is_committed_at_once_unfsynced_and_the_next_call_commit_is_fsynced(
+    store, monkeypatch, store_url
+):
     store.history.create_run("r1", start(), {})
     other = Store(store_url)
     modes = []
@@ -143,20 +145,21 @@ def test_a_reply_waits_for_the_next_call_whose_fsynced_commit_carries_it(store, 
         rec.sync()
         assert (modes, other.host_records.load_run("r1").facts) == ([True], 3)
         rec.record(Reply("root#1", rt.Ok(1)))
-        rec.sync()
+        rec.sync()  # another process sees it at once (it survives this one), not fsynced
+        assert (modes, other.host_records.load_run("r1").facts) == ([True, False], 4)
         rec.record(Stop("root/1", "running", None, ()))
         rec.sync()
         rec.record(Checkpoint(1, "main::work", (), ()))
         rec.sync()
-        assert (modes, other.host_records.load_run("r1").facts) == ([True], 3)  # buffered, nothing written
+        assert (modes, other.host_records.load_run("r1").facts) == ([True, False], 4)  # buffered
         rec.record(Call("root#2", "a.b", "a::b", ()))
-        rec.sync()  # one fsynced commit carries the Reply, Stop and Checkpoint before the Call
-        assert (modes, other.host_records.load_run("r1").facts) == ([True, True], 7)
+        rec.sync()  # one fsynced commit carries the Stop and Checkpoint before the Call
+        assert (modes, other.host_records.load_run("r1").facts) == ([True, False, True], 7)
         assert other.host_records.load_run("r1").open_calls == (("root#2", "a::b"),)
         rec.record(Reply("root#2", rt.Ok(2)))
         rec.record(End(Completed(1)))
         rec.sync()
-        assert modes == [True, True, True]
+        assert modes == [True, False, True, True]
     info = other.host_records.load_run("r1")
     assert (info.state, info.facts, info.open_calls, info.latest_checkpoint) == ("completed", 9, (), 6)
     assert store.history.verify("r1")[0]
@@ -171,11 +174,13 @@ def test_close_commits_what_waits_in_the_buffer_and_the_run_pauses(store, store_
     rec.sync()
     rec.record(Reply("root#1", rt.Ok(1)))
     rec.sync()
-    assert store.host_records.load_run("r1").facts == 3
+    rec.record(Stop("root/1", "running", None, ()))
+    rec.sync()
+    assert store.host_records.load_run("r1").facts == 4  # the Stop waits
     rec.close()
     info = store.host_records.load_run("r1")
-    assert (info.state, info.facts, info.open_calls) == ("paused", 4, (("root#2", "a::b"),))
-    assert store.history.facts("r1", verify=True, whole=True)[-1] == Reply("root#1", rt.Ok(1))
+    assert (info.state, info.facts, info.open_calls) == ("paused", 5, (("root#2", "a::b"),))
+    assert store.history.facts("r1", verify=True, whole=True)[-1] == Stop("root/1", "running", None, ())
 
 
 def test_a_parked_call_commits_the_buffer_and_a_later_reply_clears_the_parked_record(store):

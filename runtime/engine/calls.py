@@ -3,13 +3,16 @@
 Out (`call`). A task's `ToolCall` request gets the id `<task>#<n>`. While history remains the
 Call must match the next recorded fact and nothing is sent: the reply will be served from
 history too. Once history is exhausted a replay stops (Incomplete), and a live run records the
-Call and syncs it *before* sending it (flowrt.engine.record.dispatch), so a crash never loses a
-call that may have had effects. An argument beyond what a history can hold faults the caller.
+Call and sends it only once a commit holds it (flowrt.engine.record.send: the calls made in one
+scheduling round share that commit), so a crash never loses a call that may have had effects. An
+argument beyond what a history can hold faults the caller.
 
 In (`admit`). The scheduler admits exactly one event when no task can move: the next recorded
 fact while history remains (it must be a Reply to an open call, and its value must fit the
 call's result type, else the history is corrupt: flowrt.history.stored), else the next
-completion, which is recorded and synced before its task sees it. A completion for a call a
+completion, which is recorded and synced before its task sees it (a store's recorder commits a
+Reply at once, without waiting for the disk: it survives the process, docs/spec/trace.md
+"Durability"). A completion for a call a
 Stop closed meanwhile is dropped, and a PENDING outcome leaves the call open (the host is told;
 history is not). Because one event is admitted only when everything else is quiet, the order of
 admissions is the only nondeterminism a run has, and the history records it.
@@ -25,7 +28,7 @@ from flowrt.data.values import Err, Malformed
 from flowrt.engine.describe import _args_text, _locate_task, _same, describe
 from flowrt.engine.interrupts import Interruption
 from flowrt.engine.outcomes import Incomplete, _Finish
-from flowrt.engine.record import dispatch, history_ends
+from flowrt.engine.record import history_ends
 from flowrt.engine.state import OpenToolCall, RunState, classes_of, diverge, incomplete
 from flowrt.engine.task_ops import fault, finish
 from flowrt.engine.tools import PENDING
@@ -77,13 +80,14 @@ def call(run: RunState, task: Task, req: ToolCall):
         raise
     if run.sites is not None:  # where the program made it, for the host's record (call_times)
         run.sites(cid, *call_site(task))
-    run.recorder.sync()  # a Call is written before the call is sent
     run.since_cp += 1
     run.fresh = True
     run.open[cid] = made
     task.call = made
     task.state = CALL
-    dispatch(run, made)
+    # Sent with the calls the other ready tasks make in this round, after one commit holds them
+    # all (flowrt.engine.record.send): a Call is durable before its call is sent.
+    run.unsent.append(made)
 
 
 def call_site(task: Task) -> tuple[str, int]:

@@ -8,8 +8,12 @@ Incomplete. A mismatch is a Diverged verdict in replay and refuses a resume (Res
 live. `end` records the End and carries the outcome out of the loop (`_Finish`); in replay,
 history left unused after End is a divergence.
 
-Calls. `dispatch` sends a recorded call through the Dispatcher: when the driver has nothing else
-to do (no ready task, nothing outstanding or arrived) a synchronous implementation runs inline
+Calls. A call recorded live waits in `run.unsent` until the scheduling round ends (no task is
+ready: flowrt.engine.run_loop), or until anything else is recorded or a Stop looks for replies:
+then `send` syncs once, so one commit makes every call of the round durable (group commit: a
+fan-out of 100 calls costs one commit, not 100), and sends them in the order they were made.
+`dispatch` sends one call through the Dispatcher: when the driver has nothing else
+to do (no ready task, nothing outstanding or arrived or unsent) a synchronous implementation runs inline
 on the driver's thread, sparing a hand-off to a worker and back; otherwise it is submitted to a
 worker and its completion later comes through the completions queue. `drain` moves completions
 already posted into `arrived` without admitting them (a Stop consults it to record a reply that
@@ -55,6 +59,8 @@ def emit(run: RunState, fact, matches: Callable[[Any], bool], doing: str):
     else:
         if run.at_end:
             history_ends(run)
+        if run.unsent:  # the calls made before this fact go out first, as they were made
+            send(run)
         run.recorder.record(fact)
         run.recorder.sync()
         rec = fact
@@ -102,6 +108,18 @@ def end(run: RunState, outcome):
 # ---- calls ----------------------------------------------------------------------------------------
 
 
+def send(run: RunState):
+    """Make the calls recorded since the last send durable in one commit, then send each (a call
+    a Stop closed meanwhile is not sent; none is, today, since a Stop sends first)."""
+    unsent = run.unsent
+    run.recorder.sync()  # a Call is written before the call is sent
+    opened = run.open
+    while unsent:
+        call = unsent.popleft()
+        if opened.get(call.id) is call:
+            dispatch(run, call)
+
+
 def dispatch(run: RunState, call: OpenToolCall):
     """Send a recorded call to its implementation (its Call fact is already durable)."""
     d = run.dispatcher
@@ -109,7 +127,14 @@ def dispatch(run: RunState, call: OpenToolCall):
     impl = d.bindings.lookup(spec)
     if impl is None:
         run.arrived.append((call.id, Err(NotRun(f"no implementation is bound for {spec.name}"))))
-    elif run.inline and not run.ready and not run.outstanding and not run.arrived and d.is_sync(impl):
+    elif (
+        run.inline
+        and not run.ready
+        and not run.outstanding
+        and not run.arrived
+        and not run.unsent
+        and d.is_sync(impl)
+    ):
         # Nothing else can happen until this call completes: the idle driver runs it itself
         # instead of handing it to a worker and waiting (docs/spec/execution.md).
         try:
@@ -125,6 +150,8 @@ def dispatch(run: RunState, call: OpenToolCall):
 
 def drain(run: RunState):
     """Move every completion already posted to `arrived` (replies that arrived, not admitted)."""
+    if run.unsent:
+        send(run)
     q = run.completions
     if q is None:
         return

@@ -8,6 +8,8 @@ the scheduler, the trampoline running one task, and beginning at Start.
 The scheduler (`loop`) is a FIFO ready queue. A task runs until it blocks (on its Tool call,
 `await` or `first`); when no task is ready exactly one event is admitted (flowrt.engine.calls)
 and the loop goes on; when none can be, the run pauses with its open calls (replay: Incomplete).
+A round (running the ready tasks until none is) ends by sending the calls it made, after one
+commit that holds them all (flowrt.engine.record.send).
 
 The trampoline (`run_task`). Each task has an explicit stack of generator frames. A value is
 sent into the top frame and what comes out decides: a generator object is a call (push), a
@@ -38,6 +40,7 @@ from flowrt.engine.calls import admit, call
 from flowrt.engine.checkpoints import begin_fork, candidate
 from flowrt.engine.describe import _locate_task
 from flowrt.engine.interrupts import INTERRUPTS, reason
+from flowrt.engine.record import send
 from flowrt.engine.outcomes import Incomplete, OpenCall, Outcome, RunHalted, RunPaused, _Finish
 from flowrt.engine.state import RunState, fact_no, incomplete
 from flowrt.engine.task_ops import (
@@ -99,6 +102,8 @@ def loop(run: RunState) -> Outcome:
                 task = ready.popleft()
                 if task.state == READY:
                     run_task(run, task)
+            if run.unsent:  # the round's calls: one commit, then each is sent
+                send(run)
             if not admit(run):
                 return _idle(run)
     except _Finish as f:

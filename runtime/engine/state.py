@@ -68,6 +68,7 @@ class RunState:
     open: dict = field(default_factory=dict)  # call id -> OpenToolCall, in the order made
     outstanding: int = 0  # calls sent to an implementation whose completion is not taken yet
     arrived: deque = field(default_factory=deque)  # (call id, outcome) taken, not admitted yet
+    unsent: deque = field(default_factory=deque)  # OpenToolCalls recorded this round, not sent yet
     completions: Any = None  # the dispatcher's completion queue (live), else None
     live: dict = field(default_factory=dict)  # Task -> None: not stopped, not (finished and settled)
     root: Optional[Task] = None  # the root task (renamed c<n>:root at each checkpoint)

@@ -1,4 +1,4 @@
-"""Appending a run's facts: `SqliteRecorder`, the Recorder (flowrt.data.facts) of one run.
+"""Appending a run's facts: `StoreRecorder`, the Recorder (flowrt.data.facts) of one run.
 
 A run is written by one process at a time: the recorder takes a lease (`runs.owner`) and checks
 on every commit, in the commit's one `UPDATE runs`, that the lease and the chain head are still
@@ -12,10 +12,20 @@ every 64 calls, the first commit a second after the oldest, the End, a pause, a 
 
 Durability (the claim docs/spec/trace.md "Durability" makes): `sync()` commits, fsynced, when
 the buffer holds a Call or an End, so that fact and every fact before it survive power loss
-before the call is sent or the end reported. Reply/Choice/Stop/Checkpoint facts alone wait in
-the buffer: the next Call's (or End's) commit carries them, and `close()` (pause, halt) and
-`call_pending()` commit them. A crash loses only facts whose consequences never left the
-process. One commit and one fsync per dispatch.
+before the call is sent or the end reported; the driver syncs once for all the calls one
+scheduling round makes (flowrt.engine.record.send), so a fan-out of 100 calls is one commit.
+A buffer holding a Reply is committed at once without an fsync (SQLite's WAL with
+synchronous=NORMAL): the Reply survives the process being killed (not power loss) though the
+program then computes for a long time before it makes its next call; the next fsynced commit
+covers it on disk too. Choice/Stop/Checkpoint facts alone wait in the buffer: the next commit
+carries them, and `close()` (pause, halt) and `call_pending()` commit them.
+
+Group commit across runs (`CommitGroup`): the recorders of one store file in one process (the
+runs a worker drives on its threads) commit through one group. A recorder whose commit finds
+another one being written waits for it, and the next writer takes every batch waiting then into
+one transaction: each run's batch in its own savepoint, with its own guarded `UPDATE runs`, so
+one run's refusal (lease lost, head moved) rolls back that run's batch only. One fsync then
+covers the facts of all of them; no batch is acknowledged before the transaction commits.
 
 Cancel (flowrt.history.worker_records): once a run has a cancel request, no process's recorder
 can take its lease, no commit succeeds (it is the guarded UPDATE's condition; the refusal is
@@ -27,7 +37,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 import time
+import weakref
 from typing import Any, Optional
 
 from flowrt.data.facts import Call, Checkpoint, Completed, End, Fact, Reply, Stop
@@ -125,6 +137,112 @@ class _Batch:
             )
 
 
+class _Job:
+    """One recorder's batch waiting in a CommitGroup: `done` once its transaction ended, `error`
+    when its batch was not committed."""
+
+    __slots__ = ("rec", "pending", "durable", "done", "error")
+
+    def __init__(self, rec, pending, durable: bool):
+        self.rec, self.pending, self.durable = rec, pending, durable
+        self.done = False
+        self.error: Optional[BaseException] = None
+
+
+class CommitGroup:
+    """The commits of the recorders of one store file, grouped (see the module docstring).
+
+    `commit(job)` returns once `job`'s batch is committed (or raises why it is not). The caller
+    whose batch finds no commit under way writes it, with every batch that came meanwhile; a
+    caller that finds one under way waits, and its batch goes in the next transaction, written
+    by whichever waiting caller leads it. There is no timer: a lone run commits at once, and
+    batches group only while a commit (an fsync) is in progress."""
+
+    def __init__(self, file):
+        self._file = weakref.ref(file)  # the group is kept by the file's key in `_groups`: no cycle
+        self._cond = threading.Condition(threading.Lock())
+        self._queue: list[_Job] = []
+        self._writing = False
+        self.commits = 0  # transactions committed (tests, benchmarks)
+
+    def commit(self, job: _Job) -> None:
+        cond = self._cond
+        with cond:
+            self._queue.append(job)
+            while self._writing and not job.done:
+                cond.wait()
+            if not job.done:
+                self._writing = True
+        if not job.done:
+            self._lead(job)
+        if job.error is not None:
+            raise job.error
+
+    def _lead(self, job: _Job) -> None:
+        group: list[_Job] = []
+        try:
+            file = self._file()
+            if file is None:
+                raise StoreError(f"the store of run {job.rec.run_id!r} was closed")
+            with file.lock:
+                with self._cond:
+                    group, self._queue = self._queue, []
+                try:
+                    self._write(file, group)
+                except BaseException as e:
+                    for j in group:
+                        if j.error is None:
+                            j.error = (
+                                e
+                                if j is job
+                                else StoreError(
+                                    f"the commit that held run {j.rec.run_id!r}'s facts failed: {e}"
+                                )
+                            )
+        finally:
+            with self._cond:
+                if not group:  # interrupted before taking the queue: this batch is not written
+                    if job in self._queue:
+                        self._queue.remove(job)
+                    if job.error is None:
+                        job.error = StoreError(f"the commit of run {job.rec.run_id!r} was interrupted")
+                for j in group:
+                    j.done = True
+                job.done = True
+                self._writing = False
+                self._cond.notify_all()
+
+    def _write(self, f, group: list[_Job]) -> None:
+        """One transaction of the store file (`transaction(whole=False)`: on PostgreSQL each run's
+        batch locks its own row), fsynced when any batch asks for it."""
+        with f.transaction(any(j.durable for j in group), whole=False) as db:
+            if len(group) == 1:
+                group[0].rec._apply(db, group[0].pending, group[0].durable)
+            else:
+                for j in group:  # each run's batch stands or falls alone
+                    db.execute("SAVEPOINT flowrt_batch")
+                    try:
+                        j.rec._apply(db, j.pending, j.durable)
+                    except Exception as e:  # noqa: BLE001  (that run's refusal, kept for its recorder)
+                        db.execute("ROLLBACK TO SAVEPOINT flowrt_batch")
+                        j.error = e
+                    db.execute("RELEASE SAVEPOINT flowrt_batch")
+        self.commits += 1
+
+
+_groups: "weakref.WeakKeyDictionary[Any, CommitGroup]" = weakref.WeakKeyDictionary()
+_groups_lock = threading.Lock()
+
+
+def commit_group(file) -> CommitGroup:
+    """The CommitGroup of a store file (one per open file in the process)."""
+    with _groups_lock:
+        g = _groups.get(file)
+        if g is None:
+            g = _groups[file] = CommitGroup(file)
+        return g
+
+
 class StoreRecorder:
     """The Recorder (flowrt.data.facts) of one run of a `flowrt.history.store.Store` (SQLite or
     PostgreSQL): appends its facts, one writer at a time.
@@ -132,11 +250,12 @@ class StoreRecorder:
     Constructing it takes the run's lease (refused with RunBusy while another live process holds
     it; a dead process's lease on this host is taken over). `record` encodes and chains a fact in
     memory. `sync()` commits everything recorded since the last commit in one fsynced transaction
-    when that holds a Call or an End; a batch of only Reply, Choice, Stop or Checkpoint facts stays
-    in the buffer and the next such commit carries it (docs/spec/trace.md "Durability": one fsync
-    per dispatch, covering the facts before it). `sync(durable=True/False)` commits whatever is
-    buffered now, fsynced or not. Every commit checks, in its one `UPDATE runs`, that the lease
-    and the chain head are still this recorder's. `close` commits durably and releases the lease,
+    when that holds a Call or an End, and without an fsync when it holds a Reply; a batch of only
+    Choice, Stop or Checkpoint facts stays in the buffer and the next commit carries it
+    (docs/spec/trace.md "Durability": one fsync per round of dispatches, covering the facts before
+    it). `sync(durable=True/False)` commits whatever is buffered now, fsynced or not. Commits go
+    through the store file's CommitGroup. Every commit checks, in its one `UPDATE runs`, that the
+    lease and the chain head are still this recorder's. `close` commits durably and releases the lease,
     leaving the run paused (calls open), halted, completed or faulted.
     """
 
@@ -145,7 +264,9 @@ class StoreRecorder:
         self._file = store.file
         self.owner = owner_token()
         self._pending: list[tuple[int, T.EncodedFact, bytes, Fact]] = []
-        self._urgent = False  # the buffer holds a Call or an End: the next sync() commits
+        self._urgent = False  # the buffer holds a Call or an End: the next sync() commits, fsynced
+        self._reply = False  # the buffer holds a Reply: the next sync() commits, not fsynced
+        self._group = commit_group(self._file)
         self._closed = False
         self._broken: Optional[BaseException] = None
         self._explicit = False  # the commit being made was asked for (close, call_pending)
@@ -207,8 +328,11 @@ class StoreRecorder:
             self._urgent = True
             self._times_due = True
         elif t is Reply:
+            self._reply = True  # an implementation's answer: kept across a process crash at once
             self._closed_at(fact.id, time.time())
         elif t is Stop and fact.closed:
+            if any(c.has_reply for c in fact.closed):
+                self._reply = True
             now = time.time()
             for c in fact.closed:
                 self._closed_at(c.call, now)
@@ -230,9 +354,10 @@ class StoreRecorder:
             row[4] = line
 
     def sync(self, durable: Optional[bool] = None) -> None:
-        """Commit the buffered facts if they hold a Call or an End (fsynced); with `durable` given,
-        commit whatever is buffered now (fsynced when True). A Reply, Choice, Stop or Checkpoint
-        alone waits for the commit that carries the next Call, End, pause or close."""
+        """Commit the buffered facts if they hold a Call or an End (fsynced) or a Reply (not
+        fsynced: it survives the process, and the next fsynced commit puts it on disk); with
+        `durable` given, commit whatever is buffered now (fsynced when True). A Choice, Stop or
+        Checkpoint alone waits for the commit that carries the next Call, Reply, End, pause or close."""
         if self._broken is not None:
             raise StoreError(f"the recorder of run {self.run_id!r} failed earlier: {self._broken}")
         pending = self._pending
@@ -240,9 +365,12 @@ class StoreRecorder:
             return
         self._explicit = durable is not None
         if durable is None:
-            if not self._urgent:
+            if self._urgent:
+                durable = True
+            elif self._reply:
+                durable = False
+            else:
                 return
-            durable = True
         try:
             self._write(pending, durable)
         except BaseException as e:
@@ -251,7 +379,7 @@ class StoreRecorder:
             self._broken = e
             raise
         self._pending = []
-        self._urgent = False
+        self._urgent = self._reply = False
         self._synced = (self.n, self.head)
 
     def _refusal(self, db) -> StoreError:
@@ -271,45 +399,50 @@ class StoreRecorder:
         )
 
     def _write(self, pending, durable: bool) -> None:
-        run = self.run_id
-        f = self._file
-        batch = _Batch(run, pending, self._pending_calls)
-        # The lease and head check is the UPDATE's own condition (one statement, no SELECT): on
-        # SQLite, BEGIN IMMEDIATE holds the write lock from here to COMMIT; on PostgreSQL the
-        # UPDATE holds the run's row lock, and a second writer's waits and re-checks it.
-        with f.transaction(durable, whole=False) as db:
-            f.lock_run(
-                db, run
-            )  # PostgreSQL: the UPDATE below then sees every cancel and lease taken before it
-            cur = db.execute(
-                "UPDATE runs SET n=?, head=?, latest_checkpoint=coalesce(?, latest_checkpoint), "
-                "state=coalesce(?, state) WHERE id=? AND owner=? AND n=? AND head=? "
-                "AND NOT EXISTS (SELECT 1 FROM worker_cancels WHERE run=?)",
-                (
-                    self.n,
-                    self.head,
-                    batch.latest_cp,
-                    batch.state,
-                    run,
-                    self.owner,
-                    self._synced[0],
-                    self._synced[1],
-                    run,
-                ),
-            )
-            if cur.rowcount != 1:
-                raise self._refusal(db)
-            batch.write(db)
-            times = self._times_to_write(durable)
-            if times:  # the host's times (and call sites) of the calls: call_times
-                db.execute(
-                    "INSERT INTO call_times VALUES (?, ?, ?, ?)", (run, self.n, self._times_part, times)
-                )
-        if times:
+        self._times_row = None
+        self._group.commit(_Job(self, pending, durable))
+        if self._times_row is not None:  # the calls' times went with the facts: start the next row
             self._times = {}
             self._times_since = time.monotonic()
             self._times_due = False
             self._times_part += 1
+            self._times_row = None
+
+    def _apply(self, db, pending, durable: bool) -> None:
+        """Write `pending` inside the group's transaction: the guarded head update, the facts, and
+        (when due) the host's times of the calls (call_times)."""
+        run = self.run_id
+        batch = _Batch(run, pending, self._pending_calls)
+        # The lease and head check is the UPDATE's own condition (one statement, no SELECT): on
+        # SQLite, BEGIN IMMEDIATE holds the write lock from here to COMMIT; on PostgreSQL the
+        # run's row lock (taken first, so the UPDATE sees every cancel and lease taken before it)
+        # holds off a second writer, which then re-checks the condition.
+        self._file.lock_run(db, run)
+        cur = db.execute(
+            "UPDATE runs SET n=?, head=?, latest_checkpoint=coalesce(?, latest_checkpoint), "
+            "state=coalesce(?, state) WHERE id=? AND owner=? AND n=? AND head=? "
+            "AND NOT EXISTS (SELECT 1 FROM worker_cancels WHERE run=?)",
+            (
+                pending[-1][0],
+                pending[-1][2],
+                batch.latest_cp,
+                batch.state,
+                run,
+                self.owner,
+                self._synced[0],
+                self._synced[1],
+                run,
+            ),
+        )
+        if cur.rowcount != 1:
+            raise self._refusal(db)
+        batch.write(db)
+        times = self._times_to_write(durable)
+        if times:  # the host's times (and call sites) of the calls: call_times
+            db.execute(
+                "INSERT INTO call_times VALUES (?, ?, ?, ?)", (run, pending[-1][0], self._times_part, times)
+            )
+            self._times_row = times
 
     def _write_times(self, db) -> None:
         """Write the calls' times kept (one call_times row), inside the caller's transaction."""

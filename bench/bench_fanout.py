@@ -1,0 +1,368 @@
+"""A durable 100-way fan-out, side by side with LangGraph's `Send` fan-out (not a test).
+
+    .venv/bin/python bench/bench_fanout.py [--n 100] [--runs 7] [--loop 200] [--dir DIR]
+        [--base-python /work/wt-gcbase/.venv/bin/python]
+
+1. Fan-out: `fan(n)` of bench/flow/effectful.flow (task.all of n tasks, one Tool call each, the
+   Tool a sync Python function answering at once) driven live into a SQLite store (the host's
+   path: Store.create_run, SqliteRecorder, drive), µs a call, and the commits a fan-out makes
+   (COMMITs on the store's connection; those run with synchronous=FULL are the fsynced ones).
+   Beside it, in the same rounds, alternating: LangGraph's fan-out (a conditional edge from START
+   returning one `Send("one", ...)` per item, the node calling the same function, results joined
+   by an `operator.add` reducer) with its SqliteSaver checkpointer on a file in the same folder,
+   with its default durability ("async") and with durability="sync". Ratio flow2py / LangGraph.
+2. Several runs at once: `--many` fan-outs on threads of their own over one store, as a worker
+   drives them: their commits share transactions (flowrt.history.recorder.CommitGroup).
+3. Reply durability: a sequential durable `echo_loop(--loop)` (one call at a time), the recorder
+   as it is (each Reply committed as it is admitted, without an fsync) against the same recorder
+   with that commit left out (a Reply waits for the next Call's commit, as before): the
+   difference is the cost of a Reply's own commit, µs a Reply.
+With `--base-python` (a Python whose flowrt is an older checkout, e.g. a venv in a worktree at the
+branch point), the same flow2py runs are timed by that flowrt in a child process, alternating
+with this one's rounds: before/after.
+
+Without LangGraph installed (`pip install langgraph langgraph-checkpoint-sqlite`; never a
+dependency of the project) its columns are skipped, and said so. The stores go under --dir
+(default: a temporary folder in the current directory; a tmpfs would make fsync free).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import operator
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Annotated, TypedDict
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import load, median  # noqa: E402
+
+import flowrt as rt  # noqa: E402
+from flowrt.data.facts import Start  # noqa: E402
+from flowrt.engine import drive as drv  # noqa: E402
+from flowrt.history.store import Store  # noqa: E402
+
+TOOL = "echo.echo"
+
+
+def echo(x):
+    return {"Ok": x}
+
+
+def bindings() -> rt.Bindings:
+    b = rt.Bindings()
+    b.bind(TOOL, echo)
+    return b
+
+
+class Commits:
+    """COMMITs run on a store's connection, and those of them under synchronous=FULL (fsynced)."""
+
+    def __init__(self, store):
+        self.all = self.fsynced = 0
+        self._full = True
+        store.file.db.set_trace_callback(self._saw)
+
+    def _saw(self, sql: str) -> None:
+        s = sql.strip().upper()
+        if s == "COMMIT":
+            self.all += 1
+            self.fsynced += self._full
+        elif s.startswith("PRAGMA SYNCHRONOUS="):
+            self._full = s.endswith("FULL")
+
+
+class RepliesWait(rt.SqliteRecorder):
+    """The recorder with a Reply's own commit left out: a Reply waits in the buffer for the next
+    Call's (or End's) commit, as before replies were committed at once."""
+
+    def record(self, fact):
+        super().record(fact)
+        self._reply = False
+
+
+class TimedReplies(rt.SqliteRecorder):
+    """The recorder as it is, timing each commit of a Reply alone (the commit a Reply now costs)."""
+
+    spent: list = []
+
+    def sync(self, durable=None):
+        if durable is None and getattr(self, "_reply", False) and not self._urgent:
+            t0 = time.perf_counter()
+            super().sync()
+            TimedReplies.spent.append(time.perf_counter() - t0)
+        else:
+            super().sync(durable)
+
+
+def flow_run(loaded, fn, entry, args, names, path: Path, expect, recorder=rt.SqliteRecorder):
+    """One live run into a new store at `path`: (seconds, commits, fsynced commits)."""
+    store = Store(path)
+    st = Start(loaded.program.identity, loaded.program.std, rt.DATA_VERSION, entry, tuple(args), names)
+    store.history.create_run("r", st, loaded.program.sources, {})
+    commits = Commits(store)
+    t0 = time.perf_counter()
+    rec = recorder(store, "r")
+    try:
+        out = drv.drive(
+            fn,
+            [st],
+            drv.DriveOptions(
+                recorder=rec, bindings=bindings(), reachable=loaded.reachable(), resolve=loaded.resolve
+            ),
+        )
+    finally:
+        rec.close()
+    dt = time.perf_counter() - t0
+    assert out == drv.RunCompleted(expect), out
+    store.close()
+    return dt, commits.all, commits.fsynced
+
+
+class Flow:
+    """The flow2py runs of this bench, in this process."""
+
+    def __init__(self):
+        self.loaded = load("effectful")
+        self.fan = self.loaded.resolve("effectful::fan")
+        self.loop = self.loaded.resolve("effectful::echo_loop")
+
+    def run(self, what: str, n: int, path: Path):
+        if what == "fan":
+            return flow_run(self.loaded, self.fan, "fan", (n,), ("n",), path, n * (n - 1) // 2)
+        rec = RepliesWait if what == "loop-waiting" else TimedReplies
+        return flow_run(
+            self.loaded, self.loop, "echo_loop", (n, 0), ("n", "acc"), path, n * (n + 1) // 2, rec
+        )
+
+    def run_many(self, n: int, runs: int, path: Path):
+        """`runs` fan-outs of `n` at once on threads of their own over one store (as a worker
+        drives them): (seconds, commits, fsynced commits) for all of them."""
+        import threading
+
+        loaded, store = self.loaded, Store(path)
+        st = Start(loaded.program.identity, loaded.program.std, rt.DATA_VERSION, "fan", (n,), ("n",))
+        for i in range(runs):
+            store.history.create_run(f"r{i}", st, loaded.program.sources, {})
+        commits = Commits(store)
+        outs = {}
+
+        def one(i):
+            with rt.SqliteRecorder(store, f"r{i}") as rec:
+                opts = drv.DriveOptions(
+                    recorder=rec, bindings=bindings(), reachable=loaded.reachable(), resolve=loaded.resolve
+                )
+                outs[i] = drv.drive(self.fan, [st], opts)
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(runs)]
+        t0 = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        dt = time.perf_counter() - t0
+        assert all(o == drv.RunCompleted(n * (n - 1) // 2) for o in outs.values()) and len(outs) == runs, outs
+        store.close()
+        return dt, commits.all, commits.fsynced
+
+
+class Child:
+    """The same runs timed by another flowrt (`--base-python`), one request a line."""
+
+    def __init__(self, python: str):
+        self.p = subprocess.Popen(
+            [python, __file__, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+
+    def run_many(self, n: int, runs: int, path: Path):
+        return self.run(f"many{runs}", n, path)
+
+    def run(self, what: str, n: int, path: Path):
+        self.p.stdin.write(json.dumps([what, n, str(path)]) + "\n")
+        self.p.stdin.flush()
+        line = self.p.stdout.readline()
+        if not line:
+            raise SystemExit("the --base-python child ended")
+        return tuple(json.loads(line))
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait()
+
+
+def serve() -> None:
+    flow = Flow()
+    for line in sys.stdin:
+        what, n, path = json.loads(line)
+        if what == "loop-waiting":  # an older recorder already lets a Reply wait
+            what = "loop"
+        if what.startswith("many"):
+            got = flow.run_many(n, int(what[4:]), Path(path))
+        else:
+            got = flow.run(what, n, Path(path))
+        print(json.dumps(got), flush=True)
+
+
+# ---- LangGraph ------------------------------------------------------------------------------------
+
+
+class LangGraphFan:
+    """LangGraph's map-reduce: START -> one `Send("one", {"i": i})` per item -> END, checkpointed
+    by SqliteSaver in a file; one new thread a run."""
+
+    def __init__(self, path: Path, durability: str):
+        import sqlite3
+
+        from langgraph.checkpoint.sqlite import SqliteSaver
+        from langgraph.graph import END, START, StateGraph
+        from langgraph.types import Send
+
+        class State(TypedDict):
+            n: int
+            values: Annotated[list, operator.add]
+
+        def route(state):
+            return [Send("one", {"i": i}) for i in range(state["n"])]
+
+        def one(item):
+            return {"values": [echo(item["i"])["Ok"]]}
+
+        g = StateGraph(State)
+        g.add_node("one", one)
+        g.add_conditional_edges(START, route, ["one"])
+        g.add_edge("one", END)
+        self.conn = sqlite3.connect(path, check_same_thread=False)
+        self.app = g.compile(checkpointer=SqliteSaver(self.conn))
+        self.durability = durability
+        self.k = 0
+
+    def run(self, n: int) -> float:
+        self.k += 1
+        cfg = {"configurable": {"thread_id": f"t{self.k}"}}
+        t0 = time.perf_counter()
+        out = self.app.invoke({"n": n, "values": []}, cfg, durability=self.durability)
+        dt = time.perf_counter() - t0
+        assert sum(out["values"]) == n * (n - 1) // 2 and len(out["values"]) == n, out
+        return dt
+
+
+def langgraph_version():
+    try:
+        from importlib.metadata import version
+
+        import langgraph.checkpoint.sqlite  # noqa: F401
+
+        return version("langgraph")
+    except Exception:  # noqa: BLE001  (absent or broken: the column is skipped)
+        return None
+
+
+# ---- main -----------------------------------------------------------------------------------------
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=100, help="tasks a fan-out")
+    ap.add_argument("--runs", type=int, default=7, help="alternating rounds")
+    ap.add_argument("--loop", type=int, default=200, help="calls of the sequential loop (reply cost)")
+    ap.add_argument("--many", type=int, default=4, help="fan-outs at once on one store (as a worker)")
+    ap.add_argument("--dir", default=None)
+    ap.add_argument("--base-python", default=None, help="a Python whose flowrt is the code to compare with")
+    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.serve:
+        serve()
+        return {}
+    n, k = args.n, args.loop
+    lg = langgraph_version()
+    base = Path(tempfile.mkdtemp(prefix="bench_fanout_", dir=args.dir or "."))
+    flow, child = Flow(), Child(args.base_python) if args.base_python else None
+    res: dict = {}
+    try:
+        graphs = {d: LangGraphFan(base / f"langgraph-{d}.db", d) for d in ("async", "sync")} if lg else {}
+        t: dict = {}
+        commits: dict = {}
+
+        def note(key, got):
+            dt, c, fs = got
+            t.setdefault(key, []).append(dt)
+            commits[key] = (c, fs)
+
+        for i in range(args.runs):
+            note("fan", flow.run("fan", n, base / f"fan{i}.db"))
+            if child:
+                note("fan-base", child.run("fan", n, base / f"fanb{i}.db"))
+            for d, g in graphs.items():
+                t.setdefault(f"lg-{d}", []).append(g.run(n))
+            note("loop", flow.run("loop", k, base / f"loop{i}.db"))
+            note("loop-waiting", flow.run("loop-waiting", k, base / f"loopw{i}.db"))
+            if child:
+                note("loop-base", child.run("loop", k, base / f"loopb{i}.db"))
+            note("many", flow.run_many(n, args.many, base / f"many{i}.db"))
+            if child:
+                note("many-base", child.run_many(n, args.many, base / f"manyb{i}.db"))
+        calls = {"fan": n, "lg": n, "man": n * args.many}
+        per = {key: median(v) / calls.get(key[:3], k) * 1e6 for key, v in t.items()}
+        res.update(per_call_us=per, commits=commits)
+        print(
+            f"Durable fan-out of {n} Tool calls: medians of {args.runs} alternating rounds (--dir {base.parent})"
+        )
+        c, fs = commits["fan"]
+        print(
+            f"  flow2py:                  {per['fan']:8.1f} µs a call; {c} commits a fan-out ({fs} fsynced)"
+        )
+        if child:
+            c, fs = commits["fan-base"]
+            print(
+                f"  flow2py before (base):    {per['fan-base']:8.1f} µs a call; {c} commits a fan-out "
+                f"({fs} fsynced); after/before {per['fan'] / per['fan-base']:.2f}x"
+            )
+        if lg:
+            for d in graphs:
+                r = per["fan"] / per[f"lg-{d}"]
+                print(
+                    f"  LangGraph {lg} Send, SqliteSaver, durability={d + ':':6} {per[f'lg-{d}']:8.1f} µs a call; "
+                    f"flow2py / LangGraph {r:.2f}x"
+                )
+                res[f"ratio_{d}"] = r
+        else:
+            print("  LangGraph: not installed (pip install langgraph langgraph-checkpoint-sqlite): skipped")
+        print(f"Durable sequential loop of {k} Tool calls (one Reply a call)")
+        (c1, f1), (c0, f0) = commits["loop"], commits["loop-waiting"]
+        print(f"  Reply committed as admitted:    {per['loop']:8.1f} µs a call; {c1} commits ({f1} fsynced)")
+        print(
+            f"  Reply waiting for the next Call: {per['loop-waiting']:7.1f} µs a call; {c0} commits ({f0} fsynced)"
+        )
+        res["reply_us"] = median(TimedReplies.spent) * 1e6
+        print(
+            f"  a Reply's own commit (timed around it, {len(TimedReplies.spent)} of them): median "
+            f"{res['reply_us']:.1f} µs a Reply; difference of the two loops: "
+            f"{per['loop'] - per['loop-waiting']:.1f} µs a call (fsync noise is larger than it)"
+        )
+        if child:
+            c, fs = commits["loop-base"]
+            print(
+                f"  flow2py before (base):          {per['loop-base']:8.1f} µs a call; {c} commits ({fs} fsynced)"
+            )
+        m = args.many
+        print(f"{m} fan-outs of {n} at once, one thread each, over one store (as a worker drives them)")
+        for key, who in (("many", "flow2py"), ("many-base", "flow2py before (base)")):
+            if key in per:
+                c, fs = commits[key]
+                print(
+                    f"  {who + ':':24} {per[key]:8.1f} µs a call; {c} commits for the {m} runs ({fs} fsynced)"
+                )
+    finally:
+        if child:
+            child.close()
+        shutil.rmtree(base, ignore_errors=True)
+    return res
+
+
+if __name__ == "__main__":
+    main()
