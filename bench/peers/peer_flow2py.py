@@ -1,0 +1,91 @@
+"""flow2py, the way a host application runs it: bench/peers/flow/peers.flow checked and loaded
+through the real pipeline, driven by `flowrt.host.Host` over the durable SQLite store (every
+Call fsynced before it is sent, as always)."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+from common import FLOW, Timer, sqlite_payload
+
+NAME = "flow2py"
+
+
+def _load():
+    from flow2py import host
+    from flow2py.diagnostics import render_text
+
+    r = host.check(str(FLOW / "peers.flow"))
+    if r.diagnostics:
+        raise SystemExit(render_text(r.diagnostics, r.sources))
+    return host.Loaded(r.program)
+
+
+class Peer:
+    def __init__(self, backend: str, workdir: Path, pg: str | None):
+        import flowrt as rt
+        from flowrt.host.client import Host
+
+        if backend != "sqlite":
+            raise RuntimeError(f"flow2py on {backend}: not yet (no such store backend on this branch)")
+        self.rt = rt
+        self.prog = _load()
+        self.path = str(workdir / "flow2py.db")
+        self.hold_last = False
+        b = rt.Bindings()
+        b.bind("noop.step", lambda i: {"Ok": i})
+        b.bind("noop.last", lambda i: rt.pending if self.hold_last else {"Ok": i})
+        self.host = Host(self.path, b)
+        self._run("chain", 3)  # the store created, the sources stored
+
+    def _run(self, entry: str, n: int) -> str:
+        rep = self.host.start(
+            self.prog, entry=entry, input={"n": n}, run_id=f"{entry}-{uuid.uuid4().hex[:12]}"
+        )
+        if rep.exit_code != 0 and not (entry == "crashed" and self.hold_last):
+            raise RuntimeError(f"flow2py {entry}({n}): exit {rep.exit_code}: {rep.text}")
+        return rep.run_id
+
+    def step(self, n: int) -> dict:
+        with Timer() as t:
+            self._run("chain", n)
+        return t.per(n)
+
+    def fanout(self, n: int) -> dict:
+        with Timer() as t:
+            self._run("fan", n)
+        return t.per(n)
+
+    def recovery(self, n: int) -> dict:
+        """A run that stopped after n durable steps, its next call open (recorded, unanswered): its
+        reply delivered and the run continued (`Host.resume`): the facts read and verified, the n
+        steps re-driven from the history without calling the Tool, the last step live."""
+        self.hold_last = True
+        try:
+            run_id = self._run("crashed", n)
+        finally:
+            self.hold_last = False
+        (call_id, _tool), *_ = self.host.store.host_records.load_run(run_id).open_calls
+        with Timer() as t:
+            rep = self.host.resume(self.prog, run_id, replies={call_id: {"Ok": 1}})
+        if rep.exit_code != 0:
+            raise RuntimeError(f"flow2py resume: exit {rep.exit_code}: {rep.text}")
+        return t.per(n)
+
+    def replay(self, n: int) -> dict:
+        """`flow2py replay` of a completed run of n steps: read, verify the chain, re-run."""
+        run_id = self._run("chain", n)
+        with Timer() as t:
+            rep = self.host.replay(self.prog, run_id)
+        if rep.exit_code != 0:
+            raise RuntimeError(f"flow2py replay: exit {rep.exit_code}: {rep.text}")
+        return t.per(n)
+
+    def bytes_per_step(self, n: int) -> float:
+        before = sqlite_payload(self.path)
+        self._run("chain", n)
+        return (sqlite_payload(self.path) - before) / n
+
+    def close(self) -> None:
+        self.host.store.close()
