@@ -161,12 +161,11 @@ def _crash(url: str, executor: str, n: int) -> None:
 
 
 def _worker(url: str, executor: str, concurrency: int) -> None:
-    """A DBOS process dequeuing `short` workflows from the queue `peers` until killed."""
-    from dbos import Queue
-
-    Queue("peers", worker_concurrency=concurrency, polling_interval_sec=0.01)
+    """A DBOS process dequeuing `short` workflows from the queue `peers` until killed: at most
+    `concurrency` at once, polled every 10 ms (DBOS's default is 1 s)."""
     DBOS(config=config(url, executor))
     DBOS.launch()
+    DBOS.register_queue("peers", worker_concurrency=concurrency, polling_interval_sec=0.01)
     print("ready", flush=True)
     while True:
         time.sleep(3600)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
-from common import FLOW, Timer, sqlite_payload
+from common import FLOW, Timer, pg_payload, sqlite_payload
 
 NAME = "flow2py"
 
@@ -22,16 +22,27 @@ def _load():
     return host.Loaded(r.program)
 
 
+def has_postgresql() -> bool:
+    """Whether this checkout's store has its PostgreSQL backend (flowrt.history.pg, issue 11)."""
+    import importlib.util
+
+    return importlib.util.find_spec("flowrt.history.pg") is not None
+
+
 class Peer:
     def __init__(self, backend: str, workdir: Path, pg: str | None):
         import flowrt as rt
         from flowrt.host.client import Host
 
-        if backend != "sqlite":
-            raise RuntimeError(f"flow2py on {backend}: not yet (no such store backend on this branch)")
+        self.backend = backend
+        if backend == "sqlite":
+            self.path = str(workdir / "flow2py.db")
+        elif has_postgresql():
+            self.path = pg
+        else:
+            raise RuntimeError("flow2py on PostgreSQL: not yet (no PostgreSQL store in this checkout)")
         self.rt = rt
         self.prog = _load()
-        self.path = str(workdir / "flow2py.db")
         self.hold_last = False
         b = rt.Bindings()
         b.bind("noop.step", lambda i: {"Ok": i})
@@ -83,9 +94,14 @@ class Peer:
         return t.per(n)
 
     def bytes_per_step(self, n: int) -> float:
-        before = sqlite_payload(self.path)
+        size = (
+            (lambda: sqlite_payload(self.path))
+            if self.backend == "sqlite"
+            else (lambda: pg_payload(self.path, "public"))
+        )
+        before = size()
         self._run("chain", n)
-        return (sqlite_payload(self.path) - before) / n
+        return (size() - before) / n
 
     def close(self) -> None:
         self.host.store.close()

@@ -36,6 +36,7 @@ keeps the latest table.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import shutil
@@ -201,6 +202,14 @@ def _wait_lines(procs, text: str, timeout: float = 120) -> None:
                 raise RuntimeError(f"a worker did not start (exit {p.poll()})")
 
 
+def _wait_file(path: Path, text: str, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while text not in path.read_text(errors="replace"):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"a worker did not start: {path.read_text(errors='replace')[-200:]}")
+        time.sleep(0.02)
+
+
 def _stop(procs) -> None:
     for p in procs:
         if p.poll() is None:
@@ -231,14 +240,13 @@ def tp_flow2py(workdir: Path, runs: int, workers: int, _pg) -> dict:
     store = Store(str(db))
     cmd = [str(Path(sys.executable).parent / "flow2py"), "worker", f"peers={FLOW / 'peers.flow'}"]
     cmd += ["--tools", str(PEERS / "flow2py_tools.py"), "--store", str(db), "--concurrency", "8"]
+    logs = [workdir / f"flow2py-worker-{workers}-{k}.log" for k in range(workers)]
     procs = [
-        subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=workdir)
-        for _ in range(workers)
+        subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=open(log, "w"), cwd=workdir) for log in logs
     ]
-    for p in procs:
-        p.stdout = p.stderr  # "flow2py worker: serving ..." goes to stderr
     try:
-        _wait_lines(procs, "serving")
+        for log in logs:  # "flow2py worker: serving ..." on its stderr
+            _wait_file(log, "serving")
 
         def done() -> int:
             con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
@@ -384,7 +392,7 @@ def main() -> int:
     if unknown:
         print(f"--only: unknown measurement(s) {', '.join(sorted(unknown))}", file=sys.stderr)
         return 2
-    workdir = Path(tempfile.mkdtemp(prefix="bench-peers-", dir=args.dir or "."))
+    workdir = Path(tempfile.mkdtemp(prefix="bench-peers-", dir=args.dir or ".")).resolve()
     no_pg = pg_available()
     print(
         f"bench/peers: {rounds} rounds, steps {steps}, fan-out {args.fan}, "
@@ -394,7 +402,7 @@ def main() -> int:
     servers: dict = {}
     made = []
     try:
-        for label, peer, backend, db in SYSTEMS:
+        for label, peer, backend, db in SYSTEMS if what != ["throughput"] else ():
             pg = None
             if db is not None:
                 if no_pg is not None:
@@ -405,7 +413,7 @@ def main() -> int:
             servers[label] = Server(label, peer, backend, workdir, pg)
             state = "started" if not servers[label].error else f"not started: {servers[label].error}"
             print(f"  {label}: {state}", flush=True)
-        if servers["flow2py/postgresql"].error:
+        if "flow2py/postgresql" in servers and servers["flow2py/postgresql"].error:
             print("flow2py on PostgreSQL: not yet")
         table = measure(
             servers,
@@ -413,7 +421,7 @@ def main() -> int:
             dict.fromkeys(OPS, steps) | {"fanout": args.fan},
             rounds,
         )
-        usable = {s.peer for s in servers.values() if not s.error}
+        usable = {p for p in ("flow2py", "dbos", "langgraph") if importlib.util.find_spec(p) is not None}
         for s in servers.values():
             s.close()
         if "throughput" in what:
