@@ -50,9 +50,13 @@ class Peer:
         self.host = Host(self.path, b)
         self._run("chain", 3)  # the store created, the sources stored
 
-    def _run(self, entry: str, n: int) -> str:
+    def _run(self, entry: str, n: int, checkpoint_every=None) -> str:
         rep = self.host.start(
-            self.prog, entry=entry, input={"n": n}, run_id=f"{entry}-{uuid.uuid4().hex[:12]}"
+            self.prog,
+            entry=entry,
+            input={"n": n, "acc": 0} if entry == "crashed" else {"n": n},
+            run_id=f"{entry}-{uuid.uuid4().hex[:12]}",
+            checkpoint_every=checkpoint_every,
         )
         if rep.exit_code != 0 and not (entry == "crashed" and self.hold_last):
             raise RuntimeError(f"flow2py {entry}({n}): exit {rep.exit_code}: {rep.text}")
@@ -68,18 +72,26 @@ class Peer:
             self._run("fan", n)
         return t.per(n)
 
-    def recovery(self, n: int) -> dict:
+    def recovery_checkpointed(self, n: int) -> dict:
+        """The same, the run checkpointing every 20 facts (`--checkpoint-every 20`): resume reads
+        the latest checkpoint and re-drives only the facts after it, as LangGraph's resume reads
+        its latest checkpoint."""
+        return self.recovery(n, checkpoint_every=20)
+
+    def recovery(self, n: int, checkpoint_every=None) -> dict:
         """A run that stopped after n durable steps, its next call open (recorded, unanswered): its
         reply delivered and the run continued (`Host.resume`): the facts read and verified, the n
         steps re-driven from the history without calling the Tool, the last step live."""
         self.hold_last = True
         try:
-            run_id = self._run("crashed", n)
+            run_id = self._run("crashed", n, checkpoint_every)
         finally:
             self.hold_last = False
         (call_id, _tool), *_ = self.host.store.host_records.load_run(run_id).open_calls
         with Timer() as t:
-            rep = self.host.resume(self.prog, run_id, replies={call_id: {"Ok": 1}})
+            rep = self.host.resume(
+                self.prog, run_id, replies={call_id: {"Ok": 1}}, checkpoint_every=checkpoint_every
+            )
         if rep.exit_code != 0:
             raise RuntimeError(f"flow2py resume: exit {rep.exit_code}: {rep.text}")
         return t.per(n)

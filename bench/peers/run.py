@@ -2,7 +2,7 @@
 
     pip install -e '.[bench]'
     .venv/bin/python bench/peers/run.py [--quick] [--rounds R] [--steps N] [--fan N] [--runs N]
-        [--workers 1,2,4] [--only step,recovery,replay,fanout,bytes,throughput] [--dir DIR]
+        [--workers 1,2,4] [--only step,recovery,recovery_cp,replay,fanout,bytes,throughput] [--dir DIR]
 
 Systems: flow2py (SQLite store; on PostgreSQL once that backend exists), DBOS on SQLite and on the
 local PostgreSQL, LangGraph with its SQLite and PostgreSQL checkpointers, and Temporal's
@@ -16,7 +16,8 @@ rounds, with its ratio to flow2py's (how many times flow2py's cost the peer's is
 * recovery: a run that stopped after N steps, continued to its end by the system's own recovery
   (flow2py: `Host.resume` with the open call's reply; DBOS: a process killed in its last step,
   its workflow recovered by another; LangGraph: a run whose last node failed, invoked again from
-  its checkpoint), per recorded step.
+  its checkpoint), per recorded step. recovery_cp: flow2py's run checkpointing every 20 facts
+  (`--checkpoint-every 20`), so its resume re-drives only the facts after the latest checkpoint.
 * replay: re-running a finished run of N steps against its history to check it (flow2py
   `Host.replay`, Temporal's `Replayer`), per step; DBOS and LangGraph have no such check.
 * fanout: one run of F steps at once (flow2py `task.all`, DBOS `asyncio.gather` of async steps in
@@ -68,6 +69,11 @@ SYSTEMS = [
 OPS = {
     "step": {"temporal": (None, "no server offline")},
     "recovery": {"temporal": (None, "see replay")},
+    "recovery_cp": {
+        "dbos": (None, "-"),
+        "langgraph": (None, "see recovery: it always resumes from its latest checkpoint"),
+        "temporal": (None, "-"),
+    },
     "replay": {
         "dbos": (None, "no replay check"),
         "langgraph": (None, "no replay check"),
@@ -78,6 +84,7 @@ OPS = {
 OP_NAME = {
     "step": "step",
     "recovery": "recovery",
+    "recovery_cp": "recovery_checkpointed",
     "replay": "replay",
     "fanout": "fanout",
     "bytes": "bytes_per_step",
@@ -85,6 +92,7 @@ OP_NAME = {
 TITLE = {
     "step": "durable step, live (µs a step)",
     "recovery": "recovery (µs a recorded step)",
+    "recovery_cp": "recovery, flow2py checkpointing every 20 facts (µs a recorded step)",
     "replay": "replay check (µs a step)",
     "fanout": "fan-out (µs a call)",
     "bytes": "history bytes a step",
@@ -380,7 +388,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=None, help="short runs of the throughput measurement")
     ap.add_argument("--workers", default="1,2,4")
     ap.add_argument("--tp-rounds", type=int, default=None)
-    ap.add_argument("--only", default="step,recovery,replay,fanout,bytes,throughput")
+    ap.add_argument("--only", default="step,recovery,recovery_cp,replay,fanout,bytes,throughput")
     ap.add_argument("--dir", default=None)
     args = ap.parse_args()
     rounds = args.rounds or (3 if args.quick else 7)
