@@ -392,8 +392,8 @@ def main() -> int:
     ap.add_argument("--dir", default=None)
     args = ap.parse_args()
     rounds = args.rounds or (3 if args.quick else 7)
-    steps = args.steps or (50 if args.quick else 100)
-    runs = args.runs or (200 if args.quick else 1000)
+    steps = args.steps or (30 if args.quick else 100)
+    runs = args.runs or (100 if args.quick else 1000)
     tp_rounds = args.tp_rounds or 1
     what = [w for w in args.only.split(",") if w]
     unknown = set(what) - set(OPS) - {"throughput"}
