@@ -96,7 +96,7 @@ def end(run: RunState, outcome):
         raise _Finish(Matched(run.history[run.hpos - 1]))
     if type(outcome) is Completed:
         raise _Finish(RunCompleted(outcome.value))
-    raise _Finish(RunFaulted(outcome))
+    raise _Finish(RunFaulted(outcome, run.fault_chain))
 
 
 # ---- calls ----------------------------------------------------------------------------------------
@@ -109,7 +109,7 @@ def dispatch(run: RunState, call: OpenToolCall):
     impl = d.bindings.lookup(spec)
     if impl is None:
         run.arrived.append((call.id, Err(NotRun(f"no implementation is bound for {spec.name}"))))
-    elif run.inline and not run.ready and not run.outstanding and not run.arrived and d.is_sync(impl):
+    elif run.inline and (run.inline == "always" or not (run.ready or run.outstanding or run.arrived)) and d.is_sync(impl):
         # Nothing else can happen until this call completes: the idle driver runs it itself
         # instead of handing it to a worker and waiting (docs/spec/execution.md).
         try:

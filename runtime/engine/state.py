@@ -50,12 +50,13 @@ class RunState:
     every: Optional[int]  # checkpoint_every: facts since the last checkpoint before taking one
     resolve: Callable[[str], Optional[Callable]]  # decl id -> the program's function (checkpoints)
     classes: Any  # the program's ClassTable, or a function making it (classes_of makes it once)
-    inline: bool  # an idle driver may run a sync implementation itself (calls.dispatch)
+    inline: Any  # an idle driver may run a sync implementation itself; "always": every one (calls.dispatch)
     resend: set  # ids of open calls to send again once history is exhausted
     cut: tuple  # ids of open calls a crash cut: answered Unknown once history is exhausted
     carried: dict  # call id -> reply recorded before the checkpoint to a call a parked task carries
     carried_calls: dict  # call id -> Call fact of a parked call, when not in history (to show it)
     parked_specs: dict  # call id -> ToolSpec of a checkpoint's parked call (to check its reply)
+    idle: Optional[Callable] = None  # live: completions to admit when nothing else can move (DriveOptions.idle)
     # -- where the run is in its history --
     hpos: int = 0  # index in history of the next fact to serve (or, at its end, to record)
     hlen: int = 0  # len(history)
@@ -74,6 +75,7 @@ class RunState:
     since_cp: int = 0  # facts since the last checkpoint (or Start)
     cp_count: int = 0  # the number of the last checkpoint taken or begun at
     # -- interruptions --
+    fault_chain: tuple = ()  # the faulting task's Flow call chain (describe.flow_chain), for RunFaulted
     halted_in: Optional[tuple] = None  # (OpenToolCall, from a worker) whose implementation halted
 
 
