@@ -142,12 +142,11 @@ def check_fake_scopes(decls, env) -> None:
     fns = env.cm.fns
     named = {n for fn in fns.values() for n in fn.test_fakes}
 
-    def dup(first: FnInfo, second: FnInfo, where: ast.Span, scope: str) -> None:
+    def dup(first: FnInfo, second: FnInfo, where: ast.Span, scope: str, fix: str) -> None:
         tool = decls.fn_decls[second.fake_of].name
         decls.problems.add(
             "E511",
-            f"`{second.name}` and `{first.name}` both fake Tool `{tool}` {scope}: keep one, or name "
-            f"one in the `@test(...)` of the tests that use it",
+            f"`{second.name}` and `{first.name}` both fake Tool `{tool}` {scope}: {fix}",
             where,
             related=[Related(f"`{first.name}` fakes `{tool}` here", _fake_span(first))],
         )
@@ -156,7 +155,13 @@ def check_fake_scopes(decls, env) -> None:
     for fn in fns.values():
         if fn.fake_of and fn.name not in named:
             if fn.fake_of in seen:
-                dup(seen[fn.fake_of], fn, _fake_span(fn), "for the whole file")
+                dup(
+                    seen[fn.fake_of],
+                    fn,
+                    _fake_span(fn),
+                    "for the whole file",
+                    "keep one, or name the other in the `@test(...)` of the tests that use it",
+                )
             else:
                 seen[fn.fake_of] = fn
     for test in fns.values():
@@ -167,7 +172,13 @@ def check_fake_scopes(decls, env) -> None:
                 continue
             if fake.fake_of in mine:
                 if mine[fake.fake_of] is not fake:
-                    dup(mine[fake.fake_of], fake, x.span, f"in test `{test.name}`")
+                    dup(
+                        mine[fake.fake_of],
+                        fake,
+                        x.span,
+                        f"in test `{test.name}`",
+                        "a test names one fake per Tool",
+                    )
             else:
                 mine[fake.fake_of] = fake
 
