@@ -61,6 +61,25 @@ def _nanos(d) -> int:
     raise TypeError(f"a duration is seconds, a timedelta or a Duration, not {type(d).__name__}")
 
 
+_COMPILED: dict[str, tuple] = {}
+
+
+def _compiled(path: str):
+    """The program at `path`, compiled once per process (again when a `.flow` file in its folder
+    or below changed since), through the program cache `flow2py test` uses (flow2py.cache)."""
+    from flow2py.cache import cache_for
+    from flow2py.host import compile_path
+
+    stamp = []
+    for root, _dirs, files in os.walk(os.path.dirname(path)):
+        stamp += [(os.path.join(root, f), os.stat(os.path.join(root, f)).st_mtime_ns) for f in files if f.endswith(".flow")]
+    stamp = tuple(sorted(stamp))
+    got = _COMPILED.get(path)
+    if got is None or got[0] != stamp:
+        got = _COMPILED[path] = (stamp, compile_path(path, cache_for(None)))
+    return got[1]
+
+
 class FlowRun:
     """One run in a FlowEnv: its state, open calls and facts, and the moves a test makes."""
 
@@ -179,7 +198,6 @@ class FlowEnv:
     def __init__(self, store_path: str, start: int = EPOCH):
         self.store = ops.open_store(store_path)
         self.clock = VirtualClock(start)
-        self._programs: dict[str, Any] = {}
         self._n = 0
 
     @property
@@ -188,14 +206,10 @@ class FlowEnv:
         return datetime.datetime.fromtimestamp(self.clock.now / 1e9, datetime.timezone.utc)
 
     def program(self, program):
-        """A path to a `.flow` file (compiled once per environment), a built package or its PROGRAM."""
+        """A path to a `.flow` file (compiled once per process while the `.flow` files beside it
+        are unchanged), a built package or its PROGRAM."""
         if isinstance(program, (str, os.PathLike)):
-            path = os.path.abspath(os.fspath(program))
-            if path not in self._programs:
-                from flow2py.host import compile_path
-
-                self._programs[path] = compile_path(path)
-            return self._programs[path]
+            return _compiled(os.path.abspath(os.fspath(program)))
         return ops.runnable_of(program)
 
     def bindings(self, fakes: Optional[dict[str, Callable]]) -> rt.Bindings:

@@ -25,7 +25,7 @@ from flowrt.data.facts import Reply, Start
 from flowrt.data.ops import FALSE_EQ
 from flowrt.data.requests import TailCall
 from flowrt.engine import drive as drv
-from flowrt.engine.tools import admit, current_call
+from flowrt.engine.tools import CallContext, WholeCall, admit, current_call
 from flowrt.host import Refused
 
 from flow2py import pipeline
@@ -45,6 +45,7 @@ class TestResult:
     line: int
     passed: bool
     message: str  # why it failed ("" when it passed)
+    facts: list = field(default_factory=list, compare=False, repr=False)  # the test run's history
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,7 @@ class _FakeRun:
     """A fake with effects (it sleeps, or calls other fakes): a run of its own, waiting."""
 
     fake: "_FlowFake"
+    spec: object  # the Tool's ToolSpec (its answer is admitted against it)
     recorder: "_Recorder"
     options: drv.DriveOptions
     outer: tuple  # (run id, call id) of the call it answers
@@ -206,40 +208,41 @@ class _Recorder(drv.MemoryRecorder):
 # ---- fakes ---------------------------------------------------------------------------------------
 
 
-class _FlowFake:
-    """A `@fake` Flow function as a Tool implementation. Its arguments arrive in JSON form and
-    are decoded back with its parameter types (the Tool's, E505 checks); its Result goes through
-    the same admission as any implementation's. A pure fake answers at once (virtual "now"); a fake
-    with effects runs as a run of its own on the test's clock, its call open until that run ends."""
+class _FlowFake(WholeCall):
+    """A `@fake` Flow function as a Tool implementation, given the whole call (flowrt.engine.tools
+    WholeCall). Its arguments arrive in JSON form and are decoded back with its parameter types
+    (the Tool's, E505 checks); its Result goes through the same admission as any
+    implementation's. A pure fake answers at once (virtual "now"); a fake with effects runs as a
+    run of its own on the test's clock, its call open until that run ends."""
 
-    def __init__(self, loaded, name: str, tool_id: str, clock: VirtualClock, bindings: Callable):
+    def __init__(self, loaded, name: str, clock: VirtualClock, bindings: Callable):
         self.loaded, self.name, self.clock, self.bindings = loaded, name, clock, bindings
         self.fn, params = loaded.program.entry(name)
         self.descs = tuple(d for _, d in params)
         self.params = tuple(n for n, _ in params)
-        self.spec = loaded.tool_spec(tool_id)
         self.__qualname__ = name
 
-    def __call__(self, *json_args):
-        args = tuple(rt.decode(d, a, f"$[{i}]") for i, (d, a) in enumerate(zip(self.descs, json_args)))
-        value = self.fn(*args)
+    def serve_call(self, spec, jargs, type_args, context):
+        ctx = context if isinstance(context, CallContext) else CallContext(*context)
+        try:
+            args = tuple(rt.decode(d, a, f"$[{i}]") for i, (d, a) in enumerate(zip(self.descs, jargs)))
+            value = self.fn(*args)
+        except Exception as e:  # a fault in a pure fake: the call may or may not have happened
+            return rt.Err(rt.Unknown(f"the fake {self.name} faulted: {type(e).__name__}: {e}"))
         if type(value) is GeneratorType:
             value.close()
         elif type(value) is not TailCall:
-            return value  # a pure fake: answered at virtual "now"
-        ctx = current_call()
-        rid = self.clock.fake_run_id(ctx.run_id, ctx.call_id)
-        rec = _Recorder(rid)
+            return admit(spec, value)  # a pure fake: answered at virtual "now"
+        rec = _Recorder(self.clock.fake_run_id(ctx.run_id, ctx.call_id))
         rec.record(Start(self.loaded.program.identity, self.loaded.program.std, rt.DATA_VERSION, self.name, args, self.params))
-        options = drive_options(self.loaded, rec, self.bindings(), idle=None)
-        fr = _FakeRun(self, rec, options, (ctx.run_id, ctx.call_id))
+        fr = _FakeRun(self, spec, rec, drive_options(self.loaded, rec, self.bindings(), idle=None), (ctx.run_id, ctx.call_id))
         out = self.continue_run(fr)
         if out is not None:
             return out
         self.clock.new_fake_run(fr)
         return rt.pending
 
-    def continue_run(self, fr: _FakeRun):
+    def continue_run(self, fr: "_FakeRun"):
         """Drive the fake's run over its facts so far: its admitted answer when it ends, None
         when it waits (its open calls noted)."""
         outcome = drv.drive(self.fn, list(fr.recorder.facts), fr.options)
@@ -247,7 +250,7 @@ class _FlowFake:
             fr.open = tuple(c.id for c in outcome.open)
             return None
         if isinstance(outcome, drv.RunCompleted):
-            return admit(self.spec, outcome.value)
+            return admit(fr.spec, outcome.value)
         if isinstance(outcome, drv.RunHalted):
             raise outcome.cause
         return rt.Err(rt.Unknown(f"the fake {self.name} {outcome.line()}"))
@@ -284,7 +287,7 @@ def test_bindings(loaded, info: FlowTest, clock: VirtualClock) -> rt.Bindings:
     holder: list = []
     base = rt.Bindings()
     for tool_id, name in chosen.items():
-        base.bind(tool_id, _FlowFake(loaded, name, tool_id, clock, lambda: holder[0]))
+        base.bind(tool_id, _FlowFake(loaded, name, clock, lambda: holder[0]))
     holder.append(clock.bindings(base))
     return holder[0]
 
@@ -320,12 +323,13 @@ def run_test(loaded, info: FlowTest, bindings=None) -> TestResult:
         FALSE_EQ.reset(token)
     if isinstance(outcome, drv.RunHalted) and isinstance(outcome.cause, KeyboardInterrupt):
         raise outcome.cause  # Ctrl-C stops the testing, not just this test (sys.exit in a fake fails it)
-    return TestResult(info.decl, info.file, info.line, *verdict(outcome, sides))
+    return TestResult(info.decl, info.file, info.line, *verdict(outcome, sides, os.path.dirname(info.file)), rec.facts)
 
 
-def verdict(outcome, sides=None) -> tuple[bool, str]:
+def verdict(outcome, sides=None, folder: str = "") -> tuple[bool, str]:
     """(passed, the failure's text) of a test's outcome; `sides`: the two sides of the `==`
-    that ended the test's body, when it was false."""
+    that ended the test's body, when it was false; `folder`: the test file's, where the Flow
+    files a fault names are."""
     if isinstance(outcome, drv.RunCompleted):
         v = outcome.value
         if v is True or v is None or isinstance(v, rt.Ok):
@@ -338,16 +342,17 @@ def verdict(outcome, sides=None) -> tuple[bool, str]:
         calls = ", ".join(f"{c.id} {c.text()}" for c in outcome.open)
         return False, f"waits on {calls}, which nothing answers (a fake that never replies, or no timer left)"
     if isinstance(outcome, drv.RunFaulted):
-        return False, fault_text(outcome)
+        return False, fault_text(outcome, folder)
     return False, outcome.line()
 
 
-def fault_text(outcome: drv.RunFaulted) -> str:
-    """`faulted at f.flow:3: message` and the Flow call chain, innermost first."""
+def fault_text(outcome: drv.RunFaulted, folder: str = "") -> str:
+    """`faulted at f.flow:3: message` and the Flow call chain, innermost first (module files
+    shown beside `folder`, the test file's)."""
     f = outcome.fault
-    lines = [f"faulted at {_rel(f.file)}:{f.line}: {f.message}"]
+    lines = [f"faulted at {_beside(folder, f.file)}:{f.line}: {f.message}"]
     for i, (name, file, line) in enumerate(reversed(outcome.chain)):
-        lines.append(f"    {'in' if i == 0 else 'called from'} {_flow_name(name)} at {_rel(file)}:{line}")
+        lines.append(f"    {'in' if i == 0 else 'called from'} {_flow_name(name)} at {_beside(folder, file)}:{line}")
     return "\n".join(lines)
 
 
@@ -359,12 +364,12 @@ def _flow_name(code_name: str) -> str:
     return code_name
 
 
-def _rel(path: str) -> str:
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
+def _beside(folder: str, path: str) -> str:
+    """A module's file as generated code names it (relative to the program's folder), joined
+    to `folder` so it reads like the test's own location."""
+    if os.path.isabs(path) or not folder or path.startswith(("<", "std@")):
         return path
-    return path if rel.startswith("..") else rel
+    return os.path.join(folder, path)
 
 
 @dataclass
@@ -405,11 +410,9 @@ def test_files(paths) -> list[str]:
     out = []
     for path in paths:
         if os.path.isdir(path):
-            found = []
-            for root, dirs, files in os.walk(path):
+            for root, dirs, files in os.walk(path):  # a folder's files, then its subfolders
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                found += [os.path.join(root, f) for f in files if f.startswith("test_") and f.endswith(".flow")]
-            out += sorted(found)
+                out += [os.path.join(root, f) for f in sorted(files) if f.startswith("test_") and f.endswith(".flow")]
         elif os.path.isfile(path):
             out.append(path)
         else:

@@ -103,8 +103,9 @@ def test_the_racing_program_gives_one_outcome_every_time_under_pytest(attempt):
 
 @functools.lru_cache(maxsize=None)
 def _race_suite():
+    from flow2py.cache import cache_for
     from flow2py.testing import load_suite
 
-    suite, diagnostics = load_suite(str(RACE))
+    suite, diagnostics = load_suite(str(RACE), cache_for(None))
     assert suite is not None, diagnostics
     return suite

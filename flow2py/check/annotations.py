@@ -143,7 +143,7 @@ def check_fake_scopes(decls, env) -> None:
     named = {n for fn in fns.values() for n in fn.test_fakes}
 
     def dup(first: FnInfo, second: FnInfo, where: ast.Span, scope: str, fix: str) -> None:
-        tool = decls.fn_decls[second.fake_of].name
+        tool = _fake_target(second) or decls.fn_decls[second.fake_of].name
         decls.problems.add(
             "E511",
             f"`{second.name}` and `{first.name}` both fake Tool `{tool}` {scope}: {fix}",
@@ -188,6 +188,18 @@ def _test_args(fn: FnInfo) -> list:
         if a.name == "test":
             return [x for x in a.args if isinstance(x, ast.Name) and x.name in fn.test_fakes]
     return []
+
+
+def _fake_target(fn: FnInfo) -> str | None:
+    """The Tool as the `@fake(...)` writes it: `svc.fetch`."""
+    for a in fn.node.annotations:
+        if a.name == "fake" and len(a.args) == 1:
+            x = a.args[0]
+            if isinstance(x, ast.FieldAccess) and isinstance(x.target, ast.Name):
+                return f"{x.target.name}.{x.name}"
+            if isinstance(x, ast.Name):
+                return x.name
+    return None
 
 
 def _fake_span(fn: FnInfo) -> ast.Span:
