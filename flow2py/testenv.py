@@ -72,7 +72,11 @@ def _compiled(path: str):
 
     stamp = []
     for root, _dirs, files in os.walk(os.path.dirname(path)):
-        stamp += [(os.path.join(root, f), os.stat(os.path.join(root, f)).st_mtime_ns) for f in files if f.endswith(".flow")]
+        stamp += [
+            (os.path.join(root, f), os.stat(os.path.join(root, f)).st_mtime_ns)
+            for f in files
+            if f.endswith(".flow")
+        ]
     stamp = tuple(sorted(stamp))
     got = _COMPILED.get(path)
     if got is None or got[0] != stamp:
@@ -99,7 +103,7 @@ class FlowRun:
 
     @property
     def state(self) -> str:
-        """"paused", "completed", "faulted" or "halted"."""
+        """ "paused", "completed", "faulted" or "halted"."""
         o = self.outcome
         if isinstance(o, drv.RunCompleted):
             return "completed"

@@ -108,7 +108,10 @@ class VirtualClock:
         """`base` plus std's clock Tools where `base` binds neither (a test's own `@fake` of
         `clock.sleep` wins): `clock.now` answers virtual now, `clock.sleep(d)` sets a timer."""
         out = rt.Bindings().update(base)
-        for tool_id, name, impl in ((CLOCK_NOW, "clock.now", self._now), (CLOCK_SLEEP, "clock.sleep", self._sleep)):
+        for tool_id, name, impl in (
+            (CLOCK_NOW, "clock.now", self._now),
+            (CLOCK_SLEEP, "clock.sleep", self._sleep),
+        ):
             if tool_id not in base and name not in base:
                 out.bind(tool_id, impl)
         return out
@@ -234,8 +237,23 @@ class _FlowFake(WholeCall):
         elif type(value) is not TailCall:
             return admit(spec, value)  # a pure fake: answered at virtual "now"
         rec = _Recorder(self.clock.fake_run_id(ctx.run_id, ctx.call_id))
-        rec.record(Start(self.loaded.program.identity, self.loaded.program.std, rt.DATA_VERSION, self.name, args, self.params))
-        fr = _FakeRun(self, spec, rec, drive_options(self.loaded, rec, self.bindings(), idle=None), (ctx.run_id, ctx.call_id))
+        rec.record(
+            Start(
+                self.loaded.program.identity,
+                self.loaded.program.std,
+                rt.DATA_VERSION,
+                self.name,
+                args,
+                self.params,
+            )
+        )
+        fr = _FakeRun(
+            self,
+            spec,
+            rec,
+            drive_options(self.loaded, rec, self.bindings(), idle=None),
+            (ctx.run_id, ctx.call_id),
+        )
         out = self.continue_run(fr)
         if out is not None:
             return out
@@ -323,7 +341,9 @@ def run_test(loaded, info: FlowTest, bindings=None) -> TestResult:
         FALSE_EQ.reset(token)
     if isinstance(outcome, drv.RunHalted) and isinstance(outcome.cause, KeyboardInterrupt):
         raise outcome.cause  # Ctrl-C stops the testing, not just this test (sys.exit in a fake fails it)
-    return TestResult(info.decl, info.file, info.line, *verdict(outcome, sides, os.path.dirname(info.file)), rec.facts)
+    return TestResult(
+        info.decl, info.file, info.line, *verdict(outcome, sides, os.path.dirname(info.file)), rec.facts
+    )
 
 
 def verdict(outcome, sides=None, folder: str = "") -> tuple[bool, str]:
@@ -352,7 +372,9 @@ def fault_text(outcome: drv.RunFaulted, folder: str = "") -> str:
     f = outcome.fault
     lines = [f"faulted at {_beside(folder, f.file)}:{f.line}: {f.message}"]
     for i, (name, file, line) in enumerate(reversed(outcome.chain)):
-        lines.append(f"    {'in' if i == 0 else 'called from'} {_flow_name(name)} at {_beside(folder, file)}:{line}")
+        lines.append(
+            f"    {'in' if i == 0 else 'called from'} {_flow_name(name)} at {_beside(folder, file)}:{line}"
+        )
     return "\n".join(lines)
 
 
@@ -412,7 +434,11 @@ def test_files(paths) -> list[str]:
         if os.path.isdir(path):
             for root, dirs, files in os.walk(path):  # a folder's files, then its subfolders
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                out += [os.path.join(root, f) for f in sorted(files) if f.startswith("test_") and f.endswith(".flow")]
+                out += [
+                    os.path.join(root, f)
+                    for f in sorted(files)
+                    if f.startswith("test_") and f.endswith(".flow")
+                ]
         elif os.path.isfile(path):
             out.append(path)
         else:

@@ -87,7 +87,9 @@ def test_an_answer_before_the_deadline_wins(flow_env):
 
 
 def test_a_day_of_sleeps_passes_by_itself_when_only_the_clock_is_waited_on(flow_env):
-    run = flow_env.start(WAIT, {"request": "deploy"}, fakes={"approvals.ask": lambda r: {"Ok": True}}, entry="wait_a_day")
+    run = flow_env.start(
+        WAIT, {"request": "deploy"}, fakes={"approvals.ask": lambda r: {"Ok": True}}, entry="wait_a_day"
+    )
     assert run.state == "completed"
     assert rt.show(run.result) == "86400000000000"  # the virtual nanoseconds the day took
     assert [f.tool for f in run.calls()] == ["clock.now", "clock.sleep", "clock.now", "approvals.ask"]
@@ -109,3 +111,37 @@ def _race_suite():
     suite, diagnostics = load_suite(str(RACE), cache_for(None))
     assert suite is not None, diagnostics
     return suite
+
+
+def _pytest_examples() -> list[tuple[int, str]]:
+    """The ```python blocks of docs/spec/testing.md marked `<!-- pytest example -->`: (line, text)."""
+    lines = (ROOT / "docs" / "spec" / "testing.md").read_text(encoding="utf-8").split("\n")
+    out = []
+    for i, line in enumerate(lines):
+        if line.strip() == "```python" and i and lines[i - 1].strip() == "<!-- pytest example -->":
+            j = lines.index("```", i + 1)
+            out.append((i + 1, "\n".join(lines[i + 1 : j]) + "\n"))
+    return out
+
+
+def test_testing_md_has_pytest_examples():
+    assert len(_pytest_examples()) >= 2
+
+
+@pytest.mark.parametrize(
+    "line, text", _pytest_examples(), ids=lambda x: f"testing.md:{x}" if isinstance(x, int) else ""
+)
+def test_the_pytest_examples_of_testing_md_pass(line, text, tmp_path, monkeypatch):
+    from flow2py.testenv import FlowEnv
+
+    monkeypatch.chdir(ROOT)  # the examples name programs from the project's root
+    namespace: dict = {}
+    exec(compile(text, f"testing.md:{line}", "exec"), namespace)
+    tests = [f for name, f in namespace.items() if name.startswith("test_") and callable(f)]
+    assert tests, f"testing.md:{line}: no test function"
+    for i, f in enumerate(tests):
+        env = FlowEnv(str(tmp_path / f"env{i}.db"))
+        try:
+            f(env)
+        finally:
+            env.close()

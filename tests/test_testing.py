@@ -94,7 +94,9 @@ def test_a_false_comparison_shows_both_sides_as_flow_text(tmp_path):
 
 def test_a_call_nothing_answers_fails_the_test_naming_the_open_call(tmp_path):
     (tmp_path / "svc.flow").write_text("@tool pub flow ask(q: Text) -> Result<Text, Text>\n")
-    (tmp_path / "test_wait.flow").write_text('use "./svc"\n\n@test flow waits() -> Bool !tool = svc.ask("q") == Ok("a")\n')
+    (tmp_path / "test_wait.flow").write_text(
+        'use "./svc"\n\n@test flow waits() -> Bool !tool = svc.ask("q") == Ok("a")\n'
+    )
     suite, diagnostics = load_suite(str(tmp_path / "test_wait.flow"))
     assert suite is not None, diagnostics
     suite.bindings = rt.Bindings({"svc.ask": lambda q: rt.pending})  # a Python fake leaving it open
@@ -128,4 +130,7 @@ def test_a_test_may_name_only_fakes_of_its_module(tmp_path):
     )
     r = invoke("test", tmp_path / "test_bad.flow")
     assert r.exit_code == 1
-    assert "error[E508]: `@test(...)` names the `@fake` functions of this module the test uses: `helper` is not one" in r.output
+    assert (
+        "error[E508]: `@test(...)` names the `@fake` functions of this module the test uses: `helper` is not one"
+        in r.output
+    )

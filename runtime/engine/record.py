@@ -109,7 +109,11 @@ def dispatch(run: RunState, call: OpenToolCall):
     impl = d.bindings.lookup(spec)
     if impl is None:
         run.arrived.append((call.id, Err(NotRun(f"no implementation is bound for {spec.name}"))))
-    elif run.inline and (run.inline == "always" or not (run.ready or run.outstanding or run.arrived)) and d.is_sync(impl):
+    elif (
+        run.inline
+        and (run.inline == "always" or not (run.ready or run.outstanding or run.arrived))
+        and d.is_sync(impl)
+    ):
         # Nothing else can happen until this call completes: the idle driver runs it itself
         # instead of handing it to a worker and waiting (docs/spec/execution.md).
         try:

@@ -56,7 +56,8 @@ class RunState:
     carried: dict  # call id -> reply recorded before the checkpoint to a call a parked task carries
     carried_calls: dict  # call id -> Call fact of a parked call, when not in history (to show it)
     parked_specs: dict  # call id -> ToolSpec of a checkpoint's parked call (to check its reply)
-    idle: Optional[Callable] = None  # live: completions to admit when nothing else can move (DriveOptions.idle)
+    # live: completions to admit when nothing else can move (DriveOptions.idle)
+    idle: Optional[Callable] = None
     # -- where the run is in its history --
     hpos: int = 0  # index in history of the next fact to serve (or, at its end, to record)
     hlen: int = 0  # len(history)
