@@ -160,15 +160,14 @@ class VirtualClock:
         `Ok(())`, a fake's answer), or none (the run pauses: something else must answer)."""
 
         def idle(open_ids):
-            if not open_ids or not self.waits_on_clock(run_id, open_ids):
-                return []
-            while True:
+            while open_ids and self.waits_on_clock(run_id, open_ids):
                 t = self.next_timer(run_id)
                 if t is None:
-                    return []
-                got = self.fire(t)
+                    break
+                got = self.fire(t)  # may only move a fake's own run on
                 if got:
                     return got
+            return []
 
         return idle
 

@@ -153,7 +153,7 @@ def check_fake_scopes(decls, env) -> None:
 
     seen: dict[str, FnInfo] = {}
     for fn in fns.values():
-        if fn.fake_of and fn.name not in named:
+        if fn.fake_of and not fn.fake_misfit and fn.name not in named:
             if fn.fake_of in seen:
                 dup(
                     seen[fn.fake_of],
@@ -168,7 +168,7 @@ def check_fake_scopes(decls, env) -> None:
         mine: dict[str, FnInfo] = {}
         for name, x in zip(test.test_fakes, _test_args(test)):
             fake = fns[name]
-            if fake.fake_of is None:
+            if fake.fake_of is None or fake.fake_misfit:
                 continue
             if fake.fake_of in mine:
                 if mine[fake.fake_of] is not fake:
@@ -268,6 +268,7 @@ def _check_fake(decls, env, fn: FnInfo, a: ast.Annotation) -> None:
     mine = [norm(t) for _, t in fn.params]
     theirs = [norm(t) for _, t in target.params]
     if mine != theirs or norm(fn.result) != norm(target.result):
+        fn.fake_misfit = True  # one diagnostic per mistake: no E511 for it as well
         decls.problems.add(
             "E505",
             f"fake `{fn.name}` must have the signature of Tool `{target.name}`: "
