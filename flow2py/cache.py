@@ -213,7 +213,7 @@ class CachedProgram(Runnable):
 
     @property
     def tests(self) -> list[dict]:
-        """The program's `@test` functions: {"decl", "name", "file", "line"}, in source order."""
+        """The program's `@test` functions: {"decl", "name", "file", "line", "fakes"}, in source order."""
         return [dict(t) for t in self.summary["tests"]]
 
     @property
@@ -252,6 +252,7 @@ def valid_summary(s) -> bool:
             isinstance(t, dict)
             and all(isinstance(t.get(k), str) for k in ("decl", "name", "file"))
             and isinstance(t.get("line"), int)
+            and _str_list(t.get("fakes", []))
             for t in s["tests"]
         )
         and isinstance(s.get("fakes"), list)
@@ -305,7 +306,8 @@ def summarize(program, package) -> dict:
 
 def test_cases(program) -> list[dict]:
     """The `@test` functions of the program's own modules (std excluded), in source order:
-    {"decl", "name", "file", "line"} (flow2py.testing.FlowTest)."""
+    {"decl", "name", "file", "line", "fakes"} (flow2py.testing.FlowTest; "fakes": the `@fake`
+    functions its `@test(...)` names)."""
     out = []
     for i in program.fn_decls.values():
         if i.is_test and not i.module.startswith("std@"):
@@ -316,6 +318,7 @@ def test_cases(program) -> list[dict]:
                     "name": i.name,
                     "file": span.file if span else "?",
                     "line": span.line if span else 0,
+                    "fakes": list(i.test_fakes),
                 }
             )
     out.sort(key=lambda t: (t["file"], t["line"]) if t["file"] != "?" else ("", 0))

@@ -364,7 +364,8 @@ def runs(store_path, state, program, fmt):
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @_guard
 def test_cmd(paths):
-    """Run @test functions with @fake bindings."""
+    """Run @test functions (of each file, and of every test_*.flow below each directory) with their
+    @fake bindings, on virtual time."""
     from flowrt.data.exit_codes import EXIT_OK, EXIT_REFUSED
     from flow2py import testing
 

@@ -1,13 +1,27 @@
-"""pytest plugin: collects Flow `@test` functions from `test_*.flow` files.
+"""pytest plugin: collects Flow `@test` functions from `test_*.flow` files, and gives Python
+tests the `flow_env` fixture (flow2py.testenv) to drive a Flow program themselves.
 
 Collecting checks and compiles the file; each `@test` function is one item, run (in memory, with
-the program's `@fake` bindings) when pytest runs it. A file that does not check is one failing
-item showing its diagnostics.
+its `@fake` bindings, on virtual time: flow2py.testing) when pytest runs it. A file that does not
+check is one failing item showing its diagnostics.
 """
 
 from __future__ import annotations
 
 import pytest
+
+
+@pytest.fixture
+def flow_env(tmp_path):
+    """A FlowEnv (flow2py.testenv): a store of its own under `tmp_path`, a virtual clock, and
+    runs started with Python fakes."""
+    from flow2py.testenv import FlowEnv
+
+    env = FlowEnv(str(tmp_path / "flow-runs.db"))
+    try:
+        yield env
+    finally:
+        env.close()
 
 
 def pytest_collect_file(parent, file_path):

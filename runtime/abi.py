@@ -24,6 +24,7 @@ from flowrt.data.ops import (
     dec_sub,
     int_div,
     int_rem,
+    test_eq,
 )
 from flowrt.data.requests import (
     MAX_DEPTH,
@@ -165,6 +166,7 @@ __all__ = [
     "Fault",
     "int_div",
     "int_rem",
+    "test_eq",
     "dec_add",
     "dec_sub",
     "dec_mul",

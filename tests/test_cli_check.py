@@ -118,6 +118,7 @@ def test_flow_test_fails_a_false_test_and_an_unfaked_tool_with_exit_1(tmp_path):
     )
     r = invoke("test", tmp_path / "test_bad.flow")
     assert r.exit_code == 1
-    assert "FAIL  test_bad::arithmetic_is_wrong" in r.output and "returned false" in r.output
+    assert "FAIL  test_bad::arithmetic_is_wrong" in r.output
+    assert "`==` is false:\n    left:  2\n    right: 3\n" in r.output
     assert "FAIL  test_bad::needs_a_fake" in r.output and "svc.fetch" in r.output
     assert r.output.strip().splitlines()[-1] == "0 passed, 2 failed"

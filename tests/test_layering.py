@@ -53,6 +53,7 @@ COMPILER = (
         (
             "flow2py.host",
             "flow2py.testing",
+            "flow2py.testenv",
             "flow2py.cli",
             "flow2py.pytest_plugin",
             *CLI_PARTS,

@@ -1,7 +1,8 @@
 """Annotations (@lang, @tool, @test, @fake): reading them, and checking every type's and every
 function's once the declarations are resolved (declare.py calls these with its Declarations,
 `decls`, and a module's environment, `env`): unknown names, `@lang` outside std, a Tool's
-signature (a Result of data), a `@test` with parameters, a `@fake` and the Tool it stands in for.
+signature (a Result of data), a `@test` with parameters or naming what is not a fake, a `@fake`
+and the Tool it stands in for, and two fakes for one Tool in one scope (`check_fake_scopes`).
 """
 
 from __future__ import annotations
@@ -106,6 +107,7 @@ def check_fn_annotations(decls, env, fn: FnInfo) -> None:
                     f"a `@test` function takes no parameters, `{d.name}` takes {len(d.params)}",
                     span,
                 )
+            fn.test_fakes = _test_fakes(decls, env, a)
         elif a.name == "fake":
             _check_fake(decls, env, fn, a)
     if d.body is None and not fn.is_tool and not has_ann(d.annotations, "lang"):  # outside std: E502 said it
@@ -114,6 +116,97 @@ def check_fn_annotations(decls, env, fn: FnInfo) -> None:
             f"function `{d.name}` has no body: write one, or mark it `@tool` (implemented by the host)",
             span,
         )
+
+
+def _test_fakes(decls, env, a: ast.Annotation) -> list[str]:
+    """`@test(f, g)`: the names of the `@fake` functions of this module the test uses instead of
+    the file's fakes for their Tools (testing.md, "Fakes per test")."""
+    out = []
+    for x in a.args:
+        target = env.cm.fns.get(x.name) if isinstance(x, ast.Name) else None
+        if target is None or target.node is None or not has_ann(target.node.annotations, "fake"):
+            what = f"`{x.name}` is not" if isinstance(x, ast.Name) else "this is not"
+            decls.problems.add(
+                "E508",
+                f"`@test(...)` names the `@fake` functions of this module the test uses: {what} one",
+                x.span,
+            )
+            continue
+        out.append(x.name)
+    return out
+
+
+def check_fake_scopes(decls, env) -> None:
+    """E511: two fakes for one Tool in one scope. A `@fake` function named by no `@test(...)` is
+    the file's fake for its Tool; one named by a `@test(...)` serves only the tests naming it."""
+    fns = env.cm.fns
+    named = {n for fn in fns.values() for n in fn.test_fakes}
+
+    def dup(first: FnInfo, second: FnInfo, where: ast.Span, scope: str, fix: str) -> None:
+        tool = _fake_target(second) or decls.fn_decls[second.fake_of].name
+        decls.problems.add(
+            "E511",
+            f"`{second.name}` and `{first.name}` both fake Tool `{tool}` {scope}: {fix}",
+            where,
+            related=[Related(f"`{first.name}` fakes `{tool}` here", _fake_span(first))],
+        )
+
+    seen: dict[str, FnInfo] = {}
+    for fn in fns.values():
+        if fn.fake_of and not fn.fake_misfit and fn.name not in named:
+            if fn.fake_of in seen:
+                dup(
+                    seen[fn.fake_of],
+                    fn,
+                    _fake_span(fn),
+                    "for the whole file",
+                    "keep one, or name the other in the `@test(...)` of the tests that use it",
+                )
+            else:
+                seen[fn.fake_of] = fn
+    for test in fns.values():
+        mine: dict[str, FnInfo] = {}
+        for name, x in zip(test.test_fakes, _test_args(test)):
+            fake = fns[name]
+            if fake.fake_of is None or fake.fake_misfit:
+                continue
+            if fake.fake_of in mine:
+                if mine[fake.fake_of] is not fake:
+                    dup(
+                        mine[fake.fake_of],
+                        fake,
+                        x.span,
+                        f"in test `{test.name}`",
+                        "a test names one fake per Tool",
+                    )
+            else:
+                mine[fake.fake_of] = fake
+
+
+def _test_args(fn: FnInfo) -> list:
+    for a in fn.node.annotations if fn.node is not None else ():
+        if a.name == "test":
+            return [x for x in a.args if isinstance(x, ast.Name) and x.name in fn.test_fakes]
+    return []
+
+
+def _fake_target(fn: FnInfo) -> str | None:
+    """The Tool as the `@fake(...)` writes it: `svc.fetch`."""
+    for a in fn.node.annotations:
+        if a.name == "fake" and len(a.args) == 1:
+            x = a.args[0]
+            if isinstance(x, ast.FieldAccess) and isinstance(x.target, ast.Name):
+                return f"{x.target.name}.{x.name}"
+            if isinstance(x, ast.Name):
+                return x.name
+    return None
+
+
+def _fake_span(fn: FnInfo) -> ast.Span:
+    for a in fn.node.annotations:
+        if a.name == "fake":
+            return a.span
+    return name_span(fn.node)
 
 
 def _check_tool_signature(decls, fn: FnInfo) -> None:
@@ -175,6 +268,7 @@ def _check_fake(decls, env, fn: FnInfo, a: ast.Annotation) -> None:
     mine = [norm(t) for _, t in fn.params]
     theirs = [norm(t) for _, t in target.params]
     if mine != theirs or norm(fn.result) != norm(target.result):
+        fn.fake_misfit = True  # one diagnostic per mistake: no E511 for it as well
         decls.problems.add(
             "E505",
             f"fake `{fn.name}` must have the signature of Tool `{target.name}`: "

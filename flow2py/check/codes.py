@@ -66,6 +66,7 @@ _ALL = [
     ("E508", "bad-annotation", "an annotation with the wrong arguments or in the wrong place"),
     ("E509", "tool-type-not-data", "a Tool parameter or result that is neither data nor a @tool type"),
     ("E510", "entry-not-data", "an entry function `main` whose parameters or result are not data"),
+    ("E511", "duplicate-fake", "two `@fake` functions for one Tool in one scope (the file, or one `@test`)"),
 ]
 
 for _code, _name, _summary in _ALL:

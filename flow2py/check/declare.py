@@ -15,6 +15,7 @@ import difflib
 from dataclasses import dataclass, field
 
 from flow2py.check.annotations import (
+    check_fake_scopes,
     check_fn_annotations,
     check_type_annotations,
     has_ann,
@@ -187,6 +188,7 @@ class Declarations:
         for env in self.envs.values():
             for fn in env.cm.fns.values():
                 check_fn_annotations(self, env, fn)
+            check_fake_scopes(self, env)
 
     def _ctor_span(self, info: TypeInfo, name: str) -> ast.Span:
         if info.node:

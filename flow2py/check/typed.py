@@ -193,6 +193,8 @@ class FnInfo:
     lang: str | None = None  # @lang("...") name: the compiler provides the body
     is_test: bool = False
     fake_of: str | None = None  # @fake(x.y): the Tool declaration id this function fakes
+    fake_misfit: bool = False  # its signature is not the Tool's (E505 said so)
+    test_fakes: list[str] = field(default_factory=list)  # @test(f, g): the fakes this test uses
     node: ast.FnDecl | None = None
 
 

@@ -185,10 +185,27 @@ def binary(b: Body, e: A.Binary):
     if e.op in SHORT_CIRCUIT:
         return short_circuit(b, e)
     s, (left, right) = seq(b, [e.left, e.right])
+    if e.op == "==" and e.id in test_tails(b.prog):  # a failing test shows both sides (testing.md)
+        return s, py.call(py.dotted("rt.test_eq"), [left, right])
     if (info is None or info.lang in PY_BINOPS) and not unit_ordering(b, e, info):
         op = PY_BINOPS[info.lang] if info is not None else e.op.replace("++", "+")
         return s, py.binop(op, left, right)
     return apply(b, e, info, [left, right], s, tail=False)
+
+
+def test_tails(prog: P.CheckedProgram) -> frozenset:
+    """Ids of the `==` expressions that are the last expression of a `@test` body (made once)."""
+    got = prog.__dict__.get("_test_tails")
+    if got is None:
+        ids = set()
+        for i in prog.fn_decls.values():
+            e = i.node.body if i.is_test and i.node is not None else None
+            while isinstance(e, A.Block) and e.stmts and isinstance(e.stmts[-1], A.ExprStmt):
+                e = e.stmts[-1].expr
+            if isinstance(e, A.Binary) and e.op == "==":
+                ids.add(e.id)
+        got = prog.__dict__["_test_tails"] = frozenset(ids)
+    return got
 
 
 def unit_ordering(b: Body, e: A.Binary, info) -> bool:

@@ -13,6 +13,7 @@ quotient fits in 28 digits: `1.00 / 4 == 0.25`); by zero is a fault. Generated c
 
 from __future__ import annotations
 
+import contextvars
 import functools
 
 import decimal
@@ -26,6 +27,8 @@ __all__ = [
     "DIV_CONTEXT",
     "int_div",
     "int_rem",
+    "test_eq",
+    "FALSE_EQ",
     "int_pow",
     "dec_add",
     "dec_sub",
@@ -105,6 +108,20 @@ def int_rem(a: int, b: int) -> int:
     if b == 0:
         raise Fault("integer remainder by zero")
     return a % b
+
+
+#: the two sides of the last `==` that ended a `@test` body and was false (flow2py.testing
+#: shows them; set on the driver's thread, which runs the test's root task)
+FALSE_EQ: contextvars.ContextVar = contextvars.ContextVar("flowrt_false_eq", default=None)
+
+
+def test_eq(left, right) -> bool:
+    """`left == right` as the last expression of a `@test` body: the same answer as `==`, and
+    when it is false both sides are kept in FALSE_EQ for the test's failure message."""
+    same = left == right
+    if not same:
+        FALSE_EQ.set((left, right))
+    return same
 
 
 def int_pow(a: int, b: int) -> int:

@@ -157,7 +157,11 @@ def admit(run: RunState) -> bool:
             cid, outcome = run.completions.get()
             run.outstanding -= 1
         else:
-            return False
+            due = run.idle(tuple(run.open)) if run.idle is not None else None
+            if not due:
+                return False
+            arrived.extend(due)  # a test's virtual clock: its next timer fired (DriveOptions.idle)
+            continue
         if type(outcome) is Interruption:  # its implementation raised KeyboardInterrupt, ...
             run.halted_in = (run.open.get(cid), True)
             raise outcome.exc

@@ -116,6 +116,25 @@ def _locate_task(task: Task) -> tuple[str, int]:
     return "<unknown>", 0
 
 
+def flow_chain(task: Task, exc: BaseException | None = None) -> tuple:
+    """The Flow call chain of a faulting task, outermost first: `(function, file, line)` for
+    each frame of generated Flow code (a `.flow` co_filename): the task's suspended frames (the
+    trampoline's stack, each at the line of its call), then the frames `exc` was raised through
+    (the frame that raised, and pure calls below it, which are plain Python calls)."""
+    out = []
+    for gen in task.stack:
+        frame = gen.gi_frame
+        if frame is not None and frame.f_code.co_filename.endswith(".flow"):
+            out.append((frame.f_code.co_name, frame.f_code.co_filename, frame.f_lineno))
+    tb = exc.__traceback__ if exc is not None else None
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename.endswith(".flow"):
+            out.append((code.co_name, code.co_filename, tb.tb_lineno))
+        tb = tb.tb_next
+    return tuple(out)
+
+
 def _exception_message(e: BaseException) -> str:
     if isinstance(e, Fault):
         return e.message

@@ -123,8 +123,15 @@ class DriveOptions:
     #: parked tasks by constructor name (default: the entry function's module's,
     #: `rt.class_table(entry)`; std's built-in classes only without an entry)
     classes: Optional[ClassTable] = None
-    #: False: always hand sync calls to worker threads (True: an idle driver runs one inline)
-    inline: bool = True
+    #: False: always hand sync calls to worker threads (True: an idle driver runs one inline;
+    #: "always": every sync implementation runs on the driver's thread as its call is made, so
+    #: replies arrive in call order whatever the threads do: flow2py's tests)
+    inline: Any = True
+    #: live: called as `idle(open call ids)` when no task can move and no completion has arrived
+    #: or is outstanding, before the run pauses; returns the completions `[(call id, outcome)]` it
+    #: has for open calls (admitted in that order), or none to pause. A test's virtual clock
+    #: fires its next timer here (flow2py.testing)
+    idle: Optional[Callable] = None
     #: live: ids of calls open when the history ends to send again to their bindings under the
     #: same id (after a crash); ResendRefused if one is not open then
     resend: Iterable[str] = ()
@@ -232,6 +239,7 @@ def _new_run(entry: Optional[Callable], history: list, o: DriveOptions) -> RunSt
         resolve=o.resolve or module_resolver(entry),
         classes=o.classes if o.classes is not None else lambda: _default_classes(entry),
         inline=o.inline,
+        idle=None if replay else o.idle,
         resend=resend,
         cut=cut,
         carried=dict(o.carried_replies or {}),

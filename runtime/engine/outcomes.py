@@ -76,6 +76,9 @@ class RunCompleted(Outcome):
 @dataclass(frozen=True)
 class RunFaulted(Outcome):
     fault: Faulted
+    #: the faulting task's Flow call chain, outermost first: (function, file, line) each (not
+    #: history: the End records the fault's message and location only)
+    chain: tuple = field(default=(), compare=False)
     exit_code = EXIT_FAULTED
 
     def line(self):

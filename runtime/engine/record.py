@@ -102,7 +102,7 @@ def end(run: RunState, outcome):
         raise _Finish(Matched(run.history[run.hpos - 1]))
     if type(outcome) is Completed:
         raise _Finish(RunCompleted(outcome.value))
-    raise _Finish(RunFaulted(outcome))
+    raise _Finish(RunFaulted(outcome, run.fault_chain))
 
 
 # ---- calls ----------------------------------------------------------------------------------------
@@ -129,10 +129,7 @@ def dispatch(run: RunState, call: OpenToolCall):
         run.arrived.append((call.id, Err(NotRun(f"no implementation is bound for {spec.name}"))))
     elif (
         run.inline
-        and not run.ready
-        and not run.outstanding
-        and not run.arrived
-        and not run.unsent
+        and (run.inline == "always" or not (run.ready or run.outstanding or run.arrived or run.unsent))
         and d.is_sync(impl)
     ):
         # Nothing else can happen until this call completes: the idle driver runs it itself

@@ -50,7 +50,7 @@ class RunState:
     every: Optional[int]  # checkpoint_every: facts since the last checkpoint before taking one
     resolve: Callable[[str], Optional[Callable]]  # decl id -> the program's function (checkpoints)
     classes: Any  # the program's ClassTable, or a function making it (classes_of makes it once)
-    inline: bool  # an idle driver may run a sync implementation itself (calls.dispatch)
+    inline: Any  # an idle driver may run a sync implementation itself; "always": every one (calls.dispatch)
     resend: set  # ids of open calls to send again once history is exhausted
     cut: tuple  # ids of open calls a crash cut: answered Unknown once history is exhausted
     carried: dict  # call id -> reply recorded before the checkpoint to a call a parked task carries
@@ -59,6 +59,8 @@ class RunState:
     #: live: the recorder's `call_site(call id, Flow file, line)`, told where each Call was made
     #: (a host record beside history, flowrt.history.recorder), or None: it keeps none
     sites: Optional[Callable] = None
+    # live: completions to admit when nothing else can move (DriveOptions.idle)
+    idle: Optional[Callable] = None
     # -- where the run is in its history --
     hpos: int = 0  # index in history of the next fact to serve (or, at its end, to record)
     hlen: int = 0  # len(history)
@@ -78,6 +80,7 @@ class RunState:
     since_cp: int = 0  # facts since the last checkpoint (or Start)
     cp_count: int = 0  # the number of the last checkpoint taken or begun at
     # -- interruptions --
+    fault_chain: tuple = ()  # the faulting task's Flow call chain (describe.flow_chain), for RunFaulted
     halted_in: Optional[tuple] = None  # (OpenToolCall, from a worker) whose implementation halted
 
 
