@@ -34,6 +34,7 @@ from flowrt.data.facts import Choice, Closed, Completed, Faulted, Stop
 from flowrt.data.requests import Await, First, Spawn, StopTask
 from flowrt.data.tasks import AWAIT, FAULTED, FINISHED, FIRST, READY, STOPPED, Task, scan
 from flowrt.data.values import show
+from flowrt.engine import debug
 from flowrt.engine.describe import _exception_message, _locate_exception, _locate_task, _same
 from flowrt.engine.record import drain, emit, end
 from flowrt.engine.state import RunState
@@ -293,12 +294,15 @@ def fault_exception(run: RunState, task: Task, e: Exception):
     if type(e) is BdbQuit:  # quitting pdb inside generated code halts the run: not a fault
         raise e
     file, line = _locate_exception(e)
-    fault(run, task, _exception_message(e), file, line)
+    fault(run, task, _exception_message(e), file, line, e)
 
 
-def fault(run: RunState, task: Task, message: str, file: str, line: int):
+def fault(run: RunState, task: Task, message: str, file: str, line: int, exc=None):
     """End the run faulted: the root's frames are abandoned, so every task they own (directly
-    or through other tasks) is stopped first, innermost frame first; then End."""
+    or through other tasks) is stopped first, innermost frame first; then End. (`flow2py run
+    --pdb` first opens a post-mortem on the task's Flow frames: flowrt.engine.debug.)"""
+    if debug.session is not None and not run.replay:
+        debug.session.fault(task, message, f"{file}:{line}", exc)
     task.state = FAULTED
     root = run.root
     for d in sorted(root.owned, reverse=True):
