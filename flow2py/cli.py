@@ -285,12 +285,15 @@ def replay(run_id, store_path):
 @click.argument("run_id")
 @STORE
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "html"]), default="text")
+@click.option(
+    "--details", is_flag=True, help="Show under each failed call the exception and traceback the host kept."
+)
 @_guard
-def history(run_id, store_path, fmt):
+def history(run_id, store_path, fmt, details):
     """Show the facts of a run."""
     from flow2py import host
 
-    click.echo(host.history(run_id, store_path=store_path, fmt=fmt), nl=False)
+    click.echo(host.history(run_id, store_path=store_path, fmt=fmt, details=details), nl=False)
 
 
 @main.command()

@@ -236,6 +236,9 @@ def _stop_running(run: RunState, t: Task):
         if reply is not None and reply[1] is not PENDING:
             run.arrived.remove(reply)
             closed = (Closed(call.id, reply[1], True),)
+            failures = run.dispatcher.failures if run.dispatcher is not None else None
+            if failures and call.id in failures:  # its evidence, as for an admitted reply (calls.admit)
+                debug.call_failed(run.recorder, call.id, call.tool, reply[1], failures.pop(call.id))
         else:
             closed = (Closed(call.id),)
         del run.open[call.id]

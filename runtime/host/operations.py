@@ -20,6 +20,8 @@ docs/spec/execution.md ("Host operations") describes each operation.
 
 from __future__ import annotations
 
+import inspect
+import os
 import secrets
 import sqlite3
 from dataclasses import dataclass
@@ -37,7 +39,7 @@ from flowrt.history.store import RunBusy, SqliteRecorder, Store, StoreError, Unk
 from flowrt.history.stored import CorruptHistory
 from flowrt.data.tasks import rebuild
 from flowrt.history.tokens import NONE_ISSUED, Issued, Noting, admitting
-from flowrt.engine.tools import BINDINGS, Bindings, admit
+from flowrt.engine.tools import BINDINGS, Bindings, WholeCall, admit
 from flowrt.history.trace import DATA_VERSION, TraceError
 from flowrt.data.decoding import decode, loads_exact
 from flowrt.data.exit_codes import EXIT_FAULTED, EXIT_OK, EXIT_PAUSED, EXIT_REFUSED
@@ -295,16 +297,52 @@ def call_finder(store: Store, run_id: str, info, classes) -> Callable[[str], Opt
 
 
 def bindings_for(prog: Runnable, bindings: Optional[Bindings], entry: Optional[str], what: str) -> Bindings:
-    """Refuse (before anything is recorded) when a reachable Tool is unbound."""
+    """Refuse (before anything is recorded) when a reachable Tool is unbound, or bound to a
+    Python function whose signature cannot take the Tool's arguments."""
     bindings = BINDINGS if bindings is None else bindings
-    missing = bindings.missing(prog.reachable(entry))
+    reachable = prog.reachable(entry)
+    missing = bindings.missing(reachable)
     if missing:
         raise Refused(
             "no implementation bound for "
             + ", ".join(missing)
             + f" (bind each with @flowrt.bind in a --tools file); {what}"
         )
+    for tool_id, _name in reachable:
+        spec = prog.tool_spec(tool_id)
+        why = signature_misfit(spec, bindings.lookup(spec)) if spec is not None else None
+        if why:
+            raise Refused(f"{why}; {what}")
     return bindings
+
+
+def signature_misfit(spec: ToolSpec, impl) -> Optional[str]:
+    """Why the implementation `impl` cannot be called with the Tool's arguments (it is called
+    with them by position, `impl(*args)`), naming both; None when it can, or when its signature
+    cannot be read (a builtin) or it takes the whole call (the Tool protocol's clients)."""
+    if impl is None or isinstance(impl, WholeCall):
+        return None
+    try:
+        sig = inspect.signature(impl)
+    except (TypeError, ValueError):
+        return None
+    try:
+        sig.bind(*spec.params)
+    except TypeError as e:
+        fn = inspect.unwrap(impl)
+        code = getattr(fn, "__code__", None)
+        if code is not None:
+            file = code.co_filename
+            rel = os.path.relpath(file) if not os.path.relpath(file).startswith("..") else file
+            name = f"{fn.__qualname__}{sig} at {rel}:{code.co_firstlineno}"
+        else:
+            name = f"{getattr(fn, '__module__', None) or '?'}.{getattr(fn, '__qualname__', repr(fn))}{sig}"
+        n = len(spec.params)
+        return (
+            f"{spec.name}({', '.join(spec.params)}) is bound to {name}, which cannot take "
+            f"its {n} argument{'' if n == 1 else 's'}: {e}"
+        )
+    return None
 
 
 # ---- driving ------------------------------------------------------------------------------------------
@@ -725,16 +763,23 @@ def replay(store: Store, prog: Runnable, run_id: str) -> Report:
     return Report(outcome.line(), outcome.exit_code, outcome, run_id)
 
 
-def history(store: Store, prog: Runnable, run_id: str, fmt: str = "text") -> str:
+def history(store: Store, prog: Runnable, run_id: str, fmt: str = "text", details: bool = False) -> str:
     """The facts as text (the seed's notation), JSON Lines or a plain HTML table; refused when the
-    chain is broken. (`flow2py history --format html` is the run page: flowrt.host.run_page.)"""
+    chain is broken. (`flow2py history --format html` is the run page: flowrt.host.run_page.)
+    `details` (text): each failed call's exception and traceback, the host's record, under the
+    fact that closed it (flowrt.host.call_failures)."""
     records = verified_records(store, prog, run_id)
     if fmt == "json":
         return to_jsonl(records)
     if fmt == "html":
         return to_html(records, title=f"Flow run {run_id}")
     text = to_text(records)
-    return text if text.endswith("\n") else text + "\n"
+    text = text if text.endswith("\n") else text + "\n"
+    if details:
+        from flowrt.host.call_failures import details_text
+
+        text = details_text(text, records, read(store.host_records.failures, run_id))
+    return text
 
 
 def verified_records(store: Store, prog: Runnable, run_id: str) -> list:

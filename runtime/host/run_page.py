@@ -62,6 +62,8 @@ class RunPage:
     #: served by a worker (GET /runs/{id}): the page carries the actions (reply forms, fork from
     #: here, replay on request) and live updates; the static export (`history --format html`) not
     served: bool = False
+    #: call id -> the evidence of its failures (the host's record: flowrt.host.call_failures)
+    failures: dict = field(default_factory=dict)
 
 
 def run_page(store: Store, prog, run_id: str, *, served: bool = False) -> str:
@@ -90,6 +92,7 @@ def run_page(store: Store, prog, run_id: str, *, served: bool = False) -> str:
             store.host_records.paused_times().get(run_id) if info.state == "paused" else None,
             None if same else path,
             served,
+            store.host_records.failures(run_id),
         )
     )
 
@@ -304,8 +307,30 @@ def _timeline(p: RunPage) -> str:
             f"<td>{_value(_fact_words(f, closers, called))}</td><td>{_when(sent)}</td>"
             f"<td>{_when(replied)}</td><td>{_duration(sent, replied)}</td></tr>"
         )
+        out += _failure_rows(p, f)
     out.append("</tbody></table>")
     return "\n".join(out)
+
+
+def _failure_rows(p: RunPage, f: dict) -> list[str]:
+    """Under the fact that closed a failed call (its Reply, or a Stop with the reply that had
+    arrived): what its implementation raised and the traceback, folded (the host's record)."""
+    if f["kind"] == "Reply":
+        calls = [f["id"]]
+    elif f["kind"] == "Stop":
+        calls = [c["call"] for c in f["closed"] if c["reply"] is not None]
+    else:
+        return []
+    rows = []
+    for call in calls:
+        for fl in p.failures.get(call, ()):
+            head = f"{fl.exc_type}: {fl.message}" if fl.message else fl.exc_type
+            rows.append(
+                f'<tr class="failure"><td></td><td></td><td class="mono">{e(call)}</td><td colspan=4>'
+                f"<details><summary>raised {e(head)} (the host's record, not history)</summary>"
+                f"<pre>{e(fl.traceback)}</pre></details></td></tr>"
+            )
+    return rows
 
 
 def _tree(p: RunPage) -> str:
