@@ -41,9 +41,8 @@ import os
 import pdb
 import sys
 import sysconfig
-from typing import Optional
-
 from contextlib import contextmanager
+from typing import Optional
 
 from flowrt.data.generated import flow_lines
 from flowrt.engine import debug
@@ -51,11 +50,14 @@ from flowrt.engine.tools import current_call
 
 __all__ = ["FlowPdb", "Session", "debugging", "breakpoint_hook", "set_trace", "generated_location"]
 
-_RUNTIME = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the flowrt package
-_ENGINE = os.path.join(_RUNTIME, "engine")
+_RUNTIME = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # the flowrt package
+_ENGINE = os.path.join(_RUNTIME, "engine") + os.sep
 _LIBRARY = tuple(
     {_RUNTIME}
-    | {os.path.abspath(sysconfig.get_paths()[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    | {
+        os.path.abspath(sysconfig.get_paths()[k]) + os.sep
+        for k in ("stdlib", "platstdlib", "purelib", "platlib")
+    }
 )
 #: the driver's frames above which Python's stack is the task's own (engine functions by name)
 _DRIVER = frozenset({"run_task", "_first_frame", "dispatch", "_work", "job"})
@@ -191,7 +193,8 @@ class FlowPdb(pdb.Pdb):
     def __init__(self, *args, task=None, **kwargs):
         kwargs.setdefault("nosigint", True)  # Ctrl-C stays the host's (flowrt.engine.interrupts)
         super().__init__(*args, **kwargs)
-        self.task = task
+        self.given = task
+        self.task = task  # the task of the latest stop
         self.post_mortem = task is not None
         self._canon: dict[str, str] = {}
         self.prompt = "(Pdb) "
@@ -200,10 +203,9 @@ class FlowPdb(pdb.Pdb):
 
     def get_stack(self, f, t):
         frames, index = super().get_stack(f, t)
-        task = self.task if self.task is not None else task_of(frames)
+        task = self.task = self.given if self.given is not None else task_of(frames)
         if task is None or not frames:
             return frames, index
-        self.task = task
         return flow_stack(frames, index, task, self.post_mortem)
 
     def do_where(self, arg):
