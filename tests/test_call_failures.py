@@ -15,7 +15,7 @@ import flowrt
 from flowrt.data.requests import ToolSpec
 from flowrt.engine.retry import Retry
 from flowrt.history.store import Store
-from flowrt.host.operations import signature_misfit
+from flowrt.engine.tools import signature_misfit
 from flow2py.cli import main as cli_main
 
 SVC = """\

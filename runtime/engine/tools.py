@@ -57,6 +57,7 @@ __all__ = [
     "WholeCall",
     "CallFailure",
     "failure_of",
+    "signature_misfit",
 ]
 
 
@@ -228,6 +229,35 @@ class Bindings:
 
     def __len__(self):
         return len(self._impls)
+
+
+def signature_misfit(spec: ToolSpec, impl: Optional[Callable]) -> Optional[str]:
+    """Why the implementation `impl` cannot be called with the Tool's arguments (it is called
+    with them by position, `impl(*args)`), naming both; None when it can, or when its signature
+    cannot be read (a builtin) or it takes the whole call (the Tool protocol's clients)."""
+    if impl is None or isinstance(impl, WholeCall):
+        return None
+    try:
+        sig = inspect.signature(impl)
+    except (TypeError, ValueError):
+        return None
+    try:
+        sig.bind(*spec.params)
+    except TypeError as e:
+        fn = inspect.unwrap(impl)
+        code = getattr(fn, "__code__", None)
+        if code is not None:
+            file = code.co_filename
+            rel = os.path.relpath(file) if not os.path.relpath(file).startswith("..") else file
+            name = f"{fn.__qualname__}{sig} at {rel}:{code.co_firstlineno}"
+        else:
+            name = f"{getattr(fn, '__module__', None) or '?'}.{getattr(fn, '__qualname__', repr(fn))}{sig}"
+        n = len(spec.params)
+        return (
+            f"{spec.name}({', '.join(spec.params)}) is bound to {name}, which cannot take "
+            f"its {n} argument{'' if n == 1 else 's'}: {e}"
+        )
+    return None
 
 
 #: The process-wide registry `bind` writes to (a `--tools` file uses it).

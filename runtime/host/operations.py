@@ -20,8 +20,6 @@ docs/spec/execution.md ("Host operations") describes each operation.
 
 from __future__ import annotations
 
-import inspect
-import os
 import secrets
 import sqlite3
 from dataclasses import dataclass
@@ -39,7 +37,7 @@ from flowrt.history.store import RunBusy, SqliteRecorder, Store, StoreError, Unk
 from flowrt.history.stored import CorruptHistory
 from flowrt.data.tasks import rebuild
 from flowrt.history.tokens import NONE_ISSUED, Issued, Noting, admitting
-from flowrt.engine.tools import BINDINGS, Bindings, WholeCall, admit
+from flowrt.engine.tools import BINDINGS, Bindings, admit, signature_misfit
 from flowrt.history.trace import DATA_VERSION, TraceError
 from flowrt.data.decoding import decode, loads_exact
 from flowrt.data.exit_codes import EXIT_FAULTED, EXIT_OK, EXIT_PAUSED, EXIT_REFUSED
@@ -314,35 +312,6 @@ def bindings_for(prog: Runnable, bindings: Optional[Bindings], entry: Optional[s
         if why:
             raise Refused(f"{why}; {what}")
     return bindings
-
-
-def signature_misfit(spec: ToolSpec, impl) -> Optional[str]:
-    """Why the implementation `impl` cannot be called with the Tool's arguments (it is called
-    with them by position, `impl(*args)`), naming both; None when it can, or when its signature
-    cannot be read (a builtin) or it takes the whole call (the Tool protocol's clients)."""
-    if impl is None or isinstance(impl, WholeCall):
-        return None
-    try:
-        sig = inspect.signature(impl)
-    except (TypeError, ValueError):
-        return None
-    try:
-        sig.bind(*spec.params)
-    except TypeError as e:
-        fn = inspect.unwrap(impl)
-        code = getattr(fn, "__code__", None)
-        if code is not None:
-            file = code.co_filename
-            rel = os.path.relpath(file) if not os.path.relpath(file).startswith("..") else file
-            name = f"{fn.__qualname__}{sig} at {rel}:{code.co_firstlineno}"
-        else:
-            name = f"{getattr(fn, '__module__', None) or '?'}.{getattr(fn, '__qualname__', repr(fn))}{sig}"
-        n = len(spec.params)
-        return (
-            f"{spec.name}({', '.join(spec.params)}) is bound to {name}, which cannot take "
-            f"its {n} argument{'' if n == 1 else 's'}: {e}"
-        )
-    return None
 
 
 # ---- driving ------------------------------------------------------------------------------------------
