@@ -3,9 +3,9 @@
     .venv/bin/python bench/run_all.py [--quick]
 
 Runs bench_parse, bench_check, bench_collections, bench_store, bench_runtime, bench_pure,
-bench_effectful, bench_replay, bench_input, bench_startup, bench_progress, bench_worker and
-bench_json, each in its own process (so peak RSS figures are its own), and prints how long each
-took. --quick passes smaller sizes to the benchmarks that take them.
+bench_effectful, bench_replay, bench_input, bench_startup, bench_progress, bench_worker,
+bench_json and bench_pg (SQLite against PostgreSQL: needs a server), each in its own process
+(so peak RSS figures are its own), and prints how long each took. --quick passes smaller sizes to the benchmarks that take them.
 docs/bench.md summarises the figures against the goals.
 """
 
@@ -34,6 +34,7 @@ BENCHES = [
     ("bench_progress.py", [], ["--runs", "3", "--calls", "300"]),
     ("bench_worker.py", [], ["--runs", "200", "--replies", "30"]),
     ("bench_json.py", [], ["--runs", "3", "--items", "500"]),
+    ("bench_pg.py", [], ["--calls", "100", "--repeat", "3"]),  # needs a PostgreSQL server
 ]
 
 

@@ -493,4 +493,8 @@ def cache_for(store_path: str | None) -> ProgramCache | None:
     if env and env.strip():
         return ProgramCache(env)
     store = store_path if store_path is not None else os.path.join(".flow", "runs.db")
+    if store.startswith(
+        ("postgresql://", "postgres://")
+    ):  # a database: the cache of this folder's default store
+        store = os.path.join(".flow", "runs.db")
     return ProgramCache(os.path.join(os.path.dirname(os.path.abspath(store)), "cache"))

@@ -25,7 +25,13 @@ from flow2py.diagnostics import render_text, to_json
 RUN_STATES = ("submitted", "running", "paused", "completed", "faulted", "halted")
 
 
-STORE = click.option("--store", "store_path", default=None, help="SQLite store (default .flow/runs.db).")
+STORE = click.option(
+    "--store",
+    "store_path",
+    default=None,
+    envvar="FLOW2PY_STORE",
+    help="SQLite file or postgresql:// URL (default .flow/runs.db; env FLOW2PY_STORE).",
+)
 TOOLS = click.option("--tools", "tools", multiple=True, help="Python file or module binding Tools.")
 CHECKPOINT_EVERY = click.option(
     "--checkpoint-every",

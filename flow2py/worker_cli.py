@@ -12,7 +12,13 @@ import sys
 
 import click
 
-STORE = click.option("--store", "store_path", default=None, help="SQLite store (default .flow/runs.db).")
+STORE = click.option(
+    "--store",
+    "store_path",
+    default=None,
+    envvar="FLOW2PY_STORE",
+    help="SQLite file or postgresql:// URL (default .flow/runs.db; env FLOW2PY_STORE).",
+)
 
 
 def _named(item: str) -> tuple[str, str]:
@@ -116,7 +122,9 @@ def worker_cmd(programs, tools, store_path, http, concurrency, token, grace, che
         except Refused:
             worker.stop(grace=0)
             raise
-    where = store_path or os.path.join(".flow", "runs.db")
+    from flowrt.history.pg import display
+
+    where = display(store_path) if store_path else os.path.join(".flow", "runs.db")
     click.echo(f"flow2py worker: serving {', '.join(sorted(served))} over {where}", err=True)
     while not stop.wait(3600):
         pass

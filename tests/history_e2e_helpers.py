@@ -7,6 +7,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -119,12 +120,21 @@ def calls(d: Path, name: str) -> int:
     return p.read_text().split().count(name) if p.exists() else 0
 
 
+@contextmanager
+def _pg_tables(url: str):
+    from flowrt.history.store import Store
+
+    with Store(url) as store:
+        yield store.file.db
+
+
 class Cli:
     """`flow2py` in this process (click's runner): fast, for everything that needs no second process."""
 
-    def __init__(self, d: Path):
+    def __init__(self, d: Path, store: str | None = None):
+        """`store`: a SQLite path or a PostgreSQL URL (tests/pg_helpers.py); default d/runs.db."""
         self.d = d
-        self.store = str(d / "runs.db")
+        self.store = store or str(d / "runs.db")
         self.runner = CliRunner()
 
     def __call__(self, *args, store=True):
@@ -149,6 +159,9 @@ class Cli:
         return [json.loads(line) for line in out.stdout.splitlines()]
 
     def db(self):
+        """The store's tables, to tamper with (a context manager; each statement commits)."""
+        if self.store.startswith("postgresql://"):
+            return _pg_tables(self.store)
         return sqlite3.connect(self.store, isolation_level=None)
 
 

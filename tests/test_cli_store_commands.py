@@ -14,8 +14,8 @@ from tests.history_e2e_helpers import RACE, Cli, project, run_until_paused
 
 
 @pytest.fixture
-def cli(tmp_path):
-    return Cli(project(tmp_path, RACE))
+def cli(tmp_path, store_url):
+    return Cli(project(tmp_path, RACE), store_url)
 
 
 def test_verify_refuses_a_head_that_is_not_a_hash_and_accepts_an_earlier_fact(cli):
@@ -51,7 +51,13 @@ def test_commands_on_a_store_that_does_not_exist_refuse_and_create_nothing(tmp_p
     assert not (tmp_path / "nowhere").exists()
 
 
-def test_reading_a_store_is_not_held_up_and_a_write_lock_is_explained(cli, monkeypatch):
+@pytest.fixture
+def sqlite_cli(tmp_path):
+    return Cli(project(tmp_path, RACE))
+
+
+def test_reading_a_store_is_not_held_up_and_a_write_lock_is_explained(sqlite_cli, monkeypatch):
+    cli = sqlite_cli  # SQLite's file lock (PostgreSQL's readers take no lock: test_store_pg.py)
     run_until_paused(cli)
     holder = sqlite3.connect(cli.store, isolation_level=None, check_same_thread=False)
     holder.execute("BEGIN IMMEDIATE")

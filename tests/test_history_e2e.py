@@ -13,9 +13,9 @@ from flowrt.history.store import Store
 
 
 @pytest.fixture
-def cli(tmp_path):
+def cli(tmp_path, store_url):
     project(tmp_path)
-    return Cli(tmp_path)
+    return Cli(tmp_path, store_url)
 
 
 def _paused(cli, run_id="a", *extra):

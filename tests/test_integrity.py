@@ -92,11 +92,22 @@ AWAIT = PUMP.replace("END", 'match task.await(pending) { Received(Ok(m)) => m, R
 STOP = PUMP.replace("END", '"done"')
 
 
+_STORE: list = []  # this test's store (the `backend` fixture): a SQLite path or a PostgreSQL URL
+
+
+@pytest.fixture(autouse=True)
+def backend(store_url):
+    """Every test here runs on both backends (tests/pg_helpers.py)."""
+    _STORE.append(store_url)
+    yield store_url
+    _STORE.clear()
+
+
 def _cli(tmp_path, main: str) -> Cli:
     (tmp_path / "main.flow").write_text(main)
     (tmp_path / "svc.flow").write_text(SVC)
     (tmp_path / "tools.py").write_text(TOOLS)
-    return Cli(tmp_path)
+    return Cli(tmp_path, _STORE[-1])
 
 
 def _facts(cli, run_id="a"):
@@ -136,10 +147,10 @@ def test_a_changed_blob_is_refused_by_verify_replay_history_and_resume_naming_fa
             db.execute("SELECT count(*) FROM blobs WHERE hash=?", (bytes.fromhex(digest),)).fetchone()[0] == 1
         )
         # same length, one byte changed: nothing but the content hash can tell
-        db.execute(
-            "UPDATE blobs SET data = CAST(replace(CAST(data AS TEXT), 'xxxx', 'xxyx') AS BLOB) WHERE hash=?",
-            (bytes.fromhex(digest),),
-        )
+        (data,) = db.execute("SELECT data FROM blobs WHERE hash=?", (bytes.fromhex(digest),)).fetchone()
+        changed = bytes(data).replace(b"xxxx", b"xxyx", 1)
+        assert changed != bytes(data)
+        db.execute("UPDATE blobs SET data=? WHERE hash=?", (changed, bytes.fromhex(digest)))
     named = f"fact {reply} refers to blob {digest}"
     r = cli("verify", "a", "--head", head)
     assert r.exit_code == 6 and r.stdout.startswith("broken: ") and named in r.stdout, r.stdout
@@ -315,7 +326,8 @@ def test_deleting_facts_of_a_run_without_checkpoint_and_setting_the_marker_is_a_
             "the archive marker ends at fact 5, but fact 6 is a Reply, not a Checkpoint",
         ),
         (
-            "UPDATE runs SET archived_through=3, archived_hash=zeroblob(32) WHERE id='a'",
+            "UPDATE runs SET archived_through=3, archived_hash=(SELECT hash FROM facts WHERE run='a' AND n=2) "
+            "WHERE id='a'",
             "the kept hash of fact 3 (the archive marker) does not match the chain",
         ),
         (
@@ -404,7 +416,9 @@ def test_archive_without_delete_also_stops_where_a_resume_reads_and_resume_compl
     cli, read, latest = _pump(tmp_path, AWAIT)
     first_cp = min(n for n, f in _facts(cli).items() if f["kind"] == "Checkpoint")
     r = cli("archive", "a")
-    assert r.exit_code == 0 and r.stdout.startswith(f"archived {first_cp - 2} fact(s) of run a"), r.stdout
+    assert r.exit_code == 0 and r.stdout.startswith(f"archived {first_cp - 2} fact(s) of run a"), (
+        r.stdout + r.stderr
+    )
     with cli.db() as db:
         archived = [n for (n,) in db.execute("SELECT n FROM archived_facts WHERE run='a' ORDER BY n")]
     assert archived == list(range(2, first_cp))

@@ -58,7 +58,7 @@ class Proc:
                 "--tools",
                 str(tmp / "tools.py"),
                 "--store",
-                str(tmp / "runs.db"),
+                _STORES[tmp],
                 "--grace",
                 "0.5",
             ],
@@ -80,15 +80,26 @@ class Proc:
             self.p.kill()
 
 
+_STORES: dict = {}  # the test's folder -> its store (a SQLite path or a PostgreSQL URL)
+
+
 @pytest.fixture
-def here(tmp_path):
+def here(tmp_path, request):
+    """The test's folder with tools.py and a store: SQLite, or PostgreSQL for a test parametrised
+    with backend="postgresql" (worker processes are slow to start: one such test runs on both)."""
     (tmp_path / "tools.py").write_text(TOOLS, encoding="utf-8")
-    rt.Store(tmp_path / "runs.db").close()
-    return tmp_path
+    backend = getattr(request.node, "callspec", None) and request.node.callspec.params.get("backend")
+    store_url = (
+        request.getfixturevalue("pg_store_url") if backend == "postgresql" else str(tmp_path / "runs.db")
+    )
+    _STORES[tmp_path] = store_url
+    rt.Store(store_url).close()
+    yield tmp_path
+    del _STORES[tmp_path]
 
 
 def _store(here):
-    return rt.Store(here / "runs.db")
+    return rt.Store(_STORES[here])
 
 
 def _side(here) -> list[str]:
@@ -113,7 +124,8 @@ def test_a_worker_killed_during_a_sleep_is_followed_by_one_that_completes_the_ru
     assert "event=timer_fired" in w2.log()
 
 
-def test_kill_9_while_a_call_is_out_the_next_worker_closes_it_unknown(here):
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_kill_9_while_a_call_is_out_the_next_worker_closes_it_unknown(here, backend):
     w1 = Proc(here, "w1", "two_steps", BLOCK_ONCE=str(here / "blocked"))
     with _store(here) as store:
         run_id = submit(store, program("two_steps"), program="w", input={"n": 1})
@@ -170,11 +182,11 @@ def _cli(*args):
 
 
 @pytest.fixture
-def paused(tmp_path):
+def paused(store_url):
     """A store holding support run s1, paused on c1:root#2 (started in-process)."""
     from tests.worker_helpers import support_bindings
 
-    db = tmp_path / "runs.db"
+    db = store_url
     with rt.Store(db) as store:
         rh.start(
             store,

@@ -23,8 +23,9 @@ from tests.worker_helpers import ASK, program, support, support_bindings
 
 
 @pytest.fixture
-def store(tmp_path):
-    with rt.Store(tmp_path / "runs.db") as s:
+def store(store_url):
+    """A store on each backend (tests/pg_helpers.py): the worker's records on SQLite and PostgreSQL."""
+    with rt.Store(store_url) as s:
         yield s
 
 

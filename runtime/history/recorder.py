@@ -109,9 +109,9 @@ class _Batch:
             )
 
 
-class SqliteRecorder:
-    """The Recorder (flowrt.data.facts) of one run of a `flowrt.history.store.Store`: appends its
-    facts, one writer at a time.
+class StoreRecorder:
+    """The Recorder (flowrt.data.facts) of one run of a `flowrt.history.store.Store` (SQLite or
+    PostgreSQL): appends its facts, one writer at a time.
 
     Constructing it takes the run's lease (refused with RunBusy while another live process holds
     it; a dead process's lease on this host is taken over). `record` encodes and chains a fact in
@@ -134,6 +134,7 @@ class SqliteRecorder:
         self._broken: Optional[BaseException] = None
         # Taking the lease needs no fsync: a lease lost with the machine names a process that is gone.
         with self._file.transaction(durable=False) as db:
+            self._file.lock_run(db, run_id)
             r = run_row(self._file, run_id)
             if r["state"] in ("completed", "faulted"):
                 raise StoreError(f"run {run_id!r} has already ended ({r['state']}); fork it to continue")
@@ -225,41 +226,32 @@ class SqliteRecorder:
         run = self.run_id
         f = self._file
         batch = _Batch(run, pending, self._pending_calls)
-        with f.lock:
-            db = f.db
-            f.set_sync(durable)
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                # The lease and head check is the UPDATE's own condition (one statement, no SELECT);
-                # BEGIN IMMEDIATE holds the write lock from here to COMMIT.
-                cur = db.execute(
-                    "UPDATE runs SET n=?, head=?, latest_checkpoint=coalesce(?, latest_checkpoint), "
-                    "state=coalesce(?, state) WHERE id=? AND owner=? AND n=? AND head=? "
-                    "AND NOT EXISTS (SELECT 1 FROM worker_cancels WHERE run=?)",
-                    (
-                        self.n,
-                        self.head,
-                        batch.latest_cp,
-                        batch.state,
-                        run,
-                        self.owner,
-                        self._synced[0],
-                        self._synced[1],
-                        run,
-                    ),
-                )
-                if cur.rowcount != 1:
-                    raise self._refusal(db)
-                batch.write(db)
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            try:
-                db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
+        # The lease and head check is the UPDATE's own condition (one statement, no SELECT): on
+        # SQLite, BEGIN IMMEDIATE holds the write lock from here to COMMIT; on PostgreSQL the
+        # UPDATE holds the run's row lock, and a second writer's waits and re-checks it.
+        with f.transaction(durable, whole=False) as db:
+            f.lock_run(
+                db, run
+            )  # PostgreSQL: the UPDATE below then sees every cancel and lease taken before it
+            cur = db.execute(
+                "UPDATE runs SET n=?, head=?, latest_checkpoint=coalesce(?, latest_checkpoint), "
+                "state=coalesce(?, state) WHERE id=? AND owner=? AND n=? AND head=? "
+                "AND NOT EXISTS (SELECT 1 FROM worker_cancels WHERE run=?)",
+                (
+                    self.n,
+                    self.head,
+                    batch.latest_cp,
+                    batch.state,
+                    run,
+                    self.owner,
+                    self._synced[0],
+                    self._synced[1],
+                    run,
+                ),
+            )
+            if cur.rowcount != 1:
+                raise self._refusal(db)
+            batch.write(db)
 
     def close(self, halted: bool = False) -> None:
         """Sync durably and release the lease (idempotent). `halted`: the run was interrupted
@@ -290,3 +282,6 @@ class SqliteRecorder:
 
     def __exit__(self, *exc):
         self.close()
+
+
+SqliteRecorder = StoreRecorder  # its name from when the store was SQLite only

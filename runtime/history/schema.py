@@ -104,6 +104,44 @@ CREATE TABLE IF NOT EXISTS worker_attempts (
 
 TABLES = frozenset(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", SCHEMA))
 
+# The version of the store's schema (its tables and what they mean), kept in store_meta beside the
+# data version. A store that records none is version 1 (today's tables, made before the key
+# existed); its first writer records it. A store of a newer version than this flowrt knows is
+# refused whole. MIGRATIONS[v](db) turns a version-v store into version v + 1 (none yet: tables
+# added since version 1 are created by a writer and read as empty by a reader, see StoreFile).
+SCHEMA_VERSION = 1
+MIGRATIONS: dict = {}
+
+
+class UnsupportedSchemaVersion(StoreError):
+    """A store whose schema is of a version this flowrt does not know (a newer one)."""
+
+
+def check_versions(meta: dict, where) -> None:
+    """Refuse a store of another data version or of an unknown schema version, whole."""
+    if meta.get("data_version") != str(T.DATA_VERSION):
+        raise T.UnsupportedDataVersion(meta.get("data_version"), where=f"the store {where}")
+    v = meta.get("schema_version", "1")
+    if not (isinstance(v, str) and v.isdigit() and 1 <= int(v) <= SCHEMA_VERSION):
+        raise UnsupportedSchemaVersion(
+            f"the store {where} has schema version {v}; this flowrt knows versions 1 to "
+            f"{SCHEMA_VERSION} (upgrade flow2py to use it); nothing was read or changed"
+        )
+
+
+def record_versions(db, meta: dict) -> None:
+    """A writer's part, inside its transaction: record the data version of a new store, migrate an
+    older schema to SCHEMA_VERSION, and record it."""
+    if "data_version" not in meta:
+        db.execute("INSERT INTO store_meta VALUES ('data_version', ?)", (str(T.DATA_VERSION),))
+    v = int(meta.get("schema_version", "1"))
+    for step in range(v, SCHEMA_VERSION):
+        MIGRATIONS[step](db)
+    if "schema_version" not in meta:
+        db.execute("INSERT INTO store_meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+    elif v != SCHEMA_VERSION:
+        db.execute("UPDATE store_meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
+
 
 class StoreFile:
     """The store's SQLite file: one connection behind a lock (thread-safe; open one per process).
@@ -153,13 +191,20 @@ class StoreFile:
         if mode.lower() != "wal" and not self.readonly:
             self.db.execute("PRAGMA journal_mode=WAL")
         self.set_sync(True)
-        row = self.db.execute("SELECT value FROM store_meta WHERE key='data_version'").fetchone()
-        if row is None:
+        meta = dict(self.db.execute("SELECT key, value FROM store_meta").fetchall())
+        if "data_version" not in meta:
             return False
-        if row[0] != str(T.DATA_VERSION):
-            raise T.UnsupportedDataVersion(row[0], where=f"the store {self.path}")
+        check_versions(meta, self.path)
         if not TABLES <= tables:
             self._stand_in(TABLES - tables)
+        elif "schema_version" not in meta and not self.readonly:
+            try:  # a store made before the schema version was kept: version 1, recorded by its first writer
+                with self.transaction(durable=False) as db:
+                    record_versions(db, dict(db.execute("SELECT key, value FROM store_meta").fetchall()))
+            except sqlite3.OperationalError as e:
+                if "readonly" not in str(e).lower():
+                    raise
+                self.readonly = True
         return True
 
     def _create(self, tables: set) -> None:
@@ -172,11 +217,10 @@ class StoreFile:
                 for stmt in SCHEMA.split(";"):
                     if stmt.strip():
                         db.execute(stmt)
-                row = db.execute("SELECT value FROM store_meta WHERE key='data_version'").fetchone()
-                if row is None:
-                    db.execute("INSERT INTO store_meta VALUES ('data_version', ?)", (str(T.DATA_VERSION),))
-                elif row[0] != str(T.DATA_VERSION):
-                    raise T.UnsupportedDataVersion(row[0], where=f"the store {self.path}")
+                meta = dict(db.execute("SELECT key, value FROM store_meta").fetchall())
+                if "data_version" in meta:
+                    check_versions(meta, self.path)
+                record_versions(db, meta)
         except sqlite3.OperationalError as e:
             # An older store in a file this process cannot write (chmod, a read-only mount): it
             # is read as it is. Writing to it is refused when it is tried, as for any such file.
@@ -206,10 +250,16 @@ class StoreFile:
             self.db.execute(f"PRAGMA synchronous={mode}")
             self._sync_mode = mode
 
+    def lock_run(self, db, run_id: str) -> None:
+        """Lock the run's row until the transaction ends: BEGIN IMMEDIATE already holds the
+        database's write lock here (flowrt.history.pg takes a row lock)."""
+
     @contextmanager
-    def transaction(self, durable: bool = True):
+    def transaction(self, durable: bool = True, whole: bool = True):
         """BEGIN IMMEDIATE ... COMMIT (fsynced when `durable`), rolled back on any error. Every
-        write goes through here; a store opened read-only refuses them all."""
+        write goes through here; a store opened read-only refuses them all. `whole`: the write
+        needs the whole store's write lock (on SQLite every write takes it; flowrt.history.pg
+        takes only row locks for the recorder's guarded append, `whole=False`)."""
         if self.readonly:
             raise StoreError(
                 f"the store {self.path} is read-only here (opened for reading); nothing was changed"

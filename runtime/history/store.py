@@ -1,9 +1,11 @@
-"""The embedded store: every run's history, module sources and host records in one SQLite file.
+"""The store: every run's history, module sources and host records, in one SQLite file or one
+PostgreSQL database.
 
 docs/spec/trace.md ("Store") is the description; the short version:
 
-* One file (default `.flow/runs.db` under the current directory), WAL mode. `Store(path)` opens
-  it and is made of three parts, each over the one connection (`store.file`):
+* One file (default `.flow/runs.db` under the current directory), WAL mode, or a PostgreSQL
+  database (`postgresql://…`: flowrt.history.pg, the same tables and SQL). `Store(path_or_url)`
+  opens it and is made of three parts, each over the one connection (`store.file`):
 * `store.history` (flowrt.history.history_store): the facts of every run and their chain:
   `create_run`, `records`, `facts`, `latest_checkpoint`, `checkpoint`, `sources`, `verify`,
   `redact`, `archive`, `record_reply`; `store.history.calls` (flowrt.history.call_facts) reads
@@ -33,8 +35,9 @@ from flowrt.history.history_store import HistoryStore, StoredFact
 from flowrt.history.host_records import HostRecords, RunInfo
 from flowrt.history.worker_records import WorkerRecords
 from flowrt.history.integrity import Archived
-from flowrt.history.recorder import SqliteRecorder
-from flowrt.history.schema import StoreFile
+from flowrt.history.pg import PgStoreFile, is_url
+from flowrt.history.recorder import SqliteRecorder, StoreRecorder
+from flowrt.history.schema import StoreFile, UnsupportedSchemaVersion
 from flowrt.history.store_errors import (
     BrokenHistory,
     CallNotOpen,
@@ -50,6 +53,9 @@ __all__ = [
     "DEFAULT_STORE",
     "Store",
     "SqliteRecorder",
+    "StoreRecorder",
+    "UnsupportedSchemaVersion",
+    "is_url",
     "RunInfo",
     "StoredFact",
     "StoreError",
@@ -73,18 +79,25 @@ class Store:
     def __init__(
         self, path: os.PathLike | str | None = None, *, durable: bool = True, readonly: bool = False
     ):
-        """Open the store at `path` (default `Path.cwd() / DEFAULT_STORE`). `durable`: commits that
+        """Open the store at `path` (default `Path.cwd() / DEFAULT_STORE`), or the PostgreSQL database
+        of a `postgresql://` (or `postgres://`) URL (flowrt.history.pg). `durable`: commits that
         must survive power loss are fsynced. `readonly`: a reader's open (SQLite `mode=ro`): it
         never writes, so a store file the user can only read opens too."""
-        self.file = StoreFile(
-            Path(path) if path is not None else Path.cwd() / DEFAULT_STORE, durable=durable, readonly=readonly
-        )
+        if is_url(path):
+            self.file = PgStoreFile(path, durable=durable, readonly=readonly)
+        else:
+            self.file = StoreFile(
+                Path(path) if path is not None else Path.cwd() / DEFAULT_STORE,
+                durable=durable,
+                readonly=readonly,
+            )
         self.history = HistoryStore(self)
         self.host_records = HostRecords(self.file)
         self.worker_records = WorkerRecords(self.file)  # a worker's records (flowrt.host.worker)
 
     @property
-    def path(self) -> Path:
+    def path(self):
+        """The SQLite file's Path, or the PostgreSQL URL as shown (password hidden)."""
         return self.file.path
 
     @property

@@ -205,6 +205,7 @@ class WorkerRecords:
         "requested" (a process holds it: its next commit is refused and it halts), or the state it
         already ended in ("completed", "faulted", "cancelled")."""
         with self.file.transaction() as db:
+            self.file.lock_run(db, run_id)  # PostgreSQL: a commit of the run's recorder comes before or after
             row = db.execute("SELECT state, owner FROM runs WHERE id=?", (run_id,)).fetchone()
             if row is None:
                 raise UnknownRun(f"unknown run {run_id!r} in {self.file.path}")

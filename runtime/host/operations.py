@@ -135,7 +135,9 @@ def open_store(path: Optional[str], *, create: bool = True, readonly: bool = Fal
     locked, read-only). `create=False` (every command but `run`): a store that does not exist is
     refused rather than created empty. `readonly` (the commands that only read: runs, history,
     replay, verify): opened without write access, so a store the user can only read serves them."""
-    where = f"store {path or '.flow/runs.db'}"
+    from flowrt.history.pg import display, is_url
+
+    where = f"store {display(path) if is_url(path) else path or '.flow/runs.db'}"
     if not (create and not readonly) and not store_exists(path):
         raise Refused(f"{where}: no such store (a store is created by `flow2py run`)")
     try:
@@ -148,12 +150,20 @@ def open_store(path: Optional[str], *, create: bool = True, readonly: bool = Fal
             raise Refused(f"{where}: not a Flow store (SQLite says: {e})") from None
         raise Refused(f"{where}: {e}") from None
     except (StoreError, TraceError, OSError) as e:
+        if is_url(path) and str(e).startswith(f"the {where}"):  # it names the store already
+            raise Refused(str(e)) from None
         raise Refused(f"{where}: {e}") from None
 
 
 def store_exists(path: Optional[str]) -> bool:
+    """Whether the store is there to open: a SQLite file that exists; a PostgreSQL URL always
+    (opening it says what is wrong with it)."""
     import os
 
+    from flowrt.history.pg import is_url
+
+    if is_url(path):
+        return True
     return os.path.exists(path if path is not None else os.path.join(os.getcwd(), ".flow", "runs.db"))
 
 

@@ -1,0 +1,412 @@
+"""The store on PostgreSQL (`PgStoreFile`): the same tables, the same SQL, over psycopg 3 and its pool.
+
+docs/spec/trace.md ("Store", "PostgreSQL") is the description. `Store("postgresql://…")` (also
+`postgres://`) opens this instead of the SQLite file (flowrt.history.schema.StoreFile); both have
+one interface: `db` (execute, executemany), `lock`, `transaction(durable, whole=True)`,
+`snapshot()`, `lock_run(db, run_id)`, `path`, `durable`, `readonly`, `close()`. Every SQL text of
+flowrt.history is written once, in SQLite's spelling, and translated here (`pg_sql`, cached):
+`?` placeholders become psycopg's `%s`, `instr(data, ?)` becomes `position(? in data)`,
+`INSERT OR IGNORE` becomes `INSERT … ON CONFLICT DO
+NOTHING`, `INSERT OR REPLACE` an upsert on the table's primary key (read from `SCHEMA`), and a
+PRAGMA (SQLite's durability and secure-delete switches) is no statement at all. The schema is
+`SCHEMA` with PostgreSQL's types (`pg_schema`: BLOB -> BYTEA, REAL -> DOUBLE PRECISION, INTEGER
+-> BIGINT, no WITHOUT ROWID).
+
+Transactions: `transaction()` is BEGIN … COMMIT (READ COMMITTED) holding a transaction-scoped
+advisory lock of the store's schema, so the store's writers are serialised as SQLite's BEGIN
+IMMEDIATE serialises them, and every read-check-write the host records do keeps its meaning.
+`transaction(whole=False)` (the recorder's append) takes no store-wide lock: its one guarded
+`UPDATE runs … WHERE id=? AND owner=? AND n=? AND head=?` takes the run's row lock, and a second
+writer's UPDATE waits for it and then re-checks its condition against the committed row, so two
+writers never both append to one run. `lock_run` takes that row lock up front (`SELECT … FOR
+UPDATE`) where a lease is read and then taken. `durable=False` commits with
+`synchronous_commit=off` (not waiting for the WAL flush: what SQLite's synchronous=NORMAL is to
+FULL). `snapshot()` is a REPEATABLE READ READ ONLY transaction: one state of the store.
+
+Connections: a psycopg_pool.ConnectionPool; the file uses one connection at a time behind `lock`
+(as the SQLite file does), and a connection the server dropped is given back broken and the next
+statement takes a fresh one. psycopg's errors are raised as the sqlite3 module's classes
+(`PgIntegrityError` is a `sqlite3.IntegrityError`, ...), each with a one-line message, so the
+host's handling of a store error is one set for both backends.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+import weakref
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Optional
+
+from flowrt.history.store_errors import StoreError
+
+URL_PREFIXES = ("postgresql://", "postgres://")
+EXTRA_HINT = "pip install 'flow2py[pg]' (psycopg 3 and psycopg-pool)"
+
+
+def is_url(path) -> bool:
+    """A `--store` that names a PostgreSQL database rather than a SQLite file."""
+    return isinstance(path, str) and path.startswith(URL_PREFIXES)
+
+
+def display(url: str) -> str:
+    """The URL as shown in messages: any password replaced by ***."""
+    return re.sub(r"(://[^:/@?#]+):[^@/?#]*@", r"\1:***@", url)
+
+
+# ---- errors ----------------------------------------------------------------------------------------
+
+
+class PgError(sqlite3.DatabaseError):
+    """A PostgreSQL error (any but the two below), as the host handles a store error."""
+
+
+class PgIntegrityError(sqlite3.IntegrityError):
+    """A constraint PostgreSQL enforced (a duplicate key: a fact numbered twice)."""
+
+
+class PgOperationalError(sqlite3.OperationalError):
+    """The server unreachable, the connection lost, a lock timeout, ..."""
+
+
+def _one_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return text[0] if text else type(e).__name__
+
+
+def translate(e, where: str) -> sqlite3.Error:
+    """psycopg's exception as the sqlite3 class the host catches, its message one line."""
+    import psycopg
+
+    msg = f"{where}: PostgreSQL says: {_one_line(e)}"
+    if isinstance(e, psycopg.IntegrityError):
+        return PgIntegrityError(msg)
+    if isinstance(e, (psycopg.OperationalError, psycopg.InterfaceError)):
+        return PgOperationalError(msg)
+    return PgError(msg)
+
+
+# ---- the dialect -----------------------------------------------------------------------------------
+
+
+def _tables(schema: str) -> dict[str, tuple[list[str], list[str]]]:
+    """table -> (columns, primary key columns), read from `SCHEMA`."""
+    out = {}
+    for stmt in schema.split(";"):
+        m = re.search(r"CREATE TABLE IF NOT EXISTS (\w+)\s*\((.*)\)", re.sub(r"--[^\n]*", "", stmt), re.S)
+        if not m:
+            continue
+        items, depth, cur = [], 0, ""
+        for ch in m.group(2):
+            depth += ch == "("
+            depth -= ch == ")"
+            if ch == "," and depth == 0:
+                items.append(cur.strip())
+                cur = ""
+            else:
+                cur += ch
+        items.append(cur.strip())
+        cols, pk = [], []
+        for item in items:
+            if item.upper().startswith("PRIMARY KEY"):
+                pk = [c.strip() for c in item[item.index("(") + 1 : item.rindex(")")].split(",")]
+            elif item:
+                cols.append(item.split()[0])
+                if "PRIMARY KEY" in item.upper():
+                    pk = [cols[-1]]
+        out[m.group(1)] = (cols, pk)
+    return out
+
+
+def pg_schema(schema: str) -> list[str]:
+    """`SCHEMA`'s statements in PostgreSQL's types."""
+    out = []
+    for stmt in schema.split(";"):
+        if not stmt.strip():
+            continue
+        s = re.sub(r"\)\s*WITHOUT ROWID", ")", stmt)
+        s = re.sub(r"\bBLOB\b", "BYTEA", s)
+        s = re.sub(r"\bREAL\b", "DOUBLE PRECISION", s)
+        s = re.sub(r"\bINTEGER\b", "BIGINT", s)
+        out.append(s.strip())
+    return out
+
+
+@lru_cache(maxsize=1024)
+def pg_sql(sql: str) -> Optional[str]:
+    """One SQL text of flowrt.history in PostgreSQL's spelling; None for a PRAGMA (no statement)."""
+    from flowrt.history.schema import SCHEMA
+
+    s = sql.strip()
+    if s.upper().startswith("PRAGMA"):
+        return None
+    # placeholders, outside quoted literals; a literal % is doubled for psycopg
+    s = re.sub(
+        r"'[^']*'|\?|%", lambda m: "%s" if m.group() == "?" else ("%%" if m.group() == "%" else m.group()), s
+    )
+    # SQLite's instr(haystack, needle) over bytes: PostgreSQL's position(needle in haystack)
+    s = re.sub(r"\binstr\((\w+), %s\)", r"position(%s in \1)", s)
+    m = re.match(r"INSERT OR (IGNORE|REPLACE) INTO (\w+)", s, re.I)
+    if m:
+        table = m.group(2)
+        s = f"INSERT INTO {table}" + s[m.end() :]
+        cols, pk = _tables(SCHEMA)[table]
+        rest = [c for c in cols if c not in pk]
+        if m.group(1).upper() == "IGNORE" or not rest:
+            s += " ON CONFLICT DO NOTHING"
+        else:
+            sets = ", ".join(f"{c}=EXCLUDED.{c}" for c in rest)
+            s += f" ON CONFLICT ({', '.join(pk)}) DO UPDATE SET {sets}"
+    return s
+
+
+class _Empty:
+    """What a PRAGMA returns on PostgreSQL: no rows."""
+
+    rowcount = -1
+    description = None
+
+    def fetchone(self):
+        return None
+
+    def fetchall(self):
+        return []
+
+    def __iter__(self):
+        return iter(())
+
+
+class _Db:
+    """The file's `db`: execute/executemany in SQLite's spelling, run on the current connection."""
+
+    def __init__(self, file: "PgStoreFile"):
+        self._file = file
+
+    def execute(self, sql: str, params=()):
+        q = pg_sql(sql)
+        if q is None:
+            return _Empty()
+        return self._file._run(lambda conn: conn.execute(q, tuple(params)))
+
+    def executemany(self, sql: str, seq):
+        q = pg_sql(sql)
+        if q is None:
+            return _Empty()
+        rows = [tuple(r) for r in seq]
+
+        def many(conn):
+            cur = conn.cursor()
+            if rows:
+                cur.executemany(q, rows)
+            return cur
+
+        return self._file._run(many)
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._file._in_tx
+
+
+class PgStoreFile:
+    """The store in a PostgreSQL database (the schema of the URL's `options=-csearch_path=…`, else
+    `public`): the interface of flowrt.history.schema.StoreFile."""
+
+    def __init__(self, url: str, *, durable: bool = True, readonly: bool = False):
+        try:
+            import psycopg
+            import psycopg_pool
+        except ImportError:
+            raise StoreError(
+                f"the store {display(url)} is a PostgreSQL URL, and this Python lacks psycopg: {EXTRA_HINT}"
+            ) from None
+        self.url = url
+        self.path = display(url)
+        self.durable = durable
+        self.readonly = readonly
+        self.lock = threading.RLock()
+        self.db = _Db(self)
+        self._in_tx = False
+        self._sync = durable
+        self._conn = None
+        where = f"the store {self.path}"
+        self._where = where
+        # A direct first connection gives the server's reason at once (the pool would retry).
+        try:
+            psycopg.connect(url, connect_timeout=10, autocommit=True).close()
+        except psycopg.Error as e:
+            raise StoreError(f"{where}: cannot connect to PostgreSQL: {_one_line(e)}") from None
+        self._pool = psycopg_pool.ConnectionPool(
+            url,
+            min_size=1,
+            max_size=4,
+            kwargs={"autocommit": True},
+            open=False,
+            timeout=30,
+            name="flow2py-store",
+        )
+        # A store dropped without close() (a host that forgot it) gives its connections back.
+        weakref.finalize(self, self._pool.close)
+        try:
+            self._pool.open(wait=True, timeout=30)
+            self._open()
+        except psycopg_pool.PoolTimeout as e:
+            self._pool.close()
+            raise StoreError(f"{where}: cannot connect to PostgreSQL: {_one_line(e)}") from None
+        except BaseException:
+            self.close()
+            raise
+
+    # ---- connections -----------------------------------------------------------------------------
+
+    def _connection(self):
+        if self._conn is None:
+            self._conn = self._pool.getconn()
+        return self._conn
+
+    def _run(self, fn):
+        import psycopg
+
+        with self.lock:
+            conn = self._connection()
+            try:
+                return fn(conn)
+            except psycopg.Error as e:
+                if conn.broken:
+                    self._drop()
+                raise translate(e, self._where) from None
+
+    def _drop(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                self._pool.putconn(conn)
+            except Exception:
+                pass
+
+    def close(self) -> None:
+        with self.lock:
+            self._drop()
+            pool = getattr(self, "_pool", None)
+            if pool is not None:
+                pool.close()
+
+    # ---- opening -----------------------------------------------------------------------------------
+
+    def _open(self) -> None:
+        from flowrt.history import schema as S
+
+        tables = {
+            r[0]
+            for r in self.db.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+            )
+        }
+        if S.TABLES <= tables or (self.readonly and "store_meta" in tables):
+            meta = dict(self.db.execute("SELECT key, value FROM store_meta").fetchall())
+            if "data_version" in meta:
+                S.check_versions(meta, self.path)
+                if not S.TABLES <= tables:
+                    self._stand_in(S.TABLES - tables)
+                if "schema_version" not in meta and not self.readonly:
+                    with self.transaction(durable=False) as db:  # a store made before it: version 1
+                        S.record_versions(
+                            db, dict(db.execute("SELECT key, value FROM store_meta").fetchall())
+                        )
+                return
+        if self.readonly:
+            raise StoreError(
+                f"{self.path} is not a Flow store (it records no data version); nothing was read"
+            )
+        with self.transaction() as db:
+            for stmt in pg_schema(S.SCHEMA):
+                self._run(lambda conn, s=stmt: conn.execute(s))
+            meta = dict(db.execute("SELECT key, value FROM store_meta").fetchall())
+            if "data_version" in meta:
+                S.check_versions(meta, self.path)
+            S.record_versions(db, meta)
+
+    def _stand_in(self, missing) -> None:
+        """Empty TEMP tables for the tables an older store lacks (as the SQLite file does)."""
+        from flowrt.history.schema import SCHEMA
+
+        for stmt in pg_schema(SCHEMA):
+            m = re.search(r"CREATE TABLE IF NOT EXISTS (\w+)", stmt)
+            if m and m.group(1) in missing:
+                s = stmt.replace("CREATE TABLE IF NOT EXISTS", "CREATE TEMP TABLE", 1)
+                self._run(lambda conn, s=s: conn.execute(s))
+        self.readonly = True
+
+    # ---- transactions ------------------------------------------------------------------------------
+
+    def set_sync(self, durable: bool) -> None:
+        """Make the next commit wait for the WAL flush (`durable`, on a durable store) or not
+        (`synchronous_commit=off` for that transaction)."""
+        self._sync = durable and self.durable
+
+    def _exec(self, sql: str) -> None:
+        self._run(lambda conn: conn.execute(sql))
+
+    @contextmanager
+    def transaction(self, durable: bool = True, whole: bool = True):
+        """BEGIN ... COMMIT, rolled back on any error; `whole`: holding the store's write lock (an
+        advisory lock of its schema, what BEGIN IMMEDIATE is to SQLite); `durable`: the commit
+        waits for the WAL flush. A store opened read-only refuses every write."""
+        if self.readonly:
+            raise StoreError(
+                f"the store {self.path} is read-only here (opened for reading); nothing was changed"
+            )
+        with self.lock:
+            if self._in_tx:
+                raise StoreError(f"the store {self.path}: a transaction is already open on this connection")
+            self.set_sync(durable)
+            self._exec("BEGIN")
+            self._in_tx = True
+            try:
+                if not self._sync:
+                    self._exec("SET LOCAL synchronous_commit TO off")
+                if whole:
+                    self._exec("SELECT pg_advisory_xact_lock(hashtext('flow2py store ' || current_schema()))")
+                yield self.db
+            except BaseException:
+                self._in_tx = False
+                self._rollback()
+                raise
+            self._in_tx = False
+            try:
+                self._exec("COMMIT")
+            except BaseException:
+                self._rollback()
+                raise
+
+    def _rollback(self) -> None:
+        conn = self._conn
+        if conn is None or conn.broken:
+            return
+        try:
+            conn.execute("ROLLBACK")
+        except Exception:
+            self._drop()
+
+    def lock_run(self, db, run_id: str) -> None:
+        """Take the run row's lock until the transaction ends (SELECT … FOR UPDATE)."""
+        db.execute("SELECT 1 FROM runs WHERE id=? FOR UPDATE", (run_id,))
+
+    @contextmanager
+    def snapshot(self):
+        """Reads that see one state of the store (REPEATABLE READ, READ ONLY)."""
+        with self.lock:
+            if self._in_tx:
+                yield
+                return
+            self._exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            self._in_tx = True
+            try:
+                yield
+            finally:
+                self._in_tx = False
+                try:
+                    self._exec("COMMIT")
+                except sqlite3.Error:
+                    self._rollback()
