@@ -259,3 +259,14 @@ def test_signatures_that_cannot_take_them_say_why():
     )
     assert "missing a required argument: 'q'" in signature_misfit(_spec(), keyword_only)
     assert "its 2 arguments" in signature_misfit(_spec("q", "r"), none)
+
+
+def test_a_lone_surrogate_in_the_evidence_is_kept_as_its_escape():
+    from flowrt.engine.tools import failure_of
+
+    try:
+        raise ValueError("bad \ud800 gateway")
+    except ValueError as e:
+        f = failure_of(e)
+    assert f.message == "bad \\ud800 gateway" and f.traceback.endswith("ValueError: bad \\ud800 gateway\n")
+    f.traceback.encode("utf-8")  # storable

@@ -106,7 +106,8 @@ def failure_of(e: BaseException) -> CallFailure:
         text = "".join(traceback.format_exception(t, e, tb or e.__traceback__))
     except Exception:  # a traceback that cannot be formatted still names the exception
         text = f"{name}: {message}\n"
-    return CallFailure(name, message, text, time.time())
+    # a lone surrogate in what it said is kept as its escape, as in the reason (`unicode_text`)
+    return CallFailure(unicode_text(name), unicode_text(message), unicode_text(text), time.time())
 
 
 def _keep(context, e: BaseException) -> None:
