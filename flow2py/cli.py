@@ -68,6 +68,8 @@ def _guard(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        from bdb import BdbQuit
+
         from flowrt.host import Refused
 
         try:
@@ -79,6 +81,8 @@ def _guard(fn):
             _fail(str(e), e.exit_code)
         except KeyboardInterrupt:  # outside a live run's drive (which reports the halted run itself)
             _fail("interrupted (Ctrl-C)", _codes().EXIT_HALTED)
+        except BdbQuit:  # pdb quit outside a live run's drive (docs/spec/debugging.md)
+            _fail("the debugger was quit", _codes().EXIT_HALTED)
         except Exception as e:  # a bug or an unforeseen state: one line, never a traceback
             if os.environ.get("FLOW2PY_DEBUG"):
                 raise
@@ -193,6 +197,20 @@ def _report(outcome, tools=(), store_path=None, checkpoint_every=None, name_run=
     sys.exit(outcome.exit_code)
 
 
+def _check_break(spec: str) -> None:
+    """Refuse a `--break FILE:LINE` that names no line of an existing file (before anything runs)."""
+    file, colon, line = spec.rpartition(":")
+    if not colon or not line.isdigit() or int(line) < 1:
+        _fail(f"--break {spec}: expected FILE:LINE, a Flow file (or a generated .py file) and a line number")
+    try:
+        with open(file, encoding="utf-8") as f:
+            count = sum(1 for _ in f)
+    except (OSError, UnicodeDecodeError) as e:
+        _fail(f"--break {spec}: cannot read {file}: {getattr(e, 'strerror', None) or e}")
+    if int(line) > count:
+        _fail(f"--break {spec}: {file} has {count} lines")
+
+
 @main.command()
 @click.argument("path", type=click.Path())
 @click.option("--entry", default="main", show_default=True)
@@ -201,13 +219,25 @@ def _report(outcome, tools=(), store_path=None, checkpoint_every=None, name_run=
 @STORE
 @click.option("--run-id", default=None)
 @CHECKPOINT_EVERY
+@click.option("--pdb", "post_mortem", is_flag=True, help="On a fault, open pdb at the faulting Flow frame.")
+@click.option("--trace", is_flag=True, help="Open pdb at the run's first Flow line.")
+@click.option(
+    "--break",
+    "breaks",
+    multiple=True,
+    metavar="FILE:LINE",
+    help="Stop in pdb at a line of a Flow file (or of a generated package's .py file).",
+)
 @_guard
-def run(path, entry, input_json, tools, store_path, run_id, checkpoint_every):
+def run(path, entry, input_json, tools, store_path, run_id, checkpoint_every, post_mortem, trace, breaks):
     """Start a run live."""
     from flow2py import host
     from flow2py.cli_progress import shown as progress_shown
+    from flowrt.engine.flowpdb import debugging
 
-    with progress_shown(store_path):
+    for b in breaks:
+        _check_break(b)
+    with progress_shown(store_path), debugging(breaks, trace, post_mortem):
         outcome = host.start(
             path,
             entry=entry,
@@ -232,8 +262,9 @@ def resume(run_id, replies, resend, tools, store_path, checkpoint_every):
     """Deliver replies and continue live from the latest checkpoint."""
     from flow2py import host
     from flow2py.cli_progress import shown as progress_shown
+    from flowrt.engine.flowpdb import debugging
 
-    with progress_shown(store_path):
+    with progress_shown(store_path), debugging():
         outcome = host.resume(
             run_id,
             replies=replies,
@@ -260,11 +291,17 @@ def replay(run_id, store_path):
 @click.argument("run_id")
 @STORE
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "html"]), default="text")
+@click.option(
+    "--details", is_flag=True, help="Show under each failed call the exception and traceback the host kept."
+)
 @_guard
-def history(run_id, store_path, fmt):
+def history(run_id, store_path, fmt, details):
     """Show the facts of a run."""
     from flow2py import host
 
+    if details:  # the host's evidence of failed calls under their facts (text only)
+        click.echo(host.history(run_id, store_path=store_path, fmt=fmt, details=True), nl=False)
+        return
     try:
         for chunk in host.history_chunks(run_id, store_path=store_path, fmt=fmt):
             click.echo(chunk, nl=False)  # as it is read: a history of any length in constant memory
@@ -286,8 +323,9 @@ def fork(run_id, checkpoint, program_path, input_json, tools, store_path, new_ru
     """Start a new run from a checkpoint of another."""
     from flow2py import host
     from flow2py.cli_progress import shown as progress_shown
+    from flowrt.engine.flowpdb import debugging
 
-    with progress_shown(store_path):
+    with progress_shown(store_path), debugging():
         outcome = host.fork(
             run_id,
             checkpoint,

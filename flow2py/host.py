@@ -320,9 +320,19 @@ def replay(run_id: str, *, store_path: str | None = None) -> Report:
     return rh.replay(store, compile_stored(store, run_id, cache_for(store_path)), run_id)
 
 
-def history(run_id: str, *, store_path: str | None = None, fmt: str = "text") -> str:
+def history(run_id: str, *, store_path: str | None = None, fmt: str = "text", details: bool = False) -> str:
+    """`flow2py history`; `details`: with the host's records of failed calls (text; the run page,
+    `--format html`, always shows them)."""
+    if details and fmt == "json":
+        raise Refused(
+            "--details adds the host's records to the text form (the run page, --format html, shows "
+            "them too); the JSON form is the facts alone"
+        )
     store = open_store(store_path, create=False, readonly=True)
-    return run_page.history(store, compile_stored(store, run_id, cache_for(store_path)), run_id, fmt)
+    prog = compile_stored(store, run_id, cache_for(store_path))
+    if details and fmt == "text":
+        return rh.history(store, prog, run_id, fmt, details=True)
+    return run_page.history(store, prog, run_id, fmt)
 
 
 def history_chunks(run_id: str, *, store_path: str | None = None, fmt: str = "text") -> Iterator[str]:

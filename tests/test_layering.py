@@ -29,7 +29,7 @@ RUNTIME_MAY_IMPORT = {
 TOP_MAY_IMPORT_OF_THE_HOST = {"flowrt.host", "flowrt.host.client"}
 #: the engine's own floors, lowest first (runtime/engine/__init__.py)
 ENGINE_FLOORS = (
-    ("interrupts", "describe", "outcomes", "tools", "retry"),
+    ("interrupts", "describe", "outcomes", "tools", "retry", "debug"),
     ("state",),
     ("record",),
     ("task_ops",),

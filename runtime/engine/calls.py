@@ -25,6 +25,7 @@ from flowrt.data.requests import ToolCall
 from flowrt.data.tasks import CALL, READY, Task, build_parked, has_hole
 from flowrt.data.typedesc import names_types, type_text
 from flowrt.data.values import Err, Malformed
+from flowrt.engine import debug
 from flowrt.engine.describe import _args_text, _locate_task, _same, describe
 from flowrt.engine.interrupts import Interruption
 from flowrt.engine.outcomes import Incomplete, _Finish
@@ -179,6 +180,9 @@ def admit(run: RunState) -> bool:
             outcome = Err(Malformed(f"$: the reply cannot be recorded: {e}"))
             recorder.record(Reply(cid, outcome))
         recorder.sync()
+        failures = run.dispatcher.failures
+        if failures and cid in failures:  # the exception behind Unknown/NotRun: the host's record
+            debug.call_failed(recorder, cid, made.tool, outcome, failures.pop(cid))
         run.since_cp += 1
         run.fresh = True
         deliver(run, made, outcome)

@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 from flowrt.data.facts import Checkpoint, Start
 from flowrt.data.requests import ToolSpec, module_resolver
 from flowrt.data.values import STD_CLASSES, ClassTable, class_table
+from flowrt.engine import debug
 from flowrt.engine.checkpoints import begin_at_checkpoint, latest_checkpoint
 from flowrt.engine.describe import describe  # noqa: F401  (divergence text; tests import it from here)
 from flowrt.engine.outcomes import (  # noqa: F401  (re-exported: flowrt.engine.drive.<name> works as before)
@@ -203,6 +204,13 @@ def drive(entry: Optional[Callable], history: Sequence, options: DriveOptions = 
             raise ValueError(f"fact {begin} is a {type(fact).__name__}, not a Start or a Checkpoint")
     except _Finish as f:
         return f.outcome
+    session = debug.session  # flow2py run --pdb/--trace/--break (docs/spec/debugging.md)
+    if session is not None and not run.replay:
+        session.begin()
+        try:
+            return loop(run)
+        finally:
+            session.end()
     return loop(run)
 
 

@@ -131,6 +131,11 @@ class Shielded:
     def call_pending(self, call_id: str) -> None:
         _shielded(self._recorder.call_pending, call_id)
 
+    def call_failed(self, call_id: str, failure) -> None:
+        note = getattr(self._recorder, "call_failed", None)
+        if note is not None:
+            _shielded(lambda: note(call_id, failure))
+
     def close(self, **kw) -> None:
         _shielded(lambda: self._recorder.close(**kw))
 

@@ -34,6 +34,7 @@ from flowrt.data.facts import Choice, Closed, Completed, Faulted, Stop
 from flowrt.data.requests import Await, First, Spawn, StopTask
 from flowrt.data.tasks import AWAIT, FAULTED, FINISHED, FIRST, READY, STOPPED, Task, scan
 from flowrt.data.values import show
+from flowrt.engine import debug
 from flowrt.engine.describe import _exception_message, _locate_exception, _locate_task, _same, flow_chain
 from flowrt.engine.record import drain, emit, end
 from flowrt.engine.state import RunState
@@ -235,6 +236,9 @@ def _stop_running(run: RunState, t: Task):
         if reply is not None and reply[1] is not PENDING:
             run.arrived.remove(reply)
             closed = (Closed(call.id, reply[1], True),)
+            failures = run.dispatcher.failures if run.dispatcher is not None else None
+            if failures and call.id in failures:  # its evidence, as for an admitted reply (calls.admit)
+                debug.call_failed(run.recorder, call.id, call.tool, reply[1], failures.pop(call.id))
         else:
             closed = (Closed(call.id),)
         del run.open[call.id]
@@ -294,14 +298,17 @@ def fault_exception(run: RunState, task: Task, e: Exception):
         raise e
     file, line = _locate_exception(e)
     run.fault_chain = flow_chain(task, e)
-    fault(run, task, _exception_message(e), file, line)
+    fault(run, task, _exception_message(e), file, line, e)
 
 
-def fault(run: RunState, task: Task, message: str, file: str, line: int):
+def fault(run: RunState, task: Task, message: str, file: str, line: int, exc=None):
     """End the run faulted: the root's frames are abandoned, so every task they own (directly
-    or through other tasks) is stopped first, innermost frame first; then End."""
+    or through other tasks) is stopped first, innermost frame first; then End. (`flow2py run
+    --pdb` first opens a post-mortem on the task's Flow frames: flowrt.engine.debug.)"""
     if not run.fault_chain:
         run.fault_chain = flow_chain(task)
+    if debug.session is not None and not run.replay:
+        debug.session.fault(task, message, f"{file}:{line}", exc)
     task.state = FAULTED
     root = run.root
     for d in sorted(root.owned, reverse=True):

@@ -24,9 +24,12 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
+import os
 import threading
 from bdb import BdbQuit
-from dataclasses import dataclass
+import time
+import traceback
+from dataclasses import dataclass, field
 from queue import SimpleQueue
 from typing import Any, Callable, Iterable, Optional
 
@@ -52,6 +55,9 @@ __all__ = [
     "current_call",
     "admitter",
     "WholeCall",
+    "CallFailure",
+    "failure_of",
+    "signature_misfit",
 ]
 
 
@@ -61,11 +67,59 @@ class CallContext:
 
     `run_id` and `store` are those of the run's recorder (None for a recorder without them, e.g.
     MemoryRecorder). A nested-run helper uses it to link the inner run to the outer call.
+    `failures`: where the evidence of a failed call is kept (the dispatcher's `failures`).
     """
 
     run_id: Optional[str]
     call_id: str
     store: Any = None
+    failures: Any = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class CallFailure:
+    """The evidence behind a call's `Unknown(...)` or `NotRun(...)`: the exception's type
+    (qualified), its message, its formatted traceback and when it was raised (epoch seconds).
+    The host's record (the store's `call_failures`), never history: the program sees only the reason."""
+
+    exc_type: str
+    message: str
+    traceback: str
+    at: float
+
+
+_RUNTIME_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the flowrt package
+
+
+def failure_of(e: BaseException) -> CallFailure:
+    """The evidence of the exception `e` (raised by an implementation, or sending to it)."""
+    t = type(e)
+    name = t.__qualname__ if t.__module__ in ("builtins", "__main__") else f"{t.__module__}.{t.__qualname__}"
+    try:
+        message = str(e)
+    except Exception:
+        message = ""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename.startswith(_RUNTIME_DIR):
+        tb = tb.tb_next  # from the implementation's own frame: the runtime's calling it is no evidence
+    try:
+        text = "".join(traceback.format_exception(t, e, tb or e.__traceback__))
+    except Exception:  # a traceback that cannot be formatted still names the exception
+        text = f"{name}: {message}\n"
+    # a lone surrogate in what it said is kept as its escape, as in the reason (`unicode_text`)
+    return CallFailure(unicode_text(name), unicode_text(message), unicode_text(text), time.time())
+
+
+def _keep(context, e: BaseException) -> None:
+    """Keep the evidence of `e` where the call's context says (nothing without one)."""
+    if type(context) is tuple:
+        failures, call_id = (context[3], context[1]) if len(context) > 3 else (None, None)
+    elif context is not None:
+        failures, call_id = context.failures, context.call_id
+    else:
+        return
+    if failures is not None:
+        failures[call_id] = failure_of(e)
 
 
 _CURRENT: contextvars.ContextVar = contextvars.ContextVar("flowrt_current_call", default=None)
@@ -178,6 +232,35 @@ class Bindings:
         return len(self._impls)
 
 
+def signature_misfit(spec: ToolSpec, impl: Optional[Callable]) -> Optional[str]:
+    """Why the implementation `impl` cannot be called with the Tool's arguments (it is called
+    with them by position, `impl(*args)`), naming both; None when it can, or when its signature
+    cannot be read (a builtin) or it takes the whole call (the Tool protocol's clients)."""
+    if impl is None or isinstance(impl, WholeCall):
+        return None
+    try:
+        sig = inspect.signature(impl)
+    except (TypeError, ValueError):
+        return None
+    try:
+        sig.bind(*spec.params)
+    except TypeError as e:
+        fn = inspect.unwrap(impl)
+        code = getattr(fn, "__code__", None)
+        if code is not None:
+            file = code.co_filename
+            rel = os.path.relpath(file) if not os.path.relpath(file).startswith("..") else file
+            name = f"{fn.__qualname__}{sig} at {rel}:{code.co_firstlineno}"
+        else:
+            name = f"{getattr(fn, '__module__', None) or '?'}.{getattr(fn, '__qualname__', repr(fn))}{sig}"
+        n = len(spec.params)
+        return (
+            f"{spec.name}({', '.join(spec.params)}) is bound to {name}, which cannot take "
+            f"its {n} argument{'' if n == 1 else 's'}: {e}"
+        )
+    return None
+
+
 #: The process-wide registry `bind` writes to (a `--tools` file uses it).
 BINDINGS = Bindings()
 
@@ -268,6 +351,7 @@ def call_implementation(impl: Callable, spec: ToolSpec, args: tuple, type_args: 
     try:
         jargs = [a if type(a) in _SCALARS else to_json(a) for a in args]
     except TypeError as e:
+        _keep(context, e)
         return Err(NotRun(f"flowrt could not send the arguments: {e}"))
     if isinstance(impl, WholeCall):
         return impl.serve_call(spec, jargs, type_args, context)
@@ -275,10 +359,12 @@ def call_implementation(impl: Callable, spec: ToolSpec, args: tuple, type_args: 
     try:
         raw = impl(*jargs)
     except NotRun as e:
+        _keep(context, e)
         return Err(NotRun(_reason(e)))
     except BdbQuit:  # like KeyboardInterrupt and SystemExit, not the Tool's answer: it halts the run
         raise
     except Exception as e:  # the implementation failed: the call may or may not have happened
+        _keep(context, e)
         return Err(Unknown(_problem_text(e)))
     finally:
         _CURRENT.reset(token)
@@ -295,15 +381,18 @@ async def _call_async(impl, spec, args, type_args, context=None):
     try:
         jargs = [to_json(a) for a in args]
     except TypeError as e:
+        _keep(context, e)
         return Err(NotRun(f"flowrt could not send the arguments: {e}"))
     _CURRENT.set(context)  # this job's own context (each asyncio task has a copy)
     try:
         raw = await impl(*jargs)
     except NotRun as e:
+        _keep(context, e)
         return Err(NotRun(_reason(e)))
     except BdbQuit:
         raise
     except Exception as e:
+        _keep(context, e)
         return Err(Unknown(_problem_text(e)))
     if raw is pending:
         return PENDING
@@ -350,6 +439,8 @@ class _Pool:
                 outcome = call_implementation(impl, spec, args, type_args, context)
             except BaseException as e:  # never lose a completion, whatever the implementation did
                 outcome = _unanswered(e)
+                if type(outcome) is not Interruption:
+                    _keep(context, e)
             with self.lock:
                 self.busy -= 1
             completions.put((call_id, outcome))
@@ -376,6 +467,8 @@ class _Loop:
                 outcome = await _call_async(impl, spec, args, type_args, context)
             except BaseException as e:
                 outcome = _unanswered(e)
+                if type(outcome) is not Interruption:
+                    _keep(context, e)
             completions.put((call_id, outcome))
 
         self.loop.call_soon_threadsafe(self.loop.create_task, job())
@@ -408,7 +501,9 @@ class Dispatcher:
     """Sends one run's calls to their implementations; completions arrive on `completions`.
 
     The worker pool and the event-loop thread are shared by every run in the process (started on
-    first use); each run has its own completion queue.
+    first use); each run has its own completion queue. `failures`: call id -> the `CallFailure`
+    behind the `Unknown` or `NotRun` its implementation's exception became, put there by whichever
+    thread ran it, taken by the driver when it admits the reply (flowrt.engine.calls).
     """
 
     def __init__(
@@ -417,6 +512,7 @@ class Dispatcher:
         self.bindings = bindings
         self.run_id, self.store = run_id, store
         self.completions: SimpleQueue = SimpleQueue() if completions is None else completions
+        self.failures: dict[str, CallFailure] = {}
         self._async: dict[Callable, bool] = {}
         self._sync: dict[Callable, bool] = {}
 
@@ -437,7 +533,7 @@ class Dispatcher:
         return r
 
     def context(self, call_id: str) -> CallContext:
-        return CallContext(self.run_id, call_id, self.store)
+        return CallContext(self.run_id, call_id, self.store, self.failures)
 
     def submit(self, call_id: str, impl: Callable, spec: ToolSpec, args: tuple, type_args: tuple):
         ctx = self.context(call_id)
@@ -451,5 +547,5 @@ class Dispatcher:
     ):
         """Run a sync implementation on this thread. `current_call()` inside it still answers;
         the CallContext is built only if it asks (the context variable holds its fields)."""
-        ctx = (self.run_id, call_id, self.store) if call_id is not None else None
+        ctx = (self.run_id, call_id, self.store, self.failures) if call_id is not None else None
         return call_implementation(impl, spec, args, type_args, ctx)

@@ -16,6 +16,8 @@ history. None of them is a fact or chained.
   `record_resent`; "parked" means only a task a checkpoint carries on its only call).
 * `bindings`: which implementation served which Tool in a run.
 * `nested_runs`: outer run + call id -> the inner run a Tool started (flowrt.host.nested).
+* `call_failures`: the exception and traceback behind a call's `Unknown(...)` or `NotRun(...)`
+  (`record_failure`, `failures`): history keeps only the reason the program sees.
 * `run_pauses`: since when a paused run is paused (the time its lease was released with calls
   open; `note_release`, in the release's transaction).
 * `call_times`: when the host recorded each Call (just before committing and sending it) and the
@@ -61,6 +63,18 @@ class RunInfo:
     open_calls: tuple[tuple[str, str], ...]  # (call id, tool id), in call order
     owner: Optional[str]
     meta: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class CallFailureRecord:
+    """The evidence kept for one failed call (`call_failures`): what the implementation raised."""
+
+    call: str
+    attempt: int  # 1, then 2 for a call resent that failed again
+    exc_type: str  # qualified: "ValueError", "requests.exceptions.Timeout"
+    message: str
+    traceback: str  # as Python formats it
+    at: float  # epoch seconds
 
 
 def corrupt_run_info(run_id) -> RunInfo:
@@ -390,6 +404,38 @@ class HostRecords:
         f = self.file
         with f.lock:
             return {r[0] for r in f.db.execute("SELECT call FROM parked_calls WHERE run=?", (run_id,))}
+
+    # ---- call failures -------------------------------------------------------------------------
+
+    def record_failure(self, run_id: str, call_id: str, failure) -> None:
+        """Host record: the reply to `call_id` is the `Unknown` or `NotRun` the exception in
+        `failure` (a `flowrt.engine.tools.CallFailure`) became. A call that fails again (resent)
+        gets the next attempt number; nothing earlier is replaced."""
+        with self.file.transaction(durable=False) as db:
+            (attempt,) = db.execute(
+                "SELECT coalesce(max(attempt), 0) + 1 FROM call_failures WHERE run=? AND call=?",
+                (run_id, call_id),
+            ).fetchone()
+            db.execute(
+                "INSERT INTO call_failures VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (run_id, call_id, attempt, failure.exc_type, failure.message, failure.traceback, failure.at),
+            )
+
+    def failures(self, run_id: str) -> dict[str, list[CallFailureRecord]]:
+        """call id -> its failures' evidence, in attempt order (a record that is not what the store
+        writes there is left out: a host record is anyone's to edit)."""
+        f = self.file
+        with f.lock:
+            rows = f.db.execute(
+                "SELECT call, attempt, exc_type, message, traceback, at FROM call_failures "
+                "WHERE run=? ORDER BY call, attempt",
+                (run_id,),
+            ).fetchall()
+        out: dict[str, list[CallFailureRecord]] = {}
+        for call, attempt, exc_type, message, tb, at in rows:
+            if all(type(v) is str for v in (call, exc_type, message, tb)) and type(at) in (int, float):
+                out.setdefault(call, []).append(CallFailureRecord(call, attempt, exc_type, message, tb, at))
+        return out
 
     # ---- host tokens ---------------------------------------------------------------------------
 

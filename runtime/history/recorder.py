@@ -312,6 +312,12 @@ class StoreRecorder:
             with self._file.transaction(durable=False) as db:
                 self._write_times(db)
 
+    def call_failed(self, call_id: str, failure) -> None:
+        """The driver's note that `call_id`'s reply (just recorded) is the `Unknown` or `NotRun`
+        its implementation's exception became: its evidence (`CallFailure`) is kept as a host
+        record (`call_failures`), never in history."""
+        self.store.host_records.record_failure(self.run_id, call_id, failure)
+
     def record(self, fact: Fact) -> None:
         if self._closed or self._broken is not None:
             raise StoreError(f"the recorder of run {self.run_id!r} is closed or failed")

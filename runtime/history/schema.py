@@ -3,7 +3,8 @@
 `SCHEMA` is every table of the store, in one place: the facts and their chain (`runs`, `facts`,
 `archived_facts`, `blobs`, `blob_refs`, `holes`, `sources`, `run_sources`), read and appended by
 flowrt.history.history_store and the recorder (flowrt.history.recorder), and the host's records
-beside history (`bindings`, `open_calls`, `parked_calls`, `nested_runs`, `host_tokens`), kept by
+beside history (`bindings`, `open_calls`, `parked_calls`, `nested_runs`, `host_tokens`,
+`run_pauses`, `call_failures`), kept by
 flowrt.history.host_records, and the worker's (`worker_*`: submissions, leases, delivered replies,
 timers, cancel requests, attempts), kept by flowrt.history.worker_records; `call_times` (when
 each call was sent and closed, and the Flow line that made it) is written by the recorder. A
@@ -85,6 +86,10 @@ CREATE TABLE IF NOT EXISTS call_times (
     PRIMARY KEY (run, n, part)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS run_pauses (
     run TEXT PRIMARY KEY, since REAL NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS call_failures (
+    run TEXT NOT NULL, call TEXT NOT NULL, attempt INTEGER NOT NULL, exc_type TEXT NOT NULL,
+    message TEXT NOT NULL, traceback TEXT NOT NULL, at REAL NOT NULL,
+    PRIMARY KEY (run, call, attempt)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS worker_submissions (
     run TEXT PRIMARY KEY, program TEXT NOT NULL, entry TEXT NOT NULL, submitted REAL NOT NULL,
     started REAL) WITHOUT ROWID;

@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable, Optional
 from flowrt.engine import drive as drv
 from flowrt.engine.record import CUT_REASON
 from flowrt.data.facts import Call, Checkpoint, ParkedTask, Reply, Start, Stop
-from flowrt.history.history_view import to_html
+from flowrt.history.history_view import to_html, to_text
 from flowrt.engine.interrupts import INTERRUPTS, Shielded, deferred, reason
 from flowrt.data.generated import Program
 from flowrt.data.requests import ToolSpec
@@ -37,7 +37,7 @@ from flowrt.history.store import RunBusy, SqliteRecorder, Store, StoreError
 from flowrt.history.stored import CorruptHistory
 from flowrt.data.tasks import rebuild
 from flowrt.history.tokens import NONE_ISSUED, Issued, Noting, admitting
-from flowrt.engine.tools import BINDINGS, Bindings, admit
+from flowrt.engine.tools import BINDINGS, Bindings, admit, signature_misfit
 from flowrt.history.trace import DATA_VERSION, TraceError
 from flowrt.data.decoding import decode, loads_exact
 from flowrt.data.exit_codes import EXIT_FAULTED, EXIT_OK, EXIT_PAUSED, EXIT_REFUSED
@@ -308,15 +308,22 @@ def call_finder(store: Store, run_id: str, info, classes) -> Callable[[str], Opt
 
 
 def bindings_for(prog: Runnable, bindings: Optional[Bindings], entry: Optional[str], what: str) -> Bindings:
-    """Refuse (before anything is recorded) when a reachable Tool is unbound."""
+    """Refuse (before anything is recorded) when a reachable Tool is unbound, or bound to a
+    Python function whose signature cannot take the Tool's arguments."""
     bindings = BINDINGS if bindings is None else bindings
-    missing = bindings.missing(prog.reachable(entry))
+    reachable = prog.reachable(entry)
+    missing = bindings.missing(reachable)
     if missing:
         raise Refused(
             "no implementation bound for "
             + ", ".join(missing)
             + f" (bind each with @flowrt.bind in a --tools file); {what}"
         )
+    for tool_id, _name in reachable:
+        spec = prog.tool_spec(tool_id)
+        why = signature_misfit(spec, bindings.lookup(spec)) if spec is not None else None
+        if why:
+            raise Refused(f"{why}; {what}")
     return bindings
 
 
@@ -738,11 +745,20 @@ def replay(store: Store, prog: Runnable, run_id: str) -> Report:
     return Report(outcome.line(), outcome.exit_code, outcome, run_id)
 
 
-def history(store: Store, prog: Runnable, run_id: str, fmt: str = "text") -> str:
+def history(store: Store, prog: Runnable, run_id: str, fmt: str = "text", details: bool = False) -> str:
     """The facts as text (the seed's notation), JSON Lines or a plain HTML table; refused when the
-    chain is broken. (`flow2py history --format html` is the run page: flowrt.host.run_page.)"""
+    chain is broken. (`flow2py history --format html` is the run page: flowrt.host.run_page.)
+    `details` (text): each failed call's exception and traceback, the host's record, under the
+    fact that closed it (flowrt.host.call_failures)."""
     if fmt == "html":
         return to_html(verified_records(store, prog, run_id), title=f"Flow run {run_id}")
+    if details and fmt == "text":
+        from flowrt.host.call_failures import details_text
+
+        records = verified_records(store, prog, run_id)
+        text = to_text(records)
+        text = text if text.endswith("\n") else text + "\n"
+        return details_text(text, records, read(store.host_records.failures, run_id))
     from flowrt.host.history_stream import history_chunks
 
     return "".join(history_chunks(store, prog, run_id, fmt))

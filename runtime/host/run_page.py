@@ -80,6 +80,8 @@ class RunPage:
     token_needed: bool = False
     #: the served page's reply forms: a token to ask for, text typed and refused (run_page_live)
     form: Optional[live.ReplyForms] = None
+    #: call id -> the evidence of its failures (the host's record: flowrt.host.call_failures)
+    failures: dict = field(default_factory=dict)
 
 
 def run_page(
@@ -143,6 +145,7 @@ def run_page(
             message,
             token_needed,
             form,
+            store.host_records.failures(run_id),
         )
     )
 
@@ -431,8 +434,30 @@ def _timeline(p: RunPage) -> str:
             f"<td>{_site(p, t, ids)}</td><td>{_when(sent)}</td>"
             f"<td>{_when(replied)}</td><td>{_duration(sent, replied)}</td></tr>"
         )
+        out += _failure_rows(p, f)
     out.append("</tbody></table>")
     return "\n".join(out)
+
+
+def _failure_rows(p: RunPage, f: dict) -> list[str]:
+    """Under the fact that closed a failed call (its Reply, or a Stop with the reply that had
+    arrived): what its implementation raised and the traceback, folded (the host's record)."""
+    if f["kind"] == "Reply":
+        calls = [f["id"]]
+    elif f["kind"] == "Stop":
+        calls = [c["call"] for c in f["closed"] if c["reply"] is not None]
+    else:
+        return []
+    rows = []
+    for call in calls:
+        for fl in p.failures.get(call, ()):
+            head = f"{fl.exc_type}: {fl.message}" if fl.message else fl.exc_type
+            rows.append(
+                f'<tr class="failure"><td></td><td></td><td class="mono">{e(call)}</td><td colspan=4>'
+                f"<details><summary>raised {e(head)} (the host's record, not history)</summary>"
+                f"<pre>{e(fl.traceback)}</pre></details></td></tr>"
+            )
+    return rows
 
 
 def _tree(p: RunPage) -> str:
