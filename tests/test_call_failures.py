@@ -185,7 +185,7 @@ def test_the_run_page_folds_the_traceback_under_the_reply(proj):
     assert "<summary>raised ValueError: no such key: k (the host's record, not history)</summary>" in row
     assert "<pre>Traceback (most recent call last):" in row and "&quot;" in row  # escaped
     assert (
-        page.index('<tr class="Reply">') < page.index('<tr class="failure">') < page.index('<tr class="End">')
+        page.index('<tr class="Reply"') < page.index('<tr class="failure">') < page.index('<tr class="End"')
     )
 
 
