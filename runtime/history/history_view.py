@@ -10,6 +10,8 @@ also carries `values`, the content hashes of the fact's value slots (what `redac
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import html
 import json
 from dataclasses import dataclass
@@ -296,3 +298,14 @@ def to_html(facts: Sequence[Any], title: str = "Flow history") -> str:
         last = r.n
     out.append("</tbody></table></body></html>")
     return "\n".join(out) + "\n"
+
+
+def iso_time(t: Optional[float]) -> Optional[str]:
+    """A POSIX time as UTC ISO 8601 to the millisecond (`2026-12-01T15:00:11.143Z`); None for
+    none, or for one outside the years 1-9999."""
+    if t is None:
+        return None
+    try:  # a host record is anyone's to edit: a time no calendar holds is shown as unknown
+        return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    except (OverflowError, ValueError, OSError):
+        return None

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from flowrt.data.facts import Reply, Stop
-from flowrt.host.runs_view import iso_time
+from flowrt.history.history_view import iso_time
 
 __all__ = ["closing_facts", "details_text", "failure_lines"]
 

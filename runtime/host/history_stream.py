@@ -11,11 +11,11 @@ from flowrt.history.history_store import BATCH
 from flowrt.history.history_view import jsonl_lines, text_lines
 from flowrt.history.store import Store, StoreError
 from flowrt.history.trace import TraceError
-from flowrt.host.operations import Runnable, _fails_chain, read, refused, same_program
+from flowrt.host.refusal import fails_chain as _fails_chain, read, refused, same_program
 
 
 def history_chunks(
-    store: Store, prog: Runnable, run_id: str, fmt: str = "text", *, batch: int = BATCH
+    store: Store, prog, run_id: str, fmt: str = "text", *, batch: int = BATCH
 ) -> Iterator[str]:
     """`history` as text or JSON Lines, in pieces as it is read, so a history of any length is
     written in the memory of one batch (`batch` rows a query, `batch` lines a piece): the whole
@@ -34,7 +34,7 @@ def history_chunks(
         it.close()
 
 
-def _history_chunks(store: Store, prog: Runnable, run_id: str, fmt: str, batch: int) -> Iterator[str]:
+def _history_chunks(store: Store, prog, run_id: str, fmt: str, batch: int) -> Iterator[str]:
     with store.history.reading():
         a = store.history.audit(run_id, batch=batch)
         if not a.ok:

@@ -40,23 +40,20 @@ from flowrt.history.tokens import NONE_ISSUED, Issued, Noting, admitting
 from flowrt.engine.tools import BINDINGS, Bindings, admit, signature_misfit
 from flowrt.history.trace import DATA_VERSION, TraceError
 from flowrt.data.decoding import decode, loads_exact
-from flowrt.data.exit_codes import EXIT_FAULTED, EXIT_OK, EXIT_PAUSED, EXIT_REFUSED
+from flowrt.data.exit_codes import EXIT_FAULTED, EXIT_OK, EXIT_PAUSED
+from flowrt.host.refusal import (
+    Refused,
+    fails_chain as _fails_chain,
+    read,
+    same_program,
+    sqlite_problem,
+)  # noqa: F401  (re-exported)
 from flowrt.data.typedesc import DecodeError, TypeTextError, parse_type_text
 from flowrt.data.values import Err, HostToken, Malformed, show
 
 __all__ = ["Host", "Refused", "Report", "Runnable", "CRASH_REASON"]
 
 CRASH_REASON = CUT_REASON  # what a call a crash cut is closed with: Err(Unknown(CRASH_REASON))
-
-
-class Refused(Exception):
-    """A host operation that cannot go ahead: a message that says what and where, and an exit code.
-    `diagnostics`: the message is rendered diagnostics, printed as they are."""
-
-    def __init__(self, message: str, exit_code: int = EXIT_REFUSED, diagnostics: bool = False):
-        super().__init__(message)
-        self.exit_code = exit_code
-        self.diagnostics = diagnostics
 
 
 @dataclass
@@ -114,22 +111,6 @@ class Runnable:
 # ---- store access ----------------------------------------------------------------------------------
 
 
-def sqlite_problem(e: sqlite3.Error, where: str) -> Optional[str]:
-    """A clear sentence for the SQLite errors an operator can meet (the file locked by another
-    process, read-only, unopenable), or None."""
-    text = str(e).lower()
-    if "locked" in text or "busy" in text:
-        return (
-            f"{where} is locked by another process's write transaction (waited 30 s); "
-            f"nothing was changed: try again when it is free"
-        )
-    if "readonly" in text or "read-only" in text:
-        return f"{where} is read-only (SQLite says: {e}); nothing was changed"
-    if "unable to open" in text:
-        return f"{where} cannot be opened (SQLite says: {e})"
-    return None
-
-
 def open_store(path: Optional[str], *, create: bool = True, readonly: bool = False) -> Store:
     """Open the store, or refuse with what is wrong with it (not SQLite, another data version,
     locked, read-only). `create=False` (every command but `run`): a store that does not exist is
@@ -173,21 +154,6 @@ def issued_in(store: Optional[Store]) -> Issued:
     return NONE_ISSUED if store is None else Issued(store.host_records.token_issued)
 
 
-def read(op, *args):
-    """A store read, its refusals turned into `Refused` (unknown run, unreadable history)."""
-    try:
-        return op(*args)
-    except (StoreError, TraceError, sqlite3.Error) as e:
-        raise refused(e) from None
-
-
-def refused(e: Exception) -> Refused:
-    """The refusal of a store read that failed with `e` (unknown run, unreadable history)."""
-    if isinstance(e, sqlite3.Error):
-        return Refused(sqlite_problem(e, "the store") or str(e))
-    return Refused(str(e))
-
-
 def _recorder(store: Store, run_id: str) -> SqliteRecorder:
     """Take the run's lease: one process runs a run at a time. The recorder is shielded: a Ctrl-C
     never lands half-way through appending a fact (flowrt.engine.interrupts)."""
@@ -199,14 +165,6 @@ def _recorder(store: Store, run_id: str) -> SqliteRecorder:
         raise Refused(str(e)) from None
     except sqlite3.Error as e:
         raise Refused(sqlite_problem(e, "the store") or str(e)) from None
-
-
-def same_program(prog: Runnable, info) -> None:
-    if prog.program.identity != info.program:
-        raise Refused(
-            f"run {info.id} started on program {info.program[:12]}, not {prog.program.identity[:12]}; "
-            f"a run always continues on the program it started with"
-        )
 
 
 # ---- input and replies -------------------------------------------------------------------------------
@@ -762,13 +720,6 @@ def history(store: Store, prog: Runnable, run_id: str, fmt: str = "text", detail
     from flowrt.host.history_stream import history_chunks
 
     return "".join(history_chunks(store, prog, run_id, fmt))
-
-
-def _fails_chain(run_id: str, why: str) -> Refused:
-    return Refused(
-        f"run {run_id!r} fails its hash chain: {why}; refusing to show it as its history "
-        f"(`flow2py verify {run_id}` reports the same)"
-    )
 
 
 def verified_records(store: Store, prog: Runnable, run_id: str) -> list:

@@ -14,13 +14,13 @@ from __future__ import annotations
 import os
 import socket
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any, Iterable, Optional
 
 from flowrt.data.decoding import decode
 from flowrt.data.typedesc import DecodeError, T, TypeTextError, fields_of, parse_type_text, subst, type_text
 from flowrt.data.values import Enum, Option, Record, Result, show
 from flowrt.history import trace as TR
+from flowrt.history.history_view import iso_time  # re-exported: the CLI and the pages show times so
 from flowrt.history.store import Store
 from flowrt.host.operations import run_state, store_exists
 
@@ -210,17 +210,6 @@ class RunView:
             "open_tools": list(self.open_tools),
             "facts": self.facts,
         }
-
-
-def iso_time(t: Optional[float]) -> Optional[str]:
-    """A POSIX time as UTC ISO 8601 to the millisecond (`2026-12-01T15:00:11.143Z`); None for
-    none, or for one outside the years 1-9999."""
-    if t is None:
-        return None
-    try:  # a host record is anyone's to edit: a time no calendar holds is shown as unknown
-        return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-    except (OverflowError, ValueError, OSError):
-        return None
 
 
 def tool_name(tool_id: str) -> str:
