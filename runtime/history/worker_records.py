@@ -78,7 +78,7 @@ class WorkerRecords:
         return {r[0]: tuple(r[1:]) for r in rows}
 
     def mark_started(self, run_id: str) -> None:
-        with self.file.transaction(durable=False) as db:
+        with self.file.transaction(durable=False, whole=False) as db:
             db.execute(
                 "UPDATE worker_submissions SET started=? WHERE run=? AND started IS NULL",
                 (time.time(), run_id),
@@ -116,13 +116,13 @@ class WorkerRecords:
     def heartbeat(self, owner: str, seconds: float) -> int:
         """Renew every lease `owner` holds; how many."""
         now = time.time()
-        with self.file.transaction(durable=False) as db:
+        with self.file.transaction(durable=False, whole=False) as db:
             return db.execute(
                 "UPDATE worker_leases SET heartbeat=?, expires=? WHERE owner=?", (now, now + seconds, owner)
             ).rowcount
 
     def release(self, run_id: str, owner: str) -> None:
-        with self.file.transaction(durable=False) as db:
+        with self.file.transaction(durable=False, whole=False) as db:
             if db.execute("DELETE FROM worker_leases WHERE run=? AND owner=?", (run_id, owner)).rowcount:
                 _notify(db, "released", run_id)
 
@@ -168,7 +168,7 @@ class WorkerRecords:
         return {c: bytes(r) for c, r in rows}
 
     def drop_replies(self, run_id: str, calls) -> None:
-        with self.file.transaction(durable=False) as db:
+        with self.file.transaction(durable=False, whole=False) as db:
             db.executemany("DELETE FROM worker_replies WHERE run=? AND call=?", [(run_id, c) for c in calls])
 
     def runs_with_replies(self) -> list[str]:
@@ -178,7 +178,7 @@ class WorkerRecords:
 
     def add_timer(self, run_id: str, call_id: str, due: float) -> float:
         """Record a timer for `call_id` (a call sent again keeps its first due time): the due time."""
-        with self.file.transaction() as db:
+        with self.file.transaction(whole=False) as db:
             db.execute(
                 "INSERT OR IGNORE INTO worker_timers VALUES (?, ?, ?, ?, NULL)",
                 (run_id, call_id, due, time.time()),
