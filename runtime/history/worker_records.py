@@ -246,7 +246,8 @@ class WorkerRecords:
                 gone = db.execute("SELECT 1 FROM worker_cancels WHERE run=?", (run_id,)).fetchone()
                 if live and not gone:
                     db.execute(
-                        "INSERT OR IGNORE INTO worker_replies VALUES (?, ?, ?, ?)", (run_id, call_id, reply, fired)
+                        "INSERT OR IGNORE INTO worker_replies VALUES (?, ?, ?, ?)",
+                        (run_id, call_id, reply, fired),
                     )
                     _notify(db, "reply", run_id)
                 out.append((run_id, call_id, fired - due))
