@@ -4,7 +4,8 @@
 
 Runs bench_parse, bench_check, bench_collections, bench_store, bench_runtime, bench_pure,
 bench_effectful, bench_replay, bench_input, bench_startup, bench_progress, bench_worker,
-bench_json and bench_pg (SQLite against PostgreSQL: needs a server), each in its own process
+bench_json, bench_pg (SQLite against PostgreSQL: needs a server) and bench_workers_pg (several
+worker processes on one PostgreSQL store; says so and exits 0 without a server), each in its own process
 (so peak RSS figures are its own), and prints how long each took. --quick passes smaller sizes to the benchmarks that take them.
 docs/bench.md summarises the figures against the goals.
 """
@@ -35,6 +36,7 @@ BENCHES = [
     ("bench_worker.py", [], ["--runs", "200", "--replies", "30"]),
     ("bench_json.py", [], ["--runs", "3", "--items", "500"]),
     ("bench_pg.py", [], ["--calls", "100", "--repeat", "3"]),  # needs a PostgreSQL server
+    ("bench_workers_pg.py", [], ["--runs", "100", "--replies", "10", "--check", "30"]),  # ditto
 ]
 
 
