@@ -4,9 +4,10 @@
 
 Runs bench_parse, bench_check, bench_collections, bench_store, bench_runtime, bench_pure,
 bench_effectful, bench_fanout, bench_replay, bench_input, bench_startup, bench_progress,
-bench_worker, bench_json, bench_runs_page, bench_pg (SQLite against PostgreSQL: needs a server)
-and bench_history_scale, each in its own process (so peak RSS figures are its own), and prints
-how long each took. --quick passes smaller sizes to the benchmarks that take them.
+bench_worker, bench_json, bench_runs_page, bench_pg (SQLite against PostgreSQL: needs a server),
+bench_history_scale and bench_workers_pg (several worker processes on one PostgreSQL store; says
+so and exits 0 without a server), each in its own process (so peak RSS figures are its own), and
+prints how long each took. --quick passes smaller sizes to the benchmarks that take them.
 docs/bench.md summarises the figures against the goals.
 """
 
@@ -39,6 +40,7 @@ BENCHES = [
     ("bench_runs_page.py", [], ["--runs", "20000", "--repeat", "5"]),
     ("bench_pg.py", [], ["--calls", "100", "--repeat", "3"]),  # needs a PostgreSQL server
     ("bench_history_scale.py", [], ["--runs", "1", "--facts", "20000", "100000"]),
+    ("bench_workers_pg.py", [], ["--runs", "100", "--replies", "10", "--check", "30"]),  # needs a server
 ]
 
 

@@ -78,6 +78,23 @@ def _serve_http(worker, where: str, token):
     return http_api.start_server(worker, host_name, port, token=token)  # bound now, or Refused
 
 
+def _lease_seconds() -> float:
+    """The worker lease's length: $FLOW2PY_WORKER_LEASE seconds (default 30): how long a worker
+    that stopped heartbeating keeps its runs before another worker takes them over."""
+    from flowrt.host.operations import Refused
+
+    text = os.environ.get("FLOW2PY_WORKER_LEASE", "").strip()
+    if not text:
+        return 30.0
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.1 <= value <= 86400:
+        raise Refused(f"FLOW2PY_WORKER_LEASE={text!r}: expected seconds between 0.1 and 86400")
+    return value
+
+
 def worker_cmd(programs, tools, store_path, http, concurrency, token, grace, checkpoint_every=None):
     """Serve the programs given until SIGTERM/SIGINT."""
     import signal
@@ -98,6 +115,7 @@ def worker_cmd(programs, tools, store_path, http, concurrency, token, grace, che
     bindings = host.worker_bindings(served, tools)
     if http is not None:
         _host_port(http)
+    lease = _lease_seconds()
     store = open_store(store_path)
     worker = Worker(
         store,
@@ -105,6 +123,7 @@ def worker_cmd(programs, tools, store_path, http, concurrency, token, grace, che
         bindings,
         concurrency=concurrency,
         checkpoint_every=checkpoint_every,
+        lease_seconds=lease,
         stored=lambda run_id: host.compile_stored(store, run_id),
     )
     stop = threading.Event()

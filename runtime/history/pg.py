@@ -43,6 +43,8 @@ from typing import Optional
 from flowrt.history.store_errors import StoreError
 
 URL_PREFIXES = ("postgresql://", "postgres://")
+#: the channel a write that may let a run move NOTIFYs on (payload: "<schema> <what> <run id>")
+CHANNEL = "flow2py_wake"
 EXTRA_HINT = "pip install 'flow2py[pg]' (psycopg 3 and psycopg-pool)"
 
 
@@ -208,10 +210,24 @@ class _Db:
     def in_transaction(self) -> bool:
         return self._file._in_tx
 
+    def notify(self, payload: str) -> None:
+        """Send `payload` to the store's listeners (`Listener`) when the current transaction
+        commits (NOTIFY is transactional: a rolled-back write wakes no one)."""
+        self.execute(f"SELECT pg_notify('{CHANNEL}', current_schema() || ' ' || ?)", (payload,))
+
 
 class PgStoreFile:
     """The store in a PostgreSQL database (the schema of the URL's `options=-csearch_path=…`, else
     `public`): the interface of flowrt.history.schema.StoreFile."""
+
+    #: what a claim's SELECT ends with (flowrt.history.worker_records): a row another
+    #: transaction holds is passed over, not waited for; SQLite's file has "" (BEGIN IMMEDIATE
+    #: already serialises its claims)
+    SKIP_LOCKED = " FOR UPDATE SKIP LOCKED"
+
+    def listen(self, wake) -> "Listener":
+        """A started `Listener` calling `wake(payload)` on each notice for this store's schema."""
+        return Listener(self.url, wake).start()
 
     def __init__(self, url: str, *, durable: bool = True, readonly: bool = False):
         try:
@@ -410,3 +426,49 @@ class PgStoreFile:
                     self._exec("COMMIT")
                 except sqlite3.Error:
                     self._rollback()
+
+
+class Listener:
+    """LISTEN on `CHANNEL` over a dedicated connection (not the pool's), in a daemon thread:
+    `wake(what)` for each notice sent from this store's schema, `wake(None)` once after each
+    (re)connection (a notice sent while no connection listened is not lost: the caller looks).
+    A connection the server drops is made again after half a second."""
+
+    def __init__(self, url: str, wake):
+        self.url, self._wake = url, wake
+        self._stop = threading.Event()
+        self.ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="flowrt-pg-listen", daemon=True)
+
+    def start(self) -> "Listener":
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        import psycopg
+
+        while not self._stop.is_set():
+            conn = None
+            try:
+                conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+                schema = conn.execute("SELECT current_schema()").fetchone()[0]
+                conn.execute(f"LISTEN {CHANNEL}")
+                self.ready.set()
+                self._wake(None)
+                while not self._stop.is_set():
+                    for n in conn.notifies(timeout=0.5):
+                        where, _, what = n.payload.partition(" ")
+                        if where == schema:
+                            self._wake(what)
+            except psycopg.Error:
+                self._stop.wait(0.5)
+            finally:
+                if conn is not None:
+                    try:
+                        conn.close()
+                    except Exception:  # noqa: BLE001  (a connection already gone)
+                        pass

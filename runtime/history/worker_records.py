@@ -20,6 +20,14 @@ history is ever changed through them.
 `runs_page` picks a page of runs by the state a worker's client sees and the program's name in
 one SQL statement (the state and name expressions below; the runs page and `GET /runs`), so a page
 of 50 of 100,000 runs reads only as much of the `runs` index as it takes to find 50.
+
+Several workers on one PostgreSQL store (docs/spec/execution.md "Several workers"): a claim
+(`claim`, `fire_due`) selects its rows `FOR UPDATE SKIP LOCKED` (the file's `SKIP_LOCKED`), so two
+workers never take one run or fire one timer, and a row another worker is claiming is passed
+over rather than waited for; on SQLite (no such clause) BEGIN IMMEDIATE serialises the claims and
+each re-checks its row. A write that may let a run move (a submission, a delivered reply, a fired
+or set timer, a cancel, a released lease) NOTIFYs the store's channel in its own transaction
+(`_notify`; nothing on SQLite), so the workers LISTENing wake when it commits.
 """
 
 from __future__ import annotations
@@ -32,6 +40,13 @@ from typing import Optional
 from flowrt.history import trace as T
 from flowrt.history.host_records import owner_alive
 from flowrt.history.store_errors import StoreError, UnknownRun
+
+
+def _notify(db, what: str, run_id: str) -> None:
+    """NOTIFY the store's listeners at commit (PostgreSQL's `db.notify`; SQLite has none)."""
+    notify = getattr(db, "notify", None)
+    if notify is not None:
+        notify(f"{what} {run_id}")
 
 
 class WorkerRecords:
@@ -54,6 +69,7 @@ class WorkerRecords:
             "INSERT OR IGNORE INTO worker_submissions VALUES (?, ?, ?, ?, NULL)",
             (run_id, program, entry, time.time()),
         )
+        _notify(db, "submitted", run_id)
 
     def submission(self, run_id: str) -> Optional[tuple[str, str, float, Optional[float]]]:
         """(program name, entry, submitted, started) of a submitted run, or None."""
@@ -67,7 +83,7 @@ class WorkerRecords:
         return {r[0]: tuple(r[1:]) for r in rows}
 
     def mark_started(self, run_id: str) -> None:
-        with self.file.transaction(durable=False) as db:
+        with self.file.transaction(durable=False, whole=False) as db:
             db.execute(
                 "UPDATE worker_submissions SET started=? WHERE run=? AND started IS NULL",
                 (time.time(), run_id),
@@ -76,10 +92,17 @@ class WorkerRecords:
     # ---- leases --------------------------------------------------------------------------------
 
     def claim(self, run_id: str, owner: str, seconds: float) -> bool:
-        """Take the run's lease for `owner` in one transaction: True when it is now `owner`'s."""
+        """Take the run's lease for `owner` in one transaction: True when it is now `owner`'s.
+        On PostgreSQL the run's row is locked first, `FOR UPDATE SKIP LOCKED`: a run another
+        worker is claiming (or whose recorder is committing) is not ours now, and no two claims of
+        one run overlap; only the run's rows are locked, not the store."""
         now = time.time()
         host, pid = socket.gethostname(), os.getpid()
-        with self.file.transaction(durable=False) as db:  # a lease lost with the machine names a gone process
+        skip = getattr(self.file, "SKIP_LOCKED", "")
+        # a lease lost with the machine names a gone process
+        with self.file.transaction(durable=False, whole=not skip) as db:
+            if skip and db.execute("SELECT id FROM runs WHERE id=?" + skip, (run_id,)).fetchone() is None:
+                return False
             row = db.execute(
                 "SELECT owner, pid, host, expires FROM worker_leases WHERE run=?", (run_id,)
             ).fetchone()
@@ -98,14 +121,20 @@ class WorkerRecords:
     def heartbeat(self, owner: str, seconds: float) -> int:
         """Renew every lease `owner` holds; how many."""
         now = time.time()
-        with self.file.transaction(durable=False) as db:
+        with self.file.transaction(durable=False, whole=False) as db:
             return db.execute(
                 "UPDATE worker_leases SET heartbeat=?, expires=? WHERE owner=?", (now, now + seconds, owner)
             ).rowcount
 
     def release(self, run_id: str, owner: str) -> None:
-        with self.file.transaction(durable=False) as db:
-            db.execute("DELETE FROM worker_leases WHERE run=? AND owner=?", (run_id, owner))
+        with self.file.transaction(durable=False, whole=False) as db:
+            if db.execute("DELETE FROM worker_leases WHERE run=? AND owner=?", (run_id, owner)).rowcount:
+                _notify(db, "released", run_id)
+
+    def expired_leases(self, now: Optional[float] = None) -> set[str]:
+        """The runs whose lease expired (its worker stopped heartbeating): any worker may take them."""
+        now = time.time() if now is None else now
+        return {r[0] for r in self._read("SELECT run FROM worker_leases WHERE expires<=?", (now,))}
 
     def lease(self, run_id: str) -> Optional[tuple[str, int, str, float, float]]:
         """(owner, pid, host, heartbeat, expires) of the run's lease, or None."""
@@ -133,6 +162,7 @@ class WorkerRecords:
             db.execute(
                 "INSERT INTO worker_replies VALUES (?, ?, ?, ?)", (run_id, call_id, reply, time.time())
             )
+            _notify(db, "reply", run_id)
             return None
 
     def replies(self, run_id: str) -> dict[str, bytes]:
@@ -143,7 +173,7 @@ class WorkerRecords:
         return {c: bytes(r) for c, r in rows}
 
     def drop_replies(self, run_id: str, calls) -> None:
-        with self.file.transaction(durable=False) as db:
+        with self.file.transaction(durable=False, whole=False) as db:
             db.executemany("DELETE FROM worker_replies WHERE run=? AND call=?", [(run_id, c) for c in calls])
 
     def runs_with_replies(self) -> list[str]:
@@ -153,11 +183,12 @@ class WorkerRecords:
 
     def add_timer(self, run_id: str, call_id: str, due: float) -> float:
         """Record a timer for `call_id` (a call sent again keeps its first due time): the due time."""
-        with self.file.transaction() as db:
+        with self.file.transaction(whole=False) as db:
             db.execute(
                 "INSERT OR IGNORE INTO worker_timers VALUES (?, ?, ?, ?, NULL)",
                 (run_id, call_id, due, time.time()),
             )
+            _notify(db, "timer", run_id)
             return db.execute(
                 "SELECT due FROM worker_timers WHERE run=? AND call=?", (run_id, call_id)
             ).fetchone()[0]
@@ -192,7 +223,40 @@ class WorkerRecords:
                 db.execute(
                     "INSERT OR IGNORE INTO worker_replies VALUES (?, ?, ?, ?)", (run_id, call_id, reply, now)
                 )
+                _notify(db, "reply", run_id)
             return now - row[0]
+
+    def fire_due(self, now: float, reply: bytes, limit: int = 100) -> list[tuple[str, str, float]]:
+        """Claim and fire up to `limit` due timers in one transaction, as `fire` fires one: (run,
+        call, lateness) of each fired here. On PostgreSQL they are selected `FOR UPDATE SKIP
+        LOCKED` (a timer another worker is firing is passed over) and no store-wide lock is taken;
+        on SQLite BEGIN IMMEDIATE serialises the firing workers. No timer is fired twice."""
+        skip = getattr(self.file, "SKIP_LOCKED", "")
+        out = []
+        with self.file.transaction(whole=not skip) as db:
+            rows = db.execute(
+                "SELECT run, call, due FROM worker_timers WHERE fired IS NULL AND due<=? "
+                "ORDER BY due, run, call LIMIT ?" + skip,
+                (now, limit),
+            ).fetchall()
+            fired = time.time()
+            for run_id, call_id, due in rows:
+                db.execute(
+                    "UPDATE worker_timers SET fired=? WHERE run=? AND call=? AND fired IS NULL",
+                    (fired, run_id, call_id),
+                )
+                live = db.execute(
+                    "SELECT 1 FROM open_calls WHERE run=? AND call=?", (run_id, call_id)
+                ).fetchone()
+                gone = db.execute("SELECT 1 FROM worker_cancels WHERE run=?", (run_id,)).fetchone()
+                if live and not gone:
+                    db.execute(
+                        "INSERT OR IGNORE INTO worker_replies VALUES (?, ?, ?, ?)",
+                        (run_id, call_id, reply, fired),
+                    )
+                    _notify(db, "reply", run_id)
+                out.append((run_id, call_id, fired - due))
+        return out
 
     def timers(self, run_id: str) -> list[tuple[str, float, float, Optional[float]]]:
         """(call id, due, set at, fired) of the run's timers."""
@@ -220,6 +284,7 @@ class WorkerRecords:
             if state in ("completed", "faulted"):
                 return state
             db.execute("INSERT INTO worker_cancels VALUES (?, ?)", (run_id, time.time()))
+            _notify(db, "cancel", run_id)
             if owner is None or not owner_alive(owner):
                 db.execute("UPDATE runs SET state='halted', owner=NULL WHERE id=?", (run_id,))
                 db.execute("DELETE FROM worker_replies WHERE run=?", (run_id,))

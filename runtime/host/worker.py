@@ -261,7 +261,7 @@ class Worker:
         concurrency: int = 8,
         checkpoint_every: Optional[int] = None,
         lease_seconds: float = 30.0,
-        poll_seconds: float = 0.5,
+        poll_seconds: Optional[float] = None,
         log: Optional[Callable[[str], None]] = None,
         stored: Optional[Callable[[str], Optional[Runnable]]] = None,
     ):
@@ -277,7 +277,10 @@ class Worker:
         self.concurrency = concurrency
         self.checkpoint_every = checkpoint_every
         self.lease_seconds = lease_seconds
-        self.poll_seconds = poll_seconds
+        # On PostgreSQL the loop is woken by LISTEN/NOTIFY and polls only as a safety net.
+        self._listens = hasattr(self.store.file, "listen")
+        self.poll_seconds = poll_seconds if poll_seconds is not None else (5.0 if self._listens else 0.5)
+        self._listener = None
         self._log = log or _stderr
         self.owner = owner_token()
         self._held: dict[str, _Held] = {}
@@ -374,6 +377,8 @@ class Worker:
     def start(self) -> "Worker":
         if self._thread is None:
             self.log(event="worker_started", owner=self.owner, programs=",".join(sorted(self.programs)))
+            if self._listens:
+                self._listener = self.store.file.listen(lambda what: self.wake())
             self._thread = threading.Thread(target=self._loop, name="flowrt-worker-loop", daemon=True)
             self._thread.start()
         return self
@@ -395,6 +400,8 @@ class Worker:
             self.log(run=run_id, event="halting", reason="the worker is stopping")
             held.halt(WorkerStopping())
         self._pool.shutdown(wait=True)
+        if self._listener is not None:
+            self._listener.stop()
         self.log(event="worker_stopped", owner=self.owner)
 
     def __enter__(self):
@@ -410,7 +417,8 @@ class Worker:
                 self._tick()
             except Exception as e:  # noqa: BLE001  (a store that is busy, say: try again next tick)
                 self.log(event="error", reason=f"{type(e).__name__}: {e}")
-            wait = self.poll_seconds
+            # the heartbeat's cadence also bounds how late an expired lease is noticed
+            wait = min(self.poll_seconds, self.lease_seconds / 3)
             due = self.store.worker_records.next_due()
             if due is not None:
                 wait = max(0.0, min(wait, due - time.time()))
@@ -422,10 +430,12 @@ class Worker:
         if now - self._beat >= self.lease_seconds / 3:
             records.heartbeat(self.owner, self.lease_seconds)
             self._beat = now
-        for run_id, call_id, due in records.due_timers(now):
-            late = records.fire(run_id, call_id, TIMER_REPLY)
-            if late is not None:
+        while True:  # claimed a batch at a time; another worker firing one passes it over
+            fired = records.fire_due(now, TIMER_REPLY)
+            for run_id, call_id, late in fired:
                 self.log(run=run_id, call=call_id, event="timer_fired", late=round(late, 3))
+            if len(fired) < 100:
+                break
         with self._lock:
             held = dict(self._held)
         if held:
@@ -436,6 +446,7 @@ class Worker:
     def _take(self, records) -> None:
         """Hand every run that can move to the pool, while it has room."""
         with_replies = set(records.runs_with_replies())
+        expired = records.expired_leases()
         for run_id, state, owner, identity in records.runs_to_continue():
             with self._lock:
                 if len(self._held) >= self.concurrency or self._stopping.is_set():
@@ -448,7 +459,8 @@ class Worker:
                     self._unserved.add(identity)
                     self.log(run=run_id, event="not_served", program=identity[:12])
                 continue
-            if state == "running" and owner is not None and owner_alive(owner):
+            # a live owner's run (on another host: until its worker lease expires) is not ours
+            if state == "running" and owner is not None and owner_alive(owner) and run_id not in expired:
                 continue
             if state == "paused" and run_id not in with_replies:
                 continue
