@@ -6,7 +6,9 @@
 1. Fan-out: `fan(n)` of bench/flow/effectful.flow (task.all of n tasks, one Tool call each, the
    Tool a sync Python function answering at once) driven live into a SQLite store (the host's
    path: Store.create_run, SqliteRecorder, drive), µs a call, and the commits a fan-out makes
-   (COMMITs on the store's connection; those run with synchronous=FULL are the fsynced ones).
+   (COMMITs on the store's connection; those run with synchronous=FULL are the fsynced ones;
+   the median of the rounds': replies commit together as they arrive together). Wall time and
+   CPU time (time.process_time: every thread of the process), each a median per call.
    Beside it, in the same rounds, alternating: LangGraph's fan-out (a conditional edge from START
    returning one `Send("one", ...)` per item, the node calling the same function, results joined
    by an `operator.add` reducer) with its SqliteSaver checkpointer on a file in the same folder,
@@ -101,12 +103,12 @@ class TimedReplies(rt.SqliteRecorder):
 
 
 def flow_run(loaded, fn, entry, args, names, path: Path, expect, recorder=rt.SqliteRecorder):
-    """One live run into a new store at `path`: (seconds, commits, fsynced commits)."""
+    """One live run into a new store at `path`: (seconds, CPU seconds, commits, fsynced commits)."""
     store = Store(path)
     st = Start(loaded.program.identity, loaded.program.std, rt.DATA_VERSION, entry, tuple(args), names)
     store.history.create_run("r", st, loaded.program.sources, {})
     commits = Commits(store)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     rec = recorder(store, "r")
     try:
         out = drv.drive(
@@ -118,10 +120,10 @@ def flow_run(loaded, fn, entry, args, names, path: Path, expect, recorder=rt.Sql
         )
     finally:
         rec.close()
-    dt = time.perf_counter() - t0
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     assert out == drv.RunCompleted(expect), out
     store.close()
-    return dt, commits.all, commits.fsynced
+    return dt, cpu, commits.all, commits.fsynced
 
 
 class Flow:
@@ -142,7 +144,7 @@ class Flow:
 
     def run_many(self, n: int, runs: int, path: Path):
         """`runs` fan-outs of `n` at once on threads of their own over one store (as a worker
-        drives them): (seconds, commits, fsynced commits) for all of them."""
+        drives them): (seconds, CPU seconds, commits, fsynced commits) for all of them."""
         import threading
 
         loaded, store = self.loaded, Store(path)
@@ -160,15 +162,15 @@ class Flow:
                 outs[i] = drv.drive(self.fan, [st], opts)
 
         threads = [threading.Thread(target=one, args=(i,)) for i in range(runs)]
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for t in threads:
             t.start()
         for t in threads:
             t.join()
-        dt = time.perf_counter() - t0
+        dt, cpu = time.perf_counter() - t0, time.process_time() - c0
         assert all(o == drv.RunCompleted(n * (n - 1) // 2) for o in outs.values()) and len(outs) == runs, outs
         store.close()
-        return dt, commits.all, commits.fsynced
+        return dt, cpu, commits.all, commits.fsynced
 
 
 class Child:
@@ -241,14 +243,15 @@ class LangGraphFan:
         self.durability = durability
         self.k = 0
 
-    def run(self, n: int) -> float:
+    def run(self, n: int) -> tuple:
+        """(seconds, CPU seconds) of one fan-out."""
         self.k += 1
         cfg = {"configurable": {"thread_id": f"t{self.k}"}}
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         out = self.app.invoke({"n": n, "values": []}, cfg, durability=self.durability)
-        dt = time.perf_counter() - t0
+        dt, cpu = time.perf_counter() - t0, time.process_time() - c0
         assert sum(out["values"]) == n * (n - 1) // 2 and len(out["values"]) == n, out
-        return dt
+        return dt, cpu
 
 
 def langgraph_version():
@@ -286,19 +289,23 @@ def main(argv=None) -> dict:
     try:
         graphs = {d: LangGraphFan(base / f"langgraph-{d}.db", d) for d in ("async", "sync")} if lg else {}
         t: dict = {}
+        cpu: dict = {}
         commits: dict = {}
 
         def note(key, got):
-            dt, c, fs = got
+            dt, c_s, c, fs = got
             t.setdefault(key, []).append(dt)
-            commits[key] = (c, fs)
+            cpu.setdefault(key, []).append(c_s)
+            commits.setdefault(key, []).append((c, fs))
 
         for i in range(args.runs):
             note("fan", flow.run("fan", n, base / f"fan{i}.db"))
             if child:
                 note("fan-base", child.run("fan", n, base / f"fanb{i}.db"))
             for d, g in graphs.items():
-                t.setdefault(f"lg-{d}", []).append(g.run(n))
+                dt, c_s = g.run(n)
+                t.setdefault(f"lg-{d}", []).append(dt)
+                cpu.setdefault(f"lg-{d}", []).append(c_s)
             note("loop", flow.run("loop", k, base / f"loop{i}.db"))
             note("loop-waiting", flow.run("loop-waiting", k, base / f"loopw{i}.db"))
             if child:
@@ -308,35 +315,51 @@ def main(argv=None) -> dict:
                 note("many-base", child.run_many(n, args.many, base / f"manyb{i}.db"))
         calls = {"fan": n, "lg": n, "man": n * args.many}
         per = {key: median(v) / calls.get(key[:3], k) * 1e6 for key, v in t.items()}
-        res.update(per_call_us=per, commits=commits)
+        pcpu = {key: median(v) / calls.get(key[:3], k) * 1e6 for key, v in cpu.items()}
+        # commits a run: the median of the rounds' counts (a fan-out's replies group as they arrive)
+        commits = {key: tuple(median([x[j] for x in v]) for j in (0, 1)) for key, v in commits.items()}
+        res.update(per_call_us=per, cpu_per_call_us=pcpu, commits=commits)
         print(
-            f"Durable fan-out of {n} Tool calls: medians of {args.runs} alternating rounds (--dir {base.parent})"
+            f"Durable fan-out of {n} Tool calls: medians of {args.runs} alternating rounds (--dir {base.parent});"
+            f" wall µs a call, CPU µs a call (all the process's threads)"
         )
         c, fs = commits["fan"]
         print(
-            f"  flow2py:                  {per['fan']:8.1f} µs a call; {c} commits a fan-out ({fs} fsynced)"
+            f"  flow2py:                  {per['fan']:8.1f} wall {pcpu['fan']:8.1f} CPU; "
+            f"{c:g} commits a fan-out ({fs:g} fsynced)"
         )
         if child:
             c, fs = commits["fan-base"]
             print(
-                f"  flow2py before (base):    {per['fan-base']:8.1f} µs a call; {c} commits a fan-out "
-                f"({fs} fsynced); after/before {per['fan'] / per['fan-base']:.2f}x"
+                f"  flow2py before (base):    {per['fan-base']:8.1f} wall {pcpu['fan-base']:8.1f} CPU; "
+                f"{c:g} commits a fan-out ({fs:g} fsynced); after/before {per['fan'] / per['fan-base']:.2f}x wall, "
+                f"{pcpu['fan'] / pcpu['fan-base']:.2f}x CPU"
             )
         if lg:
             for d in graphs:
-                r = per["fan"] / per[f"lg-{d}"]
+                r, rc = per["fan"] / per[f"lg-{d}"], pcpu["fan"] / pcpu[f"lg-{d}"]
                 print(
-                    f"  LangGraph {lg} Send, SqliteSaver, durability={d + ':':6} {per[f'lg-{d}']:8.1f} µs a call; "
-                    f"flow2py / LangGraph {r:.2f}x"
+                    f"  LangGraph {lg} Send, SqliteSaver, durability={d + ':':6} {per[f'lg-{d}']:8.1f} wall "
+                    f"{pcpu[f'lg-{d}']:8.1f} CPU; flow2py / LangGraph {r:.2f}x wall, {rc:.2f}x CPU"
                 )
                 res[f"ratio_{d}"] = r
+                res[f"cpu_ratio_{d}"] = rc
+                if child:
+                    print(
+                        f"    (flow2py before / LangGraph: {per['fan-base'] / per[f'lg-{d}']:.2f}x wall, "
+                        f"{pcpu['fan-base'] / pcpu[f'lg-{d}']:.2f}x CPU)"
+                    )
         else:
             print("  LangGraph: not installed (pip install langgraph langgraph-checkpoint-sqlite): skipped")
         print(f"Durable sequential loop of {k} Tool calls (one Reply a call)")
         (c1, f1), (c0, f0) = commits["loop"], commits["loop-waiting"]
-        print(f"  Reply committed as admitted:    {per['loop']:8.1f} µs a call; {c1} commits ({f1} fsynced)")
         print(
-            f"  Reply waiting for the next Call: {per['loop-waiting']:7.1f} µs a call; {c0} commits ({f0} fsynced)"
+            f"  Reply committed as admitted:    {per['loop']:8.1f} wall {pcpu['loop']:7.1f} CPU; "
+            f"{c1:g} commits ({f1:g} fsynced)"
+        )
+        print(
+            f"  Reply waiting for the next Call: {per['loop-waiting']:7.1f} wall {pcpu['loop-waiting']:7.1f} CPU; "
+            f"{c0:g} commits ({f0:g} fsynced)"
         )
         res["reply_us"] = median(TimedReplies.spent) * 1e6
         print(
@@ -347,7 +370,8 @@ def main(argv=None) -> dict:
         if child:
             c, fs = commits["loop-base"]
             print(
-                f"  flow2py before (base):          {per['loop-base']:8.1f} µs a call; {c} commits ({fs} fsynced)"
+                f"  flow2py before (base):          {per['loop-base']:8.1f} wall {pcpu['loop-base']:7.1f} CPU; "
+                f"{c:g} commits ({fs:g} fsynced)"
             )
         m = args.many
         print(f"{m} fan-outs of {n} at once, one thread each, over one store (as a worker drives them)")
@@ -355,7 +379,8 @@ def main(argv=None) -> dict:
             if key in per:
                 c, fs = commits[key]
                 print(
-                    f"  {who + ':':24} {per[key]:8.1f} µs a call; {c} commits for the {m} runs ({fs} fsynced)"
+                    f"  {who + ':':24} {per[key]:8.1f} wall {pcpu[key]:8.1f} CPU; "
+                    f"{c:g} commits for the {m} runs ({fs:g} fsynced)"
                 )
     finally:
         if child:

@@ -163,3 +163,71 @@ def test_a_reply_admitted_before_a_long_pure_stretch_survives_a_kill_during_it(t
     assert [(f["kind"], f.get("id")) for f in after[3:]] == [("Call", "root#2")]
     assert calls(d, "step") == 1
     assert cli("verify", "s").exit_code == 0
+
+
+# `n` calls answered together (each waits while block.flag exists), then a pure loop of `m`
+# rounds, then a question left pending.
+FAN_SPIN = """\
+use "std@v1/list"
+use "std@v1/task"
+use "./fan"
+use "./svc"
+
+pub flow main(n: Int, m: Int) -> Text !tool = {
+    let values = task.all(list.range(0, n).map(flow(i) = flow() = one(i)))
+    let total = values.fold(0, flow(a, v) = a + v)
+    match svc.ask(if spin(m, total) > 0 { "more" } else { "less" }) {
+        Ok(a) => a,
+        Err(_) => "no answer",
+    }
+}
+
+flow one(i: Int) -> Int !tool = match fan.one(i) {
+    Ok(v) => v,
+    Err(_) => 1000,
+}
+
+flow spin(i: Int, acc: Int) -> Int = if i == 0 { acc } else { spin(i - 1, acc + i % 7) }
+"""
+
+
+def test_a_batch_of_replies_survives_a_kill_during_the_pure_stretch_after_it(tmp_path):
+    d = project(tmp_path, FAN_SPIN)
+    (d / "fan.flow").write_text(FAN_SVC)
+    (d / "tools.py").write_text((d / "tools.py").read_text() + "\n" + FAN_TOOLS.replace("i % 2 and ", ""))
+    (d / "block.flag").write_text("")
+    n = 20
+    p = flow2py_process(
+        d,
+        "run",
+        "main.flow",
+        "--input",
+        f'{{"n": {n}, "m": 1000000}}',
+        "--tools",
+        "tools.py",
+        "--store",
+        "runs.db",
+        "--run-id",
+        "b",
+    )
+    wait_for(lambda: len(_sent(d)) == n, what="all calls sent")
+    (d / "block.flag").unlink()  # they all answer at once; then the program computes
+    wait_for(
+        lambda: _count(d, "b", "SELECT count(*) FROM facts WHERE run=?") == 1 + 2 * n,
+        what="the replies committed",
+    )
+    os.kill(p.pid, signal.SIGKILL)
+    assert p.wait() == -signal.SIGKILL  # killed in the pure stretch: the question was never asked
+    cli = Cli(d)
+    before = cli.facts("b")
+    assert [f["kind"] for f in before].count("Reply") == n
+    assert all(f["reply"].startswith("Ok(") for f in before if f["kind"] == "Reply")
+
+    r = cli.resume("b")
+    assert r.exit_code == 3, r.output + r.stderr  # the loop ran again, then the question waits
+    after = cli.facts("b")
+    assert after[: len(before)] == before  # the replies are served from history, none Unknown
+    assert [(f["kind"], f.get("id")) for f in after[len(before) :]] == [("Call", "root#1")]
+    sent = _sent(d)
+    assert len(sent) == n and len(set(sent)) == n  # no call sent twice
+    assert cli("verify", "b").exit_code == 0

@@ -1,10 +1,11 @@
 """Group commit: the calls one scheduling round makes (and the batches of several runs) are made
-durable in one commit before any of them is sent; a Reply is committed as it is admitted."""
+durable in one commit before any of them is sent; a Reply is committed as it is admitted, or, while more wait, with them or by the flusher."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
 import flowrt as rt
 from flowrt.data.facts import Call, Reply, Start
@@ -92,6 +93,35 @@ def test_each_reply_is_committed_as_it_is_admitted(tmp_path):
         assert out == rt.RunCompleted(15)
         # five calls and five replies, one commit each, and the End's
         assert commits.n == 11
+    store.close()
+
+
+def test_a_reply_left_for_a_later_commit_is_committed_by_the_flusher_without_the_driver(tmp_path):
+    # A reply admitted while more wait (record, sync_soon) is left for a later commit; with no
+    # other commit coming, the flusher makes it while the program computes: another connection sees it.
+    path = tmp_path / "runs.db"
+    store = Store(path)
+    store.history.create_run("r", _start(1), {})
+    rec = SqliteRecorder(store, "r")
+    rec.record(Call("root#1", "t.echo", ECHO.tool_id, (1,), ()))
+    rec.sync()
+    rec.record(Reply("root#1", rt.Ok(1)))
+    rec.sync_soon()
+
+    def replies():
+        reader = Store(path, readonly=True)
+        try:
+            return [f.fact for f in reader.history.records("r") if type(f.fact) is Reply]
+        finally:
+            reader.close()
+
+    deadline = time.monotonic() + 10
+    while not replies() and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert replies() == [Reply("root#1", rt.Ok(1))]
+    assert rec._pending == []
+    rec.close()
+    assert store.history.verify("r")[0]
     store.close()
 
 

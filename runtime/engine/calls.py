@@ -12,7 +12,10 @@ fact while history remains (it must be a Reply to an open call, and its value mu
 call's result type, else the history is corrupt: flowrt.history.stored), else the next
 completion, which is recorded and synced before its task sees it (a store's recorder commits a
 Reply at once, without waiting for the disk: it survives the process, docs/spec/trace.md
-"Durability"). A completion for a call a
+"Durability"). While more completions already wait to be admitted, a Reply is left for the
+commit the last of them makes (`sync_soon`): the replies that arrive together share one commit,
+and one whose task computes meanwhile is committed by the recorder's flusher within
+milliseconds. A completion for a call a
 Stop closed meanwhile is dropped, and a PENDING outcome leaves the call open (the host is told;
 history is not). Because one event is admitted only when everything else is quiet, the order of
 admissions is the only nondeterminism a run has, and the history records it.
@@ -179,7 +182,13 @@ def admit(run: RunState) -> bool:
         except TraceError as e:  # admitted, but beyond what a history can hold (trace.md, "Limits")
             outcome = Err(Malformed(f"$: the reply cannot be recorded: {e}"))
             recorder.record(Reply(cid, outcome))
-        recorder.sync()
+        if arrived or (run.outstanding and not run.completions.empty()):
+            # more replies wait to be admitted: this one shares the commit the last of them makes
+            # (before its task resumes), or the flusher's should this task compute meanwhile
+            soon = getattr(recorder, "sync_soon", None)
+            (soon or recorder.sync)()
+        else:
+            recorder.sync()
         failures = run.dispatcher.failures
         if failures and cid in failures:  # the exception behind Unknown/NotRun: the host's record
             debug.call_failed(recorder, cid, made.tool, outcome, failures.pop(cid))

@@ -15,10 +15,15 @@ the buffer holds a Call or an End, so that fact and every fact before it survive
 before the call is sent or the end reported; the driver syncs once for all the calls one
 scheduling round makes (flowrt.engine.record.send), so a fan-out of 100 calls is one commit.
 A buffer holding a Reply is committed at once without an fsync (SQLite's WAL with
-synchronous=NORMAL): the Reply survives the process being killed (not power loss) though the
-program then computes for a long time before it makes its next call; the next fsynced commit
-covers it on disk too. Choice/Stop/Checkpoint facts alone wait in the buffer: the next commit
-carries them, and `close()` (pause, halt) and `call_pending()` commit them.
+synchronous=NORMAL) by `sync()`: the Reply survives the process being killed (not power loss)
+though the program then computes for a long time; the next fsynced commit covers it on disk too.
+When more replies are already waiting to be admitted (a fan-out's, answering together), the
+driver calls `sync_soon()` instead: the Reply waits for the commit that the last of them makes
+(`sync()`, before its task resumes), or the next Call's or End's, or the flusher's (`_Flusher`,
+a thread that commits it `_REPLY_WAIT` seconds after, should the program compute meanwhile):
+the replies that arrive together share one commit. Choice/Stop/Checkpoint facts alone
+wait in the buffer: the next commit carries them, and `close()` (pause, halt) and
+`call_pending()` commit them. A recorder's lock keeps the driver and the flusher apart.
 
 Group commit across runs (`CommitGroup`): the recorders of one store file in one process (the
 runs a worker drives on its threads) commit through one group. A recorder whose commit finds
@@ -36,6 +41,7 @@ SQLite transactions, so one of them comes first: the run ends halted, or it ende
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -65,6 +71,9 @@ def _issued_rows(run_id: str, call_id: str, reply: Any) -> list[tuple]:
 _TIMES_EVERY = 64
 #: ... the first commit once the oldest of them has waited this many seconds
 _TIMES_WAIT = 1.0
+#: a Reply waiting in the buffer is committed (not fsynced) by the flusher this long after it
+#: was recorded, unless a commit the driver makes carries it first
+_REPLY_WAIT = 0.002
 
 
 def _times_json(times: dict) -> str:
@@ -243,6 +252,41 @@ def commit_group(file) -> CommitGroup:
         return g
 
 
+class _Flusher:
+    """The thread that commits the Replies waiting in recorders' buffers (one per process,
+    started on first use): woken by the first recorder that has one waiting, it waits
+    `_REPLY_WAIT`, then commits every recorder waiting then (`StoreRecorder._flush`)."""
+
+    def __init__(self):
+        self._cond = threading.Condition(threading.Lock())
+        self._due: list = []
+        self._pid = None  # the process the thread runs in (a fork has none until it arms one)
+
+    def arm(self, rec) -> None:
+        with self._cond:
+            self._due.append(rec)
+            if self._pid != os.getpid():
+                self._pid = os.getpid()
+                threading.Thread(target=self._run, name="flowrt-reply-flusher", daemon=True).start()
+            elif len(self._due) == 1:
+                self._cond.notify()
+
+    def _run(self) -> None:
+        cond = self._cond
+        while True:
+            with cond:
+                while not self._due:
+                    cond.wait()
+            time.sleep(_REPLY_WAIT)  # the replies that come meanwhile share the commit
+            with cond:
+                due, self._due = self._due, []
+            for rec in due:
+                rec._flush()
+
+
+_flusher = _Flusher()
+
+
 class StoreRecorder:
     """The Recorder (flowrt.data.facts) of one run of a `flowrt.history.store.Store` (SQLite or
     PostgreSQL): appends its facts, one writer at a time.
@@ -250,7 +294,9 @@ class StoreRecorder:
     Constructing it takes the run's lease (refused with RunBusy while another live process holds
     it; a dead process's lease on this host is taken over). `record` encodes and chains a fact in
     memory. `sync()` commits everything recorded since the last commit in one fsynced transaction
-    when that holds a Call or an End, and without an fsync when it holds a Reply; a batch of only
+    when that holds a Call or an End, and without an fsync when it holds a Reply (`sync_soon`,
+    which the driver uses while more replies wait to be admitted, leaves a Reply for the next
+    commit or the flusher, which makes it `_REPLY_WAIT` later); a batch of only
     Choice, Stop or Checkpoint facts stays in the buffer and the next commit carries it
     (docs/spec/trace.md "Durability": one fsync per round of dispatches, covering the facts before
     it). `sync(durable=True/False)` commits whatever is buffered now, fsynced or not. Commits go
@@ -269,6 +315,9 @@ class StoreRecorder:
         self._group = commit_group(self._file)
         self._closed = False
         self._broken: Optional[BaseException] = None
+        self._flush_broke = False  # `_broken` came from the flusher's commit: raised as it is
+        self._armed = False  # the flusher will commit this buffer's Reply
+        self._lock = threading.RLock()  # the driver's thread and the flusher's, one at a time
         self._explicit = False  # the commit being made was asked for (close, call_pending)
         # The host's times of the calls recorded since they were last written (`call_times`), call
         # id -> [call, dispatched, replied, module, line] (None: not known here). They are written
@@ -305,6 +354,10 @@ class StoreRecorder:
     def call_pending(self, call_id: str) -> None:
         """The driver's note that `call_id`'s implementation answered `pending` (host record).
         The run may now wait a long time: everything buffered is committed durably first."""
+        with self._lock:
+            self._call_pending(call_id)
+
+    def _call_pending(self, call_id: str) -> None:
         self.sync(durable=True)
         self.store.host_records.record_pending(self.run_id, call_id)
         self._pending_calls.add(call_id)
@@ -318,9 +371,22 @@ class StoreRecorder:
         record (`call_failures`), never in history."""
         self.store.host_records.record_failure(self.run_id, call_id, failure)
 
+    def _failed(self) -> BaseException:
+        """Why nothing more is appended: the flusher's refusal as it was (RunCancelled halts the
+        drive), else that this recorder failed or closed."""
+        if self._flush_broke:
+            return self._broken
+        if self._broken is not None:
+            return StoreError(f"the recorder of run {self.run_id!r} failed earlier: {self._broken}")
+        return StoreError(f"the recorder of run {self.run_id!r} is closed or failed")
+
     def record(self, fact: Fact) -> None:
+        with self._lock:
+            self._record(fact)
+
+    def _record(self, fact: Fact) -> None:
         if self._closed or self._broken is not None:
-            raise StoreError(f"the recorder of run {self.run_id!r} is closed or failed")
+            raise self._failed()
         enc = T.encode_fact(fact)
         h = T.chain(self.head, enc.chained)
         self.n += 1
@@ -354,7 +420,8 @@ class StoreRecorder:
         """The driver's note of where the Call just recorded was made: the Flow file its code
         names (a module's `<key>.flow`) and the Flow line; kept as the module key and the line
         (a host record, not history)."""
-        row = self._times.get(call_id)
+        with self._lock:
+            row = self._times.get(call_id)
         if row is not None:
             row[3] = file[:-5] if file.endswith(".flow") else file
             row[4] = line
@@ -363,20 +430,50 @@ class StoreRecorder:
         """Commit the buffered facts if they hold a Call or an End (fsynced) or a Reply (not
         fsynced: it survives the process, and the next fsynced commit puts it on disk); with
         `durable` given, commit whatever is buffered now (fsynced when True). A Choice, Stop or
-        Checkpoint alone waits for the commit that carries the next Call, Reply, End, pause or close."""
-        if self._broken is not None:
-            raise StoreError(f"the recorder of run {self.run_id!r} failed earlier: {self._broken}")
-        pending = self._pending
-        if not pending:
-            return
-        self._explicit = durable is not None
-        if durable is None:
-            if self._urgent:
-                durable = True
-            elif self._reply:
-                durable = False
-            else:
+        Checkpoint alone waits for the commit that carries the next Call, Reply, End, pause or close.
+        (`sync_soon`: the same, but a Reply may wait a little for others to share its commit.)"""
+        with self._lock:
+            if self._broken is not None:
+                raise self._failed()
+            if not self._pending:
                 return
+            if durable is None:
+                if self._urgent:
+                    durable = True
+                elif self._reply:
+                    durable = False
+                else:
+                    return
+                self._explicit = False
+            else:
+                self._explicit = True
+            self._commit(durable)
+
+    def sync_soon(self) -> None:
+        """As `sync()`, except that a Reply (with no Call or End) is left for the next commit,
+        which the flusher makes `_REPLY_WAIT` from now if the driver has made none by then. The
+        driver's way when more replies are waiting to be admitted: they share one commit."""
+        with self._lock:
+            if self._urgent or self._broken is not None:
+                self.sync()
+            elif self._reply and not self._armed:
+                self._armed = True
+                _flusher.arm(self)
+
+    def _flush(self) -> None:
+        """The flusher's commit of the Reply waiting (fsynced if a Call or End came since)."""
+        with self._lock:
+            self._armed = False
+            if self._closed or self._broken is not None or not self._reply:
+                return
+            self._explicit = False
+            try:
+                self._commit(self._urgent)
+            except BaseException:  # noqa: BLE001  (kept: the driver's next record or sync raises it)
+                self._flush_broke = True
+
+    def _commit(self, durable: bool) -> None:
+        pending = self._pending
         try:
             self._write(pending, durable)
         except BaseException as e:
@@ -481,6 +578,10 @@ class StoreRecorder:
     def close(self, halted: bool = False) -> None:
         """Sync durably and release the lease (idempotent). `halted`: the run was interrupted
         (flowrt.engine.interrupts), so it is left halted even with calls open, not paused."""
+        with self._lock:
+            self._close(halted)
+
+    def _close(self, halted: bool) -> None:
         if self._closed:
             return
         try:
