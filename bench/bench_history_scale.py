@@ -1,7 +1,7 @@
 """Reading a long history: peak RSS and seconds of `history` and `verify` (not a test).
 
     .venv/bin/python bench/bench_history_scale.py [--facts 200000 1000000] [--runs 3]
-        [--base /work/wt-scalebase] [--dir DIR]
+        [--base /work/wt-scalebase] [--dir DIR] [--store postgresql://postgres@127.0.0.1:5432/postgres]
 
 A run of `echo_loop(N)` of bench/flow/effectful.flow (one Tool call a round: a Call and a Reply
 fact each, the Tool answered in process; built live into a SQLite store with
@@ -16,6 +16,12 @@ With `--base TREE` (a checkout with its own .venv, e.g. `git worktree add --deta
 same commands run through that tree's flow2py too, side by side. Goal: constant memory, peak RSS
 about the same for 200,000 and 1,000,000 facts, far below the 312-445 MB the whole-list reading
 took for 200,000 facts.
+
+With `--store URL` (a PostgreSQL database the user may create schemas in) each size's run is
+also copied into a schema of its own there (`bench_scale_<facts>`, dropped and made again) by
+`flow2py store copy` (its seconds, peak RSS and facts/s printed), and every command is measured
+on that store too, beside the SQLite file: the columns are then "sqlite" and "postgresql" (of
+this tree).
 """
 
 from __future__ import annotations
@@ -81,12 +87,27 @@ def build(path: Path, facts: int) -> str:
     return run_id
 
 
-def measure(flow2py: str, args: list[str], store: Path) -> tuple[float, float, float]:
+def pg_schema_url(url: str, facts: int) -> str:
+    """A fresh schema for this size in the database of `url`: its URL (search_path)."""
+    from urllib.parse import quote
+
+    import psycopg
+
+    schema = f"bench_scale_{facts}"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        conn.execute(f"CREATE SCHEMA {schema}")
+    return f"{url}{'&' if '?' in url else '?'}options={quote(f'-csearch_path={schema}')}"
+
+
+def measure(flow2py: str, args: list[str], store, with_store: bool = True) -> tuple[float, float, float]:
     """(seconds, CPU seconds, peak RSS in MB) of one `flow2py ARGS --store STORE`, output to
     /dev/null (replay exits 0 on Matched)."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        [flow2py, *args, "--store", str(store)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        [flow2py, *args, *(["--store", str(store)] if with_store else [])],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     _pid, status, usage = os.wait4(proc.pid, 0)
     dt = time.perf_counter() - t0
@@ -104,6 +125,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--base", help="another checkout (with its own .venv) to compare with")
     ap.add_argument("--dir", help="where to keep the stores (kept between invocations)")
+    ap.add_argument("--store", help="a postgresql:// database: copy each run there and measure it too")
     ap.add_argument("--commands", nargs="+", default=list(COMMANDS), choices=list(COMMANDS))
     args = ap.parse_args()
     work = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="flow2py-scale-"))
@@ -111,6 +133,8 @@ def main() -> int:
     trees = {"this tree": str(Path(sys.executable).parent / "flow2py")}
     if args.base:
         trees = {"base": str(Path(args.base) / ".venv" / "bin" / "flow2py"), **trees}
+    if args.store:
+        trees = {"sqlite": trees["this tree"], "postgresql": trees["this tree"]}
     print(f"history and verify of one long run, each command its own process, median of {args.runs}")
     print("(s: wall seconds; cpu: CPU seconds of the process, steadier on a loaded machine; MB: peak RSS)")
     print(
@@ -124,12 +148,22 @@ def main() -> int:
             run_id = build(path, facts)
             if fresh:
                 print(f"(built {facts:,} facts in {time.perf_counter() - t0:.0f} s)", flush=True)
+            stores = {t: path for t in trees}
+            if args.store:
+                stores["postgresql"] = pg_schema_url(args.store, facts)
+                copy = ["store", "copy", str(path), stores["postgresql"], "--run", run_id]
+                s, cpu, mb = measure(trees["postgresql"], copy, None, with_store=False)
+                print(
+                    f"{'store copy':<14} {facts:>9,}  sqlite -> postgresql {s:.2f} s, cpu {cpu:.2f}, "
+                    f"{mb:.0f} MB, {facts / s:,.0f} facts/s (copy + audit of both sides)",
+                    flush=True,
+                )
             for name in args.commands:
                 cmd = [a.format(run=run_id) for a in COMMANDS[name]]
                 got: dict[str, list] = {t: [] for t in trees}
                 for _ in range(args.runs):
                     for t, exe in trees.items():
-                        got[t].append(measure(exe, cmd, path))
+                        got[t].append(measure(exe, cmd, stores[t]))
                 cells = []
                 for t in trees:
                     s, cpu, mb = (statistics.median(x[i] for x in got[t]) for i in range(3))

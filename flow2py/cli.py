@@ -416,6 +416,11 @@ from flow2py import worker_cli  # noqa: E402
 
 worker_cli.register(main, _guard)
 
+# store copy (flow2py/store_cli.py)
+from flow2py import store_cli  # noqa: E402
+
+store_cli.register(main, _guard)
+
 
 if __name__ == "__main__":
     main()

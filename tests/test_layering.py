@@ -58,6 +58,7 @@ COMPILER = (
             "flow2py.pytest_plugin",
             *CLI_PARTS,
             "flow2py.worker_cli",
+            "flow2py.store_cli",
         ),
     ),
 )
