@@ -151,12 +151,20 @@ def submit(
     run_id = run_id or "run-" + secrets.token_hex(6)
     start = start_fact(prog, entry, args, params)
     meta = dict(meta or prog.meta(), program=program)  # the name runs_view.program_name reads
+    return _record_submitted(store, prog, run_id, start, meta, program)
 
-    def submission(db) -> None:  # in Start's commit: a worker never sees the run without it
-        store.worker_records.submission_row(db, run_id, program, entry)
+
+def _record_submitted(
+    store: Store, prog: Runnable, run_id: str, start, meta: dict, program: str, then=()
+) -> str:
+    """Record run `run_id` (its Start, the facts `then` after it, the program's sources) with its
+    submission for a worker in the same commit, so a worker never sees the run without it."""
+
+    def submission(db) -> None:
+        store.worker_records.submission_row(db, run_id, program, start.entry)
 
     try:
-        store.history.create_run(run_id, start, prog.program.sources, meta, host_rows=submission)
+        store.history.create_run(run_id, start, prog.program.sources, meta, then=then, host_rows=submission)
     except RunExists:
         raise Conflict(f"run {run_id!r} already exists; choose another run id") from None
     except sqlite3.Error as e:
@@ -199,22 +207,7 @@ def fork(
         )
     new_run_id = new_run_id or "run-" + secrets.token_hex(6)
     meta = dict(meta, program=program)
-    entry = start.entry
-
-    def submission(db) -> None:  # in Start's commit: a worker never sees the fork without it
-        store.worker_records.submission_row(db, new_run_id, program, entry)
-
-    try:
-        store.history.create_run(
-            new_run_id, start, prog.program.sources, meta, then=tuple(prelude), host_rows=submission
-        )
-    except RunExists:
-        raise Conflict(f"run {new_run_id!r} already exists; choose another run id") from None
-    except sqlite3.Error as e:
-        raise Refused(sqlite_problem(e, "the store") or str(e)) from None
-    except StoreError as e:
-        raise Refused(str(e)) from None
-    return new_run_id
+    return _record_submitted(store, prog, new_run_id, start, meta, program, then=tuple(prelude))
 
 
 # ---- deliver --------------------------------------------------------------------------------------
