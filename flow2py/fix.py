@@ -175,20 +175,24 @@ def _pins(entry_path: str) -> dict:
         return {}
 
 
-def check_with(entry_path: str, texts: dict[str, str]):
+def check_with(entry_path: str, texts: dict[str, str], cache_dir: str | None = None):
     """Check the program at `entry_path` with `texts` (path -> text) standing in for those
     files: (CheckResult, the paths of its own modules, which a fix may edit)."""
     from flow2py.check import check_modules, read_modules
 
     if texts:
-        mods = read_modules(entry_path, bundle=_Texts(entry_path, texts), pins=_pins(entry_path))
+        mods = read_modules(
+            entry_path, cache_dir=cache_dir, bundle=_Texts(entry_path, texts), pins=_pins(entry_path)
+        )
     else:
-        mods = read_modules(entry_path)
+        mods = read_modules(entry_path, cache_dir=cache_dir)
     own = {m.display for m in mods.modules if not m.is_std and m.repo is None}
     return check_modules(mods), own
 
 
-def fix_program(paths, unsafe: bool = False, max_passes: int = MAX_PASSES) -> FixReport:
+def fix_program(
+    paths, unsafe: bool = False, max_passes: int = MAX_PASSES, cache_dir: str | None = None
+) -> FixReport:
     """Check the programs at `paths`, apply their fixes, check again, and repeat until a pass
     changes nothing. Writes nothing (`write_files` does)."""
     report = FixReport()
@@ -200,7 +204,7 @@ def fix_program(paths, unsafe: bool = False, max_passes: int = MAX_PASSES) -> Fi
         own: set = set()
         keys = set()
         for path in paths:
-            result, mine = check_with(path, texts)
+            result, mine = check_with(os.path.normpath(path), texts, cache_dir)
             own |= mine
             sources.update(result.sources)
             for d in result.diagnostics:
@@ -232,8 +236,8 @@ def unified_diff(report: FixReport) -> str:
         out += difflib.unified_diff(
             report.before[file].splitlines(keepends=True),
             report.texts[file].splitlines(keepends=True),
-            fromfile=f"a/{file}",
-            tofile=f"b/{file}",
+            fromfile=file if os.path.isabs(file) else f"a/{file}",
+            tofile=file if os.path.isabs(file) else f"b/{file}",
         )
     return "".join(x if x.endswith("\n") else x + "\n\\ No newline at end of file\n" for x in out)
 
