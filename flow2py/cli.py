@@ -138,8 +138,12 @@ def check(paths, fmt, checkpoints):
 @click.option("--dry-run", is_flag=True, help="Print the changes as a unified diff; write nothing.")
 @_guard
 def fix(paths, unsafe, dry_run):
-    """Apply the fixes diagnostics carry (safe ones only, unless --unsafe), check again and
-    repeat; report what was fixed and every diagnostic left (exit 0 when none is left)."""
+    """Apply the fixes diagnostics carry; check again and repeat until nothing changes.
+
+    Only safe fixes (those that need no choice) unless --unsafe. Each fix applied and every
+    diagnostic left are reported on stderr, as `check` reports them; --dry-run prints a
+    unified diff on stdout instead of writing. Exit 0 when nothing is left, 1 otherwise
+    (docs/spec/diagnostics.md, "Fixes and flow2py fix")."""
     from flowrt.data.exit_codes import EXIT_OK, EXIT_REFUSED
     from flow2py import fix as fixing
 

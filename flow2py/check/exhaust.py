@@ -120,10 +120,11 @@ class Budget:
     """How many more witnesses `missing` may produce; `truncated` once it ran out (the
     witnesses found then do not cover every missing value)."""
 
-    __slots__ = ("left", "truncated")
+    __slots__ = ("left", "steps", "truncated")
 
-    def __init__(self, left: int) -> None:
+    def __init__(self, left: int, steps: int = 20_000) -> None:
         self.left = left
+        self.steps = steps  # how many more calls: a pathological matrix stops, truncated
         self.truncated = False
 
 
@@ -323,7 +324,8 @@ class Exhaust:
         A column none of the rows looks into is `_`; otherwise each of its constructors is
         followed (an uncovered one gets `_` arguments), and `_merge` folds the results back
         where a whole column, or a list's tail, turns out to be missing."""
-        if budget.left <= 0:
+        budget.steps -= 1
+        if budget.left <= 0 or budget.steps <= 0:
             budget.truncated = True
             return []
         if not tys:
@@ -332,16 +334,30 @@ class Exhaust:
             budget.left -= 1
             return [[]]
         col = self.column(tys[0], [r[0] for r in rows])
-        if col.sig is None or not self._covered(rows, col):
+        covered = None if col.sig is None else self._covered(rows, col)
+        if not covered:
             # every row's head is a wildcard (or the type has infinitely many values, and a
             # literal the rows name is matched by an earlier arm anyway): only the rest matters
             return [["_"] + w for w in self.missing(self._default(rows), tys[1:], budget)]
         entries = []
+        rest = None  # what the rows whose head is a wildcard leave missing of the other columns
         for i, sg in enumerate(col.sig):
-            for w in self.missing(
-                self._specialize(rows, sg.key, sg.arity), list(sg.arg_types) + tys[1:], budget
-            ):
-                entries.append((i, tuple(w[: sg.arity]), tuple(w[sg.arity :])))
+            if sg.key in covered or col.single:
+                for w in self.missing(
+                    self._specialize(rows, sg.key, sg.arity), list(sg.arg_types) + tys[1:], budget
+                ):
+                    entries.append((i, tuple(w[: sg.arity]), tuple(w[sg.arity :])))
+                continue
+            # no row names this constructor: only the wildcard rows match it, whatever its
+            # arguments, and what they leave of the other columns is the same for each such one
+            if rest is None:
+                rest = self.missing(self._default(rows), tys[1:], budget)
+            elif rest:
+                if budget.left < len(rest):
+                    budget.truncated = True
+                    break
+                budget.left -= len(rest)
+            entries += [(i, ("_",) * sg.arity, tuple(w)) for w in rest]
         return _merge(col, entries)
 
     def useful(self, rows, q, tys) -> bool:
@@ -413,6 +429,8 @@ class Exhaust:
                 row_arms.append(i)
         budget = Budget(LIMIT)
         ws = self.missing(rows, [t], budget)
+        if len(ws) > LIMIT:
+            ws, budget.truncated = ws[:LIMIT], True
         return Verdict(tuple(w[0] for w in ws), budget.truncated, tuple(unreachable))
 
 
@@ -532,6 +550,10 @@ def _render_bare(name: str, args) -> str:
 
 
 def _render_named(name: str, names: list, args: list) -> str:
-    if all(a == "_" for a in args):
-        return f"{name} {{ .. }}" if names else name
-    return name + " { " + ", ".join(f"{n}: {a}" for n, a in zip(names, args)) + " }"
+    """`Name { field: pattern, .. }`: the fields any value fits are left to the `..`."""
+    if not names:
+        return name
+    given = [f"{n}: {a}" for n, a in zip(names, args) if a != "_"]
+    if len(given) < len(names):
+        given.append("..")
+    return name + " { " + ", ".join(given) + " }"

@@ -175,7 +175,7 @@ def _name_missing(missing, truncated: bool) -> str:
     named = ", ".join(f"`{w}`" for w in missing[:NAMED])
     more = len(missing) - NAMED
     if more > 0:
-        named += f" and {more} more" + (" at least" if truncated else "")
+        named += f" and {'more than ' if truncated else ''}{more} more"
     elif truncated:
         named += " and more"
     return named
@@ -191,7 +191,10 @@ def _add_arms_fix(m: ast.Match, missing, truncated: bool, source: str) -> list:
     arms = [f"{w} => {PLACEHOLDER}" for w in missing] + ([f"_ => {PLACEHOLDER}"] if truncated else [])
     line_start = source.rfind("\n", 0, close) + 1
     n = len(arms)
-    message = f"add the missing arm{'s' if n != 1 else ''} (each needs a body in place of `{PLACEHOLDER}`)"
+    if n == 1:
+        message = f"add the missing arm (its body in place of `{PLACEHOLDER}` is yours to write)"
+    else:
+        message = f"add the {n} missing arms (each body in place of `{PLACEHOLDER}` is yours to write)"
     if source[line_start:close].strip() == "" and line_start > sp.start:
         # the `}` on its own line: one arm a line, indented as the arms are
         if m.arms:
