@@ -158,7 +158,7 @@ class _Texts(dict):
         try:
             with open(display, encoding="utf-8", errors="surrogatepass") as f:
                 return f.read()
-        except OSError:
+        except (OSError, UnicodeDecodeError):
             return default
 
 

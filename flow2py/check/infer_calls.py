@@ -362,10 +362,11 @@ def binary(st: BodyState, e: ast.Binary, expected):
         else:
             if rt is None:
                 rt = expr(st, e.right)
-            st.problems.add(
-                "E209", f"no `{e.op}` for `{show(st, r)}`", e.span, fixes=_concat_fix(st, e, r, rt, expected)
-            )
-            return TError()
+            fixes = _concat_fix(st, e, r, rt, expected)
+            st.problems.add("E209", f"no `{e.op}` for `{show(st, r)}`", e.span, fixes=fixes)
+            # written as `++` it is of the operands' type: an enclosing `+` is then reported too,
+            # in the same pass, rather than once this one is fixed
+            return r if fixes else TError()
         if rt is None:
             expr(st, e.right)
         return TError()
