@@ -3,6 +3,8 @@ exactly one named pattern), and E402 points at the arms that make an arm unreach
 
 import textwrap
 
+import pytest
+
 from flow2py.check import check_source
 from flow2py.fix import apply_fixes
 
@@ -99,3 +101,63 @@ def test_the_arms_fix_follows_a_single_line_match():
     (d,) = check_source(src).diagnostics
     fixed = apply_fixes({"main.flow": src}, [d], unsafe=True)["main.flow"]
     assert fixed.endswith("match e { A => 1, B => todo, C => todo }\n")
+
+
+def _unreachable_lines(decls, ty, arms):
+    """The 1-based positions in `arms` of the arms E402 reports, in a match of one per line."""
+    src = (
+        decls
+        + f"pub flow main(v: {ty}) -> Int = match v {{\n"
+        + "".join(f"    {a} => 0,\n" for a in arms)
+        + "}\n"
+    )
+    first = src.count("\n", 0, src.index("match v {")) + 2
+    return {d.span.line - first + 1 for d in check_source(src).diagnostics if d.code == "E402"}
+
+
+def _inserted(decls, ty, arms):
+    src = (
+        decls
+        + f"pub flow main(v: {ty}) -> Int = match v {{\n"
+        + "".join(f"    {a} => 0,\n" for a in arms)
+        + "}\n"
+    )
+    (d,) = [d for d in check_source(src).diagnostics if d.code == "E401"]
+    return [x.strip(" ,\n") for x in d.fixes[0].edits[0].text.split("=> todo")[:-1]]
+
+
+@pytest.mark.parametrize(
+    "decls, ty, arms, values",
+    [
+        (
+            "",
+            "(Bool, Bool, Bool)",
+            ["(true, true, _)", "(false, _, false)"],
+            [
+                f"({a}, {b}, {c})"
+                for a in ("true", "false")
+                for b in ("true", "false")
+                for c in ("true", "false")
+            ],
+        ),
+        (
+            "",
+            "Option<Option<Bool>>",
+            ["Some(Some(true))"],
+            ["None", "Some(None)", "Some(Some(true))", "Some(Some(false))"],
+        ),
+        (
+            "type E { A, B, C }\n",
+            "(E, Option<Bool>)",
+            ["(A, Some(_))", "(_, None)", "(B, Some(true))"],
+            [f"({e}, {o})" for e in "ABC" for o in ("None", "Some(true)", "Some(false)")],
+        ),
+    ],
+)
+def test_every_value_no_arm_matches_is_matched_by_exactly_one_inserted_arm(decls, ty, arms, values):
+    inserted = _inserted(decls, ty, arms)
+    for v in values:
+        # an arm for the one value `v`, after others, is unreachable when one of them matches it
+        matched_before = len(arms) + 1 in _unreachable_lines(decls, ty, arms + [v])
+        by = [p for p in inserted if _unreachable_lines(decls, ty, [p, v]) == {2}]
+        assert len(by) == (0 if matched_before else 1), (v, by)
