@@ -149,7 +149,7 @@ def fix(paths, unsafe, dry_run):
 
     for path in paths:
         if not os.path.isfile(path):
-            _fail(f"{path}: no such file")
+            _fail(f"{path}: " + ("not a file" if os.path.exists(path) else "no such file"))
     report = fixing.fix_program([os.path.normpath(p) for p in paths], unsafe=unsafe)
     if dry_run:
         click.echo(fixing.unified_diff(report), nl=False)

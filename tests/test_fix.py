@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from flow2py.check import check_source
 from flow2py.cli import main
 from flow2py.diagnostics import Diagnostic, Edit, Fix
-from flow2py.fix import apply_fixes, chosen_fix, fix_program, plan_fixes
+from flow2py.fix import apply_fixes, chosen_fix, fix_program, fixes_for, plan_fixes
 from flow2py.span import Span
 
 SEVERAL = """\
@@ -224,3 +224,21 @@ def test_fix_unsafe_applies_the_fix_that_needs_a_choice(tmp_path):
     assert r.exit_code == 1  # the body is still to be written
     assert "    B => todo,\n" in p.read_text()
     assert "error[E101]" in r.stderr
+
+
+def test_fixes_for_gives_the_new_text_of_each_file_one_pass_changes(tmp_path):
+    p = write(tmp_path, "main.flow", SEVERAL)
+    texts = fixes_for(str(p))
+    assert list(texts) == [str(p)]
+    assert "flow first_hit(q: Text) -> Text !tool = match" in texts[str(p)]
+    assert "pub flow main(q: Text) -> Text = {" in texts[str(p)]  # its caller: the next pass
+    assert p.read_text() == SEVERAL
+
+
+def test_fix_takes_several_programs_at_once(tmp_path):
+    a = write(tmp_path, "a.flow", UNFIXABLE)
+    b = write(tmp_path, "b.flow", SEVERAL)
+    r = invoke("fix", a, b)
+    assert r.exit_code == 1
+    assert "fixed 6 mistakes in 2 files; 1 left:" in r.stderr
+    assert invoke("check", b).exit_code == 0
