@@ -161,3 +161,12 @@ def test_every_value_no_arm_matches_is_matched_by_exactly_one_inserted_arm(decls
         matched_before = len(arms) + 1 in _unreachable_lines(decls, ty, arms + [v])
         by = [p for p in inserted if _unreachable_lines(decls, ty, [p, v]) == {2}]
         assert len(by) == (0 if matched_before else 1), (v, by)
+
+
+def test_exactly_as_many_missing_cases_as_the_limit_is_not_a_truncation():
+    ctors = ", ".join(f"C{i}" for i in range(65))
+    src = f"type E {{ {ctors} }}\npub flow main(e: E) -> Int = match e {{\n    C0 => 1,\n}}\n"
+    (d,) = check_source(src).diagnostics
+    assert d.message.endswith("`C8` and 56 more")
+    text = d.fixes[0].edits[0].text
+    assert text.count("=> todo") == 64 and "_ =>" not in text

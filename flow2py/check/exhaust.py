@@ -13,8 +13,18 @@ record or tuple, `false`/`true` and `()` for the literal kinds bool and unit, an
 lengths 0..L plus "L+1 or more" where L is the longest list pattern in the column. Every other
 literal type has infinitely many values, so only `_` (or a binding) completes it.
 
-`missing` returns witnesses, rendered as patterns, so the message can say what is not covered:
-"missing `Err(Unknown(_))`". Arms with an `if` guard never count as covering.
+`missing` returns every missing case at once, rendered as patterns, so the message can say what
+is not covered ("missing `X(B)`, `Y`, `Z`") and the fix can insert an arm for each: a cover in
+which every value no arm matches is matched by exactly one witness. It follows every constructor
+of a column some row names (one no row names gets `_` arguments), and writes `_` for a column no
+row looks into; `_merge` folds a column whose every constructor came back with `_` arguments
+into `_`, and a list's lengths into `[p, ..]`. For a type with infinitely many values (Int,
+Text, ...) `_` stands for the values the rows' literals do not name, as the arms inserted go after
+them. Arms with an `if` guard never count as covering. Past LIMIT witnesses (or a bound on the
+work) the verdict says `truncated`.
+
+An unreachable arm comes with the arms above that make it so: the first that alone matches every
+value it matches, or else each (reachable) one that matches some of them.
 """
 
 from __future__ import annotations
@@ -427,7 +437,8 @@ class Exhaust:
             if not guarded and not _has_opaque(n):
                 rows.append([n])
                 row_arms.append(i)
-        budget = Budget(LIMIT)
+        # room for more than LIMIT (witnesses fold, and exactly LIMIT is not a truncation)
+        budget = Budget(4 * LIMIT + 1)
         ws = self.missing(rows, [t], budget)
         if len(ws) > LIMIT:
             ws, budget.truncated = ws[:LIMIT], True
