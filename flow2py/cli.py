@@ -133,6 +133,50 @@ def check(paths, fmt, checkpoints):
 
 
 @main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--unsafe", is_flag=True, help="Also apply fixes that need a choice (review them).")
+@click.option("--dry-run", is_flag=True, help="Print the changes as a unified diff; write nothing.")
+@_guard
+def fix(paths, unsafe, dry_run):
+    """Apply the fixes diagnostics carry; check again and repeat until nothing changes.
+
+    Only safe fixes (those that need no choice) unless --unsafe. Each fix applied and every
+    diagnostic left are reported on stderr, as `check` reports them; --dry-run prints a
+    unified diff on stdout instead of writing. Exit 0 when nothing is left, 1 otherwise
+    (docs/spec/diagnostics.md, "Fixes and flow2py fix")."""
+    from flowrt.data.exit_codes import EXIT_OK, EXIT_REFUSED
+    from flow2py import fix as fixing
+
+    for path in paths:
+        if not os.path.isfile(path):
+            _fail(f"{path}: " + ("not a file" if os.path.exists(path) else "no such file"))
+    report = fixing.fix_program([os.path.normpath(p) for p in paths], unsafe=unsafe)
+    if dry_run:
+        click.echo(fixing.unified_diff(report), nl=False)
+    else:
+        try:
+            fixing.write_files(report)
+        except fixing.Changed as e:
+            _fail(str(e))
+        except OSError as e:
+            _fail(f"cannot write the fixed files: {e}")
+    verb = "would fix" if dry_run else "fixed"
+    for a in report.applied:
+        sp = a.diagnostic.span
+        click.echo(f"{verb} {sp.file}:{sp.line}:{sp.column}: [{a.diagnostic.code}] {a.fix.message}", err=True)
+    n = len(report.applied)
+    left = report.diagnostics
+    click.echo(
+        f"{verb} {n} mistake{'s' if n != 1 else ''} in {len(report.texts)} file{'s' if len(report.texts) != 1 else ''}"
+        + (f"; {len(left)} left:" if left else "; nothing left"),
+        err=True,
+    )
+    if left:
+        click.echo(render_text(left, report.sources), err=True, nl=False)
+    sys.exit(EXIT_REFUSED if left else EXIT_OK)
+
+
+@main.command()
 @click.argument("path", type=click.Path())
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(), help="Output folder.")
 @click.option(

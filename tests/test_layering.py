@@ -47,7 +47,7 @@ COMPILER = (
     ("syntax", ("flow2py.syntax",)),
     ("check", ("flow2py.check",)),
     ("codegen", ("flow2py.codegen",)),
-    ("pipeline", ("flow2py.pipeline", "flow2py.inspect", "flow2py.cache", "flow2py.bundles")),
+    ("pipeline", ("flow2py.pipeline", "flow2py.inspect", "flow2py.cache", "flow2py.bundles", "flow2py.fix")),
     (
         "host",
         (

@@ -13,8 +13,18 @@ record or tuple, `false`/`true` and `()` for the literal kinds bool and unit, an
 lengths 0..L plus "L+1 or more" where L is the longest list pattern in the column. Every other
 literal type has infinitely many values, so only `_` (or a binding) completes it.
 
-`missing` returns witnesses, rendered as patterns, so the message can say what is not covered:
-"missing `Err(Unknown(_))`". Arms with an `if` guard never count as covering.
+`missing` returns every missing case at once, rendered as patterns, so the message can say what
+is not covered ("missing `X(B)`, `Y`, `Z`") and the fix can insert an arm for each: a cover in
+which every value no arm matches is matched by exactly one witness. It follows every constructor
+of a column some row names (one no row names gets `_` arguments), and writes `_` for a column no
+row looks into; `_merge` folds a column whose every constructor came back with `_` arguments
+into `_`, and a list's lengths into `[p, ..]`. For a type with infinitely many values (Int,
+Text, ...) `_` stands for the values the rows' literals do not name, as the arms inserted go after
+them. Arms with an `if` guard never count as covering. Past LIMIT witnesses (or a bound on the
+work) the verdict says `truncated`.
+
+An unreachable arm comes with the arms above that make it so: the first that alone matches every
+value it matches, or else each (reachable) one that matches some of them.
 """
 
 from __future__ import annotations
@@ -28,7 +38,8 @@ from flow2py.check import pattern_form as pf
 from flow2py.check.typed import TCon, TTuple
 from flow2py.check.typeterms import subst
 
-LIMIT = 6
+#: the most witnesses a match is given (each needs an arm; more and the fix ends with `_`)
+LIMIT = 64
 
 
 # -- the pattern space ------------------------------------------------------------------------
@@ -116,12 +127,15 @@ class Column:
 
 
 class Budget:
-    """How many more witnesses `missing` may produce (the message names at most LIMIT)."""
+    """How many more witnesses `missing` may produce; `truncated` once it ran out (the
+    witnesses found then do not cover every missing value)."""
 
-    __slots__ = ("left",)
+    __slots__ = ("left", "steps", "truncated")
 
-    def __init__(self, left: int) -> None:
+    def __init__(self, left: int, steps: int = 20_000) -> None:
         self.left = left
+        self.steps = steps  # how many more calls: a pathological matrix stops, truncated
+        self.truncated = False
 
 
 class Exhaust:
@@ -315,33 +329,46 @@ class Exhaust:
         return keys
 
     def missing(self, rows, tys, budget: Budget) -> list:
-        if budget.left <= 0:
+        """Every value vector of types `tys` that no row matches, as disjoint witnesses (lists of
+        pattern texts, one per column): each unmatched vector is matched by exactly one of them.
+        A column none of the rows looks into is `_`; otherwise each of its constructors is
+        followed (an uncovered one gets `_` arguments), and `_merge` folds the results back
+        where a whole column, or a list's tail, turns out to be missing."""
+        budget.steps -= 1
+        if budget.left <= 0 or budget.steps <= 0:
+            budget.truncated = True
             return []
         if not tys:
-            return [] if rows else [[]]
+            if rows:
+                return []
+            budget.left -= 1
+            return [[]]
         col = self.column(tys[0], [r[0] for r in rows])
-        if col.sig is None:
+        covered = None if col.sig is None else self._covered(rows, col)
+        if not covered:
+            # every row's head is a wildcard (or the type has infinitely many values, and a
+            # literal the rows name is matched by an earlier arm anyway): only the rest matters
             return [["_"] + w for w in self.missing(self._default(rows), tys[1:], budget)]
-        covered = self._covered(rows, col)
-        if col.single or all(sg.key in covered for sg in col.sig):
-            out = []
-            for sg in col.sig:
+        entries = []
+        rest = None  # what the rows whose head is a wildcard leave missing of the other columns
+        for i, sg in enumerate(col.sig):
+            if sg.key in covered or col.single:
                 for w in self.missing(
                     self._specialize(rows, sg.key, sg.arity), list(sg.arg_types) + tys[1:], budget
                 ):
-                    out.append([sg.render(w[: sg.arity])] + w[sg.arity :])
-                    if len(out) >= budget.left:
-                        return out
-            return out
-        ws = self.missing(self._default(rows), tys[1:], budget)
-        if not ws:
-            return []
-        if covered:
-            out = [[sg.render(["_"] * sg.arity)] + w for sg in col.sig if sg.key not in covered for w in ws]
-        else:
-            out = [["_"] + w for w in ws]
-        budget.left -= len(out)
-        return out
+                    entries.append((i, tuple(w[: sg.arity]), tuple(w[sg.arity :])))
+                continue
+            # no row names this constructor: only the wildcard rows match it, whatever its
+            # arguments, and what they leave of the other columns is the same for each such one
+            if rest is None:
+                rest = self.missing(self._default(rows), tys[1:], budget)
+            elif rest:
+                if budget.left < len(rest):
+                    budget.truncated = True
+                    break
+                budget.left -= len(rest)
+            entries += [(i, ("_",) * sg.arity, tuple(w)) for w in rest]
+        return _merge(col, entries)
 
     def useful(self, rows, q, tys) -> bool:
         if not tys:
@@ -388,19 +415,113 @@ class Exhaust:
 
     # -- entry points ---------------------------------------------------------------------
 
-    def check_match(self, patterns_guards: list, t):
-        """(missing witnesses, indexes of unreachable arms) of a match of a value of type `t`
-        whose arms are `patterns_guards`: (checked pattern, whether the arm has a guard)."""
+    def check_match(self, patterns_guards: list, t) -> Verdict:
+        """The verdict on a match of a value of type `t` whose arms are `patterns_guards`:
+        (checked pattern, whether the arm has a guard)."""
         rows: list = []
+        row_arms: list = []  # the arm index of each row
         unreachable = []
         for i, (p, guarded) in enumerate(patterns_guards):
             n = self.norm(p, t)
             if not self.useful(rows, [n], [t]):
-                unreachable.append(i)
+                # the one arm above that alone matches all it matches, or else every arm
+                # above that matches some of it
+                alone = [j for j, r in zip(row_arms, rows) if not self.useful([r], [n], [t])]
+                if alone:
+                    unreachable.append((i, (alone[0],)))
+                else:
+                    dead = {u for u, _ in unreachable}
+                    unreachable.append(
+                        (i, tuple(j for j, r in zip(row_arms, rows) if j not in dead and _overlap(r[0], n)))
+                    )
             if not guarded and not _has_opaque(n):
                 rows.append([n])
-        ws = self.missing(rows, [t], Budget(LIMIT))
-        return [w[0] for w in ws], unreachable
+                row_arms.append(i)
+        # room for more than LIMIT (witnesses fold, and exactly LIMIT is not a truncation)
+        budget = Budget(4 * LIMIT + 1)
+        ws = self.missing(rows, [t], budget)
+        if len(ws) > LIMIT:
+            ws, budget.truncated = ws[:LIMIT], True
+        return Verdict(tuple(w[0] for w in ws), budget.truncated, tuple(unreachable))
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What exhaustiveness says of one match."""
+
+    missing: tuple  # witness pattern texts: every value no arm matches is matched by exactly one
+    truncated: bool  # LIMIT was reached: `missing` does not cover every missing value
+    unreachable: tuple  # (arm index, indexes of the arms above that make it unreachable)
+
+
+def _merge(col: Column, entries: list) -> list:
+    """The witnesses of a column whose constructors were each followed: `entries` holds
+    (constructor index, argument texts, texts of the columns after). Where every constructor
+    of the column is missing with `_` arguments and the same tail, they fold into one `_`; for a
+    list, the lengths n..L and "L+1 or more" with the same first elements fold into one `[p, ..]`."""
+    sig = col.sig
+    folded: dict = {}  # entry -> the witness it folds into
+    if _is_list_key(sig[0].key):
+        present = set(entries)
+        more = len(sig) - 1  # the index of "L+1 or more"
+        m = sig[more].arity
+        for e in entries:
+            i, args, tail = e
+            if i != more:
+                continue
+            k0 = m
+            while k0 > 0 and args[k0 - 1] == "_":
+                k0 -= 1
+            for k in range(k0, m + 1):
+                prefix = args[:k]
+                need = [(n, prefix + ("_",) * (n - k), tail) for n in range(k, more)]
+                if all(x in present for x in need):
+                    head = "[" + ", ".join(prefix + ("..",)) + "]" if prefix else "_"
+                    for x in need + [e]:
+                        folded[x] = (head,) + tail
+                    break
+    else:
+        wild: dict = {}
+        for e in entries:
+            if all(x == "_" for x in e[1]):
+                wild.setdefault(e[2], []).append(e)
+        for tail, es in wild.items():
+            if len(es) == len(sig):
+                for e in es:
+                    folded[e] = ("_",) + tail
+    result = []
+    emitted: set = set()
+    for e in entries:
+        w = folded.get(e)
+        if w is None:
+            result.append([sig[e[0]].render(list(e[1]))] + list(e[2]))
+        elif w not in emitted:
+            emitted.add(w)
+            result.append(list(w))
+    return result
+
+
+def _overlap(a: Pat, b: Pat) -> bool:
+    """Whether some value matches both normalized patterns."""
+    if a is None or b is None:
+        return True
+    ka, kb = type(a), type(b)
+    if ka is Opaque or kb is Opaque:
+        return False
+    if ka is Or:
+        return any(_overlap(x, b) for x in a.alts)
+    if kb is Or:
+        return any(_overlap(a, x) for x in b.alts)
+    if ka is Con and kb is Con:
+        return a.key == b.key and all(_overlap(x, y) for x, y in zip(a.args, b.args))
+    if ka is Rest and kb is Rest:
+        return all(_overlap(x, y) for x, y in zip(a.prefix, b.prefix))
+    if ka is Con:
+        a, b = b, a
+    # a is a Rest, b a Con
+    if type(b.key) is not ListOf or b.key.n < len(a.prefix):
+        return False
+    return all(_overlap(x, y) for x, y in zip(a.prefix, b.args))
 
 
 def _is_list_key(key: Key) -> bool:
@@ -440,6 +561,10 @@ def _render_bare(name: str, args) -> str:
 
 
 def _render_named(name: str, names: list, args: list) -> str:
-    if all(a == "_" for a in args):
-        return f"{name} {{ .. }}" if names else name
-    return name + " { " + ", ".join(f"{n}: {a}" for n, a in zip(names, args)) + " }"
+    """`Name { field: pattern, .. }`: the fields any value fits are left to the `..`."""
+    if not names:
+        return name
+    given = [f"{n}: {a}" for n, a in zip(names, args) if a != "_"]
+    if len(given) < len(names):
+        given.append("..")
+    return name + " { " + ", ".join(given) + " }"

@@ -91,34 +91,40 @@ def check_fn(st: BodyState, env: ModEnv, fn: FnInfo) -> None:
 
 def _e301(st: BodyState, fn: FnInfo, ctx: FnCtx) -> None:
     node = fn.node
-    end = node.result.span
-    fixes = ()
-    if end.end > 0:
-        fixes = (
-            Fix(
-                "mark it `!tool`",
-                (
-                    Edit(
-                        ast.Span(
-                            end.file,
-                            end.end_line,
-                            end.end_column,
-                            end.end_line,
-                            end.end_column,
-                            end.end,
-                            end.end,
-                        ),
-                        " !tool",
-                    ),
-                ),
-                True,
-            ),
-        )
     related = [Related("this reaches a Tool", ctx.first_tool)] if ctx.first_tool else []
     st.problems.add(
         "E301",
         f"`{fn.name}` may reach a Tool but is not marked `!tool`",
         node.name_span if node.name_span.line else node.span,
         related=related,
-        fixes=fixes,
+        fixes=_e301_fixes(node, st.env.lm.ast.source or ""),
     )
+
+
+def _e301_fixes(node: ast.FnDecl, source: str) -> tuple:
+    """` !tool` after the result type (grammar.md: `-> type_atom [effect]`): safe, the one
+    thing the signature lacks. A function its author marked `!pure` gets `!pure` -> `!tool`,
+    not safe: the mark was a choice, and the body may be what is wrong. The callers this makes
+    effectful are reported when the program is checked again (flow2py fix repeats until none is
+    left)."""
+    end = node.result.span
+    if end.end <= 0 or end.end > len(source):
+        return ()
+    if node.effect == "pure":
+        i = source.find("!pure", end.end)
+        if i < 0 or source[end.end : i].strip():
+            return ()
+        return (
+            Fix("replace `!pure` with `!tool`", (Edit(_at(end.file, source, i, i + 5), "!tool"),), False),
+        )
+    if node.effect is not None:
+        return ()
+    return (Fix("mark it `!tool`", (Edit(_at(end.file, source, end.end, end.end), " !tool"),), True),)
+
+
+def _at(file: str, source: str, start: int, end: int) -> ast.Span:
+    def lc(o):
+        return source.count("\n", 0, o) + 1, o - (source.rfind("\n", 0, o) + 1) + 1
+
+    (l1, c1), (l2, c2) = lc(start), lc(end)
+    return ast.Span(file, l1, c1, l2, c2, start, end)

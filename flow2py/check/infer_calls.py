@@ -45,7 +45,7 @@ from flow2py.check.typeterms import (
     subst,
     unify,
 )
-from flow2py.diagnostics import Related
+from flow2py.diagnostics import Edit, Fix, Related
 from flow2py.syntax import ast
 
 
@@ -360,7 +360,13 @@ def binary(st: BodyState, e: ast.Binary, expected):
                 "E212", f"the type of the operands of `{e.op}` must be known: annotate one of them", e.span
             )
         else:
-            st.problems.add("E209", f"no `{e.op}` for `{show(st, r)}`", e.span)
+            if rt is None:
+                rt = expr(st, e.right)
+            fixes = _concat_fix(st, e, r, rt, expected)
+            st.problems.add("E209", f"no `{e.op}` for `{show(st, r)}`", e.span, fixes=fixes)
+            # written as `++` it is of the operands' type: an enclosing `+` is then reported too,
+            # in the same pass, rather than once this one is fixed
+            return r if fixes else TError()
         if rt is None:
             expr(st, e.right)
         return TError()
@@ -378,6 +384,31 @@ def binary(st: BodyState, e: ast.Binary, expected):
     else:
         expect(st, rt, params[1], e.right, why1)
     return result
+
+
+def _concat_fix(st: BodyState, e: ast.Binary, lt, rt, expected) -> list:
+    """`+` on two operands of one type that has `++` (Text, List, Bytes: semantics.md) is
+    concatenation written the way other languages write it: `++` is safe when the operands'
+    type is known, the same on both sides, and what the context expects."""
+    if e.op != "+" or _op_fn(st, "++", 2, lt) is None:
+        return []
+    rt = resolve(rt)
+    if not (_ground(lt) and _ground(rt) and lt == rt):
+        return []
+    if expected is not None:
+        want = resolve(expected)
+        if type(want) is not TVar and not (_ground(want) and want == lt):
+            return []
+    source = st.env.lm.ast.source or ""
+    a, b = e.left.span.end, e.right.span.start
+    gap = source[a:b]
+    if not (0 < a < b <= len(source)) or gap.count("+") != 1 or "/" in gap:
+        return []
+    i = a + gap.index("+")
+    line = source.count("\n", 0, i) + 1
+    col = i - (source.rfind("\n", 0, i) + 1) + 1
+    sp = ast.Span(e.span.file, line, col, line, col + 1, i, i + 1)
+    return [Fix(f"concatenate with `++`: `{show(st, lt)}` has no `+`", (Edit(sp, "++"),), True)]
 
 
 def unary(st: BodyState, e: ast.Unary, expected):

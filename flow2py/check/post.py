@@ -15,7 +15,7 @@ from flow2py.check.typed import (
     MethodRef,
 )
 from flow2py.check.typeterms import zonk
-from flow2py.diagnostics import Edit, Fix
+from flow2py.diagnostics import Edit, Fix, Related
 from flow2py.syntax import ast
 
 ROOT_CONDITION = (
@@ -39,32 +39,31 @@ def finish_fn(st: BodyState, exhaust: Exhaust) -> None:
         if any(a.pattern.id in bad for a in m.arms):
             continue
         t = zonk(site.scrutinee, unit)
-        missing, unreachable = exhaust.check_match(
-            [(forms[a.pattern.id], a.guard is not None) for a in m.arms], t
-        )
-        if missing:
+        v = exhaust.check_match([(forms[a.pattern.id], a.guard is not None) for a in m.arms], t)
+        if v.missing:
             problems.add(
                 "E401",
-                "this match does not cover every value: missing " + ", ".join(f"`{w}`" for w in missing),
+                "this match does not cover every value: missing " + _name_missing(v.missing, v.truncated),
                 _head(m.span),
-                fixes=_add_arms_fix(m, missing),
+                fixes=_add_arms_fix(m, v.missing, v.truncated, st.env.lm.ast.source or ""),
             )
-        for i in unreachable:
+        for i, above in v.unreachable:
             problems.add(
                 "E402",
                 "this arm can never be reached: the arms before it match every value it matches",
                 m.arms[i].pattern.span,
+                related=_covering_arms(m, above),
             )
     for site in st.lets:
         p = site.pattern
         if isinstance(p, (ast.BindPattern, ast.WildcardPattern)) or p.id in bad:
             continue
-        missing, _ = exhaust.check_match([(forms[p.id], False)], zonk(site.type, unit))
-        if missing:
+        v = exhaust.check_match([(forms[p.id], False)], zonk(site.type, unit))
+        if v.missing:
             problems.add(
                 "E410",
                 "this `let` pattern does not match every value: missing "
-                + ", ".join(f"`{w}`" for w in missing)
+                + _name_missing(v.missing, v.truncated)
                 + "; use `match` or `guard let ... else`",
                 p.span,
             )
@@ -164,8 +163,81 @@ def _head(span: ast.Span) -> ast.Span:
     return span
 
 
-def _add_arms_fix(m: ast.Match, missing) -> list:
-    return []
+#: how many missing patterns a message names (the fix inserts them all)
+NAMED = 8
+
+#: the body of an arm the fix inserts: not a Flow name, so the program does not check until the
+#: author writes each body (E101 at each); flow2py/fix.py never "fixes" it into something else
+PLACEHOLDER = "todo"
+
+
+def _name_missing(missing, truncated: bool) -> str:
+    named = ", ".join(f"`{w}`" for w in missing[:NAMED])
+    more = len(missing) - NAMED
+    if more > 0:
+        named += f" and {'more than ' if truncated else ''}{more} more"
+    elif truncated:
+        named += " and more"
+    return named
+
+
+def _add_arms_fix(m: ast.Match, missing, truncated: bool, source: str) -> list:
+    """Insert an arm for every missing pattern (and `_` after them when there were too many to
+    list), each with the body `todo`: not safe, since each body is the author's choice."""
+    sp = m.span
+    close = sp.end - 1
+    if sp.end <= sp.start or source[close : sp.end] != "}":
+        return []
+    arms = [f"{w} => {PLACEHOLDER}" for w in missing] + ([f"_ => {PLACEHOLDER}"] if truncated else [])
+    line_start = source.rfind("\n", 0, close) + 1
+    n = len(arms)
+    if n == 1:
+        message = f"add the missing arm (its body in place of `{PLACEHOLDER}` is yours to write)"
+    else:
+        message = f"add the {n} missing arms (each body in place of `{PLACEHOLDER}` is yours to write)"
+    if source[line_start:close].strip() == "" and line_start > sp.start:
+        # the `}` on its own line: one arm a line, indented as the arms are
+        if m.arms:
+            a = m.arms[-1].span.start
+            first = source.rfind("\n", 0, a) + 1
+            indent = source[first:a]
+            if indent.strip():
+                indent = source[line_start:close] + "    "
+        else:
+            indent = source[line_start:close] + "    "
+        text = "".join(f"{indent}{arm},\n" for arm in arms)
+        at = end = line_start
+    else:
+        i = close
+        while i > sp.start and source[i - 1] in " \t":
+            i -= 1
+        before = source[i - 1] if i > sp.start else "{"
+        text = ("" if before in "{," else ",") + " " + ", ".join(arms) + " "
+        at, end = i, close
+    edit = Edit(ast.Span(sp.file, 0, 0, 0, 0, at, end), text)
+    return [Fix(message, (_located(edit, source),), False)]
+
+
+def _located(e: Edit, source: str) -> Edit:
+    """`e` with the lines and columns of its offsets."""
+    return Edit(_span_at(e.span.file, source, e.span.start, e.span.end), e.text)
+
+
+def _span_at(file: str, source: str, start: int, end: int) -> ast.Span:
+    def lc(o):
+        line = source.count("\n", 0, o) + 1
+        return line, o - (source.rfind("\n", 0, o) + 1) + 1
+
+    (l1, c1), (l2, c2) = lc(start), lc(end)
+    return ast.Span(file, l1, c1, l2, c2, start, end)
+
+
+def _covering_arms(m: ast.Match, above) -> list:
+    if len(above) == 1:
+        return [Related("this arm above matches every value it matches", m.arms[above[0]].pattern.span)]
+    return [
+        Related("the arms above together match every value it matches", m.arms[j].pattern.span) for j in above
+    ]
 
 
 def _rename_fix(b, source: str, field_binders: set) -> list:
