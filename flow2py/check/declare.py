@@ -22,6 +22,7 @@ from flow2py.check.annotations import (
     lang_args,
     name_span,
 )
+from flow2py.check import suggest as sg
 from flow2py.check.modgraph import LoadedModule
 from flow2py.check.typed import (
     POLY,
@@ -40,7 +41,7 @@ from flow2py.check.typed import (
     TypeInfo,
 )
 from flow2py.check.typeterms import has_effect, subst
-from flow2py.diagnostics import Edit, Fix, Problems, Related
+from flow2py.diagnostics import Problems, Related
 from flow2py.syntax import ast
 
 # The type each literal kind of the syntax builds, by the std mark (`@lang` name) of that type
@@ -281,19 +282,38 @@ class Declarations:
 
     def lookup_type(self, te: ast.TypeName, env: ModEnv, report: bool = True) -> TypeInfo | None:
         if te.module is not None:
-            target = self.alias_env(env, te.module, te.span, report)
+            target = self.alias_env(env, te.module, te.span, report, member=te.name)
             if target is None:
                 return None
             info = target.cm.types.get(te.name)
             if info is None:
                 if report:
+                    cands = [
+                        sg.Candidate(n, sg.TYPE, sg._decl_span(i.node), target=(("decl", i.decl),))
+                        for n, i in target.cm.types.items()
+                        if i.pub or target is env
+                    ]
+                    sugg = sg.suggest(te.name, cands, sg.TYPE)
+                    sg.count_as_used(self, env, sugg)
+                    src = env.lm.ast.source or ""
+                    head = sg.sub_span(te.span, src, te.module + ".")
+                    at = None
+                    if head is not None and src[head.end : head.end + len(te.name)] == te.name:
+                        at = ast.Span(
+                            te.span.file,
+                            te.span.line,
+                            head.end_column,
+                            te.span.line,
+                            head.end_column + len(te.name),
+                            head.end,
+                            head.end + len(te.name),
+                        )
                     self.problems.add(
                         "E110",
-                        f"module `{te.module}` declares no type `{te.name}`",
+                        f"module `{te.module}` declares no type `{te.name}`" + sugg.tail(),
                         te.span,
-                        related=self._did_you_mean(
-                            te.name, [n for n, i in target.cm.types.items() if i.pub], te.span
-                        ),
+                        related=sugg.related(),
+                        fixes=sugg.fixes(at) if at is not None else [],
                     )
                 return None
             if not info.pub and target is not env:
@@ -302,45 +322,48 @@ class Declarations:
                         "E109",
                         f"type `{te.module}.{te.name}` is private to its module",
                         te.span,
-                        related=[Related("declared here without `pub`", info.node.span)],
+                        related=[Related("declared here without `pub`", name_span(info.node))],
+                        fixes=sg.pub_fix(f"`{te.name}`", [sg.pub_edit(target.lm, info.node)]),
                     )
+                    self.used.add(info.decl)  # reported once: not also E405 in its module
                 return None
             return info
         info = env.cm.types.get(te.name) or self.prelude_types.get(te.name)
         if info is None and report:
-            cands = list(env.cm.types) + list(self.prelude_types)
+            sugg = sg.suggest(te.name, sg.type_candidates(self, env), sg.TYPE)
+            sg.count_as_used(self, env, sugg)
+            src = env.lm.ast.source or ""
+            at = sg.sub_span(te.span, src, te.name)
             self.problems.add(
                 "E102",
-                f"unknown type `{te.name}`",
+                f"unknown type `{te.name}`" + sugg.tail(),
                 te.span,
-                related=self._did_you_mean(te.name, cands, te.span),
-                fixes=self._rename_fixes(te.name, cands, te.span),
+                related=sugg.related(),
+                fixes=sugg.fixes(at, sg.use_site(env.lm.ast)) if at is not None else [],
             )
         return info
 
-    def _did_you_mean(self, name: str, candidates, span) -> list[Related]:
-        s = suggest(name, candidates)
-        if not s:
-            return []
-        return [Related("did you mean " + ", ".join(f"`{x}`" for x in s) + "?", span)]
-
-    def _rename_fixes(self, name, candidates, span) -> list[Fix]:
-        s = suggest(name, candidates)
-        if not s or span.end <= span.start:
-            return []
-        return [Fix(f"replace `{name}` with `{s[0]}`", (Edit(span, s[0]),), False)]
-
-    def alias_env(self, env: ModEnv, alias: str, span, report: bool = True) -> ModEnv | None:
+    def alias_env(
+        self, env: ModEnv, alias: str, span, report: bool = True, member: str | None = None
+    ) -> ModEnv | None:
+        """The module imported as `alias` (None: not imported, reported when `report`). `member`:
+        the name used through it, which helps say which module a misspelled alias meant."""
         if alias in env.lm.aliases:
             env.used_aliases.add(alias)
             key = env.lm.aliases[alias]
             return self.envs.get(key) if key else None
-        if report:
+        if report and not sg.failed_alias_near(env, alias):
+            sugg = sg.suggest(alias, sg.module_candidates(self, env, member), sg.MODULE)
+            sg.count_as_used(self, env, sugg)
+            tail = sugg.tail() if sugg else f': add `use "./{alias}"` or `use "std@v1/{alias}"`'
+            src = env.lm.ast.source or ""
+            at = sg.sub_span(span, src, alias)
             self.problems.add(
                 "E101",
-                f'unknown module `{alias}`: add `use "./{alias}"` or `use "std@v1/{alias}"`',
+                f"unknown module `{alias}`" + tail,
                 span,
-                related=self._did_you_mean(alias, list(env.lm.aliases), span),
+                related=sugg.related(),
+                fixes=sugg.fixes(at, sg.use_site(env.lm.ast)) if at is not None else [],
             )
         return None
 
