@@ -113,6 +113,7 @@ class Declarations:
         ] = {}  # name -> pub std fn whose first parameter is a type parameter
         self.data_params: dict[str, set[str]] = {}  # fn decl -> type params that must be data
         self.used: set[str] = set()  # declaration ids referenced from another declaration
+        self.missing_uses: set[tuple[str, str]] = set()  # (module, alias) said to need a `use`
         self._alias_state: dict[str, int] = {}
         self._con0: dict[str, TCon] = {}
         for lm in modules:
@@ -354,6 +355,8 @@ class Declarations:
             return self.envs.get(key) if key else None
         if report and not sg.failed_alias_near(env, alias):
             sugg = sg.suggest(alias, sg.module_candidates(self, env, member), sg.MODULE)
+            if not self.first_missing_use(env, sugg):
+                return None
             sg.count_as_used(self, env, sugg)
             tail = sugg.tail() if sugg else f': add `use "./{alias}"` or `use "std@v1/{alias}"`'
             src = env.lm.ast.source or ""
@@ -366,6 +369,18 @@ class Declarations:
                 fixes=sugg.fixes(at, sg.use_site(env.lm.ast)) if at is not None else [],
             )
         return None
+
+    def first_missing_use(self, env: ModEnv, sugg) -> bool:
+        """False when `sugg` says a module is not imported and that was said already in this
+        module (a missing `use` is one mistake, however often the module is used)."""
+        c = sugg.unique
+        if c is None or c.text != sugg.name or c.use_path is None:
+            return True
+        key = (env.key, sugg.name)
+        if key in self.missing_uses:
+            return False
+        self.missing_uses.add(key)
+        return True
 
     def _resolve_name(self, te: ast.TypeName, env, tparams, in_param, user) -> Type:
         if te.module is None and te.name in tparams:

@@ -263,9 +263,13 @@ def _unknown_qualifier(st: BodyState, t: ast.Name, e: ast.FieldAccess) -> None:
     st.types[t.id] = TError()
     if sg.failed_alias_near(env, t.name):
         return  # the `use` that did not resolve is the mistake (E103), said once
-    locals_ = [c for c in sg.value_candidates(st.d, env, st.scopes) if c.kind == sg.VALUE and "." not in c.text]
+    locals_ = [
+        c for c in sg.value_candidates(st.d, env, st.scopes) if c.kind == sg.VALUE and "." not in c.text
+    ]
     cands = sg.module_candidates(st.d, env, e.name) + locals_
     sugg = sg.suggest(t.name, cands, sg.MODULE)
+    if not st.d.first_missing_use(env, sugg):
+        return
     sg.count_as_used(st.d, env, sugg, st.fn.decl)
     is_module = not sugg.cands or any(c.kind == sg.MODULE for c in sugg.cands)
     what = "module" if is_module and (sugg.cands or t.name[:1].islower()) else "name"

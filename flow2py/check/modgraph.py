@@ -453,7 +453,9 @@ def _path_span(u: ast.Use, src: str) -> ast.Span | None:
     j = src.find('"', i + 1, sp.end) if i >= 0 else -1
     if i < 0 or j < 0 or sp.line != sp.end_line:
         return None
-    return ast.Span(sp.file, sp.line, sp.column + (i - sp.start), sp.line, sp.column + (j + 1 - sp.start), i, j + 1)
+    return ast.Span(
+        sp.file, sp.line, sp.column + (i - sp.start), sp.line, sp.column + (j + 1 - sp.start), i, j + 1
+    )
 
 
 def _without_uses(src: str) -> str:

@@ -264,8 +264,8 @@ def _field_at(target: RecordTarget, name: str):
 
 
 def _rest_fix(st: BodyState, p: ast.CtorPattern) -> list:
-    """`, ..` before the closing brace: the pattern then ignores the fields it leaves out (no
-    choice: it binds nothing new)."""
+    """`, ..` before the closing brace: the pattern then ignores the fields it leaves out. Not
+    safe: naming them is the other way, and which one is meant is the author's choice."""
     src = st.env.lm.ast.source or ""
     sp = p.span
     if sp.end <= sp.start or src[sp.end - 1 : sp.end] != "}":
@@ -277,7 +277,7 @@ def _rest_fix(st: BodyState, p: ast.CtorPattern) -> list:
     line = src.count("\n", 0, i) + 1
     col = i - (src.rfind("\n", 0, i) + 1) + 1
     at = ast.Span(sp.file, line, col, line, col, i, i)
-    return [Fix("ignore the other fields: end the pattern with `..`", (Edit(at, text),), True)]
+    return [Fix("ignore the other fields: end the pattern with `..`", (Edit(at, text),), False)]
 
 
 def _resolve(st: BodyState, p: ast.CtorPattern, t) -> RecordTarget | None:

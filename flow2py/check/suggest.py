@@ -84,7 +84,8 @@ class Suggestion:
         out = []
         for c in self.cands:
             if c.where is not None and c.where.line:
-                out.append(Related(f"`{c.text}` is defined here", c.where))
+                verb = "imported" if c.kind == MODULE else "defined"
+                out.append(Related(f"`{c.text}` is {verb} here", c.where))
         return out
 
     def fixes(self, span: Span, uses: UseSite | None = None, safe_ok: bool = True) -> list[Fix]:
@@ -200,13 +201,13 @@ _VALUE_HABITS: dict[str, tuple[tuple[str, ...], str | None]] = {
     "TRUE": (("true",), None),
     "False": (("false",), None),
     "FALSE": (("false",), None),
-    "null": (("None",), "Flow has no null: an absent value is `None` of an `Option`"),
-    "NULL": (("None",), "Flow has no null: an absent value is `None` of an `Option`"),
-    "nil": (("None",), "Flow has no nil: an absent value is `None` of an `Option`"),
-    "Nil": (("None",), "Flow has no nil: an absent value is `None` of an `Option`"),
+    "null": (("None",), "Flow has no `null`: an absent value is `None` (an `Option`)"),
+    "NULL": (("None",), "Flow has no `null`: an absent value is `None` (an `Option`)"),
+    "nil": (("None",), "Flow has no `nil`: an absent value is `None` (an `Option`)"),
+    "Nil": (("None",), "Flow has no `nil`: an absent value is `None` (an `Option`)"),
     "none": (("None",), None),
-    "undefined": (("None",), "Flow has no undefined: an absent value is `None` of an `Option`"),
-    "len": (("list.length", "text.length"), "Flow has no `len`: write `xs.length()` (or `dict.size`)"),
+    "undefined": (("None",), "Flow has no `undefined`: an absent value is `None` (an `Option`)"),
+    "len": (("list.length", "text.length"), "Flow has no `len`: write `xs.length()`"),
     "length": (("list.length", "text.length"), "write `xs.length()`, or qualify it"),
     "size": (("dict.size", "set.size"), None),
     "count": (("list.length", "text.length"), None),
@@ -255,9 +256,7 @@ _METHOD_HABITS: dict[str, tuple[tuple[str, ...], bool, str | None]] = {
             "returns a Result, or `.unwrap_or(default)`",
         ),
     ),
-    **dict.fromkeys(
-        ["len", "size", "count", "length", "Length", "Count"], (("length", "size"), False, None)
-    ),
+    **dict.fromkeys(["len", "size", "count", "length", "Length", "Count"], (("length", "size"), False, None)),
     **dict.fromkeys(["push", "push_back", "add", "append", "pushBack"], (("append",), False, None)),
     **dict.fromkeys(["unshift", "push_front"], (("prepend",), False, None)),
     **dict.fromkeys(["toString", "to_string", "str", "toStr", "string"], (("to_text",), False, None)),
@@ -266,7 +265,9 @@ _METHOD_HABITS: dict[str, tuple[tuple[str, ...], bool, str | None]] = {
     **dict.fromkeys(["strip"], (("trim",), False, None)),
     **dict.fromkeys(["startswith"], (("starts_with",), False, None)),
     **dict.fromkeys(["endswith"], (("ends_with",), False, None)),
-    **dict.fromkeys(["includes", "has", "contains_key", "has_key", "containsKey"], (("contains",), False, None)),
+    **dict.fromkeys(
+        ["includes", "has", "contains_key", "has_key", "containsKey"], (("contains",), False, None)
+    ),
     **dict.fromkeys(["forEach", "for_each", "iter"], (("each",), False, None)),
     **dict.fromkeys(["indexOf", "find_index", "index"], (("index_of",), False, None)),
     **dict.fromkeys(["reduce", "foldl", "inject"], (("fold",), True, None)),
@@ -297,7 +298,7 @@ def habits(name: str, kind: str, cands) -> Suggestion | None:
         if not found:
             return None
         if len(found) == 1 and why:
-            found = [Candidate(**{**found[0].__dict__, "note": why + f": write `{found[0].text}`"})]
+            found = [Candidate(**{**found[0].__dict__, "note": why})]
         return Suggestion(name, tuple(found), why if len(found) > 1 else None)
     if kind == TYPE:
         texts = _TYPE_HABITS.get(name)
@@ -336,7 +337,9 @@ class UseSite:
 
     def edit(self, path: str) -> Edit:
         text = f'\nuse "{path}"' if self.after_use else f'use "{path}"\n\n'
-        return Edit(Span(self.file, self.line, self.column, self.line, self.column, self.offset, self.offset), text)
+        return Edit(
+            Span(self.file, self.line, self.column, self.line, self.column, self.offset, self.offset), text
+        )
 
 
 def use_site(module) -> UseSite | None:
@@ -482,7 +485,9 @@ def value_candidates(decls, env, scopes=(), expected_decl: str | None = None) ->
 def type_candidates(decls, env) -> list[Candidate]:
     """This module's types, the prelude's, imported modules' public ones (qualified) and std's
     not imported (with the `use`)."""
-    out = [Candidate(n, TYPE, _decl_span(i.node), target=(("decl", i.decl),)) for n, i in env.cm.types.items()]
+    out = [
+        Candidate(n, TYPE, _decl_span(i.node), target=(("decl", i.decl),)) for n, i in env.cm.types.items()
+    ]
     for n, i in decls.prelude_types.items():
         if n not in env.cm.types:
             out.append(Candidate(n, TYPE, _decl_span(i.node), target=(("decl", i.decl),)))
