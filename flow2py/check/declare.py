@@ -114,6 +114,7 @@ class Declarations:
         self.data_params: dict[str, set[str]] = {}  # fn decl -> type params that must be data
         self.used: set[str] = set()  # declaration ids referenced from another declaration
         self.missing_uses: set[tuple[str, str]] = set()  # (module, alias) said to need a `use`
+        self.suggest_cache: dict = {}  # what each module can see, for suggestions (suggest.py)
         self._alias_state: dict[str, int] = {}
         self._con0: dict[str, TCon] = {}
         for lm in modules:

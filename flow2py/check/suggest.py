@@ -158,11 +158,16 @@ def rank(name: str, cands, kind: str, most: int = 3) -> list[Candidate]:
     low = name.lower()
     alt = snake(name).lower()
     scored: dict[str, tuple[float, Candidate]] = {}
+    n, n_alt = len(low), len(alt)
     for c in cands:
         key = c.key
         if key == name and c.use_path is None and "." not in c.text:
             continue  # the name itself: whatever it is, it is not what was meant
-        d = min(distance(low, key.lower()), distance(alt, key.lower()))
+        k = len(key)
+        if abs(k - n) > lim and abs(k - n_alt) > lim:
+            continue  # more edits apart than allowed whatever they are
+        kl = key.lower()
+        d = min(distance(low, kl), distance(alt, kl)) if alt != low else distance(low, kl)
         if d > lim:
             continue
         if c.use_path is not None and d != 0:
@@ -453,6 +458,23 @@ def value_candidates(decls, env, scopes=(), expected_decl: str | None = None) ->
     for scope in scopes:
         for n, b in scope.items():
             out.append(Candidate(n, VALUE, b.span, target=(("local", b),)))
+    return out + _cached(
+        decls, ("values", env.key, expected_decl), lambda: _module_values(decls, env, expected_decl)
+    )
+
+
+def _cached(decls, key, make) -> list[Candidate]:
+    """What a module can see changes not while its bodies are checked: built once a module (a
+    file with a thousand misspellings asks a thousand times)."""
+    cache = decls.suggest_cache
+    hit = cache.get(key)
+    if hit is None:
+        hit = cache[key] = make()
+    return hit
+
+
+def _module_values(decls, env, expected_decl) -> list[Candidate]:
+    out: list[Candidate] = []
     for n, fn in env.cm.fns.items():
         out.append(Candidate(n, VALUE, _decl_span(fn.node), target=(("decl", fn.decl),)))
 
@@ -485,6 +507,10 @@ def value_candidates(decls, env, scopes=(), expected_decl: str | None = None) ->
 def type_candidates(decls, env) -> list[Candidate]:
     """This module's types, the prelude's, imported modules' public ones (qualified) and std's
     not imported (with the `use`)."""
+    return _cached(decls, ("types", env.key), lambda: _module_types(decls, env))
+
+
+def _module_types(decls, env) -> list[Candidate]:
     out = [
         Candidate(n, TYPE, _decl_span(i.node), target=(("decl", i.decl),)) for n, i in env.cm.types.items()
     ]
