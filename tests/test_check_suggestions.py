@@ -319,3 +319,29 @@ def test_rank_prefers_the_exact_qualified_name_and_the_same_case():
     cands = [sg.Candidate("stop", sg.VALUE), sg.Candidate("Stop", sg.CTOR)]
     assert [c.text for c in sg.rank("stp", cands, sg.VALUE)] == ["stop"]
     assert sg.rank("isEmpty", [sg.Candidate("is_empty", sg.METHOD)], sg.METHOD)[0].text == "is_empty"
+
+
+def test_a_module_beside_this_one_not_imported_is_offered_but_not_safe(tmp_path):
+    entry = write_program(
+        tmp_path,
+        {
+            "planner.flow": PLANNER,
+            "main.flow": "pub flow main(n: Int) -> Int = { let _a = planner.next(n)\n 1 }\n",
+        },
+    )
+    r = check_program(entry)
+    (d,) = r.diagnostics
+    assert d.message == 'unknown module `planner` — add `use "./planner"`'
+    assert [f.safe for f in d.fixes] == [False]
+
+
+def test_other_languages_constructors_in_a_pattern_get_flows():
+    r = check("""
+        pub flow f(o: Option<Int>) -> Int = match o {
+            Some(v) => v,
+            Nothing => 0,
+        }
+    """)
+    (d,) = r.diagnostics
+    assert d.message == "`Option` has no constructor `Nothing` — did you mean `None`?"
+    assert d.fixes[0].safe

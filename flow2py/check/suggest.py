@@ -22,6 +22,7 @@ walk both use it, and what it is given is plain data.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
@@ -211,6 +212,11 @@ _VALUE_HABITS: dict[str, tuple[tuple[str, ...], str | None]] = {
     "nil": (("None",), "Flow has no `nil`: an absent value is `None` (an `Option`)"),
     "Nil": (("None",), "Flow has no `nil`: an absent value is `None` (an `Option`)"),
     "none": (("None",), None),
+    "Nothing": (("None",), None),
+    "Just": (("Some",), None),
+    "Error": (("Err",), None),
+    "Failure": (("Err",), None),
+    "Success": (("Ok",), None),
     "undefined": (("None",), "Flow has no `undefined`: an absent value is `None` (an `Option`)"),
     "len": (("list.length", "text.length"), "Flow has no `len`: write `xs.length()`"),
     "length": (("list.length", "text.length"), "write `xs.length()`, or qualify it"),
@@ -373,7 +379,7 @@ def sub_span(span: Span, source: str, text: str) -> Span | None:
 
 def path_candidates(path: str, std_version: str, std_names, local_names) -> list[str]:
     """What a `use` path that does not resolve most likely meant: `./planer` is `./planner`,
-    `std/list` and `list` are `std@v1/list`, `std@v2/list` is `std@v1/list`, a `.flow` suffix
+    a std path without its version and `list` are `std@v1/list`, `std@v2/list` is `std@v1/list`, a `.flow` suffix
     goes. `std_names`: std's module names; `local_names`: the `.flow` files beside the module."""
     STD_VERSION = std_version
     p = path.strip()
@@ -539,7 +545,29 @@ def module_candidates(decls, env, member: str | None = None) -> list[Candidate]:
     for name, key, menv in _std_modules(decls, env):
         if member is None or member in menv.cm.fns or member in menv.cm.types or member in menv.ctors:
             out.append(Candidate(name, MODULE, None, key))
+    std = {c.text for c in out if c.use_path}
+    for name in _cached(decls, ("beside", env.key), lambda: _beside(env)):
+        if name not in env.lm.aliases and name not in std:
+            # a file beside this one, not imported: what it declares is not known, so not safe
+            out.append(Candidate(name, MODULE, None, f"./{name}", fits=False))
     return out
+
+
+def _beside(env) -> list[Candidate]:
+    """The `.flow` files beside a module of the program's own (not std, not a repository's)."""
+    lm = env.lm
+    if lm.is_std or lm.repo is not None:
+        return []
+    try:
+        names = os.listdir(os.path.dirname(os.path.abspath(lm.file)))
+    except OSError:
+        return []
+    own = os.path.basename(lm.file)
+    return sorted(
+        n[:-5]
+        for n in names
+        if n.endswith(".flow") and n != own and re.match(r"^[a-z][A-Za-z0-9_]*\.flow$", n)
+    )
 
 
 def failed_alias_near(env, name: str) -> bool:
