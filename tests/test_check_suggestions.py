@@ -345,3 +345,11 @@ def test_other_languages_constructors_in_a_pattern_get_flows():
     (d,) = r.diagnostics
     assert d.message == "`Option` has no constructor `Nothing` — did you mean `None`?"
     assert d.fixes[0].safe
+
+
+def test_lambda_passed_to_an_unknown_function_is_not_also_cannot_infer():
+    r = check("""
+        pub flow a(xs: List<Text>) -> List<Int> = xs.mapp(flow(x) = x.length())
+        pub flow b(xs: List<Text>) -> List<Int> = mapp(xs, flow(x) = x.length())
+    """)
+    assert codes(r) == ["E210", "E101"]

@@ -163,7 +163,13 @@ def _method(st: BodyState, callee: ast.FieldAccess, tt) -> FnInfo | None:
 
 def _args_poison(st: BodyState, e: ast.Call):
     for a in e.args:
-        expr(st, a)
+        if type(a) is ast.Lambda:
+            # the callee is unknown (reported), so are the types of a lambda's parameters: its
+            # body is checked without "cannot infer" (E212) at every use of them
+            unknown = TFun(tuple(TError() for _ in a.params), TError(), PURE)
+            st.types[a.id] = st.dispatch[ast.Lambda](st, a, unknown)
+        else:
+            expr(st, a)
     st.types[e.callee.id] = st.types.get(e.callee.id, TError())
     return TError()
 
