@@ -183,10 +183,23 @@ def _field_init(st: BodyState, fi: ast.FieldInit, t, why=None) -> None:
         return
     b = lookup(st, fi.name)
     if b is None:
+        locals_ = [x for x in sg.value_candidates(st.d, st.env, st.scopes) if x.target[0][0] == "local"]
+        sugg = sg.suggest(fi.name, locals_, sg.VALUE)
+        sg.count_as_used(st.d, st.env, sugg)
+        fixes = [
+            Fix(
+                f"write `{fi.name}: {x.text}`", (Edit(fi.span, f"{fi.name}: {x.text}"),), len(sugg.cands) == 1
+            )
+            for x in sugg.cands
+            if fi.span.end > fi.span.start
+        ]
         st.problems.add(
             "E101",
-            f"unknown name `{fi.name}` (the shorthand `{fi.name}` means `{fi.name}: {fi.name}`)",
+            f"unknown name `{fi.name}` (the shorthand `{fi.name}` means `{fi.name}: {fi.name}`)"
+            + sugg.tail(),
             fi.span,
+            related=sugg.related(),
+            fixes=fixes,
         )
         st.types[fi.id] = TError()
         return
@@ -211,8 +224,26 @@ def _record_target(st: BodyState, e: ast.RecordLiteral, expected) -> RecordTarge
         hit = menv.ctors.get(c.name)
         if hit is not None:
             return RecordTarget(hit[0], hit[1])
+        cands = [
+            x
+            for x in sg.type_candidates(st.d, menv) + sg.value_candidates(st.d, menv)
+            if "." not in x.text and x.key[:1].isupper() and _has_fields(st, x) and _public(st, x, menv)
+        ]
+        sugg = sg.suggest(c.name, cands, sg.CTOR)
+        sugg = sg.Suggestion(
+            c.name,
+            tuple(
+                sg.Candidate(**{**x.__dict__, "use_path": None, "fits": _buildable(st, x)})
+                for x in sugg.cands
+            ),
+        )
+        at = c.name_span if c.name_span.line else None
         st.problems.add(
-            "E110", f"module `{c.target.name}` declares no record or constructor `{c.name}`", c.span
+            "E110",
+            f"module `{c.target.name}` declares no record or constructor `{c.name}`" + sugg.tail(),
+            c.span,
+            related=sugg.related(),
+            fixes=sugg.fixes(at) if at is not None else [],
         )
         return None
     if not isinstance(c, ast.Name):
@@ -242,6 +273,9 @@ def _record_target(st: BodyState, e: ast.RecordLiteral, expected) -> RecordTarge
         if x.key[:1].isupper() and _has_fields(st, x)
     ]
     sugg = sg.suggest(name, cands, sg.CTOR)
+    sugg = sg.Suggestion(
+        name, tuple(sg.Candidate(**{**x.__dict__, "fits": _buildable(st, x)}) for x in sugg.cands)
+    )
     sg.count_as_used(st.d, st.env, sugg, st.fn.decl)
     st.problems.add(
         "E101",
@@ -251,6 +285,33 @@ def _record_target(st: BodyState, e: ast.RecordLiteral, expected) -> RecordTarge
         fixes=sugg.fixes(c.span, sg.use_site(st.env.lm.ast)),
     )
     return None
+
+
+def _buildable(st: BodyState, c) -> bool:
+    """Whether this module may build what candidate `c` names (a record of another module with
+    a private field, or an opaque type, may not: renaming to it is then not a safe fix)."""
+    for kind, v in c.target:
+        if kind == "decl":
+            info = st.d.type_decls.get(v)
+            if info is None:
+                return False
+            if info.module == st.env.key:
+                return True
+            if info.opaque or not info.pub:
+                return False
+            return c.kind != sg.TYPE or all(f.pub for f in info.fields)
+    return False
+
+
+def _public(st: BodyState, c, menv) -> bool:
+    """Whether candidate `c` (a declaration of module `menv`) may be named from this module."""
+    if menv is st.env:
+        return True
+    for kind, v in c.target:
+        if kind == "decl":
+            info = st.d.type_decls.get(v)
+            return info is not None and info.pub and info.module == menv.key
+    return False
 
 
 def _has_fields(st: BodyState, c) -> bool:

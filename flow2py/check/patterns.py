@@ -301,11 +301,15 @@ def _resolve(st: BodyState, p: ast.CtorPattern, t) -> RecordTarget | None:
             if i.pub or menv is st.env
         ]
         sugg = sg.suggest(p.name, cands, sg.CTOR)
+        src = st.env.lm.ast.source or ""
+        head = sg.sub_span(p.span, src, p.module + ".")
+        at = sg.sub_span(_after(head), src, p.name) if head is not None else None
         st.problems.add(
             "E110",
             f"module `{p.module}` declares no constructor `{p.name}`" + sugg.tail(),
             p.span,
             related=sugg.related(),
+            fixes=sugg.fixes(at) if at is not None else [],
         )
         return None
     r = resolve(t)
@@ -350,6 +354,13 @@ def _resolve(st: BodyState, p: ast.CtorPattern, t) -> RecordTarget | None:
         fixes=sugg.fixes(at, sg.use_site(st.env.lm.ast)) if at is not None else [],
     )
     return None
+
+
+def _after(head):
+    """The (empty) place right after `head`, on its line: where the name after `alias.` starts."""
+    return ast.Span(
+        head.file, head.line, head.end_column, head.line, head.end_column + 1, head.end, head.end + 1
+    )
 
 
 def _ctor_at(info, name: str):
