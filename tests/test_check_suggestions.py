@@ -353,3 +353,10 @@ def test_lambda_passed_to_an_unknown_function_is_not_also_cannot_infer():
         pub flow b(xs: List<Text>) -> List<Int> = mapp(xs, flow(x) = x.length())
     """)
     assert codes(r) == ["E210", "E101"]
+
+
+def test_a_local_close_to_a_habit_name_wins_over_the_habit():
+    r = check("""
+        pub flow f(counts: Int) -> Int = count + 1
+    """)
+    assert r.diagnostics[0].message == "unknown name `count` — did you mean `counts`?"

@@ -194,6 +194,11 @@ def rank(name: str, cands, kind: str, most: int = 3) -> list[Candidate]:
 def suggest(name: str, cands, kind: str) -> Suggestion:
     """A habit of another language when `name` is one, else the best candidates."""
     habit = habits(name, kind, cands)
+    if habit is not None and kind in (VALUE, CTOR) and name not in _LITERAL_SPELLINGS:
+        # `count` or `size` may as well be a misspelled local: what the program declares wins
+        own = [c for c in rank(name, cands, kind) if "." not in c.text]
+        if own:
+            return Suggestion(name, tuple(own))
     if habit is not None:
         return habit
     return Suggestion(name, tuple(rank(name, cands, kind)))
@@ -230,6 +235,9 @@ _VALUE_HABITS: dict[str, tuple[tuple[str, ...], str | None]] = {
     "toString": (("data.to_text",), None),
     "String": (("data.to_text",), None),
 }
+
+# spellings of Flow's literals and `None`: never a misspelling of something the program declares
+_LITERAL_SPELLINGS = {"True", "TRUE", "False", "FALSE", "null", "NULL", "nil", "Nil", "none", "undefined"}
 
 _NO_PRINT = (
     "Flow has no `{name}`: a program touches the world only through Tool calls; declare one "
