@@ -78,7 +78,7 @@ def _calls(facts: list[dict], tool: str) -> list[tuple[dict, dict]]:
 def _assert_repaired_and_run(facts: list[dict]) -> None:
     (first, failed), (_, passed) = _calls(facts, "bundle.check")
     assert failed["reply"].startswith("Err(Failed(Diagnostics([")
-    assert 'code: "E101", message: "unknown name `wrds`"' in failed["reply"]
+    assert 'code: "E101", message: "unknown name `wrds` — did you mean `words`?"' in failed["reply"]
     assert "wrds" in first["args"][0] and passed["reply"] == "Ok(())"
     ((repair, repaired),) = _calls(facts, "model.repair")
     assert "words, flow(w: Text)" in repaired["reply"] and "wrds" not in repaired["reply"]

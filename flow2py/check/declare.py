@@ -22,6 +22,7 @@ from flow2py.check.annotations import (
     lang_args,
     name_span,
 )
+from flow2py.check import suggest as sg
 from flow2py.check.modgraph import LoadedModule
 from flow2py.check.typed import (
     POLY,
@@ -40,7 +41,7 @@ from flow2py.check.typed import (
     TypeInfo,
 )
 from flow2py.check.typeterms import has_effect, subst
-from flow2py.diagnostics import Edit, Fix, Problems, Related
+from flow2py.diagnostics import Problems, Related
 from flow2py.syntax import ast
 
 # The type each literal kind of the syntax builds, by the std mark (`@lang` name) of that type
@@ -112,6 +113,8 @@ class Declarations:
         ] = {}  # name -> pub std fn whose first parameter is a type parameter
         self.data_params: dict[str, set[str]] = {}  # fn decl -> type params that must be data
         self.used: set[str] = set()  # declaration ids referenced from another declaration
+        self.missing_uses: set[tuple[str, str]] = set()  # (module, alias) said to need a `use`
+        self.suggest_cache: dict = {}  # what each module can see, for suggestions (suggest.py)
         self._alias_state: dict[str, int] = {}
         self._con0: dict[str, TCon] = {}
         for lm in modules:
@@ -281,19 +284,38 @@ class Declarations:
 
     def lookup_type(self, te: ast.TypeName, env: ModEnv, report: bool = True) -> TypeInfo | None:
         if te.module is not None:
-            target = self.alias_env(env, te.module, te.span, report)
+            target = self.alias_env(env, te.module, te.span, report, member=te.name)
             if target is None:
                 return None
             info = target.cm.types.get(te.name)
             if info is None:
                 if report:
+                    cands = [
+                        sg.Candidate(n, sg.TYPE, sg._decl_span(i.node), target=(("decl", i.decl),))
+                        for n, i in target.cm.types.items()
+                        if i.pub or target is env
+                    ]
+                    sugg = sg.suggest(te.name, cands, sg.TYPE)
+                    sg.count_as_used(self, env, sugg)
+                    src = env.lm.ast.source or ""
+                    head = sg.sub_span(te.span, src, te.module + ".")
+                    at = None
+                    if head is not None and src[head.end : head.end + len(te.name)] == te.name:
+                        at = ast.Span(
+                            te.span.file,
+                            te.span.line,
+                            head.end_column,
+                            te.span.line,
+                            head.end_column + len(te.name),
+                            head.end,
+                            head.end + len(te.name),
+                        )
                     self.problems.add(
                         "E110",
-                        f"module `{te.module}` declares no type `{te.name}`",
+                        f"module `{te.module}` declares no type `{te.name}`" + sugg.tail(),
                         te.span,
-                        related=self._did_you_mean(
-                            te.name, [n for n, i in target.cm.types.items() if i.pub], te.span
-                        ),
+                        related=sugg.related(),
+                        fixes=sugg.fixes(at) if at is not None else [],
                     )
                 return None
             if not info.pub and target is not env:
@@ -302,47 +324,64 @@ class Declarations:
                         "E109",
                         f"type `{te.module}.{te.name}` is private to its module",
                         te.span,
-                        related=[Related("declared here without `pub`", info.node.span)],
+                        related=[Related("declared here without `pub`", name_span(info.node))],
+                        fixes=sg.pub_fix(f"`{te.name}`", [sg.pub_edit(target.lm, info.node)]),
                     )
+                    self.used.add(info.decl)  # reported once: not also E405 in its module
                 return None
             return info
         info = env.cm.types.get(te.name) or self.prelude_types.get(te.name)
         if info is None and report:
-            cands = list(env.cm.types) + list(self.prelude_types)
+            sugg = sg.suggest(te.name, sg.type_candidates(self, env), sg.TYPE)
+            sg.count_as_used(self, env, sugg)
+            src = env.lm.ast.source or ""
+            at = sg.sub_span(te.span, src, te.name)
             self.problems.add(
                 "E102",
-                f"unknown type `{te.name}`",
+                f"unknown type `{te.name}`" + sugg.tail(),
                 te.span,
-                related=self._did_you_mean(te.name, cands, te.span),
-                fixes=self._rename_fixes(te.name, cands, te.span),
+                related=sugg.related(),
+                fixes=sugg.fixes(at, sg.use_site(env.lm.ast)) if at is not None else [],
             )
         return info
 
-    def _did_you_mean(self, name: str, candidates, span) -> list[Related]:
-        s = suggest(name, candidates)
-        if not s:
-            return []
-        return [Related("did you mean " + ", ".join(f"`{x}`" for x in s) + "?", span)]
-
-    def _rename_fixes(self, name, candidates, span) -> list[Fix]:
-        s = suggest(name, candidates)
-        if not s or span.end <= span.start:
-            return []
-        return [Fix(f"replace `{name}` with `{s[0]}`", (Edit(span, s[0]),), False)]
-
-    def alias_env(self, env: ModEnv, alias: str, span, report: bool = True) -> ModEnv | None:
+    def alias_env(
+        self, env: ModEnv, alias: str, span, report: bool = True, member: str | None = None
+    ) -> ModEnv | None:
+        """The module imported as `alias` (None: not imported, reported when `report`). `member`:
+        the name used through it, which helps say which module a misspelled alias meant."""
         if alias in env.lm.aliases:
             env.used_aliases.add(alias)
             key = env.lm.aliases[alias]
             return self.envs.get(key) if key else None
-        if report:
+        if report and not sg.failed_alias_near(env, alias):
+            sugg = sg.suggest(alias, sg.module_candidates(self, env, member), sg.MODULE)
+            if not self.first_missing_use(env, sugg):
+                return None
+            sg.count_as_used(self, env, sugg)
+            tail = sugg.tail() if sugg else f': add `use "./{alias}"` or `use "std@v1/{alias}"`'
+            src = env.lm.ast.source or ""
+            at = sg.sub_span(span, src, alias)
             self.problems.add(
                 "E101",
-                f'unknown module `{alias}`: add `use "./{alias}"` or `use "std@v1/{alias}"`',
+                f"unknown module `{alias}`" + tail,
                 span,
-                related=self._did_you_mean(alias, list(env.lm.aliases), span),
+                related=sugg.related(),
+                fixes=sugg.fixes(at, sg.use_site(env.lm.ast)) if at is not None else [],
             )
         return None
+
+    def first_missing_use(self, env: ModEnv, sugg) -> bool:
+        """False when `sugg` says a module is not imported and that was said already in this
+        module (a missing `use` is one mistake, however often the module is used)."""
+        c = sugg.unique
+        if c is None or c.text != sugg.name or c.use_path is None:
+            return True
+        key = (env.key, sugg.name)
+        if key in self.missing_uses:
+            return False
+        self.missing_uses.add(key)
+        return True
 
     def _resolve_name(self, te: ast.TypeName, env, tparams, in_param, user) -> Type:
         if te.module is None and te.name in tparams:

@@ -8,12 +8,13 @@ generic one). Constructs: `call`, `binary`, `unary`; `value_effect` and `pure_sl
 from __future__ import annotations
 
 from flow2py.check.body_state import BodyState, add_effect, expect, expr, lookup, mark_used, show
-from flow2py.check.declare import ordinal, suggest
+from flow2py.check.declare import ordinal
 from flow2py.check.infer_ctx import QUALIFIED_ERROR, CtorHit, FnHit, LazyWhy, Why
 from flow2py.check.infer_names import (
     ctor_access,
     fresh_tcon,
     instantiate,
+    method_suggestion,
     qualified,
     read_field,
     resolve_value,
@@ -148,20 +149,27 @@ def _method(st: BodyState, callee: ast.FieldAccess, tt) -> FnInfo | None:
     if fn is not None:
         st.refs[callee.id] = MethodRef(fn.decl)
         return fn
-    cands = [n for n, f in menv.cm.fns.items() if f.pub or home == st.env.key] if menv else []
-    s = suggest(callee.name, cands + list(st.d.generic_fns))
-    related = [Related("did you mean " + ", ".join(f"`{x}`" for x in s) + "?", callee.span)] if s else []
+    sugg = method_suggestion(st, callee.name, menv, home)
     if home:
         msg = f"no function `{callee.name}` for `{show(st, tt)}` in its module {home}"
     else:
         msg = f"no function `{callee.name}` for `{show(st, tt)}`: its type has no home module, so only generic std functions apply"
-    st.problems.add("E210", msg, callee.span, related=related)
+    at = callee.name_span if callee.name_span.line else None
+    st.problems.add(
+        "E210", msg + sugg.tail(), callee.span, related=sugg.related(), fixes=sugg.fixes(at) if at else []
+    )
     return None
 
 
 def _args_poison(st: BodyState, e: ast.Call):
     for a in e.args:
-        expr(st, a)
+        if type(a) is ast.Lambda:
+            # the callee is unknown (reported), so are the types of a lambda's parameters: its
+            # body is checked without "cannot infer" (E212) at every use of them
+            unknown = TFun(tuple(TError() for _ in a.params), TError(), PURE)
+            st.types[a.id] = st.dispatch[ast.Lambda](st, a, unknown)
+        else:
+            expr(st, a)
     st.types[e.callee.id] = st.types.get(e.callee.id, TError())
     return TError()
 
@@ -309,9 +317,17 @@ def _call_ctor(st: BodyState, e: ast.Call, info: TypeInfo, c: CtorInfo, expected
         return tcon if ok else TError()
     for i, (a, p) in enumerate(zip(e.args, c.params)):
         pt = subst(p, mapping)
-        expr(st, a, pt, Why(f"the {ordinal(i)} value of `{c.name}`"))
+        expr(st, a, pt, Why(f"the {ordinal(i)} value of `{c.name}`", _ctor_value_span(info, c.name, i)))
         pure_slot(st, a, pt)
     return tcon if ok else TError()
+
+
+def _ctor_value_span(info: TypeInfo, name: str, i: int):
+    """Where the type of the `i`th value of constructor `name` is declared (E201's note)."""
+    for cd in getattr(info.node, "ctors", None) or ():
+        if cd.name == name and cd.positional and i < len(cd.positional):
+            return cd.positional[i].span
+    return None
 
 
 def pure_slot(st: BodyState, a, t) -> None:

@@ -7,13 +7,14 @@ expected type when there is one. Constructs: `record`, `list_literal`, `dict_lit
 from __future__ import annotations
 
 from flow2py.check.body_state import BodyState, expr, lookup, mark_used, mismatch, use_local
-from flow2py.check.declare import field_span, ordinal, suggest
+from flow2py.check import suggest as sg
+from flow2py.check.declare import field_span, ordinal
 from flow2py.check.infer_calls import pure_slot
 from flow2py.check.infer_ctx import DataReq, RecordTarget, Why
-from flow2py.check.infer_names import ctor_access, fresh_tcon
+from flow2py.check.infer_names import ctor_access, declared_note, fresh_tcon
 from flow2py.check.typed import CtorRef, LocalRef, ModuleRef, TCon, TError, TTuple
 from flow2py.check.typeterms import TVar, resolve, subst, unify
-from flow2py.diagnostics import Related
+from flow2py.diagnostics import Edit, Fix, Related
 from flow2py.syntax import ast
 
 
@@ -62,6 +63,7 @@ def record(st: BodyState, e: ast.RecordLiteral, expected):
                 f"`{name}` is missing field{'s' if len(missing) > 1 else ''} "
                 + ", ".join(f"`{m}`" for m in missing),
                 e.span,
+                related=_declared_fields(target, missing),
             )
     return tcon if ok else TError()
 
@@ -79,31 +81,98 @@ def _fields(
     the names given."""
     info = target.info
     by_name = {n: (t, pub) for n, t, pub in declared}
-    given = set()
+    given: dict = {}
+    meant = set()  # fields a misspelled one meant: not also missing (E206)
     private_reported = False
     for fi in e.fields:
         if fi.name in given:
-            st.problems.add("E207", f"field `{fi.name}` is given twice", fi.span)
+            st.problems.add(
+                "E207",
+                f"field `{fi.name}` is given twice",
+                fi.span,
+                related=[Related("first given here", given[fi.name].span)] + declared_note(info),
+                fixes=_drop_field_fix(st, e, fi),
+            )
             _field_init(st, fi, None)
             continue
-        given.add(fi.name)
+        given[fi.name] = fi
         if fi.name not in by_name:
-            s = suggest(fi.name, list(by_name))
-            related = [Related("did you mean " + ", ".join(f"`{x}`" for x in s) + "?", fi.span)] if s else []
-            st.problems.add("E205", f"`{name}` has no field `{fi.name}`", fi.span, related=related)
+            unused = [n for n in by_name if n not in {f.name for f in e.fields}]
+            sugg = _field_sugg(st, target, fi.name, list(by_name), unused)
+            meant.update(c.text for c in sugg.cands)
+            at = sg.sub_span(fi.span, st.env.lm.ast.source or "", fi.name) if fi.value is not None else None
+            st.problems.add(
+                "E205",
+                f"`{name}` has no field `{fi.name}`" + sugg.tail(),
+                fi.span,
+                related=sugg.related() + declared_note(info),
+                fixes=sugg.fixes(at) if at is not None else [],
+            )
             _field_init(st, fi, None)
             continue
         t, pub = by_name[fi.name]
         if not pub and info.module != st.env.key and not private_reported and ok:
             private_reported = True
+            private = [n for n, _, p in declared if not p]
+            lm = st.d.envs[info.module].lm
             st.problems.add(
                 "E109",
                 f"field `{fi.name}` of `{name}` is private: `{name}` can be built only in its module",
                 fi.span,
                 related=[Related("declared here without `pub`", field_span(info, fi.name))],
+                fixes=sg.pub_fix(
+                    "the field" + ("s " if len(private) > 1 else " ") + ", ".join(f"`{n}`" for n in private),
+                    [sg.pub_edit(lm, info.node, n) for n in private] if target.ctor is None else [None],
+                ),
             )
-        _field_init(st, fi, subst(t, mapping), Why(f"the field `{fi.name}` of `{name}`"))
-    return given
+        why = Why(f"the field `{fi.name}` of `{name}`", _field_decl_span(target, fi.name))
+        _field_init(st, fi, subst(t, mapping), why)
+    return set(given) | meant
+
+
+def _field_decl_span(target: RecordTarget, name: str):
+    """Where field `name` of the record (or of the constructor) is declared, for E201's note."""
+    node = target.info.node
+    if target.ctor is None:
+        return field_span(target.info, name) if node is not None else None
+    for c in getattr(node, "ctors", None) or ():
+        if c.name == target.ctor.name:
+            for f in c.named or ():
+                if f.name == name:
+                    return f.span
+    return None
+
+
+def _declared_fields(target: RecordTarget, names) -> list:
+    """Where the record (or constructor) the literal builds is declared, for E206."""
+    what = target.ctor.name if target.ctor else target.info.name
+    sp = _field_decl_span(target, names[0]) if names else None
+    if target.ctor is None:
+        return declared_note(target.info)
+    return [Related(f"`{what}` is declared here", sp)] if sp is not None else declared_note(target.info)
+
+
+def _field_sugg(st: BodyState, target: RecordTarget, name: str, names: list, unused: list):
+    """The declared fields `name` may have meant; those not given yet first."""
+    cands = [sg.Candidate(n, sg.FIELD, _field_decl_span(target, n)) for n in names]
+    sugg = sg.suggest(name, [c for c in cands if c.text in unused], sg.FIELD)
+    return sugg if sugg.cands else sg.suggest(name, cands, sg.FIELD)
+
+
+def _drop_field_fix(st: BodyState, e: ast.RecordLiteral, fi: ast.FieldInit) -> list:
+    """Removing a field given twice, when it is given twice the same way (no choice then)."""
+    src = st.env.lm.ast.source or ""
+    first = next(f for f in e.fields if f.name == fi.name)
+    a, b = first.span, fi.span
+    if b.end <= b.start or a.end <= a.start or src[a.start : a.end] != src[b.start : b.end]:
+        return []
+    i = b.start
+    while i > 0 and src[i - 1] in " \t":
+        i -= 1
+    if i == 0 or src[i - 1] != ",":
+        return []
+    sp = ast.Span(b.file, b.line, b.column - (b.start - i + 1), b.end_line, b.end_column, i - 1, b.end)
+    return [Fix(f"remove the second `{fi.name}`", (Edit(sp, ""),), True)]
 
 
 def _field_init(st: BodyState, fi: ast.FieldInit, t, why=None) -> None:
@@ -114,10 +183,23 @@ def _field_init(st: BodyState, fi: ast.FieldInit, t, why=None) -> None:
         return
     b = lookup(st, fi.name)
     if b is None:
+        locals_ = [x for x in sg.value_candidates(st.d, st.env, st.scopes) if x.target[0][0] == "local"]
+        sugg = sg.suggest(fi.name, locals_, sg.VALUE)
+        sg.count_as_used(st.d, st.env, sugg)
+        fixes = [
+            Fix(
+                f"write `{fi.name}: {x.text}`", (Edit(fi.span, f"{fi.name}: {x.text}"),), len(sugg.cands) == 1
+            )
+            for x in sugg.cands
+            if fi.span.end > fi.span.start
+        ]
         st.problems.add(
             "E101",
-            f"unknown name `{fi.name}` (the shorthand `{fi.name}` means `{fi.name}: {fi.name}`)",
+            f"unknown name `{fi.name}` (the shorthand `{fi.name}` means `{fi.name}: {fi.name}`)"
+            + sugg.tail(),
             fi.span,
+            related=sugg.related(),
+            fixes=fixes,
         )
         st.types[fi.id] = TError()
         return
@@ -142,8 +224,26 @@ def _record_target(st: BodyState, e: ast.RecordLiteral, expected) -> RecordTarge
         hit = menv.ctors.get(c.name)
         if hit is not None:
             return RecordTarget(hit[0], hit[1])
+        cands = [
+            x
+            for x in sg.type_candidates(st.d, menv) + sg.value_candidates(st.d, menv)
+            if "." not in x.text and x.key[:1].isupper() and _has_fields(st, x) and _public(st, x, menv)
+        ]
+        sugg = sg.suggest(c.name, cands, sg.CTOR)
+        sugg = sg.Suggestion(
+            c.name,
+            tuple(
+                sg.Candidate(**{**x.__dict__, "use_path": None, "fits": _buildable(st, x)})
+                for x in sugg.cands
+            ),
+        )
+        at = c.name_span if c.name_span.line else None
         st.problems.add(
-            "E110", f"module `{c.target.name}` declares no record or constructor `{c.name}`", c.span
+            "E110",
+            f"module `{c.target.name}` declares no record or constructor `{c.name}`" + sugg.tail(),
+            c.span,
+            related=sugg.related(),
+            fixes=sugg.fixes(at) if at is not None else [],
         )
         return None
     if not isinstance(c, ast.Name):
@@ -166,11 +266,65 @@ def _record_target(st: BodyState, e: ast.RecordLiteral, expected) -> RecordTarge
     hit = st.env.ctors.get(name) or st.d.prelude_ctors.get(name)
     if hit is not None:
         return RecordTarget(hit[0], hit[1])
-    cands = [n for n, i in st.env.cm.types.items() if i.kind == "record"] + list(st.env.ctors)
-    s = suggest(name, cands)
-    related = [Related("did you mean " + ", ".join(f"`{x}`" for x in s) + "?", c.span)] if s else []
-    st.problems.add("E101", f"unknown record type or constructor `{name}`", c.span, related=related)
+    exp_decl = exp.decl if type(exp) is TCon else None
+    cands = [
+        x
+        for x in sg.type_candidates(st.d, st.env) + sg.value_candidates(st.d, st.env, (), exp_decl)
+        if x.key[:1].isupper() and _has_fields(st, x)
+    ]
+    sugg = sg.suggest(name, cands, sg.CTOR)
+    sugg = sg.Suggestion(
+        name, tuple(sg.Candidate(**{**x.__dict__, "fits": _buildable(st, x)}) for x in sugg.cands)
+    )
+    sg.count_as_used(st.d, st.env, sugg, st.fn.decl)
+    st.problems.add(
+        "E101",
+        f"unknown record type or constructor `{name}`" + sugg.tail(),
+        c.span,
+        related=sugg.related(),
+        fixes=sugg.fixes(c.span, sg.use_site(st.env.lm.ast)),
+    )
     return None
+
+
+def _buildable(st: BodyState, c) -> bool:
+    """Whether this module may build what candidate `c` names (a record of another module with
+    a private field, or an opaque type, may not: renaming to it is then not a safe fix)."""
+    for kind, v in c.target:
+        if kind == "decl":
+            info = st.d.type_decls.get(v)
+            if info is None:
+                return False
+            if info.module == st.env.key:
+                return True
+            if info.opaque or not info.pub:
+                return False
+            return c.kind != sg.TYPE or all(f.pub for f in info.fields)
+    return False
+
+
+def _public(st: BodyState, c, menv) -> bool:
+    """Whether candidate `c` (a declaration of module `menv`) may be named from this module."""
+    if menv is st.env:
+        return True
+    for kind, v in c.target:
+        if kind == "decl":
+            info = st.d.type_decls.get(v)
+            return info is not None and info.pub and info.module == menv.key
+    return False
+
+
+def _has_fields(st: BodyState, c) -> bool:
+    """Whether candidate `c` names a record type or a constructor with named fields."""
+    for kind, v in c.target:
+        if kind == "decl":
+            info = st.d.type_decls.get(v)
+            if info is None:
+                return False
+            if c.kind == sg.TYPE:
+                return info.kind == "record"
+            return any(x.name == c.key and x.field_names is not None for x in info.ctors)
+    return False
 
 
 def list_literal(st: BodyState, e: ast.ListLiteral, expected):

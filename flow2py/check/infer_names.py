@@ -7,7 +7,9 @@ rest is shared with the other parts of the walk."""
 from __future__ import annotations
 
 from flow2py.check.body_state import BodyState, expr, lookup, mark_used, show, use_local
-from flow2py.check.declare import field_span, suggest
+from flow2py.check import suggest as sg
+from flow2py.check.annotations import name_span
+from flow2py.check.declare import field_span
 from flow2py.check.infer_ctx import QUALIFIED_ERROR, CtorHit, FnHit, Instantiation
 from flow2py.check.typed import (
     PURE,
@@ -25,7 +27,7 @@ from flow2py.check.typed import (
     TypeInfo,
 )
 from flow2py.check.typeterms import TVar, resolve, subst
-from flow2py.diagnostics import Edit, Fix, Related
+from flow2py.diagnostics import Related
 from flow2py.syntax import ast
 
 
@@ -61,28 +63,52 @@ def resolve_value(st: BodyState, name: str, expected, span):
     hit = env.ctors.get(name) or st.d.prelude_ctors.get(name)
     if hit is not None:
         return CtorHit(hit[0], hit[1])
-    _unknown_name(st, name, span)
+    _unknown_name(st, name, span, exp)
     return None
 
 
-def _unknown_name(st: BodyState, name: str, span) -> None:
+def _unknown_name(st: BodyState, name: str, span, exp=None) -> None:
     env = st.env
     if name in env.lm.aliases:
         st.problems.add(
             "E101", f"`{name}` is a module: name one of its declarations, e.g. `{name}.something`", span
         )
         return
-    cands = list(env.cm.fns) + list(env.ctors) + list(st.d.prelude_ctors)
-    for scope in st.scopes:
-        cands.extend(scope)
-    s = suggest(name, cands)
-    related = [Related("did you mean " + ", ".join(f"`{x}`" for x in s) + "?", span)] if s else []
-    fixes = (
-        [Fix(f"replace `{name}` with `{s[0]}`", (Edit(span, s[0]),), False)]
-        if s and span.end > span.start
-        else []
+    exp_decl = exp.decl if type(exp) is TCon else None
+    cands = sg.value_candidates(st.d, env, st.scopes, exp_decl)
+    sugg = sg.suggest(name, cands, sg.CTOR if name[:1].isupper() else sg.VALUE)
+    sugg = sg.Suggestion(name, tuple(_fitted(st, c, exp) for c in sugg.cands), sugg.note)
+    sg.count_as_used(st.d, env, sugg, st.fn.decl)
+    st.problems.add(
+        "E101",
+        f"unknown name `{name}`" + sugg.tail(),
+        span,
+        related=sugg.related(),
+        fixes=sugg.fixes(span, sg.use_site(env.lm.ast)),
     )
-    st.problems.add("E101", f"unknown name `{name}`", span, related=related, fixes=fixes)
+
+
+_LITERAL_HABITS = {"true": "Bool", "false": "Bool"}
+
+
+def _fitted(st: BodyState, c: sg.Candidate, exp) -> sg.Candidate:
+    """`c`, marked as not fitting when what is known of its type says it is not the expected
+    one (its fix is then offered, not marked safe)."""
+    if type(exp) is not TCon:
+        return c
+    t = None
+    for kind, v in c.target:
+        if kind == "local":
+            t = resolve(v.type)
+    lang = _LITERAL_HABITS.get(c.text) or ("Option" if c.text == "None" else None)
+    if lang is not None:
+        info = st.d.lang_types.get(lang)
+        t = st.d.con0(info.decl) if info else None
+    if type(t) is TCon and t.decl != exp.decl:
+        return sg.Candidate(**{**c.__dict__, "fits": False})
+    if type(t) not in (TCon, type(None)):
+        return sg.Candidate(**{**c.__dict__, "fits": False})
+    return c
 
 
 def value_of(st: BodyState, e, hit):
@@ -121,12 +147,24 @@ def ctor_access(st: BodyState, info: TypeInfo, span) -> bool:
                 "E114",
                 f"`{info.name}` is opaque: it can be built and taken apart only in its own module",
                 span,
+                related=opaque_note(info),
             )
             return False
         if not info.pub:
-            st.problems.add("E109", f"type `{info.name}` is private to its module", span)
+            st.problems.add(
+                "E109",
+                f"type `{info.name}` is private to its module",
+                span,
+                related=[Related("declared here without `pub`", name_span(info.node))],
+                fixes=sg.pub_fix(f"`{info.name}`", [sg.pub_edit(st.d.envs[info.module].lm, info.node)]),
+            )
             return False
     return True
+
+
+def opaque_note(info: TypeInfo) -> list[Related]:
+    """Where an opaque type is declared: its module builds and takes apart its values."""
+    return [Related(f"`{info.name}` is declared `opaque` here", name_span(info.node))] if info.node else []
 
 
 def fresh_tcon(info: TypeInfo):
@@ -167,32 +205,80 @@ def _tool_result(st: BodyState, declared):
 def qualified(st: BodyState, e: ast.FieldAccess):
     """`alias.name` where `alias` is a module: a FnHit, a CtorHit, QUALIFIED_ERROR (reported) or None (not qualified)."""
     t = e.target
-    if not isinstance(t, ast.Name) or lookup(st, t.name) is not None or t.name not in st.env.lm.aliases:
+    if not isinstance(t, ast.Name) or lookup(st, t.name) is not None:
         return None
-    menv = st.d.alias_env(st.env, t.name, t.span)
+    env = st.env
+    if t.name not in env.lm.aliases:
+        if t.name in env.cm.fns or t.name in env.ctors or t.name in st.d.prelude_ctors:
+            return None
+        _unknown_qualifier(st, t, e)
+        return QUALIFIED_ERROR
+    menv = st.d.alias_env(env, t.name, t.span)
     st.types[t.id] = st.d.unit()
     if menv is None:
         return QUALIFIED_ERROR
     st.refs[t.id] = ModuleRef(menv.key)
     fn = menv.cm.fns.get(e.name)
     if fn is not None:
-        if not fn.pub and menv is not st.env:
+        if not fn.pub and menv is not env:
             st.problems.add(
                 "E109",
                 f"`{t.name}.{e.name}` is private to its module",
                 e.span,
-                related=[Related("declared here without `pub`", fn.node.span)],
+                related=[Related("declared here without `pub`", name_span(fn.node))],
+                fixes=sg.pub_fix(f"`{e.name}`", [sg.pub_edit(menv.lm, fn.node)]),
             )
+            st.d.used.add(fn.decl)  # reported once: not also E405 in its module
             return QUALIFIED_ERROR
         return FnHit(fn)
     hit = menv.ctors.get(e.name)
     if hit is not None:
         return CtorHit(hit[0], hit[1])
-    cands = [n for n, f in menv.cm.fns.items() if f.pub] + [n for n, (i, _) in menv.ctors.items() if i.pub]
-    s = suggest(e.name, cands)
-    related = [Related("did you mean " + ", ".join(f"`{x}`" for x in s) + "?", e.span)] if s else []
-    st.problems.add("E110", f"module `{t.name}` declares no `{e.name}`", e.span, related=related)
+    cands = [
+        sg.Candidate(n, sg.VALUE, sg._decl_span(f.node), target=(("decl", f.decl),))
+        for n, f in menv.cm.fns.items()
+        if f.pub or menv is env
+    ] + [
+        sg.Candidate(n, sg.CTOR, sg._ctor_span(i, n), target=(("decl", i.decl),))
+        for n, (i, _) in menv.ctors.items()
+        if i.pub or menv is env
+    ]
+    sugg = sg.suggest(e.name, cands, sg.CTOR if e.name[:1].isupper() else sg.VALUE)
+    sg.count_as_used(st.d, env, sugg, st.fn.decl)
+    at = e.name_span if e.name_span.line else None
+    st.problems.add(
+        "E110",
+        f"module `{t.name}` declares no `{e.name}`" + sugg.tail(),
+        e.span,
+        related=sugg.related(),
+        fixes=sugg.fixes(at) if at is not None else [],
+    )
     return QUALIFIED_ERROR
+
+
+def _unknown_qualifier(st: BodyState, t: ast.Name, e: ast.FieldAccess) -> None:
+    """`x.name` where `x` is neither a local, a declaration nor an imported module: most often a
+    misspelled module alias (`plannr.next`) or a module not imported (`task.spawn`)."""
+    env = st.env
+    st.types[t.id] = TError()
+    if sg.failed_alias_near(env, t.name):
+        return  # the `use` that did not resolve is the mistake (E103), said once
+    locals_ = [
+        c for c in sg.value_candidates(st.d, env, st.scopes) if c.kind == sg.VALUE and "." not in c.text
+    ]
+    cands = sg.module_candidates(st.d, env, e.name) + locals_
+    sugg = sg.suggest(t.name, cands, sg.MODULE)
+    if not st.d.first_missing_use(env, sugg):
+        return
+    sg.count_as_used(st.d, env, sugg, st.fn.decl)
+    is_module = not sugg.cands or any(c.kind == sg.MODULE for c in sugg.cands)
+    what = "module" if is_module and (sugg.cands or t.name[:1].islower()) else "name"
+    msg = f"unknown {what} `{t.name}`" + sugg.tail()
+    if not sugg:
+        msg = f"unknown name `{t.name}`: not a local, a declaration or an imported module"
+    st.problems.add(
+        "E101", msg, t.span, related=sugg.related(), fixes=sugg.fixes(t.span, sg.use_site(env.lm.ast))
+    )
 
 
 def field_access(st: BodyState, e: ast.FieldAccess, expected):
@@ -225,6 +311,7 @@ def read_field(st: BodyState, e: ast.FieldAccess, tt):
                                 "E114",
                                 f"`{info.name}` is opaque: its fields are read only in its own module",
                                 e.span,
+                                related=opaque_note(info),
                             )
                             return TError()
                         if not f.pub:
@@ -233,13 +320,54 @@ def read_field(st: BodyState, e: ast.FieldAccess, tt):
                                 f"field `{e.name}` of `{info.name}` is private to its module",
                                 e.span,
                                 related=[Related("declared here without `pub`", field_span(info, e.name))],
+                                fixes=sg.pub_fix(
+                                    f"the field `{e.name}`",
+                                    [sg.pub_edit(st.d.envs[info.module].lm, info.node, e.name)],
+                                ),
                             )
                             return TError()
                     st.refs[e.id] = FieldRef(info.decl, f.name)
                     return subst(f.type, {(info.decl, p): a for p, a in zip(info.type_params, tt.args)})
-            s = suggest(e.name, [f.name for f in info.fields])
-            related = [Related("did you mean " + ", ".join(f"`{x}`" for x in s) + "?", e.span)] if s else []
-            st.problems.add("E205", f"`{info.name}` has no field `{e.name}`", e.span, related=related)
+            sugg = field_suggestion(info, e.name, st.env.key)
+            at = e.name_span if e.name_span.line else None
+            st.problems.add(
+                "E205",
+                f"`{info.name}` has no field `{e.name}`" + sugg.tail(),
+                e.span,
+                related=sugg.related() + declared_note(info),
+                fixes=sugg.fixes(at) if at is not None else [],
+            )
             return TError()
     st.problems.add("E205", f"`{show(st, tt)}` has no field `{e.name}`", e.span)
     return TError()
+
+
+def field_suggestion(info: TypeInfo, name: str, here: str, names=None) -> sg.Suggestion:
+    """The fields of record `info` (or `names` of them) that `name` may have meant."""
+    cands = [
+        sg.Candidate(f.name, sg.FIELD, field_span(info, f.name))
+        for f in info.fields
+        if (names is None or f.name in names) and (f.pub or info.module == here)
+    ]
+    if names is not None and not info.fields:
+        cands = [sg.Candidate(n, sg.FIELD, None) for n in names]
+    return sg.suggest(name, cands, sg.FIELD)
+
+
+def declared_note(info: TypeInfo) -> list[Related]:
+    """Where a record type (or an enum whose constructor has fields) is declared."""
+    return [Related(f"`{info.name}` is declared here", name_span(info.node))] if info.node else []
+
+
+def method_suggestion(st: BodyState, name: str, menv, home: str | None) -> sg.Suggestion:
+    """What `x.name(...)` most likely meant (E210): a function of the home module of x's type
+    (`menv`), or a generic std one; another language's method spelled the Flow way."""
+    cands = []
+    if menv is not None:
+        for n, f in menv.cm.fns.items():
+            if (f.pub or home == st.env.key) and f.params:
+                cands.append(sg.Candidate(n, sg.METHOD, sg._decl_span(f.node), target=(("decl", f.decl),)))
+    for n, f in st.d.generic_fns.items():
+        if menv is None or n not in menv.cm.fns:
+            cands.append(sg.Candidate(n, sg.METHOD, sg._decl_span(f.node), target=(("decl", f.decl),)))
+    return sg.suggest(name, cands, sg.METHOD)

@@ -18,7 +18,8 @@ import re
 from dataclasses import dataclass, field
 from importlib import resources
 
-from flow2py.diagnostics import Problems
+from flow2py.check import suggest as sg
+from flow2py.diagnostics import Edit, Fix, Problems, Related
 from flow2py.syntax import ast
 
 STD_VERSION = "std@v1"
@@ -96,6 +97,7 @@ class Loader:
         self.repo_tags: dict[str, str] = {}  # "github.com/acme/tools" -> tag
         self._state: dict[str, int] = {}  # 1 visiting, 2 done
         self._stack: list[str] = []
+        self._via: dict[str, ast.Use] = {}  # module key -> the `use` it is being read through
         # `bundle`: module key -> text of the program's own modules (a submitted bundle); its
         # `pins` stand for flow.lock, which is then neither read nor written.
         self.bundle = bundle
@@ -199,8 +201,17 @@ class Loader:
             return True
         if state == 1:
             cycle = self._stack[self._stack.index(key) :] + [key]
+            # the other `use`s of the cycle: each module of it reading the next one
+            related = [
+                Related(f"`{a}` uses `{b}` here", self._via[b].span)
+                for a, b in zip(cycle, cycle[1:-1] + [None])
+                if b is not None and b in self._via
+            ]
             self.problems.add(
-                "E104", "import cycle: " + " -> ".join(cycle), use.span if use else _span_at_file(file)
+                "E104",
+                "import cycle: " + " -> ".join(cycle),
+                use.span if use else _span_at_file(file),
+                related=related,
             )
             return False
         if display is None:
@@ -220,7 +231,9 @@ class Loader:
             if use is not None:
                 # a repository module: the file in the module cache, which is where it was looked for
                 shown = file if repo else (key + ".flow" if is_std else display)
-                self.problems.add("E103", f"cannot find module `{use.path}` (looked for {shown})", use.span)
+                self._bad_path(
+                    "E103", f"cannot find module `{use.path}` (looked for {shown})", self._stack[-1], use
+                )
             else:
                 self.problems.add("E103", f"cannot read `{display}`", _span_at_file(display))
             return False
@@ -233,6 +246,8 @@ class Loader:
         self.modules[key] = lm
         self._state[key] = 1
         self._stack.append(key)
+        if use is not None:
+            self._via[key] = use
         for u in module.uses:
             self._use(lm, u)
         self._stack.pop()
@@ -244,10 +259,11 @@ class Loader:
         path = u.path
         alias = path.rstrip("/").rsplit("/", 1)[-1]
         if "@" in alias or not _ALIAS_RE.match(alias):
-            self.problems.add(
+            self._bad_path(
                 "E113",
                 f"`{path}`: the last path segment `{alias}` must be a lower-case name, used as the alias",
-                u.span,
+                lm.key,
+                u,
             )
             return
         if alias in lm.aliases:
@@ -266,6 +282,55 @@ class Loader:
         key, file, is_std, repo, display = target
         if self._visit(key, file, u, is_std, repo, display=display):
             lm.aliases[alias] = key
+
+    def _bad_path(self, code: str, message: str, importer: str, u: ast.Use) -> None:
+        """A `use` path that leads nowhere (E103, E113), with the path it most likely meant: a
+        module beside the importing one, or a std module spelled another way."""
+        lm = self.modules.get(importer)
+        cands = []
+        if lm is not None and not lm.is_std:
+            cands = sg.path_candidates(u.path, STD_VERSION, self._std_names(), self._beside(lm))
+        src = lm.ast.source if lm is not None else ""
+        fixes = []
+        if cands:
+            message += " — did you mean " + " or ".join(f'`"{c}"`' for c in cands) + "?"
+            at = _path_span(u, src or "")
+            old_alias = u.path.rstrip("/").rsplit("/", 1)[-1].removesuffix(".flow")
+            for c in cands:
+                new_alias = c.rsplit("/", 1)[-1]
+                # a new alias is safe only when nothing used the old one (the body names the new)
+                renamed = new_alias != old_alias and re.search(
+                    r"(?<![\w.\"])" + re.escape(old_alias) + r"\s*\.", _without_uses(src or "")
+                )
+                taken = new_alias in (lm.aliases if lm else {}) and new_alias != old_alias
+                if at is not None:
+                    fixes.append(
+                        Fix(
+                            f'write `"{c}"`',
+                            (Edit(at, f'"{c}"'),),
+                            len(cands) == 1 and not renamed and not taken,
+                        )
+                    )
+        self.problems.add(code, message, u.span, fixes=fixes)
+
+    def _std_names(self) -> list[str]:
+        prefix = STD_VERSION + "/"
+        return [k[len(prefix) :] for k in self.modules if k.startswith(prefix)]
+
+    def _beside(self, lm: LoadedModule) -> list[str]:
+        """The modules beside `lm`: the `.flow` files in its folder (or the bundle's, stored)."""
+        if self.stored is not None or self.bundle is not None:
+            texts = self.stored if self.stored is not None else self.bundle
+            base = os.path.dirname(lm.key)
+            return [
+                k.rsplit("/", 1)[-1]
+                for k in texts
+                if os.path.dirname(k) == base and not k.startswith(STD_VERSION + "/")
+            ]
+        try:
+            return [n[:-5] for n in os.listdir(os.path.dirname(lm.file) or ".") if n.endswith(".flow")]
+        except OSError:
+            return []
 
     def _resolve(self, lm: LoadedModule, u: ast.Use):
         """Where `use` `u` in `lm` leads: (key, file, is_std, repo, display), or None (reported)."""
@@ -298,8 +363,11 @@ class Loader:
         path = u.path
         version, _, rest = path.partition("/")
         if version != STD_VERSION:
-            self.problems.add(
-                "E113", f"unknown std version `{version}` (this compiler provides {STD_VERSION})", u.span
+            self._bad_path(
+                "E113",
+                f"unknown std version `{version}` (this compiler provides {STD_VERSION})",
+                self._stack[-1],
+                u,
             )
             return None
         if not rest:
@@ -312,10 +380,11 @@ class Loader:
         path = u.path
         m = _REPO_RE.match(path)
         if not m:
-            self.problems.add(
+            self._bad_path(
                 "E113",
                 f"`{path}` is not a module path: write `./name`, `std@v1/name` or `host/owner/repo@tag/name`",
-                u.span,
+                self._stack[-1],
+                u,
             )
             return None
         host, owner, repo, tag, mod = m.groups()
@@ -373,6 +442,24 @@ class Loader:
         file = os.path.join(root, "commits", commit, mod + ".flow")
         self._repo_dirs[f"{repo_id}@{tag}/{mod}"] = os.path.join(root, "commits", commit)
         return (f"{repo_id}@{tag}/{mod}", file, False, f"{repo_id}@{tag}", None)
+
+
+def _path_span(u: ast.Use, src: str) -> ast.Span | None:
+    """Where the quoted path of `use` `u` is in its source."""
+    sp = u.span
+    if sp.end <= sp.start:
+        return None
+    i = src.find('"', sp.start, sp.end)
+    j = src.find('"', i + 1, sp.end) if i >= 0 else -1
+    if i < 0 or j < 0 or sp.line != sp.end_line:
+        return None
+    return ast.Span(
+        sp.file, sp.line, sp.column + (i - sp.start), sp.line, sp.column + (j + 1 - sp.start), i, j + 1
+    )
+
+
+def _without_uses(src: str) -> str:
+    return re.sub(r'(?m)^\s*use\s+"[^"\n]*"', "", src)
 
 
 def _rel(message: str, span: ast.Span):

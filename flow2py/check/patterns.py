@@ -6,12 +6,13 @@ later (exhaust.py, from post.py), once types are solved."""
 from __future__ import annotations
 
 from flow2py.check.body_state import BodyState, bind, mark_used, mismatch, show
-from flow2py.check.declare import field_span, suggest
+from flow2py.check import suggest as sg
+from flow2py.check.declare import field_span
 from flow2py.check.infer_ctx import RecordTarget
-from flow2py.check.infer_names import ctor_access, fresh_tcon, literal
+from flow2py.check.infer_names import ctor_access, declared_note, fresh_tcon, literal
 from flow2py.check.typed import CtorRef, TCon, TError, TNever, TTuple
 from flow2py.check.typeterms import TVar, resolve, subst, unify
-from flow2py.diagnostics import Related
+from flow2py.diagnostics import Edit, Fix, Related
 from flow2py.syntax import ast
 
 
@@ -20,8 +21,11 @@ def bind_pattern(st: BodyState, p, t) -> None:
     pattern whose checking reported a mistake goes into `st.bad` (its match is not checked for
     exhaustiveness, so one wrong pattern is reported once)."""
     before = len(st.problems.items)
+    bad_before = len(st.bad)
+    if type(resolve(t)) is TError and not isinstance(p, (ast.BindPattern, ast.WildcardPattern)):
+        st.bad.add(p.id)  # the value's type is unknown (reported where it was made): so is coverage
     _pat(st, p, t, {})
-    if len(st.problems.items) != before:
+    if len(st.problems.items) != before or len(st.bad) != bad_before:
         st.bad.add(p.id)
 
 
@@ -193,22 +197,31 @@ def _named_fields(
     """`Name { f: pattern, g, .. }` against `fields` ((name, type, pub) of each)."""
     info = target.info
     by = {n: (ft, pub) for n, ft, pub in fields}
-    seen = set()
+    seen: dict = {}
+    meant = set()  # fields a misspelled one meant: not also left out (E206)
     for fname, sub in p.fields:
         if fname in seen:
-            st.problems.add("E207", f"field `{fname}` is given twice", sub.span)
+            st.problems.add(
+                "E207",
+                f"field `{fname}` is given twice",
+                sub.span,
+                related=[Related("first given here", seen[fname].span)] + declared_note(info),
+            )
             _pat(st, sub, TError(), names)
             continue
-        seen.add(fname)
+        seen[fname] = sub
         if fname not in by:
-            s = suggest(fname, list(by))
+            given = {f for f, _ in p.fields}
+            cands = [sg.Candidate(n, sg.FIELD, _field_at(target, n)) for n in by]
+            sugg = sg.suggest(fname, [c for c in cands if c.text not in given], sg.FIELD)
+            if not sugg.cands:
+                sugg = sg.suggest(fname, cands, sg.FIELD)
+            meant.update(c.text for c in sugg.cands)
             st.problems.add(
                 "E205",
-                f"`{name}` has no field `{fname}`",
+                f"`{name}` has no field `{fname}`" + sugg.tail(),
                 sub.span,
-                related=[Related("did you mean " + ", ".join(f"`{x}`" for x in s) + "?", sub.span)]
-                if s
-                else [],
+                related=sugg.related() + declared_note(info),
             )
             _pat(st, sub, TError(), names)
             continue
@@ -221,9 +234,12 @@ def _named_fields(
                 f"field `{fname}` of `{name}` is private to its module",
                 sub.span,
                 related=[Related("declared here without `pub`", field_span(info, fname))],
+                fixes=sg.pub_fix(
+                    f"the field `{fname}`", [sg.pub_edit(st.d.envs[info.module].lm, info.node, fname)]
+                ),
             )
         _pat(st, sub, ft, names)
-    missing = [n for n, _, _ in fields if n not in seen]
+    missing = [n for n, _, _ in fields if n not in seen and n not in meant]
     if missing and not p.rest:
         st.problems.add(
             "E206",
@@ -231,14 +247,47 @@ def _named_fields(
             + ", ".join(f"`{m}`" for m in missing)
             + ": name them or end with `..`",
             p.span,
+            related=declared_note(info),
+            fixes=_rest_fix(st, p),
         )
 
 
+def _field_at(target: RecordTarget, name: str):
+    if target.ctor is None:
+        return field_span(target.info, name)
+    for c in getattr(target.info.node, "ctors", None) or ():
+        if c.name == target.ctor.name:
+            for f in c.named or ():
+                if f.name == name:
+                    return f.span
+    return None
+
+
+def _rest_fix(st: BodyState, p: ast.CtorPattern) -> list:
+    """`, ..` before the closing brace: the pattern then ignores the fields it leaves out. Not
+    safe: naming them is the other way, and which one is meant is the author's choice."""
+    src = st.env.lm.ast.source or ""
+    sp = p.span
+    if sp.end <= sp.start or src[sp.end - 1 : sp.end] != "}":
+        return []
+    i = sp.end - 1
+    while i > sp.start and src[i - 1] in " \t\r\n":
+        i -= 1
+    text = ", .." if src[i - 1] not in ",{" else (" .." if src[i - 1] == "," else " .. ")
+    line = src.count("\n", 0, i) + 1
+    col = i - (src.rfind("\n", 0, i) + 1) + 1
+    at = ast.Span(sp.file, line, col, line, col, i, i)
+    return [Fix("ignore the other fields: end the pattern with `..`", (Edit(at, text),), False)]
+
+
 def _resolve(st: BodyState, p: ast.CtorPattern, t) -> RecordTarget | None:
-    """The record type or constructor a constructor pattern names (reported when none)."""
+    """The record type or constructor a constructor pattern names (reported when none; not
+    when the value matched has no known type, whose mistake is reported where it was made:
+    the pattern then only goes into `st.bad`)."""
     if p.module is not None:
-        menv = st.d.alias_env(st.env, p.module, p.span)
+        menv = st.d.alias_env(st.env, p.module, p.span, member=p.name)
         if menv is None:
+            st.bad.add(p.id)
             return None
         info = menv.cm.types.get(p.name)
         if info is not None and info.kind == "record":
@@ -246,7 +295,22 @@ def _resolve(st: BodyState, p: ast.CtorPattern, t) -> RecordTarget | None:
         hit = menv.ctors.get(p.name)
         if hit is not None:
             return RecordTarget(hit[0], hit[1])
-        st.problems.add("E110", f"module `{p.module}` declares no constructor `{p.name}`", p.span)
+        cands = [
+            sg.Candidate(n, sg.CTOR, _ctor_at(i, n), target=(("decl", i.decl),))
+            for n, (i, _) in menv.ctors.items()
+            if i.pub or menv is st.env
+        ]
+        sugg = sg.suggest(p.name, cands, sg.CTOR)
+        src = st.env.lm.ast.source or ""
+        head = sg.sub_span(p.span, src, p.module + ".")
+        at = sg.sub_span(_after(head), src, p.name) if head is not None else None
+        st.problems.add(
+            "E110",
+            f"module `{p.module}` declares no constructor `{p.name}`" + sugg.tail(),
+            p.span,
+            related=sugg.related(),
+            fixes=sugg.fixes(at) if at is not None else [],
+        )
         return None
     r = resolve(t)
     if type(r) is TCon:
@@ -258,14 +322,15 @@ def _resolve(st: BodyState, p: ast.CtorPattern, t) -> RecordTarget | None:
                 if ct.name == p.name:
                     return RecordTarget(info, ct)
             if info.ctors:
-                s = suggest(p.name, [x.name for x in info.ctors])
+                cands = [sg.Candidate(x.name, sg.CTOR, _ctor_at(info, x.name)) for x in info.ctors]
+                sugg = sg.suggest(p.name, cands, sg.CTOR)
+                at = sg.sub_span(p.span, st.env.lm.ast.source or "", p.name)
                 st.problems.add(
                     "E101",
-                    f"`{info.name}` has no constructor `{p.name}`",
+                    f"`{info.name}` has no constructor `{p.name}`" + sugg.tail(),
                     p.span,
-                    related=[Related("did you mean " + ", ".join(f"`{x}`" for x in s) + "?", p.span)]
-                    if s
-                    else [],
+                    related=sugg.related() or declared_note(info),
+                    fixes=sugg.fixes(at) if at is not None else [],
                 )
                 return None
     info = st.env.cm.types.get(p.name)
@@ -274,14 +339,34 @@ def _resolve(st: BodyState, p: ast.CtorPattern, t) -> RecordTarget | None:
     hit = st.env.ctors.get(p.name) or st.d.prelude_ctors.get(p.name)
     if hit is not None:
         return RecordTarget(hit[0], hit[1])
-    cands = list(st.env.ctors) + list(st.d.prelude_ctors)
-    s = suggest(p.name, cands)
+    if type(r) is TError:
+        st.bad.add(p.id)
+        return None
+    cands = [c for c in sg.value_candidates(st.d, st.env) if c.kind == sg.CTOR]
+    sugg = sg.suggest(p.name, cands, sg.CTOR)
+    sg.count_as_used(st.d, st.env, sugg, st.fn.decl)
+    at = sg.sub_span(p.span, st.env.lm.ast.source or "", p.name)
     st.problems.add(
         "E101",
-        f"unknown constructor `{p.name}`",
+        f"unknown constructor `{p.name}`" + sugg.tail(),
         p.span,
-        related=[Related("did you mean " + ", ".join(f"`{x}`" for x in s) + "?", p.span)] if s else [],
+        related=sugg.related(),
+        fixes=sugg.fixes(at, sg.use_site(st.env.lm.ast)) if at is not None else [],
     )
+    return None
+
+
+def _after(head):
+    """The (empty) place right after `head`, on its line: where the name after `alias.` starts."""
+    return ast.Span(
+        head.file, head.line, head.end_column, head.line, head.end_column + 1, head.end, head.end + 1
+    )
+
+
+def _ctor_at(info, name: str):
+    for c in getattr(info.node, "ctors", None) or ():
+        if c.name == name:
+            return c.span
     return None
 
 

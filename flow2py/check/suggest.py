@@ -1,0 +1,644 @@
+"""Every "did you mean": what a misspelled or foreign name most likely meant, and the fix.
+
+A name that resolves to nothing is compared with what the program could have meant by it, of
+the kind the place wants (a value, a type, a constructor, a module, a field, a method):
+
+- the habits of other languages first, by exact spelling (`True` is `true`, `null` is `None`,
+  `string` is `Text`, `push` is `list.append`, `.unwrap()` has no Flow form): a table, below;
+- then the candidates in scope, each with where it is defined: locals, the module's
+  declarations, the prelude, what each imported module exports (offered qualified, `next` as
+  `planner.next`), and what a std module exports that the module has not imported (offered with
+  the `use` to add; exact names only, so a typo never reaches into an unimported module).
+
+Candidates are ranked by edit distance (optimal string alignment, so a swap of two letters is
+one edit) against a threshold that grows with the name's length, then by kind (the kind the
+place wants first) and case (`Stop` for `stp`, but `stop` first). Only the best are kept; a
+fix is safe when exactly one is, and the caller knows of no reason it would not fit (a
+constructor of another type than the one expected is never offered at all).
+
+This module imports nothing of the checker: the module graph (for `use` paths) and the body
+walk both use it, and what it is given is plain data.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from flow2py.diagnostics import Edit, Fix, Related
+from flow2py.span import Span
+
+VALUE, TYPE, CTOR, MODULE, FIELD, METHOD = "value", "type", "constructor", "module", "field", "method"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """Something the misspelling may have meant: `text` is written in its place."""
+
+    text: str
+    kind: str
+    where: Span | None = None  # where it is defined, for the "defined here" note
+    use_path: str | None = None  # a `use` the module must add for `text` to resolve
+    target: tuple = ()  # what it refers to: ("local", binding) | ("decl", id) | ("alias", name)
+    fits: bool = True  # nothing known says it would not fit the place (a safe fix needs it)
+    note: str | None = None  # a habit's explanation, said instead of "did you mean"
+    exact: bool = False  # a habit with one Flow equivalent: the fix is the answer, not a guess
+
+    @property
+    def key(self) -> str:
+        return self.text.rsplit(".", 1)[-1]
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """The best candidates for one misspelling (empty: nothing close)."""
+
+    name: str
+    cands: tuple[Candidate, ...] = ()
+    note: str | None = None  # what Flow writes instead when there is nothing to replace it with
+
+    def __bool__(self) -> bool:
+        return bool(self.cands) or self.note is not None
+
+    @property
+    def unique(self) -> Candidate | None:
+        return self.cands[0] if len(self.cands) == 1 else None
+
+    def tail(self) -> str:
+        """What the message says after the mistake: ` — did you mean `x`?`, or a habit's note."""
+        if len(self.cands) == 1 and self.cands[0].note:
+            return " — " + self.cands[0].note
+        if len(self.cands) == 1 and self.cands[0].text == self.name and self.cands[0].use_path:
+            return f' — add `use "{self.cands[0].use_path}"`'
+        if self.cands:
+            names = [f"`{c.text}`" for c in self.cands]
+            listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+            if self.note:
+                return f" — {self.note} (or {listed})"
+            return f" — did you mean {listed}?"
+        if self.note:
+            return " — " + self.note
+        return ""
+
+    def related(self) -> list[Related]:
+        out = []
+        for c in self.cands:
+            if c.where is not None and c.where.line:
+                verb = "imported" if c.kind == MODULE else "defined"
+                out.append(Related(f"`{c.text}` is {verb} here", c.where))
+        return out
+
+    def fixes(self, span: Span, uses: UseSite | None = None, safe_ok: bool = True) -> list[Fix]:
+        """A fix replacing `span` by each candidate (adding its `use`); safe when it is the only
+        one, it fits, and `safe_ok` (the caller's say)."""
+        if span.end <= span.start:
+            return []
+        out = []
+        one = len(self.cands) == 1
+        for c in self.cands:
+            if c.text == self.name:  # the name is right: only its module's `use` is missing
+                if c.use_path is None or uses is None:
+                    continue
+                edits = [uses.edit(c.use_path)]
+                msg = f'add `use "{c.use_path}"`'
+            else:
+                edits = [Edit(span, c.text)]
+                msg = f"replace `{self.name}` with `{c.text}`"
+            if c.use_path is not None and c.text != self.name:
+                if uses is None:
+                    continue
+                edits.append(uses.edit(c.use_path))
+                msg += f' and add `use "{c.use_path}"`'
+            out.append(Fix(msg, tuple(edits), one and c.fits and safe_ok))
+        return out
+
+
+# -- ranking --------------------------------------------------------------------------------
+
+
+def distance(a: str, b: str) -> int:
+    """Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps."""
+    if a == b:
+        return 0
+    la, lb = len(a), len(b)
+    prev2: list[int] = []
+    prev = list(range(lb + 1))
+    for i in range(1, la + 1):
+        cur = [i] + [0] * lb
+        for j in range(1, lb + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        prev2, prev = prev, cur
+    return prev[lb]
+
+
+def limit(name: str) -> int:
+    """How many edits a misspelling of `name` may be away from what it meant: one for a short
+    name (so `Action` is not `Option`, two edits off), more as names grow."""
+    n = len(name)
+    if n <= 1:
+        return 0
+    if n <= 7:
+        return 1
+    if n <= 12:
+        return 2
+    return 3
+
+
+def snake(name: str) -> str:
+    """`isEmpty` -> `is_empty`, `startsWith` -> `starts_with` (Flow's functions are snake_case)."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", lambda m: "_" + m.group(1).lower(), name)
+
+
+def rank(name: str, cands, kind: str, most: int = 3) -> list[Candidate]:
+    """The best of `cands` for the misspelling `name` at a place wanting `kind`."""
+    lim = limit(name)
+    low = name.lower()
+    alt = snake(name).lower()
+    scored: dict[str, tuple[float, Candidate]] = {}
+    n, n_alt = len(low), len(alt)
+    for c in cands:
+        key = c.key
+        if key == name and c.use_path is None and "." not in c.text:
+            continue  # the name itself: whatever it is, it is not what was meant
+        k = len(key)
+        if abs(k - n) > lim and abs(k - n_alt) > lim:
+            continue  # more edits apart than allowed whatever they are
+        kl = key.lower()
+        d = min(distance(low, kl), distance(alt, kl)) if alt != low else distance(low, kl)
+        if d > lim:
+            continue
+        if c.use_path is not None and d != 0:
+            continue  # an unimported module is offered for its exact names only
+        score = 2.0 * d
+        if c.kind != kind:
+            score += 1
+        if key[:1].isupper() != name[:1].isupper():
+            score += 1 if key.lower() != low else 0.5
+        elif key != name and key.lower() == low:
+            score += 0.25
+        if c.use_path is not None:
+            score += 0.5
+        prev = scored.get(c.text)
+        if prev is None or score < prev[0]:
+            scored[c.text] = (score, c)
+    if not scored:
+        return []
+    best = min(s for s, _ in scored.values())
+    return sorted((c for s, c in scored.values() if s == best), key=lambda c: c.text)[:most]
+
+
+def suggest(name: str, cands, kind: str) -> Suggestion:
+    """A habit of another language when `name` is one, else the best candidates."""
+    habit = habits(name, kind, cands)
+    if habit is not None and kind in (VALUE, CTOR) and name not in _LITERAL_SPELLINGS:
+        # `count` or `size` may as well be a misspelled local: what the program declares wins
+        own = [c for c in rank(name, cands, kind) if "." not in c.text]
+        if own:
+            return Suggestion(name, tuple(own))
+    if habit is not None:
+        return habit
+    return Suggestion(name, tuple(rank(name, cands, kind)))
+
+
+# -- habits of other languages --------------------------------------------------------------
+
+# value name -> (what Flow writes, the `use` it needs or None, why; None: no single spelling)
+_VALUE_HABITS: dict[str, tuple[tuple[str, ...], str | None]] = {
+    "True": (("true",), None),
+    "TRUE": (("true",), None),
+    "False": (("false",), None),
+    "FALSE": (("false",), None),
+    "null": (("None",), "Flow has no `null`: an absent value is `None` (an `Option`)"),
+    "NULL": (("None",), "Flow has no `null`: an absent value is `None` (an `Option`)"),
+    "nil": (("None",), "Flow has no `nil`: an absent value is `None` (an `Option`)"),
+    "Nil": (("None",), "Flow has no `nil`: an absent value is `None` (an `Option`)"),
+    "none": (("None",), None),
+    "Nothing": (("None",), None),
+    "Just": (("Some",), None),
+    "Error": (("Err",), None),
+    "Failure": (("Err",), None),
+    "Success": (("Ok",), None),
+    "undefined": (("None",), "Flow has no `undefined`: an absent value is `None` (an `Option`)"),
+    "len": (("list.length", "text.length"), "Flow has no `len`: write `xs.length()`"),
+    "length": (("list.length", "text.length"), "write `xs.length()`, or qualify it"),
+    "size": (("dict.size", "set.size"), None),
+    "count": (("list.length", "text.length"), None),
+    "push": (("list.append",), None),
+    "append": (("list.append",), None),
+    "push_back": (("list.append",), None),
+    "str": (("data.to_text",), None),
+    "to_string": (("data.to_text",), None),
+    "toString": (("data.to_text",), None),
+    "String": (("data.to_text",), None),
+}
+
+# spellings of Flow's literals and `None`: never a misspelling of something the program declares
+_LITERAL_SPELLINGS = {"True", "TRUE", "False", "FALSE", "null", "NULL", "nil", "Nil", "none", "undefined"}
+
+_NO_PRINT = (
+    "Flow has no `{name}`: a program touches the world only through Tool calls; declare one "
+    "(`@tool flow {name}(line: Text) -> Result<Unit, E>`) or return the text as the result"
+)
+_PRINTS = {"print", "println", "printf", "puts", "echo", "console", "log", "debug", "dbg"}
+
+_TYPE_HABITS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(["string", "str", "String", "&str", "char", "Char", "Str"], ("Text",)),
+    **dict.fromkeys(
+        ["int", "integer", "Integer", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32"]
+        + ["u64", "u128", "usize", "long", "Long", "bigint", "BigInt", "number"],
+        ("Int",),
+    ),
+    **dict.fromkeys(["float", "double", "f32", "f64", "Float", "Double", "decimal", "real"], ("Decimal",)),
+    "Number": ("Int", "Decimal"),
+    **dict.fromkeys(["bool", "boolean", "Boolean"], ("Bool",)),
+    **dict.fromkeys(["void", "Void", "unit", "None", "NoneType", "()"], ("Unit",)),
+    **dict.fromkeys(["list", "Vec", "Array", "array", "vector", "Vector", "ArrayList", "Seq"], ("List",)),
+    **dict.fromkeys(["dict", "Map", "HashMap", "map", "object", "Object", "Record"], ("Dict",)),
+    **dict.fromkeys(["set", "HashSet"], ("Set",)),
+    **dict.fromkeys(["Maybe", "Optional", "optional"], ("Option",)),
+    **dict.fromkeys(["Either", "Expected"], ("Result",)),
+    **dict.fromkeys(["bytes", "bytearray", "Buffer", "ByteArray"], ("Bytes",)),
+}
+
+# method name -> (Flow's method names, the arity changes: never a safe fix, the note)
+_METHOD_HABITS: dict[str, tuple[tuple[str, ...], bool, str | None]] = {
+    **dict.fromkeys(
+        ["unwrap", "expect", "get_or_throw", "unwrap_unchecked", "value", "get_value"],
+        (
+            ("unwrap_or",),
+            True,
+            "Flow has no `{name}`: a missing value is data; `match` on it, use `?` in a function that "
+            "returns a Result, or `.unwrap_or(default)`",
+        ),
+    ),
+    **dict.fromkeys(["len", "size", "count", "length", "Length", "Count"], (("length", "size"), False, None)),
+    **dict.fromkeys(["push", "push_back", "add", "append", "pushBack"], (("append",), False, None)),
+    **dict.fromkeys(["unshift", "push_front"], (("prepend",), False, None)),
+    **dict.fromkeys(["toString", "to_string", "str", "toStr", "string"], (("to_text",), False, None)),
+    **dict.fromkeys(["toUpperCase", "upper", "uppercase", "toUpper"], (("to_upper",), False, None)),
+    **dict.fromkeys(["toLowerCase", "lower", "lowercase", "toLower"], (("to_lower",), False, None)),
+    **dict.fromkeys(["strip"], (("trim",), False, None)),
+    **dict.fromkeys(["startswith"], (("starts_with",), False, None)),
+    **dict.fromkeys(["endswith"], (("ends_with",), False, None)),
+    **dict.fromkeys(
+        ["includes", "has", "contains_key", "has_key", "containsKey"], (("contains",), False, None)
+    ),
+    **dict.fromkeys(["forEach", "for_each", "iter"], (("each",), False, None)),
+    **dict.fromkeys(["indexOf", "find_index", "index"], (("index_of",), False, None)),
+    **dict.fromkeys(["reduce", "foldl", "inject"], (("fold",), True, None)),
+    **dict.fromkeys(["sorted"], (("sort",), False, None)),
+    **dict.fromkeys(["reversed"], (("reverse",), False, None)),
+    **dict.fromkeys(["is_some", "isSome", "is_present"], (("is_some",), False, None)),
+}
+
+
+def habits(name: str, kind: str, cands) -> Suggestion | None:
+    """What another language's spelling is in Flow, among `cands` where they say what exists
+    (a habit naming a function the program cannot reach is dropped)."""
+    by_text = {c.text: c for c in cands}
+    if kind in (VALUE, CTOR):
+        if name in _PRINTS:
+            return Suggestion(name, (), _NO_PRINT.format(name=name))
+        h = _VALUE_HABITS.get(name)
+        if h is None:
+            return None
+        texts, why = h
+        found = []
+        for t in texts:
+            c = by_text.get(t)
+            if c is None and t in ("true", "false"):
+                c = Candidate(t, VALUE, exact=True)
+            if c is not None:
+                found.append(c)
+        if not found:
+            return None
+        if len(found) == 1 and why:
+            found = [Candidate(**{**found[0].__dict__, "note": why})]
+        return Suggestion(name, tuple(found), why if len(found) > 1 else None)
+    if kind == TYPE:
+        texts = _TYPE_HABITS.get(name)
+        if texts is None:
+            return None
+        found = [by_text[t] for t in texts if t in by_text]
+        return Suggestion(name, tuple(found)) if found else None
+    if kind == METHOD:
+        h = _METHOD_HABITS.get(name)
+        if h is None:
+            return None
+        texts, arity, why = h
+        found = [by_text[t] for t in texts if t in by_text and t != name]
+        if not found:
+            return Suggestion(name, (), why.format(name=name)) if why else None
+        if arity:
+            found = [Candidate(**{**c.__dict__, "fits": False}) for c in found]
+        if why:
+            found = [Candidate(**{**c.__dict__, "note": why.format(name=name)}) for c in found]
+        return Suggestion(name, tuple(found))
+    return None
+
+
+# -- where a `use` goes ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UseSite:
+    """Where a module's missing `use` lines are inserted: after its last `use`, else at the top."""
+
+    file: str
+    offset: int  # where the text goes
+    line: int
+    column: int
+    after_use: bool  # inserted after a `use` line (so a newline first)
+
+    def edit(self, path: str) -> Edit:
+        text = f'\nuse "{path}"' if self.after_use else f'use "{path}"\n\n'
+        return Edit(
+            Span(self.file, self.line, self.column, self.line, self.column, self.offset, self.offset), text
+        )
+
+
+def use_site(module) -> UseSite | None:
+    """Where `module` (an ast.Module) takes a new `use`, or None when its text is not known."""
+    src = module.source or ""
+    uses = module.uses
+    if uses:
+        sp = uses[-1].span
+        if sp.end <= sp.start or src[sp.start : sp.end].rstrip() == "":
+            return None
+        return UseSite(sp.file, sp.end, sp.end_line, sp.end_column, True)
+    file = module.decls[0].span.file if module.decls else module.path
+    return UseSite(file, 0, 1, 1, False)
+
+
+def sub_span(span: Span, source: str, text: str) -> Span | None:
+    """The part of `span` (on one line) where `text` starts it, when the source says so."""
+    if span.end <= span.start or source[span.start : span.start + len(text)] != text:
+        return None
+    n = len(text)
+    return Span(span.file, span.line, span.column, span.line, span.column + n, span.start, span.start + n)
+
+
+# -- module paths (E103, E113) ------------------------------------------------------------
+
+
+def path_candidates(path: str, std_version: str, std_names, local_names) -> list[str]:
+    """What a `use` path that does not resolve most likely meant: `./planer` is `./planner`,
+    a std path without its version and `list` are `std@v1/list`, `std@v2/list` is `std@v1/list`, a `.flow` suffix
+    goes. `std_names`: std's module names; `local_names`: the `.flow` files beside the module."""
+    STD_VERSION = std_version
+    p = path.strip()
+    if p.endswith(".flow"):
+        p = p[: -len(".flow")]
+    std = set(std_names)
+    local = set(local_names)
+    out: list[str] = []
+
+    def near(name: str, names) -> list[str]:
+        if name in names:
+            return [name]
+        lim = limit(name)
+        ds = [(distance(name, n), n) for n in names]
+        ds = [(d, n) for d, n in ds if d <= lim]
+        if not ds:
+            return []
+        best = min(d for d, _ in ds)
+        return sorted(n for d, n in ds if d == best)
+
+    if p.startswith(("./", "../")):
+        head, _, last = p.rpartition("/")
+        if head in (".", ""):
+            out += [f"./{n}" for n in near(last, local)]
+        if not out and last in std:
+            out.append(f"{STD_VERSION}/{last}")
+        return out if [path] != out else []
+    if p.startswith("std"):
+        _, _, rest = p.partition("/")
+        if rest:
+            out += [f"{STD_VERSION}/{n}" for n in near(rest, std)]
+        return [x for x in out if x != path]
+    if "/" not in p:
+        out += [f"{STD_VERSION}/{n}" for n in near(p, std) if n == p]
+        out += [f"./{n}" for n in near(p, local) if n == p]
+        return out
+    return []
+
+
+# -- what a module can see (given the checker's Declarations and a module's ModEnv) ---------
+
+
+def _decl_span(node) -> Span | None:
+    if node is None:
+        return None
+    ns = getattr(node, "name_span", None)
+    return ns if ns is not None and ns.line else node.span
+
+
+def _ctor_span(info, name: str) -> Span | None:
+    for c in getattr(info.node, "ctors", None) or ():
+        if c.name == name:
+            return c.span
+    return _decl_span(info.node)
+
+
+def _std_modules(decls, env):
+    """(name, env) of each std module `env` has not imported under that name: what a missing
+    `use "std@v1/name"` would bring."""
+    prefix = "std@v1/"
+    for key, menv in decls.envs.items():
+        if not menv.is_std or not key.startswith(prefix) or menv is env:
+            continue
+        name = key[len(prefix) :]
+        if "/" in name or name in env.lm.aliases:
+            continue
+        yield name, key, menv
+
+
+def _imported(decls, env):
+    for alias, key in env.lm.aliases.items():
+        menv = decls.envs.get(key) if key else None
+        if menv is not None and menv is not env:
+            yield alias, menv
+
+
+def value_candidates(decls, env, scopes=(), expected_decl: str | None = None) -> list[Candidate]:
+    """Locals (`scopes`, innermost last), this module's functions and constructors, the prelude's
+    constructors, imported modules' public ones (qualified) and std's not imported (with the
+    `use`). A constructor of another type than `expected_decl` (when known) is left out."""
+    out: list[Candidate] = []
+    for scope in scopes:
+        for n, b in scope.items():
+            out.append(Candidate(n, VALUE, b.span, target=(("local", b),)))
+    return out + _cached(
+        decls, ("values", env.key, expected_decl), lambda: _module_values(decls, env, expected_decl)
+    )
+
+
+def _cached(decls, key, make) -> list[Candidate]:
+    """What a module can see changes not while its bodies are checked: built once a module (a
+    file with a thousand misspellings asks a thousand times)."""
+    cache = decls.suggest_cache
+    hit = cache.get(key)
+    if hit is None:
+        hit = cache[key] = make()
+    return hit
+
+
+def _module_values(decls, env, expected_decl) -> list[Candidate]:
+    out: list[Candidate] = []
+    for n, fn in env.cm.fns.items():
+        out.append(Candidate(n, VALUE, _decl_span(fn.node), target=(("decl", fn.decl),)))
+
+    def ctor(text, info, c, use_path=None, alias=None):
+        if expected_decl is not None and info.decl != expected_decl:
+            return
+        tgt = (("decl", info.decl),) + ((("alias", alias),) if alias else ())
+        out.append(Candidate(text, CTOR, _ctor_span(info, c.name), use_path, tgt))
+
+    for n, (info, c) in env.ctors.items():
+        ctor(n, info, c)
+    for n, (info, c) in decls.prelude_ctors.items():
+        if n not in env.ctors:
+            ctor(n, info, c)
+    for alias, menv in _imported(decls, env):
+        for n, fn in menv.cm.fns.items():
+            if fn.pub:
+                tgt = (("decl", fn.decl), ("alias", alias))
+                out.append(Candidate(f"{alias}.{n}", VALUE, _decl_span(fn.node), target=tgt))
+        for n, (info, c) in menv.ctors.items():
+            if info.pub and not info.opaque:
+                ctor(f"{alias}.{n}", info, c, alias=alias)
+    for name, key, menv in _std_modules(decls, env):
+        for n, fn in menv.cm.fns.items():
+            if fn.pub:
+                out.append(Candidate(f"{name}.{n}", VALUE, _decl_span(fn.node), key, (("decl", fn.decl),)))
+    return out
+
+
+def type_candidates(decls, env) -> list[Candidate]:
+    """This module's types, the prelude's, imported modules' public ones (qualified) and std's
+    not imported (with the `use`)."""
+    return _cached(decls, ("types", env.key), lambda: _module_types(decls, env))
+
+
+def _module_types(decls, env) -> list[Candidate]:
+    out = [
+        Candidate(n, TYPE, _decl_span(i.node), target=(("decl", i.decl),)) for n, i in env.cm.types.items()
+    ]
+    for n, i in decls.prelude_types.items():
+        if n not in env.cm.types:
+            out.append(Candidate(n, TYPE, _decl_span(i.node), target=(("decl", i.decl),)))
+    for alias, menv in _imported(decls, env):
+        for n, i in menv.cm.types.items():
+            if i.pub:
+                tgt = (("decl", i.decl), ("alias", alias))
+                out.append(Candidate(f"{alias}.{n}", TYPE, _decl_span(i.node), target=tgt))
+    for name, key, menv in _std_modules(decls, env):
+        for n, i in menv.cm.types.items():
+            if i.pub and n not in decls.prelude_types:
+                out.append(Candidate(f"{name}.{n}", TYPE, _decl_span(i.node), key, (("decl", i.decl),)))
+    return out
+
+
+def module_candidates(decls, env, member: str | None = None) -> list[Candidate]:
+    """The module's aliases (where each is imported) and std's modules it has not imported (with
+    the `use`; when `member` is given, only those that declare it)."""
+    out = []
+    for alias, key in env.lm.aliases.items():
+        u = env.lm.alias_uses.get(alias)
+        out.append(Candidate(alias, MODULE, u.span if u else None, target=(("alias", alias),)))
+    for name, key, menv in _std_modules(decls, env):
+        if member is None or member in menv.cm.fns or member in menv.cm.types or member in menv.ctors:
+            out.append(Candidate(name, MODULE, None, key))
+    std = {c.text for c in out if c.use_path}
+    for name in _cached(decls, ("beside", env.key), lambda: _beside(env)):
+        if name not in env.lm.aliases and name not in std:
+            # a file beside this one, not imported: what it declares is not known, so not safe
+            out.append(Candidate(name, MODULE, None, f"./{name}", fits=False))
+    return out
+
+
+def _beside(env) -> list[Candidate]:
+    """The `.flow` files beside a module of the program's own (not std, not a repository's)."""
+    lm = env.lm
+    if lm.is_std or lm.repo is not None:
+        return []
+    try:
+        names = os.listdir(os.path.dirname(os.path.abspath(lm.file)))
+    except OSError:
+        return []
+    own = os.path.basename(lm.file)
+    return sorted(
+        n[:-5]
+        for n in names
+        if n.endswith(".flow") and n != own and re.match(r"^[a-z][A-Za-z0-9_]*\.flow$", n)
+    )
+
+
+def failed_alias_near(env, name: str) -> bool:
+    """Whether `name` is (close to) the alias of a `use` that did not resolve (E103 said so: a
+    use of it would only repeat that)."""
+    for alias, key in env.lm.aliases.items():
+        if key is None and distance(alias, name) <= max(limit(name), 1):
+            return True
+    return False
+
+
+def count_as_used(decls, env, sugg: Suggestion, skip: str | None = None) -> None:
+    """A misspelled use that has a suggestion counts as a use of what it suggests: the import,
+    the declaration or the binding it meant is not also reported unused (E112, E405, E404)."""
+    for c in sugg.cands:
+        for kind, v in c.target:
+            if kind == "local":
+                v.used = True
+            elif kind == "decl" and v != skip:
+                decls.used.add(v)
+            elif kind == "alias":
+                env.used_aliases.add(v)
+
+
+# -- `pub` in the other module (E109) -------------------------------------------------------
+
+
+def _line_col(src: str, off: int) -> tuple[int, int]:
+    return src.count("\n", 0, off) + 1, off - (src.rfind("\n", 0, off) + 1) + 1
+
+
+def _insert(file: str, src: str, off: int, text: str) -> Edit:
+    line, col = _line_col(src, off)
+    return Edit(Span(file, line, col, line, col, off, off), text)
+
+
+def pub_edit(lm, node, field: str | None = None) -> Edit | None:
+    """The edit that writes `pub` on declaration `node` of module `lm` (or on its field
+    `field`), or None when that module is not the author's to edit (std, a repository module
+    from the cache) or its text does not say where."""
+    if lm is None or lm.is_std or lm.repo is not None or node is None:
+        return None
+    src = lm.ast.source or ""
+    if field is not None:
+        for f in getattr(node, "fields", None) or ():
+            if f.name == field and not f.pub:
+                sp = f.span
+                if sp.end > sp.start and src[sp.start : sp.start + len(field)] == field:
+                    return _insert(sp.file, src, sp.start, "pub ")
+        return None
+    ns = getattr(node, "name_span", None)
+    if ns is None or not ns.line or getattr(node, "pub", True):
+        return None
+    head = src[node.span.start : ns.start]
+    m = re.search(r"(?:\bopaque\s+)?\b(?:flow|type)\s+$", head)
+    if m is None:
+        return None
+    return _insert(ns.file, src, node.span.start + m.start(), "pub ")
+
+
+def pub_fix(what: str, edits) -> list[Fix]:
+    """A safe fix writing `pub` (in the other module's file) when every edit is known."""
+    edits = tuple(edits)
+    if not edits or any(e is None for e in edits):
+        return []
+    return [Fix(f"make {what} `pub` in its module", edits, True)]
