@@ -1,0 +1,780 @@
+"""Habits from other languages, answered in Flow (E012 foreign-syntax).
+
+An author who has just written Python, JavaScript or Rust writes `elif`, `a and b`, `===`,
+`let mut`, `(x) => x + 1` or a `for` loop. Each is a syntax error in Flow; what helps is one
+diagnostic saying what Flow writes instead, at the place, with the edit when Flow has exactly one
+equivalent (a safe fix) and without it when a choice is needed (a loop is a `map`, a `fold` or a
+tail-recursive function).
+
+Only a syntax error calls a habit up: the parser asks `habit_at` at the token it could not
+accept, so a valid program (a function named `not`, a variable named `or`) is never read as one.
+A habit gives back the declaration's tokens rewritten, and the parser parses the declaration
+again from them: as Flow would write it where there is one equivalent (so the tree is the tree
+of the fixed source, and checking goes on as if the fix were applied), or with a hole
+(broken.py) where there is not (the loop is left out, and nothing that depends on it is
+reported). Either way the parse goes on past it, and the mistakes after it are still found.
+
+The scanner (engine/scanner.py) answers the habits that are not tokens of Flow at all: template
+literals (`` `..${x}` ``) and references (`&str`, `&x`), each as one diagnostic.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from flow2py.diagnostics import Diagnostic, Edit, Fix
+from flow2py.span import Span
+from flow2py.syntax.broken import hole
+from flow2py.syntax.engine.scanner import CLOSERS, OPENERS, Tok
+
+CODE = "E012"
+
+
+@dataclass(frozen=True)
+class Habit:
+    diagnostic: Diagnostic
+    tokens: list[Tok] | None  # the declaration, rewritten (None: it stays out of the tree)
+    region: list[Tok] | None = None  # tokens the rewrite does not hold faithfully (checking skips them)
+
+
+def habit_at(seg: list[Tok], i: int, expected: set[str], path: str) -> Habit | None:
+    """The habit that explains the syntax error at `seg[i]` (`expected`: what the parser would
+    have accepted there), or None."""
+    for rule in _RULES:
+        h = rule(seg, i, expected, path)
+        if h is not None:
+            return h
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+
+
+def _like(kind: str, value: str, at: Tok) -> Tok:
+    """A token of `kind` occupying `at`'s place (spans of what it builds point at `at`)."""
+    return Tok(kind, value, at.start_pos, at.line, at.column, at.end_line, at.end_column, at.end_pos)
+
+
+def _span(path: str, first: Tok, last: Tok | None = None) -> Span:
+    last = last or first
+    return Span(path, first.line, first.column, last.end_line, last.end_column, first.start_pos, last.end_pos)
+
+
+def _replace(path: str, first: Tok, last: Tok, text: str) -> Edit:
+    return Edit(_span(path, first, last), text)
+
+
+def _insert_before(path: str, tok: Tok, text: str) -> Edit:
+    return Edit(Span(path, tok.line, tok.column, tok.line, tok.column, tok.start_pos, tok.start_pos), text)
+
+
+def _insert_after(path: str, tok: Tok, text: str) -> Edit:
+    return Edit(
+        Span(path, tok.end_line, tok.end_column, tok.end_line, tok.end_column, tok.end_pos, tok.end_pos), text
+    )
+
+
+def _delete_between(path: str, first: Tok, upto: Tok) -> Edit:
+    """Delete from `first`'s start to `upto`'s start (a token and the space after it)."""
+    return Edit(
+        Span(path, first.line, first.column, upto.line, upto.column, first.start_pos, upto.start_pos), ""
+    )
+
+
+def _diag(message: str, span: Span, fix: Fix | None = None) -> Diagnostic:
+    return Diagnostic(CODE, message, span, fixes=(fix,) if fix else ())
+
+
+def _safe(message: str, *edits: Edit) -> Fix:
+    return Fix(message, tuple(edits), True)
+
+
+def _unsafe(message: str, *edits: Edit) -> Fix:
+    return Fix(message, tuple(edits), False)
+
+
+def _is(tok: Tok | None, kind: str, value: str | None = None) -> bool:
+    return tok is not None and tok.type == kind and (value is None or tok.value == value)
+
+
+def _at(seg: list[Tok], k: int) -> Tok | None:
+    return seg[k] if 0 <= k < len(seg) else None
+
+
+def _stmt_start(seg: list[Tok], k: int) -> bool:
+    """Whether `seg[k]` begins a statement (or the declaration)."""
+    return k == 0 or seg[k - 1].type in ("LBRACE", "_SEP")
+
+
+def _matching(seg: list[Tok], k: int) -> int | None:
+    """The index of the bracket closing the one opened at `seg[k]`."""
+    depth = 0
+    for j in range(k, len(seg)):
+        t = seg[j].type
+        if t in OPENERS:
+            depth += 1
+        elif t in CLOSERS:
+            depth -= 1
+            if depth == 0:
+                return j
+    return None
+
+
+def _opening(seg: list[Tok], k: int) -> int | None:
+    """The index of the bracket opening the one closed at `seg[k]`."""
+    depth = 0
+    for j in range(k, -1, -1):
+        t = seg[j].type
+        if t in CLOSERS:
+            depth += 1
+        elif t in OPENERS:
+            depth -= 1
+            if depth == 0:
+                return j
+    return None
+
+
+_EXPR_START = frozenset(
+    {
+        "LOWER",
+        "UPPER",
+        "INT",
+        "DECIMAL",
+        "DURATION",
+        "TEXT",
+        "BYTES",
+        "TRUE",
+        "FALSE",
+        "LSQB",
+        "BANG",
+        "MINUS",
+    }
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# The habits, one function each: (seg, i, expected, path) -> Habit | None
+
+
+def _elif(seg, i, expected, path):
+    """`} elif c {` (Python): Flow writes `else if`."""
+    for k in (i, i - 1):
+        tok = _at(seg, k)
+        if not _is(tok, "LOWER", "elif"):
+            continue
+        before = k - 1
+        if _is(_at(seg, before), "_SEP"):
+            before -= 1
+        if not _is(_at(seg, before), "RBRACE"):
+            continue
+        new = seg[: before + 1] + [_like("ELSE", "else", tok), _like("IF", "if", tok)] + seg[k + 1 :]
+        fix = _safe("write `else if`", _replace(path, tok, tok, "else if"))
+        return Habit(_diag("Flow writes `else if`, not `elif`", _span(path, tok), fix), new)
+    return None
+
+
+_LOGIC = {"and": ("ANDAND", "&&"), "or": ("OROR", "||")}
+
+
+def _and_or(seg, i, expected, path):
+    """`a and b`, `a or b` (Python): Flow writes `&&` and `||`."""
+    tok = seg[i]
+    if tok.type != "LOWER" or tok.value not in _LOGIC:
+        return None
+    kind, text = _LOGIC[tok.value]
+    if kind not in expected:
+        return None
+    new = seg[:i] + [_like(kind, text, tok)] + seg[i + 1 :]
+    fix = _safe(f"write `{text}`", _replace(path, tok, tok, text))
+    return Habit(_diag(f"Flow writes `{text}`, not `{tok.value}`", _span(path, tok), fix), new)
+
+
+# Where a Python `not x` operand ends: `not` binds looser than comparison, tighter than `and`/`or`.
+_NOT_ENDS = frozenset({"ANDAND", "OROR", "COMMA", "_SEP", "LBRACE", "FATARROW", "ELSE", "COLON", "EQUAL"})
+_POSTFIX = frozenset({"LOWER", "UPPER", "DOT", "QMARK", "INT", "DECIMAL", "TEXT", "TRUE", "FALSE"})
+
+
+def _not(seg, i, expected, path):
+    """`not x` (Python): Flow writes `!x` (`!(a == b)` for `not a == b`)."""
+    k = i - 1
+    tok = _at(seg, k)
+    if not _is(tok, "LOWER", "not") or seg[i].type not in _EXPR_START:
+        return None
+    prev = _at(seg, k - 1)
+    if prev is not None and prev.type not in _OPERAND_BEFORE:
+        return None
+    # the operand: up to `and`/`or`/`&&`/`||` or what ends the expression, at this depth
+    j = i
+    simple = True
+    while j < len(seg):
+        t = seg[j]
+        if t.type in _NOT_ENDS or t.type in CLOSERS or (t.type == "LOWER" and t.value in _LOGIC):
+            break
+        if t.type in OPENERS:
+            if t.type == "LBRACE":
+                break
+            close = _matching(seg, j)
+            if close is None:
+                return None
+            j = close + 1
+            continue
+        if t.type not in _POSTFIX:
+            simple = False
+        j += 1
+    if j == i:
+        return None
+    last = seg[j - 1]
+    if simple:
+        new = seg[:k] + [_like("BANG", "!", tok)] + seg[i:]
+        fix = _safe("write `!`", _delete_between(path, tok, seg[i]), _insert_before(path, seg[i], "!"))
+        message = "Flow writes `!x`, not `not x`"
+    else:
+        new = (
+            seg[:k]
+            + [_like("BANG", "!", tok), _like("LPAR", "(", tok)]
+            + seg[i:j]
+            + [_like("RPAR", ")", last)]
+            + seg[j:]
+        )
+        fix = _safe(
+            "write `!(...)`",
+            _delete_between(path, tok, seg[i]),
+            _insert_before(path, seg[i], "!("),
+            _insert_after(path, last, ")"),
+        )
+        message = "Flow writes `!(...)`, not `not ...` (`!` binds tighter than `not`, so the operand is parenthesised)"
+    return Habit(_diag(message, _span(path, tok), fix), new)
+
+
+# Tokens after which an expression starts (so a `not` there is Python's operator).
+_OPERAND_BEFORE = frozenset(
+    {
+        "LPAR",
+        "LSQB",
+        "LBRACE",
+        "COMMA",
+        "_SEP",
+        "EQUAL",
+        "IF",
+        "GUARD",
+        "RETURN",
+        "ANDAND",
+        "OROR",
+        "EQEQ",
+        "NOTEQ",
+        "FATARROW",
+        "COLON",
+        "BANG",
+        "ELSE",
+        "MATCH",
+    }
+)
+
+
+def _strict_equality(seg, i, expected, path):
+    """`a === b`, `a !== b` (JavaScript): Flow's `==` and `!=` compare values, nothing looser."""
+    tok = seg[i]
+    prev = _at(seg, i - 1)
+    if (
+        tok.type != "EQUAL"
+        or prev is None
+        or prev.type not in ("EQEQ", "NOTEQ")
+        or prev.end_pos != tok.start_pos
+    ):
+        return None
+    text = prev.value
+    written = text + "="
+    new = (
+        seg[: i - 1]
+        + [
+            Tok(
+                prev.type,
+                text,
+                prev.start_pos,
+                prev.line,
+                prev.column,
+                tok.end_line,
+                tok.end_column,
+                tok.end_pos,
+            )
+        ]
+        + seg[i + 1 :]
+    )
+    fix = _safe(f"write `{text}`", _replace(path, prev, tok, text))
+    return Habit(
+        _diag(
+            f"Flow writes `{text}`, not `{written}`: `{text}` compares values exactly",
+            _span(path, prev, tok),
+            fix,
+        ),
+        new,
+    )
+
+
+def _const(seg, i, expected, path):
+    """`const x = 1`, `var x = 1` (JavaScript) in a block: Flow writes `let`."""
+    k = i - 1
+    tok = _at(seg, k)
+    if (
+        tok is None
+        or tok.type != "LOWER"
+        or tok.value not in ("const", "var", "val")
+        or not _stmt_start(seg, k)
+        or k == 0
+        or seg[i].type not in ("LOWER", "UNDERSCORE", "LPAR", "UPPER")
+    ):
+        return None
+    new = seg[:k] + [_like("LET", "let", tok)] + seg[i:]
+    fix = _safe("write `let`", _replace(path, tok, tok, "let"))
+    return Habit(
+        _diag(f"Flow writes `let`, not `{tok.value}`: every binding is constant", _span(path, tok), fix), new
+    )
+
+
+def _let_mut(seg, i, expected, path):
+    """`let mut x = 1` (Rust): a Flow binding never changes, so there is no `mut`."""
+    k = i - 1
+    tok = _at(seg, k)
+    if not _is(tok, "LOWER", "mut") or not _is(_at(seg, k - 1), "LET"):
+        return None
+    if seg[i].type not in ("LOWER", "UNDERSCORE", "LPAR", "UPPER"):
+        return None
+    new = seg[:k] + seg[i:]
+    fix = _safe("remove `mut`", _delete_between(path, tok, seg[i]))
+    return Habit(
+        _diag(
+            "Flow has no `mut`: a binding never changes (write `let`; a later `let` of the same name shadows it)",
+            _span(path, tok),
+            fix,
+        ),
+        new,
+    )
+
+
+_OP_ASSIGN = {"PLUS": "+", "MINUS": "-", "STAR": "*", "SLASH": "/", "PERCENT": "%", "PLUSPLUS": "++"}
+
+
+def _reassignment(seg, i, expected, path):
+    """`x = 1`, `x += 1` (most languages) as a statement: Flow values never change."""
+    tok = seg[i]
+    if tok.type != "EQUAL":
+        return None
+    op = _at(seg, i - 1)
+    if op is not None and op.type in _OP_ASSIGN and op.end_pos == tok.start_pos:
+        k = i - 2
+    else:
+        op = None
+        k = i - 1
+    name = _at(seg, k)
+    if not _is(name, "LOWER") or not _stmt_start(seg, k) or k == 0:
+        return None
+    if op is None:
+        new = seg[:k] + [_like("LET", "let", name)] + seg[k:]
+        fix = _unsafe(
+            f"bind a new `{name.value}` with `let` (it shadows the old one from here on)",
+            _insert_before(path, name, "let "),
+        )
+        message = (
+            f"Flow values never change: `{name.value} = ...` cannot assign; bind a new value with "
+            f"`let {name.value} = ...` (it shadows `{name.value}` until the end of the block) or use a new name"
+        )
+    else:
+        sym = _OP_ASSIGN[op.type]
+        new = (
+            seg[:k]
+            + [
+                _like("LET", "let", name),
+                name,
+                _like("EQUAL", "=", op),
+                _like("LOWER", name.value, op),
+                _like(op.type, sym, op),
+            ]
+            + seg[i + 1 :]
+        )
+        fix = _unsafe(
+            f"bind a new `{name.value}`: `let {name.value} = {name.value} {sym} ...`",
+            _insert_before(path, name, "let "),
+            _replace(path, op, tok, f"= {name.value} {sym}"),
+        )
+        message = (
+            f"Flow values never change: `{name.value} {sym}= ...` cannot update `{name.value}`; bind a new value "
+            f"with `let {name.value} = {name.value} {sym} ...` or use a new name"
+        )
+    # The rewritten `let` may bind a name nothing reads (the old binding was meant): not reported.
+    return Habit(_diag(message, _span(path, name, tok), fix), new, region=[name, tok])
+
+
+_LOOP_ANSWER = {
+    "for": "Flow has no `for` loop: map or fold over the collection (`xs.map(flow(x) = ...)`, "
+    "`xs.fold(init, flow(acc, x) = ...)`, `xs.each(flow(x) = ...)` for a Unit result), or write a "
+    "tail-recursive function",
+    "while": "Flow has no `while` loop: write a tail-recursive function (a call in tail position is a "
+    "loop and never grows the stack), or fold over a list",
+    "loop": "Flow has no `loop`: write a tail-recursive function (a call in tail position is a loop "
+    "and never grows the stack)",
+}
+
+
+def _loop(seg, i, expected, path):
+    """`for x in xs { ... }`, `while c { ... }` (most languages): Flow has no loop statement."""
+    for k in range(i, max(i - 12, -1), -1):
+        tok = seg[k]
+        if tok.type == "_SEP" and k < i:
+            return None
+        if tok.type != "LOWER" or tok.value not in _LOOP_ANSWER or not _stmt_start(seg, k) or k == 0:
+            continue
+        # the loop's body: the first `{` after its head, at the head's depth
+        j = k + 1
+        while j < len(seg) and seg[j].type != "LBRACE":
+            if seg[j].type in ("LPAR", "LSQB"):
+                close = _matching(seg, j)
+                if close is None:
+                    return None
+                j = close
+            elif seg[j].type in ("_SEP", "RBRACE", "RPAR", "RSQB"):
+                return None
+            j += 1
+        if j >= len(seg) or not k < i <= j:
+            return None
+        end = _matching(seg, j)
+        if end is None:
+            return None
+        new = seg[:k] + [hole(tok, seg[end])] + seg[end + 1 :]
+        return Habit(_diag(_LOOP_ANSWER[tok.value], _span(path, tok)), new, region=seg[k : end + 1])
+    return None
+
+
+def _arrow_lambda(seg, i, expected, path):
+    """`(x) => x + 1`, `x => x + 1` (JavaScript): Flow writes `flow(x) = x + 1`."""
+    tok = seg[i]
+    if tok.type != "FATARROW" or i == 0:
+        return None
+    prev = seg[i - 1]
+    eq = _like("EQUAL", "=", tok)
+    if prev.type in ("LOWER", "UNDERSCORE"):
+        before = _at(seg, i - 2)
+        if before is not None and before.type not in _OPERAND_BEFORE:
+            return None
+        new = (
+            seg[: i - 1]
+            + [_like("FLOW", "flow", prev), _like("LPAR", "(", prev), prev, _like("RPAR", ")", prev), eq]
+            + seg[i + 1 :]
+        )
+        params, written = prev.value, f"{prev.value} =>"
+        fix = _safe(
+            f"write `flow({prev.value}) =`",
+            _insert_before(path, prev, "flow("),
+            Edit(
+                Span(
+                    path,
+                    prev.end_line,
+                    prev.end_column,
+                    tok.end_line,
+                    tok.end_column,
+                    prev.end_pos,
+                    tok.end_pos,
+                ),
+                ") =",
+            ),
+        )
+    elif prev.type == "RPAR":
+        start = _opening(seg, i - 1)
+        if start is None or not _params_like(seg[start + 1 : i - 1]):
+            return None
+        if _is(_at(seg, start - 1), "FLOW"):
+            return None
+        new = seg[:start] + [_like("FLOW", "flow", seg[start])] + seg[start:i] + [eq] + seg[i + 1 :]
+        params = ", ".join(p.strip() for p in _text(seg[start + 1 : i - 1]).split(","))
+        written = f"({params}) =>"
+        fix = _safe(
+            f"write `flow({params}) =`",
+            _insert_before(path, seg[start], "flow"),
+            _replace(path, tok, tok, "="),
+        )
+    else:
+        return None
+    message = f"Flow writes a function value as `flow({params}) = ...`, not `{written} ...`"
+    return Habit(_diag(message, _span(path, tok), fix), new)
+
+
+def _text(toks: list[Tok]) -> str:
+    """The tokens as written, one space where the source had space between them."""
+    out = ""
+    for k, t in enumerate(toks):
+        if k and toks[k - 1].end_pos != t.start_pos:
+            out += " "
+        out += t.value
+    return out
+
+
+def _params_like(toks: list[Tok]) -> bool:
+    """Whether `toks` (between parentheses) read as lambda parameters: names, each with an
+    optional `: Type`, separated by commas."""
+    if not toks:
+        return True
+    start = True
+    depth = 0
+    for t in toks:
+        if t.type in OPENERS:
+            depth += 1
+        elif t.type in CLOSERS:
+            depth -= 1
+        elif depth == 0 and t.type == "COMMA":
+            start = True
+            continue
+        if start:
+            if t.type not in ("LOWER", "UNDERSCORE"):
+                return False
+            start = False
+    return True
+
+
+_F_PREFIXES = frozenset({"f", "F", "rf", "fr", "s"})
+_INTERPOLATION = re.compile(r"\{([^{}]*)\}")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _f_string(seg, i, expected, path):
+    """`f"Hello, {name}!"` (Python): Flow joins text with `++`."""
+    tok = seg[i]
+    prev = _at(seg, i - 1)
+    if tok.type != "TEXT" or prev is None or prev.type != "LOWER" or prev.value not in _F_PREFIXES:
+        return None
+    if prev.end_pos != tok.start_pos:
+        return None
+    body = tok.value[1:-1]
+    parts = _INTERPOLATION.findall(body.replace("{{", "").replace("}}", ""))
+    if not parts:
+        text = '"' + body.replace("{{", "{").replace("}}", "}") + '"'
+        new = (
+            seg[: i - 1]
+            + [
+                Tok(
+                    "TEXT",
+                    text,
+                    prev.start_pos,
+                    prev.line,
+                    prev.column,
+                    tok.end_line,
+                    tok.end_column,
+                    tok.end_pos,
+                )
+            ]
+            + seg[i + 1 :]
+        )
+        fix = _safe("remove the `f`", _replace(path, prev, tok, text))
+        return Habit(
+            _diag(
+                "Flow has no f-strings: this one interpolates nothing, so it is plain text",
+                _span(path, prev, tok),
+                fix,
+            ),
+            new,
+        )
+    fix = _unsafe("join the parts with `++`", _replace(path, prev, tok, _joined(body, "{", "}")))
+    named = [_like("LOWER", n, tok) for p in parts for n in _NAME.findall(p)]
+    new = seg[: i - 1] + [hole(prev, tok)] + seg[i + 1 :]
+    return Habit(
+        _diag(
+            'Flow has no f-strings: join text with `++` (`"Hello, " ++ name ++ "!"`; a value that is '
+            "not Text becomes text with `.to_text()`)",
+            _span(path, prev, tok),
+            fix,
+        ),
+        new,
+        region=[prev, *named, tok],
+    )
+
+
+def _joined(body: str, open_: str, close: str) -> str:
+    """`"a" ++ x ++ "b"` for the interpolated text `body` (`a{x}b`); parts that are not Text
+    need `.to_text()`, which is why the fix is not safe."""
+    out = []
+    lit = ""
+    k = 0
+    while k < len(body):
+        if body.startswith(open_, k):
+            end = body.find(close, k + len(open_))
+            if end < 0:
+                break
+            if lit:
+                out.append('"' + lit + '"')
+                lit = ""
+            out.append(body[k + len(open_) : end].strip())
+            k = end + len(close)
+            continue
+        lit += body[k]
+        k += 1
+    lit += body[k:]
+    if lit:
+        out.append('"' + lit + '"')
+    return " ++ ".join(out) if out else '""'
+
+
+def joined_template(body: str) -> str:
+    """The `++` join for a JavaScript template literal's body (`a${x}b`)."""
+    return _joined(body.replace('"', '\\"'), "${", "}")
+
+
+_FOREIGN_FN = {"fn": "Rust", "def": "Python", "func": "Go", "function": "JavaScript", "fun": "Kotlin"}
+_FOREIGN_TYPE = {"struct": "a record", "enum": "an enum"}
+
+
+def _foreign_head(seg, i, expected, path):
+    """A declaration head in another language's style at the top of a declaration: `fn f(`,
+    `def f(`, `function f(` (Flow writes `flow`), `struct P {`, `enum E {` (Flow writes `type`),
+    `const X = 1` (Flow has no top-level values: a function with no parameters is one)."""
+    tok = seg[0]
+    if i != 0 or tok.type not in ("LOWER", "LET") or len(seg) < 2:
+        return None
+    name = seg[1]
+    if tok.type == "LOWER" and tok.value in _FOREIGN_FN and name.type == "LOWER":
+        new = [_like("FLOW", "flow", tok)] + seg[1:]
+        fix = _safe("write `flow`", _replace(path, tok, tok, "flow"))
+        return Habit(
+            _diag(f"Flow declares a function with `flow`, not `{tok.value}`", _span(path, tok), fix), new
+        )
+    if tok.type == "LOWER" and tok.value in _FOREIGN_TYPE and name.type == "UPPER":
+        new = [_like("TYPE", "type", tok)] + seg[1:]
+        fix = _safe("write `type`", _replace(path, tok, tok, "type"))
+        return Habit(
+            _diag(
+                f"Flow declares {_FOREIGN_TYPE[tok.value]} with `type`, not `{tok.value}`",
+                _span(path, tok),
+                fix,
+            ),
+            new,
+        )
+    if (tok.type == "LET" or tok.value in ("const", "var", "static", "val")) and name.type in (
+        "LOWER",
+        "UPPER",
+    ):
+        lower = name.value.lower()
+        return Habit(
+            _diag(
+                f"Flow has no top-level values: write a function with no parameters "
+                f"(`flow {lower}() -> Type = ...`) and call it (`{lower}()`)",
+                _span(path, tok),
+            ),
+            None,
+        )
+    return None
+
+
+_RULES = (
+    _foreign_head,
+    _elif,
+    _and_or,
+    _not,
+    _strict_equality,
+    _let_mut,
+    _const,
+    _arrow_lambda,
+    _f_string,
+    _loop,
+    _reassignment,
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Habits the scanner meets as characters no Flow token starts with (E001): a template literal
+# is one mistake, not a bad character at each end and a `$` in the middle.
+
+
+def scanned(tokens: list[Tok], diags: list[Diagnostic], source: str, path: str):
+    """The tokens with template literals (`` `..${x}..` ``) and references (`&str`, `&x`)
+    answered (E012 in place of their E001s): a template literal becomes the text it is (no
+    interpolation) or a hole; a `&` goes, and `&str` is `Text`. Also the regions the holes
+    leave (token lists, for broken.py)."""
+    bad = {
+        d.span.start: d for d in diags if d.code == "E001" and source[d.span.start : d.span.start + 1] in "`&"
+    }
+    if not bad:
+        return tokens, []
+    regions = []
+    drop: set[int] = set()  # E001 diagnostics answered
+    for p in sorted(bad):
+        if p in drop:
+            continue
+        if source[p] == "`":
+            tokens = _template(tokens, diags, source, path, p, bad, drop, regions)
+        else:
+            tokens = _reference(tokens, diags, source, path, p)
+            drop.add(p)
+    diags[:] = [d for d in diags if not (d.code == "E001" and d.span.start in drop)]
+    return tokens, regions
+
+
+def _template(tokens, diags, source, path, p, bad, drop, regions):
+    q = source.find("`", p + 1)
+    nl = source.find("\n", p + 1)
+    if q < 0 or (0 <= nl < q):
+        return tokens
+    body = source[p + 1 : q]
+    first, last = _pos_tok(source, path, p), _pos_tok(source, path, q)
+    drop.update(x for x in bad if p <= x <= q)
+    # what the scanner made of the inside goes (its E002 and E003 with it)
+    diags[:] = [d for d in diags if not (d.code in ("E001", "E002", "E003") and p <= d.span.start <= q)]
+    kept = [t for t in tokens if not (p <= t.start_pos <= q)]
+    at = next((k for k, t in enumerate(kept) if t.start_pos > q), len(kept))
+    if "${" not in body:
+        text = '"' + body.replace("\\`", "`").replace('"', '\\"') + '"'
+        tok = Tok("TEXT", text, p, first.line, first.column, last.end_line, last.end_column, q + 1)
+        fix = _safe("write it as Text", _replace(path, first, last, text))
+        message = (
+            'Flow has no template literals: this one interpolates nothing, so it is plain text in `"..."`'
+        )
+    else:
+        tok = hole(first, last)
+        named = [
+            _like("LOWER", n, first)
+            for part in re.findall(r"\$\{([^}]*)\}", body)
+            for n in _NAME.findall(part)
+        ]
+        regions.append([first, *named, last])
+        fix = _unsafe("join the parts with `++`", _replace(path, first, last, joined_template(body)))
+        message = (
+            'Flow has no template literals: join text with `++` (`"Hello, " ++ name ++ "!"`; a value '
+            "that is not Text becomes text with `.to_text()`)"
+        )
+    diags.append(_diag(message, _span(path, first, last), fix))
+    return kept[:at] + [tok] + kept[at:]
+
+
+def _reference(tokens, diags, source, path, p):
+    amp = _pos_tok(source, path, p)
+    k = next((k for k, t in enumerate(tokens) if t.start_pos > p), len(tokens))
+    nxt = _at(tokens, k)
+    upto = k  # tokens[k:upto] go with the `&`
+    if _is(nxt, "LOWER", "mut"):
+        upto += 1
+        nxt = _at(tokens, upto)
+    if nxt is not None and nxt.value in ("str", "String") and nxt.type in ("LOWER", "UPPER"):
+        text = Tok("UPPER", "Text", p, amp.line, amp.column, nxt.end_line, nxt.end_column, nxt.end_pos)
+        fix = _safe("write `Text`", _replace(path, amp, nxt, "Text"))
+        diags.append(
+            _diag(
+                f"Flow has no references, and its text type is `Text`: write `Text`, not `&{nxt.value}`"
+                if upto == k
+                else "Flow has no references, and its text type is `Text`: write `Text`",
+                _span(path, amp, nxt),
+                fix,
+            )
+        )
+        return tokens[:k] + [text] + tokens[upto + 1 :]
+    if nxt is None:
+        return tokens
+    written = "&mut" if upto > k else "&"
+    fix = _safe(f"remove `{written}`", _delete_between(path, amp, nxt))
+    message = f"Flow has no references: a value is shared, never borrowed or changed, so write it without `{written}`"
+    diags.append(_diag(message, _span(path, amp, tokens[k] if upto > k else amp), fix))
+    return tokens[:k] + tokens[upto:]
+
+
+def _pos_tok(source: str, path: str, p: int) -> Tok:
+    """A one-character token at offset `p` (for spans)."""
+    line = source.count("\n", 0, p) + 1
+    col = p - (source.rfind("\n", 0, p) + 1) + 1
+    return Tok("BAD", source[p], p, line, col, line, col + 1, p + 1)
