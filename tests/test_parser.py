@@ -553,6 +553,6 @@ def test_recovery_inside_a_long_repetition_does_not_change_what_was_parsed_befor
     [(seg, _)] = PS._split_declarations(PS.tokenize(PS._scanner(), src, "m.flow", diags))
     conf = lalr.Conf(table(), PS.Builder("m.flow", diags))
     # the recovered tree, before the parser sets it aside for a hole (broken.py)
-    fn = PS._parse_segment(conf, seg, src, "m.flow", diags, False, False)
+    fn = PS._parse_segment(conf, seg, src, "m.flow", diags, False, None)
     assert {d.code for d in diags} >= {"E004", "E005"}
     assert _let_names(fn) == [f"x{i}" for i in range(200) if i != 120]

@@ -38,7 +38,14 @@ def _habits(source: str, path: str = "m.flow"):
 def test_every_habit_has_a_golden_case():
     names = {os.path.basename(p)[len("E012_") : -len(".flow")] for p in CASES}
     assert {"elif", "and_or_not", "strict_equality", "const_let_mut", "reassignment", "loops"} <= names
-    assert {"f_string", "template_literal", "arrow_lambda", "reference", "foreign_heads"} <= names
+    assert {
+        "f_string",
+        "template_literal",
+        "arrow_lambda",
+        "reference",
+        "foreign_heads",
+        "type_names",
+    } <= names
 
 
 @pytest.mark.parametrize("path", CASES, ids=os.path.basename)

@@ -110,6 +110,8 @@ def declared_names(seg: list[Tok]) -> set[str]:
             if t == "USE" and nxt.type == "TEXT":
                 alias = nxt.value.strip('"').rstrip("/").rsplit("/", 1)[-1]
                 return {alias} if alias else set()
+            if t == "USE" and nxt.type == "LOWER":  # `use planner`: the alias, unquoted
+                return {nxt.value}
             if t in ("LOWER", "LET") and nxt.type in ("LOWER", "UPPER") and i == 0:
                 names = {nxt.value}
                 if nxt.type == "UPPER":

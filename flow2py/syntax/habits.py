@@ -647,6 +647,15 @@ def _foreign_head(seg, i, expected, path):
             ),
             new,
         )
+    if tok.value in ("import", "from", "require") and name.type == "LOWER":
+        return Habit(
+            _diag(
+                'Flow imports a module with `use "path"` (`use "std@v1/list"`, `use "./planner"`), '
+                f"and names what it exports qualified (`{name.value}.name`)",
+                _span(path, tok),
+            ),
+            None,
+        )
     if (tok.type == "LET" or tok.value in ("const", "var", "static", "val")) and name.type in (
         "LOWER",
         "UPPER",
@@ -663,8 +672,63 @@ def _foreign_head(seg, i, expected, path):
     return None
 
 
+_TYPE_NAMES = {
+    "str": "Text",
+    "string": "Text",
+    "int": "Int",
+    "integer": "Int",
+    "usize": "Int",
+    "isize": "Int",
+    "i32": "Int",
+    "i64": "Int",
+    "u32": "Int",
+    "u64": "Int",
+    "u8": "Int",
+    "bigint": "Int",
+    "bool": "Bool",
+    "boolean": "Bool",
+    "float": "Decimal",
+    "double": "Decimal",
+    "f32": "Decimal",
+    "f64": "Decimal",
+    "void": "Unit",
+}
+
+
+def _type_name(seg, i, expected, path):
+    """`s: string`, `n: usize`, `-> bool` (most languages): Flow's types are capitalised, and a
+    lower-case name in a type is only ever a module alias (`planner.Action`)."""
+    k = i - 1
+    tok = _at(seg, k)
+    if tok is None or tok.type != "LOWER" or expected - {"DOT"}:
+        return None
+    if tok.value == "number":
+        # Int or Decimal: a choice. The hole type (an unknown name) keeps the rest quiet.
+        new = seg[:k] + [_like("UPPER", "<number>", tok)] + seg[i:]
+        fix = _unsafe("write `Int` (or `Decimal` for a fraction)", _replace(path, tok, tok, "Int"))
+        message = "Flow has no `number` type: a whole number is `Int`, an exact fraction is `Decimal`"
+        return Habit(_diag(message, _span(path, tok), fix), new, region=[tok])
+    flow = _TYPE_NAMES.get(tok.value)
+    if flow is None:
+        return None
+    new = seg[:k] + [_like("UPPER", flow, tok)] + seg[i:]
+    fix = _safe(f"write `{flow}`", _replace(path, tok, tok, flow))
+    message = f"Flow writes `{flow}`, not `{tok.value}`: `{flow}` is Flow's {_WHAT[flow]}"
+    return Habit(_diag(message, _span(path, tok), fix), new)
+
+
+_WHAT = {
+    "Text": "text type",
+    "Int": "integer type, of any size",
+    "Bool": "truth-value type",
+    "Decimal": "fractional number type (exact)",
+    "Unit": "type of no value (`()`)",
+}
+
+
 _RULES = (
     _foreign_head,
+    _type_name,
     _elif,
     _and_or,
     _not,

@@ -327,7 +327,8 @@ def _parse_declaration(conf, seg, deepest, source, path, diags, verify_fixes, dr
     mark = len(diags)
     while True:
         try:
-            node = _parse_segment(conf, seg, source, path, diags, verify_fixes, len(found) < MAX_HABITS)
+            allowed = found if len(found) < MAX_HABITS else None
+            node = _parse_segment(conf, seg, source, path, diags, verify_fixes, allowed)
         except _Rewrite as r:
             del diags[mark:]
             found.append(r.habit.diagnostic)
@@ -424,7 +425,7 @@ def _body_start(seg: list[Tok]) -> int | None:
     return None
 
 
-def _feed_with_recovery(conf, seg, path, diags, habits_allowed=False) -> tuple[State, int] | None:
+def _feed_with_recovery(conf, seg, path, diags, habits_allowed=None) -> tuple[State, int] | None:
     """Every token of the declaration fed, each error reported and recovered from: the parser
     state after the last token and the number of errors; None when the declaration is given up
     (too many errors, or recovery could not get past a token)."""
@@ -441,9 +442,10 @@ def _feed_with_recovery(conf, seg, path, diags, habits_allowed=False) -> tuple[S
         tok = seg[i]
         expected = acceptable(conf, ps.stack[-1])
         prev = seg[i - 1] if i > 0 else None
-        if habits_allowed:
+        if habits_allowed is not None:
             habit = habit_at(seg, i, expected, path)
-            if habit is not None:
+            # a habit whose rewrite did not get past it is not reported twice
+            if habit is not None and habit.diagnostic not in habits_allowed:
                 raise _Rewrite(habit)
         if i == resumed_at:
             return None  # recovery did not get past this token: give the declaration up
