@@ -151,3 +151,23 @@ def test_a_loop_has_no_fix_and_reassignment_a_fix_to_review():
     assert loop.fixes == ()
     [assign] = _habits("pub flow f(n: Int) -> Int = {\n    n = n + 1\n    n\n}\n")
     assert [f.safe for f in assign.fixes] == [False]
+
+
+def test_a_habit_at_the_start_of_a_line_is_found_where_a_separator_went_before_it():
+    src = (
+        "pub flow f(x: Int, a: Bool, b: Bool) -> Int = if a\n    and b {\n    1\n}\n"
+        "elif x < 0 {\n    2\n} else {\n    3\n}\n"
+    )
+    diags = _habits(src)
+    assert [(d.span.line, d.message) for d in diags] == [
+        (2, "Flow writes `&&`, not `and`"),
+        (5, "Flow writes `else if`, not `elif`"),
+    ]
+    fixed, again = parse_module(_apply(src, [d.fixes[0] for d in diags]), "m.flow")
+    assert again == [] and ast.to_data(fixed) == ast.to_data(parse_module(src, "m.flow")[0])
+
+
+def test_an_elif_in_column_one_is_not_cut_off_as_a_declaration_of_its_own():
+    src = "pub flow f(x: Int) -> Int = if x > 0 {\n    1\n}\nelif x < 0 {\n    2\n} else {\n    3\n}\n"
+    [d] = _habits(src)
+    assert d.span.line == 4 and d.fixes[0].safe

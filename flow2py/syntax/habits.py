@@ -160,7 +160,7 @@ _EXPR_START = frozenset(
 
 def _elif(seg, i, expected, path):
     """`} elif c {` (Python): Flow writes `else if`."""
-    for k in (i, i - 1):
+    for k in (i, i - 1, i + 1):  # i + 1: the separator after a `}` at the top level is the error
         tok = _at(seg, k)
         if not _is(tok, "LOWER", "elif"):
             continue
@@ -181,12 +181,26 @@ _LOGIC = {"and": ("ANDAND", "&&"), "or": ("OROR", "||")}
 def _and_or(seg, i, expected, path):
     """`a and b`, `a or b` (Python): Flow writes `&&` and `||`."""
     tok = seg[i]
-    if tok.type != "LOWER" or tok.value not in _LOGIC:
-        return None
-    kind, text = _LOGIC[tok.value]
-    if kind not in expected:
-        return None
-    new = seg[:i] + [_like(kind, text, tok)] + seg[i + 1 :]
+    if tok.type == "LOWER" and tok.value in _LOGIC and _LOGIC[tok.value][0] in expected:
+        new = seg[:i] + [_like(_LOGIC[tok.value][0], _LOGIC[tok.value][1], tok)] + seg[i + 1 :]
+    else:
+        # `and b` starting a line: a separator went before it, and the error is at the
+        # separator (where the expression could not end) or at `b` (where a statement `and` did)
+        for k in (i + 1, i - 1):
+            tok = _at(seg, k)
+            nxt = _at(seg, k + 1)
+            if (
+                _is(tok, "LOWER")
+                and tok.value in _LOGIC
+                and _is(_at(seg, k - 1), "_SEP")
+                and nxt is not None
+                and nxt.type in _EXPR_START | {"LPAR"}
+            ):
+                break
+        else:
+            return None
+        new = seg[: k - 1] + [_like(_LOGIC[tok.value][0], _LOGIC[tok.value][1], tok)] + seg[k + 1 :]
+    text = _LOGIC[tok.value][1]
     fix = _safe(f"write `{text}`", _replace(path, tok, tok, text))
     return Habit(_diag(f"Flow writes `{text}`, not `{tok.value}`", _span(path, tok), fix), new)
 

@@ -220,7 +220,15 @@ def _foreign_head(tok: Tok, nxt: Tok | None) -> bool:
         return False
     if tok.type == "LET":
         return True
-    return tok.type == "LOWER" and nxt.type in ("LOWER", "UPPER")
+    return tok.type == "LOWER" and tok.value in _FOREIGN_HEADS and nxt.type in ("LOWER", "UPPER")
+
+
+# Words that begin a declaration in another language (an `elif` in column 1 continues the `if`
+# above it, so only these are cut at).
+_FOREIGN_HEADS = frozenset(
+    {"fn", "def", "func", "function", "fun", "const", "var", "val", "static", "struct", "enum", "class"}
+    | {"interface", "import", "from"}
+)
 
 
 def _split_declarations(tokens: list[Tok]) -> list[tuple[list[Tok], int]]:
