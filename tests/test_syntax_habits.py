@@ -100,6 +100,9 @@ def test_safe_habits_are_the_ones_with_one_equivalent():
         "const_let_mut",
         "arrow_lambda",
         "reference",
+        "comments_and_quotes",
+        "other_lambdas",
+        "arm_arrow",
     }
 
 

@@ -740,6 +740,73 @@ _WHAT = {
 }
 
 
+def _arm_arrow(seg, i, expected, path):
+    """`A -> 1` in a match arm (Haskell, Kotlin, Java): Flow writes `=>`."""
+    tok = seg[i]
+    if tok.type != "ARROW" or "FATARROW" not in expected:
+        return None
+    new = seg[:i] + [_like("FATARROW", "=>", tok)] + seg[i + 1 :]
+    fix = _safe("write `=>`", _replace(path, tok, tok, "=>"))
+    start = i
+    depth = 0
+    while start > 0:
+        t = seg[start - 1].type
+        if t in CLOSERS:
+            depth += 1
+        elif t in OPENERS:
+            if depth == 0:
+                break
+            depth -= 1
+        elif depth == 0 and t in ("COMMA", "_SEP"):
+            break
+        start -= 1
+    pattern = _text(seg[start:i])
+    message = f"Flow writes `{pattern} =>` in a match arm, not `{pattern} ->`"
+    return Habit(_diag(message, _span(path, tok), fix), new)
+
+
+def _bar_lambda(seg, i, expected, path):
+    """`|x| x + 1`, `|| 0` (Rust closures): Flow writes `flow(x) = x + 1`."""
+    tok = seg[i]
+    prev = _at(seg, i - 1)
+    if prev is not None and prev.type not in _OPERAND_BEFORE:
+        return None
+    if tok.type == "OROR":
+        params, close = [], i
+    elif tok.type == "VBAR":
+        close = next((j for j in range(i + 1, min(len(seg), i + 40)) if seg[j].type == "VBAR"), None)
+        if close is None or not _params_like(seg[i + 1 : close]):
+            return None
+        params = seg[i + 1 : close]
+    else:
+        return None
+    names = _text(params)
+    new = seg[:i] + [_like("FLOW", "flow", tok), _like("LPAR", "(", tok)] + params
+    new += [_like("RPAR", ")", seg[close]), _like("EQUAL", "=", seg[close])] + seg[close + 1 :]
+    fix = _safe(f"write `flow({names}) =`", _replace(path, tok, seg[close], f"flow({names}) ="))
+    written = _text(seg[i : close + 1])
+    message = f"Flow writes a function value as `flow({names}) = ...`, not `{written} ...`"
+    return Habit(_diag(message, _span(path, tok, seg[close]), fix), new)
+
+
+def _python_lambda(seg, i, expected, path):
+    """`lambda x: x + 1` (Python): Flow writes `flow(x) = x + 1`."""
+    k = i - 1
+    tok = _at(seg, k)
+    if not _is(tok, "LOWER", "lambda"):
+        return None
+    colon = next((j for j in range(i, min(len(seg), i + 40)) if seg[j].type == "COLON"), None)
+    if colon is None or not _params_like(seg[i:colon]) or any(t.type == "COLON" for t in seg[i:colon]):
+        return None
+    params = seg[i:colon]
+    names = _text(params)
+    new = seg[:k] + [_like("FLOW", "flow", tok), _like("LPAR", "(", tok)] + params
+    new += [_like("RPAR", ")", seg[colon]), _like("EQUAL", "=", seg[colon])] + seg[colon + 1 :]
+    fix = _safe(f"write `flow({names}) =`", _replace(path, tok, seg[colon], f"flow({names}) ="))
+    message = f"Flow writes a function value as `flow({names}) = ...`, not `lambda {names}: ...`"
+    return Habit(_diag(message, _span(path, tok), fix), new)
+
+
 _RULES = (
     _foreign_head,
     _type_name,
@@ -750,6 +817,9 @@ _RULES = (
     _let_mut,
     _const,
     _arrow_lambda,
+    _arm_arrow,
+    _bar_lambda,
+    _python_lambda,
     _f_string,
     _loop,
     _reassignment,
@@ -767,7 +837,9 @@ def scanned(tokens: list[Tok], diags: list[Diagnostic], source: str, path: str):
     interpolation) or a hole; a `&` goes, and `&str` is `Text`. Also the regions the holes
     leave (token lists, for broken.py)."""
     bad = {
-        d.span.start: d for d in diags if d.code == "E001" and source[d.span.start : d.span.start + 1] in "`&"
+        d.span.start: d
+        for d in diags
+        if d.code == "E001" and source[d.span.start : d.span.start + 1] in "`&'#"
     }
     if not bad:
         return tokens, []
@@ -778,6 +850,10 @@ def scanned(tokens: list[Tok], diags: list[Diagnostic], source: str, path: str):
             continue
         if source[p] == "`":
             tokens = _template(tokens, diags, source, path, p, bad, drop, regions)
+        elif source[p] == "'":
+            tokens = _single_quoted(tokens, diags, source, path, p, bad, drop)
+        elif source[p] == "#":
+            tokens = _hash_comment(tokens, diags, source, path, p, bad, drop)
         else:
             tokens = _reference(tokens, diags, source, path, p)
             drop.add(p)
@@ -819,6 +895,51 @@ def _template(tokens, diags, source, path, p, bad, drop, regions):
         )
     diags.append(_diag(message, _span(path, first, last), fix))
     return kept[:at] + [tok] + kept[at:]
+
+
+def _inside(tokens, diags, p, q, bad, drop):
+    """The tokens without what the scanner made of source[p..q] (its diagnostics go too)."""
+    drop.update(x for x in bad if p <= x <= q)
+    diags[:] = [d for d in diags if not (d.code in ("E001", "E002", "E003") and p <= d.span.start <= q)]
+    return [t for t in tokens if not (p <= t.start_pos <= q)]
+
+
+def _single_quoted(tokens, diags, source, path, p, bad, drop):
+    """`'text'` (Python, JavaScript; a Rust character): Flow text is in double quotes."""
+    q = source.find("'", p + 1)
+    nl = source.find("\n", p + 1)
+    if q < 0 or (0 <= nl < q):
+        return tokens
+    body = source[p + 1 : q]
+    first, last = _pos_tok(source, path, p), _pos_tok(source, path, q)
+    kept = _inside(tokens, diags, p, q, bad, drop)
+    text = '"' + body.replace("\\'", "'").replace('"', '\\"') + '"'
+    tok = Tok("TEXT", text, p, first.line, first.column, last.end_line, last.end_column, q + 1)
+    fix = _safe("write it in double quotes", _replace(path, first, last, text))
+    diags.append(_diag(f"Flow writes text in double quotes: {text}", _span(path, first, last), fix))
+    at = next((k for k, t in enumerate(kept) if t.start_pos > q), len(kept))
+    return kept[:at] + [tok] + kept[at:]
+
+
+def _hash_comment(tokens, diags, source, path, p, bad, drop):
+    """`# note` (Python, shell): a Flow comment starts with `//`."""
+    eol = source.find("\n", p)
+    eol = len(source) if eol < 0 else eol
+    hash_tok = _pos_tok(source, path, p)
+    drop.update(x for x in bad if p <= x < eol)
+    diags[:] = [d for d in diags if not (d.code in ("E001", "E002", "E003") and p <= d.span.start < eol)]
+    # the separator the scanner put at the end of the line stays; what the comment held goes
+    kept = [t for t in tokens if not (p <= t.start_pos < eol and t.type != "_SEP")]
+    fix = _safe("write `//`", _replace(path, hash_tok, hash_tok, "//"))
+    note = source[p + 1 : eol].strip()
+    note = note if len(note) <= 30 else note[:27] + "..."
+    message = (
+        f"Flow comments start with `//`, not `#`: `// {note}`"
+        if note
+        else "Flow comments start with `//`, not `#`"
+    )
+    diags.append(_diag(message, _span(path, hash_tok), fix))
+    return kept
 
 
 def _reference(tokens, diags, source, path, p):
