@@ -137,3 +137,10 @@ def test_the_parse_record_names_what_a_broken_declaration_would_declare():
 def test_a_module_without_syntax_errors_records_nothing_broken():
     p = parse("pub flow f(n: Int) -> Int = n\n", "m.flow")
     assert not p.broken and p.diagnostics == []
+
+
+def test_a_program_whose_only_error_is_a_habit_with_a_safe_fix_is_still_refused():
+    r = check("""
+        pub flow main(x: Int) -> Int = if x > 0 { 1 } elif x < 0 { 2 } else { 3 }
+    """)
+    assert codes(r) == ["E012"] and r.program is None
