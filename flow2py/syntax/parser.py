@@ -59,7 +59,8 @@ from flow2py.syntax.engine.scanner import (
     starts_declaration,
     tokenize,
 )
-from flow2py.syntax.habits import Habit, habit_at, scanned
+from flow2py.syntax.habits import Habit, habit_at
+from flow2py.syntax.habits_scanned import scanned
 from flow2py.syntax.messages import describe_expected, describe_token
 
 MAX_ERRORS_PER_DECL = 5
