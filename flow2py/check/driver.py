@@ -7,13 +7,18 @@
     program-wide rules (data requirements, unused declarations and imports, the entry
     function) -> solved side tables and the program identity.
 
-Reading stops the pipeline when a module has syntax errors (checking a partial tree would only
-add noise); after that, independent parts keep reporting, so one run lists every mistake.
+A syntax error does not stop the pipeline: the parser keeps every declaration that parsed (a
+function whose body did not parse keeps its signature), and checking goes on over all of them,
+in every module; what only the missing part explains is then dropped
+(`_explained_by_syntax_errors`, from each module's `LoadedModule.broken`: flow2py/syntax/broken.py).
+Independent parts keep reporting, so one run lists every mistake. A program with any error,
+a syntax error included, is never a CheckedProgram.
 """
 
 from __future__ import annotations
 
 import gc
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -62,7 +67,7 @@ class Modules:
     diagnostics: tuple[Diagnostic, ...]  # reading's: unresolved `use`s, syntax errors
     sources: dict[str, str]  # module key -> text, for rendering diagnostics
     commits: dict[str, str]  # repository -> the commit it was read at
-    readable: bool  # every module parsed: checking them can say more than noise
+    readable: bool  # every module parsed without a syntax error (checking goes on either way)
 
 
 def check_program(
@@ -126,11 +131,12 @@ def read_modules(
 
 
 def check_modules(mods: Modules) -> CheckResult:
-    """Check the program `mods` holds: every independent diagnostic, or the checked program. A
-    program whose modules did not all parse is not checked (its diagnostics are reading's)."""
+    """Check the program `mods` holds: every independent diagnostic, or the checked program. The
+    declarations of a module with syntax errors that parsed are checked too (see the docstring
+    at the top)."""
     problems = Problems()
     problems.extend(mods.diagnostics)
-    if not mods.readable:
+    if not mods.modules:
         return CheckResult(None, problems.sorted(), mods.sources)
     with _checking(mods.entry_path, problems):
         return _check(mods, problems)
@@ -190,6 +196,7 @@ def _check(mods: Modules, problems: Problems) -> CheckResult:
     _data_requirements(decls, st, problems)
     _unused(decls, modules, problems)
     _entry(decls, entry_key, problems)
+    _explained_by_syntax_errors(mods, problems)
     if problems:
         return CheckResult(None, problems.sorted(), mods.sources)
     unit = decls.unit()
@@ -206,6 +213,50 @@ def _check(mods: Modules, problems: Problems) -> CheckResult:
     prog.identity = program_identity(STD_VERSION, {m.key: m.ast for m in modules}, mods.commits)
     prog.commits = dict(mods.commits)
     return CheckResult(prog, [], mods.sources)
+
+
+def _explained_by_syntax_errors(mods: Modules, problems: Problems) -> None:
+    """Drop the checker's diagnostics that only a syntax error explains: anything inside a part
+    the tree does not hold (a declaration that failed to parse, a broken body, a hole for a
+    habit); a name a broken declaration would have declared reported unknown (E101, E102,
+    E110); an import, private declaration or binding reported unused (E112, E405, E404) whose
+    name a broken part writes, as that part may be what uses it."""
+    if not any(m.broken for m in mods.modules):
+        return
+    by_file = {m.display: m for m in mods.modules}
+    by_key = {m.key: m for m in mods.modules}
+    reading = set(mods.diagnostics)
+    kept = []
+    for d in problems.items:
+        m = by_file.get(d.span.file)
+        if d in reading or m is None or not _explained(d, m, by_key):
+            kept.append(d)
+    problems.items[:] = kept
+
+
+_PATH = re.compile(r"[\w.]*")
+
+
+def _explained(d: Diagnostic, m: LoadedModule, by_key: dict[str, LoadedModule]) -> bool:
+    sp = d.span
+    if m.broken.covers(sp):
+        return True
+    text = (m.ast.source or "")[sp.start : sp.end]
+    if d.code in ("E101", "E102", "E110"):
+        # the name as written at the place: `Circle` of `Circle(r)`, `shapes.Circle`
+        alias, _, name = _PATH.match(text).group().rpartition(".")
+        target = by_key.get(m.aliases.get(alias) or "") if alias else m
+        return target is not None and name in target.broken.names
+    if d.code == "E112":
+        return any(u.span == sp and m.broken.mentioned(a) for a, u in m.alias_uses.items())
+    if d.code == "E405":
+        return m.broken.mentioned(text)
+    if d.code == "E404":
+        within = next(
+            (x.span for x in m.ast.decls if x.span.start <= sp.start and sp.end <= x.span.end), None
+        )
+        return within is not None and m.broken.mentioned(text, within)
+    return False
 
 
 def _data_requirements(decls: Declarations, st: BodyState, problems: Problems) -> None:

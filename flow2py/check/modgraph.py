@@ -21,6 +21,7 @@ from importlib import resources
 from flow2py.check import suggest as sg
 from flow2py.diagnostics import Edit, Fix, Problems, Related
 from flow2py.syntax import ast
+from flow2py.syntax.broken import NOTHING_BROKEN, Broken
 
 STD_VERSION = "std@v1"
 LOCK_FILE = "flow.lock"
@@ -41,9 +42,12 @@ class LoadedModule:
     repo_dir: str | None = None  # the commit's folder in the module cache
     aliases: dict[str, str | None] = field(default_factory=dict)  # alias -> key (None: failed)
     alias_uses: dict[str, ast.Use] = field(default_factory=dict)
+    # what its syntax errors took out of `ast` (flow2py/syntax/broken.py): checking goes on over
+    # the rest and does not report what only the missing part explains
+    broken: Broken = NOTHING_BROKEN
 
 
-_std_cache: dict[str, tuple[float, str, ast.Module, list]] = {}
+_std_cache: dict[str, tuple[float, str, ast.Module, list, Broken]] = {}
 
 
 def std_dir() -> str:
@@ -57,9 +61,9 @@ def default_cache_dir() -> str:
 
 
 def _parse(source: str, path: str):
-    from flow2py.syntax.parser import parse_module
+    from flow2py.syntax.parser import parse
 
-    return parse_module(source, path)
+    return parse(source, path)
 
 
 def _span_at_file(path: str) -> ast.Span:
@@ -171,7 +175,7 @@ class Loader:
                 return None
             hit = _std_cache.get(file)
             if hit and hit[0] == mtime:
-                return hit[1], hit[2], hit[3]
+                return hit[1:]
         if source is None:
             try:
                 # surrogatepass: bytes that encode a lone surrogate read as one, so the parser
@@ -180,11 +184,12 @@ class Loader:
                     source = f.read()
             except (OSError, UnicodeDecodeError):
                 return None
-        module, diags = _parse(source, display)
+        parsed = _parse(source, display)
+        module, diags = parsed.module, parsed.diagnostics
         source = module.source  # the text as parsed: a lone surrogate replaced (E011)
         if is_std:
-            _std_cache[file] = (os.path.getmtime(file), source, module, diags)
-        return source, module, diags
+            _std_cache[file] = (os.path.getmtime(file), source, module, diags, parsed.broken)
+        return source, module, diags, parsed.broken
 
     def _visit(
         self,
@@ -237,12 +242,12 @@ class Loader:
             else:
                 self.problems.add("E103", f"cannot read `{display}`", _span_at_file(display))
             return False
-        text, module, diags = read
+        text, module, diags, broken = read
         self.sources[display] = text
         if diags:
             self.syntax_errors = True
             self.problems.extend(diags)
-        lm = LoadedModule(key, file, display, module, is_std, repo, self._repo_dirs.get(key))
+        lm = LoadedModule(key, file, display, module, is_std, repo, self._repo_dirs.get(key), broken=broken)
         self.modules[key] = lm
         self._state[key] = 1
         self._stack.append(key)

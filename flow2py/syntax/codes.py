@@ -17,3 +17,8 @@ BAD_NUMBER = register("E010", "bad-number", "a number literal that is not well f
 LONE_SURROGATE = register(
     "E011", "lone-surrogate", "the source holds a lone surrogate, which is not a Unicode scalar value"
 )
+FOREIGN_SYNTAX = register(
+    "E012",
+    "foreign-syntax",
+    "a construct from another language (`elif`, `===`, a `for` loop); Flow writes it another way",
+)

@@ -18,12 +18,23 @@ cleanly).
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
+from dataclasses import dataclass
 from functools import lru_cache
 
 from flow2py.diagnostics import Diagnostic, Edit, Fix
 from flow2py.syntax import (
     ast,
     codes,  # noqa: F401  (registers E001-E099)
+)
+from flow2py.syntax.broken import (
+    NOTHING_BROKEN,
+    Broken,
+    hole,
+    Region,
+    declared_names,
+    mentions,
+    token_span,
 )
 from flow2py.syntax.build import Builder, span_of_token
 from flow2py.syntax.engine.lalr import (
@@ -48,9 +59,15 @@ from flow2py.syntax.engine.scanner import (
     starts_declaration,
     tokenize,
 )
+from flow2py.syntax.habits import Habit, habit_at
+from flow2py.syntax.habits_scanned import scanned
 from flow2py.syntax.messages import describe_expected, describe_token
 
 MAX_ERRORS_PER_DECL = 5
+MAX_HABITS = 20  # habits reported in one declaration (each costs a parse of it)
+# Errors after which the tree does not hold what was written (a literal with a bad escape or an
+# unknown effect name still does; a text literal left open swallowed the rest of its line).
+_BREAKING = frozenset({"E001", "E002", "E004", "E005", "E006", "E008", "E009"})
 # Later phases walk the tree recursively; the parser keeps trees within a depth they can walk.
 MAX_DEPTH = 200
 
@@ -60,25 +77,50 @@ def _scanner() -> Scanner:
     return Scanner(*terminals())
 
 
+@dataclass(frozen=True)
+class Parsed:
+    """One file parsed: the Module (every declaration that could be parsed), the syntax
+    diagnostics, and what the errors took out of the tree (broken.py), for the checker."""
+
+    module: ast.Module
+    diagnostics: list[Diagnostic]
+    broken: Broken
+
+
 def parse_module(source: str, path: str) -> tuple[ast.Module, list[Diagnostic]]:
     """Parse one file. Never raises: syntax errors come back as diagnostics, with a Module
     holding every declaration that could be parsed."""
+    p = parse(source, path)
+    return p.module, p.diagnostics
+
+
+def parse(source: str, path: str) -> Parsed:
+    """`parse_module`, with the record of what the syntax errors took out (broken.py)."""
     with gc_paused():
         return _parse(source, path, verify_fixes=True)
 
 
-def _parse(source: str, path: str, verify_fixes: bool) -> tuple[ast.Module, list[Diagnostic]]:
+def _parse(source: str, path: str, verify_fixes: bool) -> Parsed:
     if not isinstance(source, str):
         source = str(source)
     diags: list[Diagnostic] = []
     source = _without_surrogates(source, path, diags)
     tokens = tokenize(_scanner(), source, path, diags)
+    tokens, scanned_regions = scanned(tokens, diags, source, path)
+    # where a character was dropped (E001) or a text literal closed for the parser (E002): a
+    # declaration holding one parsed as something other than what was written
+    dropped = sorted(d.span.start for d in diags if d.code in ("E001", "E002"))
     conf = Conf(table(), Builder(path, diags))
     uses: list[ast.Use] = []
     decls: list[ast.Decl] = []
+    sink = _BrokenSink(path)
+    for toks in scanned_regions:
+        sink.part(toks)
     for segment, deepest in _split_declarations(tokens):
         try:
-            node = _parse_declaration(conf, segment, deepest, source, path, diags, verify_fixes)
+            node = _parse_declaration(
+                conf, segment, deepest, source, path, diags, verify_fixes, dropped, sink
+            )
         except RecursionError:
             diags.append(
                 Diagnostic(
@@ -87,6 +129,7 @@ def _parse(source: str, path: str, verify_fixes: bool) -> tuple[ast.Module, list
                     span_of_token(path, segment[0]),
                 )
             )
+            sink.whole(segment)
             continue
         if isinstance(node, ast.Use):
             uses.append(node)
@@ -98,7 +141,31 @@ def _parse(source: str, path: str, verify_fixes: bool) -> tuple[ast.Module, list
     span = ast.Span(path, 1, 1, lines + 1, last_col, 0, end)
     module = ast.Module(path, uses, decls, source=source, span=span)
     diags.sort(key=lambda d: (d.span.start, d.span.line, d.span.column, d.code))
-    return module, diags
+    return Parsed(module, diags, sink.result())
+
+
+class _BrokenSink:
+    """Collects broken.py's record while the declarations are parsed."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.names: set[str] = set()
+        self.regions: list[Region] = []
+
+    def whole(self, seg: list[Tok]) -> None:
+        """The declaration `seg` is not in the tree."""
+        self.names |= declared_names(seg)
+        self.regions.append(Region(token_span(self.path, seg[0], seg[-1]), frozenset(mentions(seg))))
+
+    def part(self, toks: list[Tok]) -> None:
+        """`toks` (part of a declaration in the tree) are not faithfully held by it."""
+        if toks:
+            self.regions.append(Region(token_span(self.path, toks[0], toks[-1]), frozenset(mentions(toks))))
+
+    def result(self) -> Broken:
+        if not self.names and not self.regions:
+            return NOTHING_BROKEN
+        return Broken(frozenset(self.names), tuple(self.regions))
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -145,6 +212,26 @@ def _is_decl_start(tok: Tok, nxt: Tok | None) -> bool:
     return False
 
 
+def _foreign_head(tok: Tok, nxt: Tok | None) -> bool:
+    """A column-1 head in another language's style (`fn name`, `def name`, `const NAME`,
+    `struct Name`, a top-level `let`): never Flow at bracket depth 0 (two names side by side, or
+    a statement outside a block), so it begins a declaration of its own, which fails to parse
+    alone (habits.py names it), instead of breaking the declaration above it."""
+    if tok.column != 1 or nxt is None or nxt.line != tok.line:
+        return False
+    if tok.type == "LET":
+        return True
+    return tok.type == "LOWER" and tok.value in _FOREIGN_HEADS and nxt.type in ("LOWER", "UPPER")
+
+
+# Words that begin a declaration in another language (an `elif` in column 1 continues the `if`
+# above it, so only these are cut at).
+_FOREIGN_HEADS = frozenset(
+    {"fn", "def", "func", "function", "fun", "const", "var", "val", "static", "struct", "enum", "class"}
+    | {"interface", "import", "from"}
+)
+
+
 def _split_declarations(tokens: list[Tok]) -> list[tuple[list[Tok], int]]:
     """Cut at each declaration start that is at bracket depth 0 (or in column 1: see engine/scanner.py),
     once the current piece is more than annotations and modifiers. Each piece comes with the
@@ -164,6 +251,11 @@ def _split_declarations(tokens: list[Tok]) -> list[tuple[list[Tok], int]]:
             if (depth == 0 or starts_declaration(tok, nxt)) and _is_decl_start(tok, nxt):
                 segments.append([cur, deepest])
                 cur, depth, deepest, in_prefix = [], 0, 0, True
+        elif (
+            depth == 0 and cur and not in_prefix and _foreign_head(tok, tokens[i + 1] if i + 1 < n else None)
+        ):
+            segments.append([cur, deepest])
+            cur, deepest, in_prefix = [], 0, True
         if typ == "_SEP":
             if depth == 0 and (not cur or in_prefix and prev_type == "_SEP"):
                 prev_type = typ
@@ -222,9 +314,12 @@ def _unclosed(seg: list[Tok]) -> list[Tok]:
     return stack
 
 
-def _parse_declaration(conf, seg, deepest, source, path, diags, verify_fixes):
-    """The AST node for one declaration (None when it could not be recovered); the callbacks
-    in `conf` build nodes as the parser reduces."""
+def _parse_declaration(conf, seg, deepest, source, path, diags, verify_fixes, dropped, sink):
+    """The AST node for one declaration (None when it is not in the tree: then `sink` records
+    what it would have declared). A habit from another language (habits.py) is reported once
+    and the declaration parsed again as Flow would write it (or with a hole where Flow has no
+    one equivalent), so the mistakes after it are still found. A declaration with a syntax error
+    in its body keeps its signature in the tree, with a hole for the body."""
     if deepest > MAX_DEPTH:
         at = seg[_depths(seg).index(MAX_DEPTH + 1)]
         diags.append(
@@ -234,8 +329,58 @@ def _parse_declaration(conf, seg, deepest, source, path, diags, verify_fixes):
                 span_of_token(path, at),
             )
         )
+        sink.whole(seg)
         return None
-    fed = _feed_with_recovery(conf, seg, path, diags)
+    found: list[Diagnostic] = []  # the habits, each reported once
+    regions: list[list[Tok]] = []  # what the habits' rewrites do not hold faithfully
+    mark = len(diags)
+    while True:
+        try:
+            allowed = found if len(found) < MAX_HABITS else None
+            node = _parse_segment(conf, seg, source, path, diags, verify_fixes, allowed)
+        except _Rewrite as r:
+            del diags[mark:]
+            found.append(r.habit.diagnostic)
+            if r.habit.tokens is None:  # no Flow form to parse it as: it stays out of the tree
+                node = None
+                break
+            if r.habit.region is not None:
+                regions.append(r.habit.region)
+            seg = r.habit.tokens
+            continue
+        break
+    broke = node is None or any(d.code in _BREAKING for d in diags[mark:])
+    first = min((d.span.start for d in diags[mark:] if d.code in _BREAKING), default=None)
+    k = bisect_left(dropped, seg[0].start_pos)
+    if k < len(dropped) and dropped[k] <= seg[-1].end_pos:
+        broke = True
+        first = dropped[k] if first is None else min(first, dropped[k])
+    diags.extend(found)
+    for toks in regions:
+        sink.part(toks)
+    if not broke:
+        return node
+    body = _body_start(seg)
+    if body is not None and first is not None and first >= seg[body].start_pos:
+        stand_in = [synthetic("EQUAL", "=", seg[body - 1]), hole(seg[body], seg[-1])]
+        header = _parse_quiet(seg[:body] + stand_in, path)
+        if isinstance(header, ast.FnDecl):
+            sink.part(seg[body:])
+            return header
+    sink.whole(seg)
+    return None
+
+
+class _Rewrite(Exception):
+    """Raised where a habit explains a syntax error: the declaration is parsed again, rewritten."""
+
+    def __init__(self, habit: Habit) -> None:
+        self.habit = habit
+
+
+def _parse_segment(conf, seg, source, path, diags, verify_fixes, habits_allowed):
+    """One parse of the declaration `seg`, reporting into `diags` (raises _Rewrite at a habit)."""
+    fed = _feed_with_recovery(conf, seg, path, diags, habits_allowed)
     if fed is None:
         return None
     ps, errors = fed
@@ -257,7 +402,39 @@ def _parse_declaration(conf, seg, deepest, source, path, diags, verify_fixes):
     return None
 
 
-def _feed_with_recovery(conf, seg, path, diags) -> tuple[State, int] | None:
+def _parse_quiet(seg, path):
+    """The node `seg` parses to when it parses without an error, else None; reports nothing."""
+    quiet = Conf(table(), Builder(path, []))
+    ps = State([quiet.start], [])
+    if feed_run(quiet, ps, seg, 0) < len(seg):
+        return None
+    return feed_end(quiet, ps, end_token(seg))
+
+
+def _body_start(seg: list[Tok]) -> int | None:
+    """The index of a function declaration's body (its `=` or `{` after the result type), or
+    None when `seg` is not one or its head does not get that far."""
+    depth = 0
+    seen_flow = seen_arrow = False
+    for i, tok in enumerate(seg):
+        t = tok.type
+        if depth == 0:
+            if t == "FLOW":
+                seen_flow = True
+            elif t == "ARROW" and seen_flow:
+                seen_arrow = True
+            elif seen_arrow and t in ("EQUAL", "LBRACE"):
+                return i if i > 0 else None
+            elif t in ("TYPE", "USE"):
+                return None
+        if t in OPENERS:
+            depth += 1
+        elif t in CLOSERS and depth:
+            depth -= 1
+    return None
+
+
+def _feed_with_recovery(conf, seg, path, diags, habits_allowed=None) -> tuple[State, int] | None:
     """Every token of the declaration fed, each error reported and recovered from: the parser
     state after the last token and the number of errors; None when the declaration is given up
     (too many errors, or recovery could not get past a token)."""
@@ -274,6 +451,11 @@ def _feed_with_recovery(conf, seg, path, diags) -> tuple[State, int] | None:
         tok = seg[i]
         expected = acceptable(conf, ps.stack[-1])
         prev = seg[i - 1] if i > 0 else None
+        if habits_allowed is not None:
+            habit = habit_at(seg, i, expected, path)
+            # a habit whose rewrite did not get past it is not reported twice
+            if habit is not None and habit.diagnostic not in habits_allowed:
+                raise _Rewrite(habit)
         if i == resumed_at:
             return None  # recovery did not get past this token: give the declaration up
         errors += 1
@@ -326,8 +508,7 @@ def _unclosed_diagnostic(
     fix = ()
     if verify_fixes:
         fixed = source[: seg[-1].end_pos] + "\n" + closers + source[seg[-1].end_pos :]
-        _, again = _parse(fixed, path, verify_fixes=False)
-        if not again:
+        if not _parse(fixed, path, verify_fixes=False).diagnostics:
             at = seg[-1]
             edit = Edit(
                 ast.Span(

@@ -1,0 +1,821 @@
+"""Habits from other languages, answered in Flow (E012 foreign-syntax).
+
+An author who has just written Python, JavaScript or Rust writes `elif`, `a and b`, `===`,
+`let mut`, `(x) => x + 1` or a `for` loop. Each is a syntax error in Flow; what helps is one
+diagnostic saying what Flow writes instead, at the place, with the edit when Flow has exactly one
+equivalent (a safe fix) and without it when a choice is needed (a loop is a `map`, a `fold` or a
+tail-recursive function).
+
+Only a syntax error calls a habit up: the parser asks `habit_at` at the token it could not
+accept, so a valid program (a function named `not`, a variable named `or`) is never read as one.
+A habit gives back the declaration's tokens rewritten, and the parser parses the declaration
+again from them: as Flow would write it where there is one equivalent (so the tree is the tree
+of the fixed source, and checking goes on as if the fix were applied), or with a hole
+(broken.py) where there is not (the loop is left out, and nothing that depends on it is
+reported). Either way the parse goes on past it, and the mistakes after it are still found.
+
+The habits that are not tokens of Flow at all (template literals, `'text'`, `# comments`,
+`&str`) are answered right after scanning, in habits_scanned.py.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from flow2py.diagnostics import Diagnostic, Edit, Fix
+from flow2py.span import Span
+from flow2py.syntax.broken import hole
+from flow2py.syntax.engine.scanner import CLOSERS, OPENERS, Tok
+
+CODE = "E012"
+
+
+@dataclass(frozen=True)
+class Habit:
+    diagnostic: Diagnostic
+    tokens: list[Tok] | None  # the declaration, rewritten (None: it stays out of the tree)
+    region: list[Tok] | None = None  # tokens the rewrite does not hold faithfully (checking skips them)
+
+
+def habit_at(seg: list[Tok], i: int, expected: set[str], path: str) -> Habit | None:
+    """The habit that explains the syntax error at `seg[i]` (`expected`: what the parser would
+    have accepted there), or None."""
+    for rule in _RULES:
+        h = rule(seg, i, expected, path)
+        if h is not None:
+            return h
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+
+
+def _like(kind: str, value: str, at: Tok) -> Tok:
+    """A token of `kind` occupying `at`'s place (spans of what it builds point at `at`)."""
+    return Tok(kind, value, at.start_pos, at.line, at.column, at.end_line, at.end_column, at.end_pos)
+
+
+def _span(path: str, first: Tok, last: Tok | None = None) -> Span:
+    last = last or first
+    return Span(path, first.line, first.column, last.end_line, last.end_column, first.start_pos, last.end_pos)
+
+
+def _replace(path: str, first: Tok, last: Tok, text: str) -> Edit:
+    return Edit(_span(path, first, last), text)
+
+
+def _insert_before(path: str, tok: Tok, text: str) -> Edit:
+    return Edit(Span(path, tok.line, tok.column, tok.line, tok.column, tok.start_pos, tok.start_pos), text)
+
+
+def _insert_after(path: str, tok: Tok, text: str) -> Edit:
+    return Edit(
+        Span(path, tok.end_line, tok.end_column, tok.end_line, tok.end_column, tok.end_pos, tok.end_pos), text
+    )
+
+
+def _delete_between(path: str, first: Tok, upto: Tok) -> Edit:
+    """Delete from `first`'s start to `upto`'s start (a token and the space after it)."""
+    return Edit(
+        Span(path, first.line, first.column, upto.line, upto.column, first.start_pos, upto.start_pos), ""
+    )
+
+
+def _diag(message: str, span: Span, fix: Fix | None = None) -> Diagnostic:
+    return Diagnostic(CODE, message, span, fixes=(fix,) if fix else ())
+
+
+def _safe(message: str, *edits: Edit) -> Fix:
+    return Fix(message, tuple(edits), True)
+
+
+def _unsafe(message: str, *edits: Edit) -> Fix:
+    return Fix(message, tuple(edits), False)
+
+
+def _is(tok: Tok | None, kind: str, value: str | None = None) -> bool:
+    return tok is not None and tok.type == kind and (value is None or tok.value == value)
+
+
+def _at(seg: list[Tok], k: int) -> Tok | None:
+    return seg[k] if 0 <= k < len(seg) else None
+
+
+def _stmt_start(seg: list[Tok], k: int) -> bool:
+    """Whether `seg[k]` begins a statement (or the declaration)."""
+    return k == 0 or seg[k - 1].type in ("LBRACE", "_SEP")
+
+
+def _matching(seg: list[Tok], k: int) -> int | None:
+    """The index of the bracket closing the one opened at `seg[k]`."""
+    depth = 0
+    for j in range(k, len(seg)):
+        t = seg[j].type
+        if t in OPENERS:
+            depth += 1
+        elif t in CLOSERS:
+            depth -= 1
+            if depth == 0:
+                return j
+    return None
+
+
+def _opening(seg: list[Tok], k: int) -> int | None:
+    """The index of the bracket opening the one closed at `seg[k]`."""
+    depth = 0
+    for j in range(k, -1, -1):
+        t = seg[j].type
+        if t in CLOSERS:
+            depth += 1
+        elif t in OPENERS:
+            depth -= 1
+            if depth == 0:
+                return j
+    return None
+
+
+_EXPR_START = frozenset(
+    {
+        "LOWER",
+        "UPPER",
+        "INT",
+        "DECIMAL",
+        "DURATION",
+        "TEXT",
+        "BYTES",
+        "TRUE",
+        "FALSE",
+        "LSQB",
+        "BANG",
+        "MINUS",
+    }
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# The habits, one function each: (seg, i, expected, path) -> Habit | None
+
+
+def _elif(seg, i, expected, path):
+    """`} elif c {` (Python): Flow writes `else if`."""
+    for k in (i, i - 1, i + 1):  # i + 1: the separator after a `}` at the top level is the error
+        tok = _at(seg, k)
+        if not _is(tok, "LOWER", "elif"):
+            continue
+        before = k - 1
+        if _is(_at(seg, before), "_SEP"):
+            before -= 1
+        if not _is(_at(seg, before), "RBRACE"):
+            continue
+        new = seg[: before + 1] + [_like("ELSE", "else", tok), _like("IF", "if", tok)] + seg[k + 1 :]
+        fix = _safe("write `else if`", _replace(path, tok, tok, "else if"))
+        return Habit(_diag("Flow writes `else if`, not `elif`", _span(path, tok), fix), new)
+    return None
+
+
+_LOGIC = {"and": ("ANDAND", "&&"), "or": ("OROR", "||")}
+
+
+def _and_or(seg, i, expected, path):
+    """`a and b`, `a or b` (Python): Flow writes `&&` and `||`."""
+    tok = seg[i]
+    if tok.type == "LOWER" and tok.value in _LOGIC and _LOGIC[tok.value][0] in expected:
+        new = seg[:i] + [_like(_LOGIC[tok.value][0], _LOGIC[tok.value][1], tok)] + seg[i + 1 :]
+    else:
+        # `and b` starting a line: a separator went before it, and the error is at the
+        # separator (where the expression could not end) or at `b` (where a statement `and` did)
+        for k in (i + 1, i - 1):
+            tok = _at(seg, k)
+            nxt = _at(seg, k + 1)
+            if (
+                _is(tok, "LOWER")
+                and tok.value in _LOGIC
+                and _is(_at(seg, k - 1), "_SEP")
+                and nxt is not None
+                and nxt.type in _EXPR_START | {"LPAR"}
+            ):
+                break
+        else:
+            return None
+        new = seg[: k - 1] + [_like(_LOGIC[tok.value][0], _LOGIC[tok.value][1], tok)] + seg[k + 1 :]
+    text = _LOGIC[tok.value][1]
+    fix = _safe(f"write `{text}`", _replace(path, tok, tok, text))
+    return Habit(_diag(f"Flow writes `{text}`, not `{tok.value}`", _span(path, tok), fix), new)
+
+
+# Where a Python `not x` operand ends: `not` binds looser than comparison, tighter than `and`/`or`.
+_NOT_ENDS = frozenset({"ANDAND", "OROR", "COMMA", "_SEP", "LBRACE", "FATARROW", "ELSE", "COLON", "EQUAL"})
+_POSTFIX = frozenset({"LOWER", "UPPER", "DOT", "QMARK", "INT", "DECIMAL", "TEXT", "TRUE", "FALSE"})
+
+
+def _not(seg, i, expected, path):
+    """`not x` (Python): Flow writes `!x` (`!(a == b)` for `not a == b`)."""
+    k = i - 1
+    tok = _at(seg, k)
+    if not _is(tok, "LOWER", "not") or seg[i].type not in _EXPR_START:
+        return None
+    prev = _at(seg, k - 1)
+    if prev is not None and prev.type not in _OPERAND_BEFORE:
+        return None
+    # the operand: up to `and`/`or`/`&&`/`||` or what ends the expression, at this depth
+    j = i
+    simple = True
+    while j < len(seg):
+        t = seg[j]
+        if t.type in _NOT_ENDS or t.type in CLOSERS or (t.type == "LOWER" and t.value in _LOGIC):
+            break
+        if t.type in OPENERS:
+            if t.type == "LBRACE":
+                break
+            close = _matching(seg, j)
+            if close is None:
+                return None
+            j = close + 1
+            continue
+        if t.type not in _POSTFIX:
+            simple = False
+        j += 1
+    if j == i:
+        return None
+    last = seg[j - 1]
+    if simple:
+        new = seg[:k] + [_like("BANG", "!", tok)] + seg[i:]
+        fix = _safe("write `!`", _delete_between(path, tok, seg[i]), _insert_before(path, seg[i], "!"))
+        message = "Flow writes `!x`, not `not x`"
+    else:
+        new = (
+            seg[:k]
+            + [_like("BANG", "!", tok), _like("LPAR", "(", tok)]
+            + seg[i:j]
+            + [_like("RPAR", ")", last)]
+            + seg[j:]
+        )
+        fix = _safe(
+            "write `!(...)`",
+            _delete_between(path, tok, seg[i]),
+            _insert_before(path, seg[i], "!("),
+            _insert_after(path, last, ")"),
+        )
+        message = "Flow writes `!(...)`, not `not ...` (`!` binds tighter than `not`, so the operand is parenthesised)"
+    return Habit(_diag(message, _span(path, tok), fix), new)
+
+
+# Tokens after which an expression starts (so a `not` there is Python's operator).
+_OPERAND_BEFORE = frozenset(
+    {
+        "LPAR",
+        "LSQB",
+        "LBRACE",
+        "COMMA",
+        "_SEP",
+        "EQUAL",
+        "IF",
+        "GUARD",
+        "RETURN",
+        "ANDAND",
+        "OROR",
+        "EQEQ",
+        "NOTEQ",
+        "FATARROW",
+        "COLON",
+        "BANG",
+        "ELSE",
+        "MATCH",
+    }
+)
+
+
+def _strict_equality(seg, i, expected, path):
+    """`a === b`, `a !== b` (JavaScript): Flow's `==` and `!=` compare values, nothing looser."""
+    tok = seg[i]
+    prev = _at(seg, i - 1)
+    if (
+        tok.type != "EQUAL"
+        or prev is None
+        or prev.type not in ("EQEQ", "NOTEQ")
+        or prev.end_pos != tok.start_pos
+    ):
+        return None
+    text = prev.value
+    written = text + "="
+    new = (
+        seg[: i - 1]
+        + [
+            Tok(
+                prev.type,
+                text,
+                prev.start_pos,
+                prev.line,
+                prev.column,
+                tok.end_line,
+                tok.end_column,
+                tok.end_pos,
+            )
+        ]
+        + seg[i + 1 :]
+    )
+    fix = _safe(f"write `{text}`", _replace(path, prev, tok, text))
+    return Habit(
+        _diag(
+            f"Flow writes `{text}`, not `{written}`: `{text}` compares values exactly",
+            _span(path, prev, tok),
+            fix,
+        ),
+        new,
+    )
+
+
+def _const(seg, i, expected, path):
+    """`const x = 1`, `var x = 1` (JavaScript) in a block: Flow writes `let`."""
+    k = i - 1
+    tok = _at(seg, k)
+    if (
+        tok is None
+        or tok.type != "LOWER"
+        or tok.value not in ("const", "var", "val")
+        or not _stmt_start(seg, k)
+        or k == 0
+        or seg[i].type not in ("LOWER", "UNDERSCORE", "LPAR", "UPPER")
+    ):
+        return None
+    new = seg[:k] + [_like("LET", "let", tok)] + seg[i:]
+    fix = _safe("write `let`", _replace(path, tok, tok, "let"))
+    return Habit(
+        _diag(f"Flow writes `let`, not `{tok.value}`: every binding is constant", _span(path, tok), fix), new
+    )
+
+
+def _let_mut(seg, i, expected, path):
+    """`let mut x = 1` (Rust): a Flow binding never changes, so there is no `mut`."""
+    k = i - 1
+    tok = _at(seg, k)
+    if not _is(tok, "LOWER", "mut") or not _is(_at(seg, k - 1), "LET"):
+        return None
+    if seg[i].type not in ("LOWER", "UNDERSCORE", "LPAR", "UPPER"):
+        return None
+    new = seg[:k] + seg[i:]
+    fix = _safe("remove `mut`", _delete_between(path, tok, seg[i]))
+    return Habit(
+        _diag(
+            "Flow has no `mut`: a binding never changes (write `let`; a later `let` of the same name shadows it)",
+            _span(path, tok),
+            fix,
+        ),
+        new,
+    )
+
+
+_OP_ASSIGN = {"PLUS": "+", "MINUS": "-", "STAR": "*", "SLASH": "/", "PERCENT": "%", "PLUSPLUS": "++"}
+
+
+def _reassignment(seg, i, expected, path):
+    """`x = 1`, `x += 1` (most languages) as a statement: Flow values never change."""
+    tok = seg[i]
+    if tok.type != "EQUAL":
+        return None
+    op = _at(seg, i - 1)
+    if op is not None and op.type in _OP_ASSIGN and op.end_pos == tok.start_pos:
+        k = i - 2
+    else:
+        op = None
+        k = i - 1
+    name = _at(seg, k)
+    if not _is(name, "LOWER") or not _stmt_start(seg, k) or k == 0:
+        return None
+    if op is None:
+        new = seg[:k] + [_like("LET", "let", name)] + seg[k:]
+        fix = _unsafe(
+            f"bind a new `{name.value}` with `let` (it shadows the old one from here on)",
+            _insert_before(path, name, "let "),
+        )
+        message = (
+            f"Flow values never change: `{name.value} = ...` cannot assign; bind a new value with "
+            f"`let {name.value} = ...` (it shadows `{name.value}` until the end of the block) or use a new name"
+        )
+    else:
+        sym = _OP_ASSIGN[op.type]
+        new = (
+            seg[:k]
+            + [
+                _like("LET", "let", name),
+                name,
+                _like("EQUAL", "=", op),
+                _like("LOWER", name.value, op),
+                _like(op.type, sym, op),
+            ]
+            + seg[i + 1 :]
+        )
+        fix = _unsafe(
+            f"bind a new `{name.value}`: `let {name.value} = {name.value} {sym} ...`",
+            _insert_before(path, name, "let "),
+            _replace(path, op, tok, f"= {name.value} {sym}"),
+        )
+        message = (
+            f"Flow values never change: `{name.value} {sym}= ...` cannot update `{name.value}`; bind a new value "
+            f"with `let {name.value} = {name.value} {sym} ...` or use a new name"
+        )
+    # The rewritten `let` may bind a name nothing reads (the old binding was meant): not reported.
+    return Habit(_diag(message, _span(path, name, tok), fix), new, region=[name, tok])
+
+
+_LOOP_ANSWER = {
+    "for": "Flow has no `for` loop: map or fold over the collection (`xs.map(flow(x) = ...)`, "
+    "`xs.fold(init, flow(acc, x) = ...)`, `xs.each(flow(x) = ...)` for a Unit result), or write a "
+    "tail-recursive function",
+    "while": "Flow has no `while` loop: write a tail-recursive function (a call in tail position is a "
+    "loop and never grows the stack), or fold over a list",
+    "loop": "Flow has no `loop`: write a tail-recursive function (a call in tail position is a loop "
+    "and never grows the stack)",
+}
+
+
+def _loop(seg, i, expected, path):
+    """`for x in xs { ... }`, `while c { ... }` (most languages): Flow has no loop statement."""
+    for k in range(i, max(i - 12, -1), -1):
+        tok = seg[k]
+        if tok.type == "_SEP" and k < i:
+            return None
+        if tok.type != "LOWER" or tok.value not in _LOOP_ANSWER or not _stmt_start(seg, k) or k == 0:
+            continue
+        # the loop's body: the first `{` after its head, at the head's depth
+        j = k + 1
+        while j < len(seg) and seg[j].type != "LBRACE":
+            if seg[j].type in ("LPAR", "LSQB"):
+                close = _matching(seg, j)
+                if close is None:
+                    return None
+                j = close
+            elif seg[j].type in ("_SEP", "RBRACE", "RPAR", "RSQB"):
+                return None
+            j += 1
+        if j >= len(seg) or not k < i <= j:
+            return None
+        end = _matching(seg, j)
+        if end is None:
+            return None
+        new = seg[:k] + [hole(tok, seg[end])] + seg[end + 1 :]
+        return Habit(_diag(_LOOP_ANSWER[tok.value], _span(path, tok)), new, region=seg[k : end + 1])
+    return None
+
+
+def _arrow_lambda(seg, i, expected, path):
+    """`(x) => x + 1`, `x => x + 1` (JavaScript): Flow writes `flow(x) = x + 1`."""
+    tok = seg[i]
+    if tok.type != "FATARROW" or i == 0:
+        return None
+    prev = seg[i - 1]
+    eq = _like("EQUAL", "=", tok)
+    if prev.type in ("LOWER", "UNDERSCORE"):
+        before = _at(seg, i - 2)
+        if before is not None and before.type not in _OPERAND_BEFORE:
+            return None
+        new = (
+            seg[: i - 1]
+            + [_like("FLOW", "flow", prev), _like("LPAR", "(", prev), prev, _like("RPAR", ")", prev), eq]
+            + seg[i + 1 :]
+        )
+        params, written = prev.value, f"{prev.value} =>"
+        fix = _safe(
+            f"write `flow({prev.value}) =`",
+            _insert_before(path, prev, "flow("),
+            Edit(
+                Span(
+                    path,
+                    prev.end_line,
+                    prev.end_column,
+                    tok.end_line,
+                    tok.end_column,
+                    prev.end_pos,
+                    tok.end_pos,
+                ),
+                ") =",
+            ),
+        )
+    elif prev.type == "RPAR":
+        start = _opening(seg, i - 1)
+        if start is None or not _params_like(seg[start + 1 : i - 1]):
+            return None
+        if _is(_at(seg, start - 1), "FLOW"):
+            return None
+        new = seg[:start] + [_like("FLOW", "flow", seg[start])] + seg[start:i] + [eq] + seg[i + 1 :]
+        params = ", ".join(p.strip() for p in _text(seg[start + 1 : i - 1]).split(","))
+        written = f"({params}) =>"
+        fix = _safe(
+            f"write `flow({params}) =`",
+            _insert_before(path, seg[start], "flow"),
+            _replace(path, tok, tok, "="),
+        )
+    else:
+        return None
+    message = f"Flow writes a function value as `flow({params}) = ...`, not `{written} ...`"
+    return Habit(_diag(message, _span(path, tok), fix), new)
+
+
+def _text(toks: list[Tok]) -> str:
+    """The tokens as written, one space where the source had space between them."""
+    out = ""
+    for k, t in enumerate(toks):
+        if k and toks[k - 1].end_pos != t.start_pos:
+            out += " "
+        out += t.value
+    return out
+
+
+def _params_like(toks: list[Tok]) -> bool:
+    """Whether `toks` (between parentheses) read as lambda parameters: names, each with an
+    optional `: Type`, separated by commas."""
+    if not toks:
+        return True
+    start = True
+    depth = 0
+    for t in toks:
+        if t.type in OPENERS:
+            depth += 1
+        elif t.type in CLOSERS:
+            depth -= 1
+        elif depth == 0 and t.type == "COMMA":
+            start = True
+            continue
+        if start:
+            if t.type not in ("LOWER", "UNDERSCORE"):
+                return False
+            start = False
+    return True
+
+
+_F_PREFIXES = frozenset({"f", "F", "rf", "fr", "s"})
+_INTERPOLATION = re.compile(r"\{([^{}]*)\}")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _f_string(seg, i, expected, path):
+    """`f"Hello, {name}!"` (Python): Flow joins text with `++`."""
+    tok = seg[i]
+    prev = _at(seg, i - 1)
+    if tok.type != "TEXT" or prev is None or prev.type != "LOWER" or prev.value not in _F_PREFIXES:
+        return None
+    if prev.end_pos != tok.start_pos:
+        return None
+    body = tok.value[1:-1]
+    parts = _INTERPOLATION.findall(body.replace("{{", "").replace("}}", ""))
+    if not parts:
+        text = '"' + body.replace("{{", "{").replace("}}", "}") + '"'
+        new = (
+            seg[: i - 1]
+            + [
+                Tok(
+                    "TEXT",
+                    text,
+                    prev.start_pos,
+                    prev.line,
+                    prev.column,
+                    tok.end_line,
+                    tok.end_column,
+                    tok.end_pos,
+                )
+            ]
+            + seg[i + 1 :]
+        )
+        fix = _safe("remove the `f`", _replace(path, prev, tok, text))
+        return Habit(
+            _diag(
+                "Flow has no f-strings: this one interpolates nothing, so it is plain text",
+                _span(path, prev, tok),
+                fix,
+            ),
+            new,
+        )
+    fix = _unsafe("join the parts with `++`", _replace(path, prev, tok, _joined(body, "{", "}")))
+    named = [_like("LOWER", n, tok) for p in parts for n in _NAME.findall(p)]
+    new = seg[: i - 1] + [hole(prev, tok)] + seg[i + 1 :]
+    return Habit(
+        _diag(
+            'Flow has no f-strings: join text with `++` (`"Hello, " ++ name ++ "!"`; a value that is '
+            "not Text becomes text with `.to_text()`)",
+            _span(path, prev, tok),
+            fix,
+        ),
+        new,
+        region=[prev, *named, tok],
+    )
+
+
+def _joined(body: str, open_: str, close: str) -> str:
+    """`"a" ++ x ++ "b"` for the interpolated text `body` (`a{x}b`); parts that are not Text
+    need `.to_text()`, which is why the fix is not safe."""
+    out = []
+    lit = ""
+    k = 0
+    while k < len(body):
+        if body.startswith(open_, k):
+            end = body.find(close, k + len(open_))
+            if end < 0:
+                break
+            if lit:
+                out.append('"' + lit + '"')
+                lit = ""
+            out.append(body[k + len(open_) : end].strip())
+            k = end + len(close)
+            continue
+        lit += body[k]
+        k += 1
+    lit += body[k:]
+    if lit:
+        out.append('"' + lit + '"')
+    return " ++ ".join(out) if out else '""'
+
+
+_FOREIGN_FN = {"fn": "Rust", "def": "Python", "func": "Go", "function": "JavaScript", "fun": "Kotlin"}
+_FOREIGN_TYPE = {"struct": "a record", "enum": "an enum"}
+
+
+def _foreign_head(seg, i, expected, path):
+    """A declaration head in another language's style at the top of a declaration: `fn f(`,
+    `def f(`, `function f(` (Flow writes `flow`), `struct P {`, `enum E {` (Flow writes `type`),
+    `const X = 1` (Flow has no top-level values: a function with no parameters is one)."""
+    tok = seg[0]
+    if i != 0 or tok.type not in ("LOWER", "LET") or len(seg) < 2:
+        return None
+    name = seg[1]
+    if tok.type == "LOWER" and tok.value in _FOREIGN_FN and name.type == "LOWER":
+        new = [_like("FLOW", "flow", tok)] + seg[1:]
+        fix = _safe("write `flow`", _replace(path, tok, tok, "flow"))
+        return Habit(
+            _diag(f"Flow declares a function with `flow`, not `{tok.value}`", _span(path, tok), fix), new
+        )
+    if tok.type == "LOWER" and tok.value in _FOREIGN_TYPE and name.type == "UPPER":
+        new = [_like("TYPE", "type", tok)] + seg[1:]
+        fix = _safe("write `type`", _replace(path, tok, tok, "type"))
+        return Habit(
+            _diag(
+                f"Flow declares {_FOREIGN_TYPE[tok.value]} with `type`, not `{tok.value}`",
+                _span(path, tok),
+                fix,
+            ),
+            new,
+        )
+    if tok.value in ("import", "from", "require") and name.type == "LOWER":
+        return Habit(
+            _diag(
+                'Flow imports a module with `use "path"` (`use "std@v1/list"`, `use "./planner"`), '
+                f"and names what it exports qualified (`{name.value}.name`)",
+                _span(path, tok),
+            ),
+            None,
+        )
+    if (tok.type == "LET" or tok.value in ("const", "var", "static", "val")) and name.type in (
+        "LOWER",
+        "UPPER",
+    ):
+        lower = name.value.lower()
+        return Habit(
+            _diag(
+                f"Flow has no top-level values: write a function with no parameters "
+                f"(`flow {lower}() -> Type = ...`) and call it (`{lower}()`)",
+                _span(path, tok),
+            ),
+            None,
+        )
+    return None
+
+
+_TYPE_NAMES = {
+    "str": "Text",
+    "string": "Text",
+    "int": "Int",
+    "integer": "Int",
+    "usize": "Int",
+    "isize": "Int",
+    "i32": "Int",
+    "i64": "Int",
+    "u32": "Int",
+    "u64": "Int",
+    "u8": "Int",
+    "bigint": "Int",
+    "bool": "Bool",
+    "boolean": "Bool",
+    "float": "Decimal",
+    "double": "Decimal",
+    "f32": "Decimal",
+    "f64": "Decimal",
+    "void": "Unit",
+}
+
+
+def _type_name(seg, i, expected, path):
+    """`s: string`, `n: usize`, `-> bool` (most languages): Flow's types are capitalised, and a
+    lower-case name in a type is only ever a module alias (`planner.Action`)."""
+    k = i - 1
+    tok = _at(seg, k)
+    if tok is None or tok.type != "LOWER" or expected - {"DOT"}:
+        return None
+    if tok.value == "number":
+        # Int or Decimal: a choice. The hole type (an unknown name) keeps the rest quiet.
+        new = seg[:k] + [_like("UPPER", "<number>", tok)] + seg[i:]
+        fix = _unsafe("write `Int` (or `Decimal` for a fraction)", _replace(path, tok, tok, "Int"))
+        message = "Flow has no `number` type: a whole number is `Int`, an exact fraction is `Decimal`"
+        return Habit(_diag(message, _span(path, tok), fix), new, region=[tok])
+    flow = _TYPE_NAMES.get(tok.value)
+    if flow is None:
+        return None
+    new = seg[:k] + [_like("UPPER", flow, tok)] + seg[i:]
+    fix = _safe(f"write `{flow}`", _replace(path, tok, tok, flow))
+    message = f"Flow writes `{flow}`, not `{tok.value}`: `{flow}` is Flow's {_WHAT[flow]}"
+    return Habit(_diag(message, _span(path, tok), fix), new)
+
+
+_WHAT = {
+    "Text": "text type",
+    "Int": "integer type, of any size",
+    "Bool": "truth-value type",
+    "Decimal": "fractional number type (exact)",
+    "Unit": "type of no value (`()`)",
+}
+
+
+def _arm_arrow(seg, i, expected, path):
+    """`A -> 1` in a match arm (Haskell, Kotlin, Java): Flow writes `=>`."""
+    tok = seg[i]
+    if tok.type != "ARROW" or "FATARROW" not in expected:
+        return None
+    new = seg[:i] + [_like("FATARROW", "=>", tok)] + seg[i + 1 :]
+    fix = _safe("write `=>`", _replace(path, tok, tok, "=>"))
+    start = i
+    depth = 0
+    while start > 0:
+        t = seg[start - 1].type
+        if t in CLOSERS:
+            depth += 1
+        elif t in OPENERS:
+            if depth == 0:
+                break
+            depth -= 1
+        elif depth == 0 and t in ("COMMA", "_SEP"):
+            break
+        start -= 1
+    pattern = _text(seg[start:i])
+    message = f"Flow writes `{pattern} =>` in a match arm, not `{pattern} ->`"
+    return Habit(_diag(message, _span(path, tok), fix), new)
+
+
+def _bar_lambda(seg, i, expected, path):
+    """`|x| x + 1`, `|| 0` (Rust closures): Flow writes `flow(x) = x + 1`."""
+    tok = seg[i]
+    prev = _at(seg, i - 1)
+    if prev is not None and prev.type not in _OPERAND_BEFORE:
+        return None
+    if tok.type == "OROR":
+        params, close = [], i
+    elif tok.type == "VBAR":
+        close = next((j for j in range(i + 1, min(len(seg), i + 40)) if seg[j].type == "VBAR"), None)
+        if close is None or not _params_like(seg[i + 1 : close]):
+            return None
+        params = seg[i + 1 : close]
+    else:
+        return None
+    names = _text(params)
+    new = seg[:i] + [_like("FLOW", "flow", tok), _like("LPAR", "(", tok)] + params
+    new += [_like("RPAR", ")", seg[close]), _like("EQUAL", "=", seg[close])] + seg[close + 1 :]
+    fix = _safe(f"write `flow({names}) =`", _replace(path, tok, seg[close], f"flow({names}) ="))
+    written = _text(seg[i : close + 1])
+    message = f"Flow writes a function value as `flow({names}) = ...`, not `{written} ...`"
+    return Habit(_diag(message, _span(path, tok, seg[close]), fix), new)
+
+
+def _python_lambda(seg, i, expected, path):
+    """`lambda x: x + 1` (Python): Flow writes `flow(x) = x + 1`."""
+    k = i - 1
+    tok = _at(seg, k)
+    if not _is(tok, "LOWER", "lambda"):
+        return None
+    colon = next((j for j in range(i, min(len(seg), i + 40)) if seg[j].type == "COLON"), None)
+    if colon is None or not _params_like(seg[i:colon]) or any(t.type == "COLON" for t in seg[i:colon]):
+        return None
+    params = seg[i:colon]
+    names = _text(params)
+    new = seg[:k] + [_like("FLOW", "flow", tok), _like("LPAR", "(", tok)] + params
+    new += [_like("RPAR", ")", seg[colon]), _like("EQUAL", "=", seg[colon])] + seg[colon + 1 :]
+    fix = _safe(f"write `flow({names}) =`", _replace(path, tok, seg[colon], f"flow({names}) ="))
+    message = f"Flow writes a function value as `flow({names}) = ...`, not `lambda {names}: ...`"
+    return Habit(_diag(message, _span(path, tok), fix), new)
+
+
+_RULES = (
+    _foreign_head,
+    _type_name,
+    _elif,
+    _and_or,
+    _not,
+    _strict_equality,
+    _let_mut,
+    _const,
+    _arrow_lambda,
+    _arm_arrow,
+    _bar_lambda,
+    _python_lambda,
+    _f_string,
+    _loop,
+    _reassignment,
+)
