@@ -32,30 +32,11 @@ from __future__ import annotations
 import re
 
 from flow2py.format.comments import Attached, Item, Source, list_of
+from flow2py.format.flat import LEVEL, Flat, prec, type_text
 from flow2py.syntax import ast
 
 WIDTH = 100
 INDENT = 4
-
-_CMP = frozenset({"==", "!=", "<", "<=", ">", ">="})
-_LEVEL = {"||": 2, "&&": 3, "++": 5, "+": 6, "-": 6, "*": 7, "/": 7, "%": 7} | {op: 4 for op in _CMP}
-_ENDS_UPPER = re.compile(r"(?<![A-Za-z0-9_])[A-Z][A-Za-z0-9_]*$")
-
-
-def prec(e) -> int:
-    """How tightly `e` binds: 0 expr (return, lambda), 1 `x ? f`, 2..7 the binary levels,
-    8 unary, 9 postfix, 10 atoms."""
-    if isinstance(e, (ast.Return, ast.Lambda)):
-        return 0
-    if isinstance(e, ast.Try):
-        return 1 if e.convert is not None else 9
-    if isinstance(e, ast.Binary):
-        return _LEVEL[e.op]
-    if isinstance(e, ast.Unary):
-        return 8
-    if isinstance(e, (ast.Call, ast.FieldAccess, ast.RecordLiteral)):
-        return 9
-    return 10
 
 
 def _end_col(text: str, col: int) -> int:
@@ -68,275 +49,27 @@ def _first_line(text: str) -> str:
     return text if nl < 0 else text[:nl]
 
 
-# ---------------------------------------------------------------------------------------------
-# Types and patterns: always flat.
-
-
-def type_text(t, atom: bool = False) -> str:
-    if isinstance(t, ast.TypeName):
-        head = f"{t.module}.{t.name}" if t.module else t.name
-        return head + (f"<{', '.join(type_text(a) for a in t.args)}>" if t.args else "")
-    if isinstance(t, ast.TupleType):
-        if len(t.items) == 1:
-            return f"({type_text(t.items[0])},)"
-        return f"({', '.join(type_text(x) for x in t.items)})"
-    assert isinstance(t, ast.FunctionType), t
-    result = type_text(t.result)
-    if isinstance(t.result, ast.FunctionType) and t.effect is not None:
-        result = f"({result})"  # else the mark would belong to the inner function type
-    text = f"({', '.join(type_text(p) for p in t.params)}) -> {result}"
-    if t.effect is not None:
-        text += f" !{t.effect}"
-    return f"({text})" if atom else text
-
-
 class Printer:
     def __init__(self, src: Source, att: Attached):
         self.src = src
         self.att = att
-        self._flat: dict[int, str | None] = {}
+        self.f = Flat(src, att)
         self._broken: dict[tuple, str] = {}
-
-    # -- literals and patterns ----------------------------------------------------------------
-
-    def literal(self, lit: ast.Literal) -> str:
-        if lit.kind == "unit":
-            return "()"
-        return self.src.text[lit.span.start : lit.span.end]
-
-    def pattern(self, p, atom: bool = False) -> str:
-        if isinstance(p, ast.WildcardPattern):
-            return "_"
-        if isinstance(p, ast.BindPattern):
-            return p.name
-        if isinstance(p, ast.LiteralPattern):
-            if p.literal.kind == "unit":
-                return "()"
-            text = self.src.text[p.span.start : p.span.end]
-            if text.startswith("-"):  # `- 5` (perhaps with a comment between) is `-5`
-                text = "-" + text[1:].strip().rsplit("\n", 1)[-1].strip()
-            return text
-        if isinstance(p, ast.CtorPattern):
-            head = f"{p.module}.{p.name}" if p.module else p.name
-            if p.args is not None:
-                return f"{head}({', '.join(self.pattern(a) for a in p.args)})"
-            if p.fields is not None:
-                parts = [
-                    name
-                    if isinstance(q, ast.BindPattern) and q.name == name
-                    else f"{name}: {self.pattern(q)}"
-                    for name, q in p.fields
-                ]
-                if p.rest:
-                    parts.append("..")
-                return f"{head} {{ {', '.join(parts)} }}" if parts else f"{head} {{}}"
-            return head
-        if isinstance(p, ast.TuplePattern):
-            if len(p.items) == 1:
-                return f"({self.pattern(p.items[0])},)"
-            return f"({', '.join(self.pattern(x) for x in p.items)})"
-        if isinstance(p, ast.ListPattern):
-            parts = [self.pattern(x) for x in p.items]
-            if p.has_rest:
-                parts.append(".." + (self.pattern(p.rest) if p.rest is not None else ""))
-            return f"[{', '.join(parts)}]"
-        assert isinstance(p, ast.OrPattern), p
-        text = " | ".join(self.pattern(a, atom=True) for a in p.alternatives)
-        return f"({text})" if atom else text
-
-    def param(self, p: ast.Param) -> str:
-        return p.name if p.type is None else f"{p.name}: {type_text(p.type)}"
 
     def annotation(self, a: ast.Annotation) -> str:
         if not a.args:
             return f"@{a.name}"
-        args = [self.flat(x) for x in a.args]
+        args = [self.f.flat(x) for x in a.args]
         if any(x is None for x in args):
             args = [self.expr(x, 0, 0, 0) for x in a.args]
         return f"@{a.name}({', '.join(args)})"
-
-    # -- flat forms -----------------------------------------------------------------------------
-
-    def flat(self, e) -> str | None:
-        """`e` on one line, or None when it cannot be (a comment in it, a block of several
-        statements, a match with arms)."""
-        got = self._flat.get(e.id, ...)
-        if got is ...:
-            got = self._flat[e.id] = None if e.id in self.att.owners else self._flat_uncached(e)
-        return got
-
-    def _sub_flat(self, e, min_prec: int, callee: bool = False) -> str | None:
-        text = self.flat(e)
-        if text is not None and (prec(e) < min_prec or (callee and isinstance(e, ast.Try))):
-            text = f"({text})"
-        return text
-
-    def _join(self, parts) -> str | None:
-        parts = list(parts)
-        return None if any(p is None for p in parts) else ", ".join(parts)
-
-    def _flat_uncached(self, e) -> str | None:
-        if isinstance(e, ast.Literal):
-            return self.literal(e)
-        if isinstance(e, ast.Name):
-            return e.name
-        if isinstance(e, ast.FieldAccess):
-            t = self._sub_flat(e.target, 9)
-            return None if t is None else f"{t}.{e.name}"
-        if isinstance(e, ast.Call):
-            c = self._sub_flat(e.callee, 9, callee=True)
-            args = self._join(self.flat(a) for a in e.args)
-            return None if c is None or args is None else f"{c}({args})"
-        if isinstance(e, ast.RecordLiteral):
-            c = self._ctor(e)
-            entries = self._join(self._entry_flat(x) for x in self._entries(e))
-            if c is None or entries is None:
-                return None
-            return f"{c} {{ {entries} }}" if entries else f"{c} {{}}"
-        if isinstance(e, ast.ListLiteral):
-            items = self._join(self.flat(x) for x in e.items)
-            return None if items is None else f"[{items}]"
-        if isinstance(e, ast.DictLiteral):
-            if not e.entries:
-                return "[:]"
-            items = self._join(self._dict_entry_flat(k, v) for k, v in e.entries)
-            return None if items is None else f"[{items}]"
-        if isinstance(e, ast.TupleLiteral):
-            items = self._join(self.flat(x) for x in e.items)
-            if items is None:
-                return None
-            return f"({items},)" if len(e.items) == 1 else f"({items})"
-        if isinstance(e, ast.Unary):
-            t = self._sub_flat(e.operand, 8)
-            return None if t is None else e.op + t
-        if isinstance(e, ast.Binary):
-            lmin, rmin = self._operand_precs(e)
-            a, b = self._sub_flat(e.left, lmin), self._sub_flat(e.right, rmin)
-            return None if a is None or b is None else f"{a} {e.op} {b}"
-        if isinstance(e, ast.Try):
-            t = self._sub_flat(e.operand, 9)
-            if t is None:
-                return None
-            if e.convert is None:
-                return t + "?"
-            c = self._conv_flat(e.convert)
-            return None if c is None else f"{t} ? {c}"
-        if isinstance(e, ast.Lambda):
-            body = self.flat(e.body)
-            return None if body is None else f"{self._lambda_head(e)} = {body}"
-        if isinstance(e, ast.Block):
-            if not e.stmts:
-                return "{}"
-            if len(e.stmts) > 1:
-                return None
-            s = self._stmt_flat(e.stmts[0])
-            return None if s is None else f"{{ {s} }}"
-        if isinstance(e, ast.If):
-            cond, then = self._cond_flat(e.cond), self.flat(e.then)
-            if cond is None or then is None:
-                return None
-            text = f"if {cond} {then}"
-            if e.else_ is not None:
-                other = self.flat(e.else_)
-                if other is None:
-                    return None
-                text += f" else {other}"
-            return text
-        if isinstance(e, ast.Match):
-            if e.arms:
-                return None
-            s = self._cond_flat(e.scrutinee)
-            return None if s is None else f"match {s} {{}}"
-        if isinstance(e, ast.Return):
-            if e.value is None:
-                return "return"
-            v = self.flat(e.value)
-            return None if v is None else f"return {v}"
-        raise AssertionError(f"no layout for {type(e).__name__}")
-
-    def _operand_precs(self, e: ast.Binary) -> tuple[int, int]:
-        level = _LEVEL[e.op]
-        if level == 4:  # comparisons do not chain
-            return 5, 5
-        return level, level + 1
-
-    def _ctor(self, e: ast.RecordLiteral) -> str | None:
-        if isinstance(e.ctor, ast.Name):
-            return e.ctor.name
-        t = self._sub_flat(e.ctor.target, 9)
-        return None if t is None else f"{t}.{e.ctor.name}"
-
-    def _entries(self, e: ast.RecordLiteral) -> list:
-        return ([e.base] if e.base is not None else []) + list(e.fields)
-
-    def _entry_flat(self, x) -> str | None:
-        if isinstance(x, ast.FieldInit):
-            if x.value is None:
-                return x.name
-            v = self.flat(x.value)
-            return None if v is None else f"{x.name}: {v}"
-        v = self.flat(x)
-        return None if v is None else ".." + v
-
-    def _dict_entry_flat(self, k, v) -> str | None:
-        a, b = self.flat(k), self.flat(v)
-        return None if a is None or b is None else f"{a}: {b}"
-
-    def _conv_flat(self, c) -> str | None:
-        if self._is_path(c):
-            return self.flat(c)
-        text = self.flat(c)
-        if text is None or isinstance(c, ast.Lambda):
-            return text
-        return f"({text})"
-
-    def _is_path(self, c) -> bool:
-        while isinstance(c, ast.FieldAccess):
-            c = c.target
-        return isinstance(c, ast.Name)
-
-    def _lambda_head(self, e: ast.Lambda) -> str:
-        head = f"flow({', '.join(self.param(p) for p in e.params)})"
-        if e.result is not None:
-            head += f" -> {type_text(e.result, atom=True)}"
-            if e.effect is not None:
-                head += f" !{e.effect}"
-        return head
-
-    def _cond_flat(self, e) -> str | None:
-        text = self.flat(e)
-        return None if text is None else self._cond_wrap(e, text)
-
-    def _cond_wrap(self, e, text: str) -> str:
-        """A condition or scrutinee is followed by `{`: an upper name before it would read as a
-        record literal (`match (Mode) {`), and a lambda or `return` would take in what follows."""
-        if isinstance(e, (ast.Lambda, ast.Return)) or _ENDS_UPPER.search(text):
-            return f"({text})"
-        return text
-
-    def _stmt_flat(self, s) -> str | None:
-        if isinstance(s, ast.ExprStmt):
-            return self.flat(s.expr)
-        if isinstance(s, ast.Let):
-            v = self.flat(s.value)
-            return None if v is None else f"{self._let_head(s)} = {v}"
-        if isinstance(s, ast.Guard):
-            c, b = self._cond_flat(s.cond), self.flat(s.else_)
-            return None if c is None or b is None else f"guard {c} else {b}"
-        assert isinstance(s, ast.GuardLet), s
-        v, b = self._cond_flat(s.value), self.flat(s.else_)
-        return None if v is None or b is None else f"guard let {self.pattern(s.pattern)} = {v} else {b}"
-
-    def _let_head(self, s: ast.Let) -> str:
-        head = f"let {self.pattern(s.pattern)}"
-        return head + (f": {type_text(s.type)}" if s.type is not None else "")
 
     # -- laid out -------------------------------------------------------------------------------
     # `col` is the column the text starts at, `ind` the indentation of the line it starts on,
     # `tail` the width of what follows it on its last line.
 
     def expr(self, e, col: int, ind: int, tail: int) -> str:
-        text = self.flat(e)
+        text = self.f.flat(e)
         if text is not None and col + len(text) + tail <= WIDTH:
             return text
         return self.broken(e, col, ind, tail)
@@ -357,7 +90,7 @@ class Printer:
         if isinstance(e, ast.Call):
             return self._call(e, col, ind, tail)
         if isinstance(e, ast.RecordLiteral):
-            head = self._ctor(e)
+            head = self.f.ctor(e)
             if head is None:
                 head = self.sub(e.ctor.target, 9, col, ind, 0) + "." + e.ctor.name
             return head + " " + self.items(e, "{", "}", ind, self._entry)
@@ -377,24 +110,25 @@ class Printer:
         if isinstance(e, ast.Binary):
             return self._binary(e, col, ind, tail)
         if isinstance(e, ast.Unary):
-            return e.op + self.sub(e.operand, 8, col + len(e.op), ind, tail)
+            t = self.sub(e.operand, 8, col + 2, ind, tail)
+            return e.op + (" " if t.startswith("-") else "") + t
         if isinstance(e, ast.FieldAccess):
             return self.sub(e.target, 9, col, ind, tail + 1 + len(e.name)) + "." + e.name
         if isinstance(e, ast.Try):
             if e.convert is None:
                 return self.sub(e.operand, 9, col, ind, tail + 1) + "?"
-            conv = self._conv_flat(e.convert)
+            conv = self.f.conv_flat(e.convert)
             if conv is None:  # a conversion that cannot be flat: a lambda with a block, say
                 conv = self.expr(e.convert, 0, ind, tail)
-                if not (self._is_path(e.convert) or isinstance(e.convert, ast.Lambda)):
+                if not (self.f.is_path(e.convert) or isinstance(e.convert, ast.Lambda)):
                     conv = f"({conv})"
             return self.sub(e.operand, 9, col, ind, len(conv) + 3) + " ? " + conv
         if isinstance(e, ast.Lambda):
-            head = self._lambda_head(e)
+            head = self.f.lambda_head(e)
             return head + " =" + self.assign(e.body, col + len(head) + 2, ind, tail)
         if isinstance(e, ast.Return):
             return "return " + self.expr(e.value, col + 7, ind, tail)
-        text = self.flat(e)
+        text = self.f.flat(e)
         assert text is not None, e
         return text  # a name or a literal: nothing to break
 
@@ -415,7 +149,7 @@ class Printer:
 
     def _cond(self, e, col: int, ind: int, tail: int) -> str:
         text = self.expr(e, col, ind, tail)
-        wrapped = self._cond_wrap(e, text)
+        wrapped = self.f.cond_wrap(e, text)
         if wrapped is not text:
             text = "(" + self.expr(e, col + 1, ind, tail + 1) + ")"
         return text
@@ -423,7 +157,7 @@ class Printer:
     def assign(self, e, col: int, ind: int, tail: int) -> str:
         """`e` after `=`, `=>` or `:` (col is just after it): the text from the space or line
         break that follows the operator."""
-        text = self.flat(e)
+        text = self.f.flat(e)
         if text is not None and col + 1 + len(text) + tail <= WIDTH:
             return " " + text
         nxt = ind + INDENT
@@ -473,10 +207,10 @@ class Printer:
         if isinstance(e, ast.Lambda):
             return isinstance(e.body, (ast.Block, ast.Match, ast.If)) or (
                 isinstance(e.body, (ast.Call, ast.RecordLiteral, ast.ListLiteral))
-                and self.flat(e.body) is None
+                and self.f.flat(e.body) is None
             )
         if isinstance(e, (ast.ListLiteral, ast.RecordLiteral)):
-            return bool(e.items if isinstance(e, ast.ListLiteral) else self._entries(e))
+            return bool(e.items if isinstance(e, ast.ListLiteral) else self.f.entries(e))
         if isinstance(e, ast.DictLiteral):
             return bool(e.entries)
         return isinstance(e, (ast.Block, ast.Match))
@@ -485,7 +219,7 @@ class Printer:
         head = self.sub(e.callee, 9, col, ind, 1, callee=True)
         hcol = _end_col(head, col)
         if e.args and e.id not in self.att.owners and self._huggable(e.args[-1]):
-            others = [self.flat(a) for a in e.args[:-1]]
+            others = [self.f.flat(a) for a in e.args[:-1]]
             if all(o is not None for o in others):
                 prefix = "(" + "".join(o + ", " for o in others)
                 pcol = hcol + len(prefix)
@@ -497,18 +231,18 @@ class Printer:
         return head + self.items(e, "(", ")", ind, self._item)
 
     def _binary(self, e: ast.Binary, col: int, ind: int, tail: int) -> str:
-        level = _LEVEL[e.op]
+        level = LEVEL[e.op]
         operands, ops = [e.right], [e.op]
         left = e.left
         if level != 4:
-            while isinstance(left, ast.Binary) and _LEVEL[left.op] == level:
+            while isinstance(left, ast.Binary) and LEVEL[left.op] == level:
                 operands.append(left.right)
                 ops.append(left.op)
                 left = left.left
         operands.append(left)
         operands.reverse()
         ops.reverse()
-        lmin, rmin = self._operand_precs(e)
+        lmin, rmin = self.f.operand_precs(e)
         nxt = ind + INDENT
         out = self.sub(operands[0], lmin, col, ind, len(ops[0]) + 1)
         for k, (op, x) in enumerate(zip(ops, operands[1:], strict=True)):
@@ -534,13 +268,13 @@ class Printer:
         return self.items(b, "{", "}", ind, self._stmt, comma=False, blanks=True)
 
     def block(self, b: ast.Block, col: int, ind: int, tail: int) -> str:
-        text = self.flat(b)
+        text = self.f.flat(b)
         if text is not None and col + len(text) + tail <= WIDTH:
             return text
         return self.block_broken(b, ind)
 
     def _arm(self, a: ast.MatchArm, col: int, ind: int, tail: int) -> str:
-        head = self.pattern(a.pattern)
+        head = self.f.pattern(a.pattern)
         if a.guard is not None:
             head += " if " + self._cond(a.guard, col + len(head) + 4, ind, 3)
         return head + " =>" + self.assign(a.body, _end_col(head, col) + 3, ind, tail)
@@ -549,13 +283,13 @@ class Printer:
         if isinstance(s, ast.ExprStmt):
             return self.expr(s.expr, col, ind, tail)
         if isinstance(s, ast.Let):
-            head = self._let_head(s)
+            head = self.f.let_head(s)
             return head + " =" + self.assign(s.value, col + len(head) + 2, ind, tail)
         if isinstance(s, ast.Guard):
             cond = self._cond(s.cond, col + 6, ind, 6)
             return f"guard {cond} else " + self.block(s.else_, _end_col(cond, col + 6) + 6, ind, tail)
         assert isinstance(s, ast.GuardLet), s
-        head = f"guard let {self.pattern(s.pattern)} = "
+        head = f"guard let {self.f.pattern(s.pattern)} = "
         value = self._cond(s.value, col + len(head), ind, 6)
         return head + value + " else " + self.block(s.else_, _end_col(value, col + len(head)) + 6, ind, tail)
 
@@ -579,12 +313,14 @@ class Printer:
                 out.append("")
 
         for it in items:
-            for c in self.att.leading.get(it.key, ()):
+            leading = self.att.leading.get(it.key, ())
+            for c in leading:
                 if not c.inside:
                     blank_before(c.start)
                     prev = c.end
-                out.append(pad + c.text)
+                    out.append(pad + c.text)
             blank_before(it.start)
+            out += [pad + c.text for c in leading if c.inside]
             text = pad + render(it.node, ind, ind, 1 if comma else 0) + ("," if comma else "")
             prev = it.end
             trailing = self.att.trailing.get(it.key)
@@ -626,12 +362,12 @@ class Printer:
             head += f"<{', '.join(d.type_params)}>"
         result = " -> " + type_text(d.result, atom=True) + (f" !{d.effect}" if d.effect else "")
         opener = "" if d.body is None else " {" if isinstance(d.body, ast.Block) else " ="
-        flat = head + f"({', '.join(self.param(p) for p in d.params)})" + result
+        flat = head + f"({', '.join(self.f.param(p) for p in d.params)})" + result
         prefix = "\n".join(anns) + "\n" if anns else ""
         if d.id not in self.att.owners and len(flat) + len(opener) <= WIDTH:
             header = self._with_annotations(anns, flat, opener) or prefix + flat
         else:
-            params = self.items(d, "(", ")", 0, lambda p, col, ind, tail: self.param(p))
+            params = self.items(d, "(", ")", 0, lambda p, col, ind, tail: self.f.param(p))
             header = prefix + head + params + result
         if d.body is None:
             return header
