@@ -17,7 +17,7 @@ from flow2py.syntax.parser import parse_module
 from repo_paths import SUPPORT_MAIN
 
 SETTINGS = settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
 )
 
 NAMES = ["x", "y", "items", "a_fairly_long_name_that_forces_the_layout_to_break_lines"]

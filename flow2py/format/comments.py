@@ -22,7 +22,8 @@ comment runs to the end of its line.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
 
 from flow2py.syntax import ast
@@ -70,7 +71,7 @@ class Source:
         self.text = text
         self.comments = comments
         self._starts = [c.start for c in comments]
-        self._nls = [i for i, ch in enumerate(text) if ch == "\n"]
+        self._nls = [m.start() for m in re.finditer("\n", text)]
 
     def find(self, ch: str, pos: int) -> int:
         """The offset of the first `ch` at or after `pos` that is not in a comment."""
@@ -136,7 +137,7 @@ def attach(module: ast.Module, src: Source) -> Attached:
     # Intervals: each gap of each list, and each item. They nest properly, so a sweep with a
     # stack finds, for each comment, the innermost interval holding it.
     ivs: list[tuple[int, int, int, object, int]] = []  # (start, end, kind 0 gap / 1 item, owner, k)
-    for node in ast.walk(module):
+    for node in _holding_comments(module, src):
         got = list_of(node, src)
         if got is None:
             continue
@@ -179,3 +180,28 @@ def attach(module: ast.Module, src: Source) -> Attached:
         else:
             out.dangling.setdefault(owner.id, []).append(c)
     return out
+
+
+_CHILDREN: dict[type, tuple[str, ...]] = {}
+
+
+def _holding_comments(module: ast.Module, src: Source):
+    """The nodes whose span holds a comment (their lists are the only ones a comment can be
+    attached to), depth first: the rest of the tree is never visited."""
+    starts = src._starts
+    stack: list = [module]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Node):
+            if n is not module:
+                k = bisect.bisect_left(starts, n.span.start)
+                if k == len(starts) or starts[k] >= n.span.end:
+                    continue
+            yield n
+            names = _CHILDREN.get(type(n))
+            if names is None:
+                skip = ("span", "id", "name_span", "source")
+                names = _CHILDREN[type(n)] = tuple(f.name for f in fields(n) if f.name not in skip)
+            stack.extend(getattr(n, name) for name in names)
+        elif isinstance(n, (list, tuple)):
+            stack.extend(n)

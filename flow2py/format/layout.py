@@ -183,7 +183,7 @@ class Printer:
         """A value whose first line ends in `{` when broken: it stays on the operator's line."""
         if isinstance(e, ast.Lambda):
             return self._opens_block(e.body)
-        return isinstance(e, (ast.Block, ast.If, ast.Match, ast.RecordLiteral))
+        return isinstance(e, (ast.Block, ast.Match, ast.RecordLiteral))
 
     def _breaks_itself(self, e) -> bool:
         if isinstance(e, ast.Try) and e.convert is None:
@@ -218,6 +218,9 @@ class Printer:
     def _call(self, e: ast.Call, col: int, ind: int, tail: int) -> str:
         head = self.sub(e.callee, 9, col, ind, 1, callee=True)
         hcol = _end_col(head, col)
+        args = self.f.join(self.f.flat(a) for a in e.args)
+        if args is not None and e.id not in self.att.owners and hcol + len(args) + 2 + tail <= WIDTH:
+            return f"{head}({args})"  # only the callee had to break: `[ ... ].map(f)`
         if e.args and e.id not in self.att.owners and self._huggable(e.args[-1]):
             others = [self.f.flat(a) for a in e.args[:-1]]
             if all(o is not None for o in others):
