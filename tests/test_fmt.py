@@ -280,3 +280,15 @@ def test_fmt_of_standard_input_writes_standard_output():
 def test_fmt_of_a_missing_file_is_one_line(tmp_path):
     r = flow2py("fmt", str(tmp_path / "nope.flow"))
     assert r.returncode == 1 and r.stderr.strip().count("\n") == 0 and "no such file" in r.stderr
+
+
+def test_deep_nesting_past_the_width_still_formats_to_a_fixed_point():
+    sources = [
+        "flow f(x: Int) -> Int = " + "match x { _ => " * 30 + "{ return }" + " }" * 30,
+        "flow f(x: Int) -> Int = " + "g(" * 40 + "a_long_name, another_long_name" + ")" * 40,
+        "flow f(x: Int) -> Int = " + "-(" * 5 + "-x" + ")" * 5 + " + !(-y)",
+    ]
+    for src in sources:
+        out = fmt(src)
+        assert fmt(out) == out
+    assert out == "flow f(x: Int) -> Int = - - - - - -x + !-y\n"

@@ -165,7 +165,7 @@ class Flat:
             return f"({items},)" if len(e.items) == 1 else f"({items})"
         if isinstance(e, ast.Unary):
             t = self.sub_flat(e.operand, 8)
-            return None if t is None else e.op + (" " if t.startswith("-") else "") + t
+            return None if t is None else e.op + (" " if e.op == "-" and t.startswith("-") else "") + t
         if isinstance(e, ast.Binary):
             lmin, rmin = self.operand_precs(e)
             a, b = self.sub_flat(e.left, lmin), self.sub_flat(e.right, rmin)

@@ -111,7 +111,7 @@ class Printer:
             return self._binary(e, col, ind, tail)
         if isinstance(e, ast.Unary):
             t = self.sub(e.operand, 8, col + 2, ind, tail)
-            return e.op + (" " if t.startswith("-") else "") + t
+            return e.op + (" " if e.op == "-" and t.startswith("-") else "") + t
         if isinstance(e, ast.FieldAccess):
             return self.sub(e.target, 9, col, ind, tail + 1 + len(e.name)) + "." + e.name
         if isinstance(e, ast.Try):
@@ -127,7 +127,7 @@ class Printer:
             head = self.f.lambda_head(e)
             return head + " =" + self.assign(e.body, col + len(head) + 2, ind, tail)
         if isinstance(e, ast.Return):
-            return "return " + self.expr(e.value, col + 7, ind, tail)
+            return "return" if e.value is None else "return " + self.expr(e.value, col + 7, ind, tail)
         text = self.f.flat(e)
         assert text is not None, e
         return text  # a name or a literal: nothing to break
@@ -149,8 +149,7 @@ class Printer:
 
     def _cond(self, e, col: int, ind: int, tail: int) -> str:
         text = self.expr(e, col, ind, tail)
-        wrapped = self.f.cond_wrap(e, text)
-        if wrapped is not text:
+        if self.f.cond_wrap(e, text) != text:
             text = "(" + self.expr(e, col + 1, ind, tail + 1) + ")"
         return text
 

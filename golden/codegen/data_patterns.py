@@ -63,9 +63,13 @@ def describe(xs):  # flow: data_patterns.flow:14
                 return "one big"  # flow: data_patterns.flow:16
             else:
                 match xs:  # flow: data_patterns.flow:14
-                    case rt.List() as _t3 if len(_t3) == 1:  # flow: data_patterns.flow:17
+                    case rt.List() as _t3 if (
+                        len(_t3) == 1
+                    ):  # flow: data_patterns.flow:17
                         return "one"  # flow: data_patterns.flow:17
-                    case rt.List() as _t4 if len(_t4) >= 1:  # flow: data_patterns.flow:18
+                    case rt.List() as _t4 if (
+                        len(_t4) >= 1
+                    ):  # flow: data_patterns.flow:18
                         rest = _t4[1:]  # flow: data_patterns.flow:18
                         if length(rest) > 5:  # flow: data_patterns.flow:18
                             return "lots"  # flow: data_patterns.flow:18
@@ -119,4 +123,6 @@ def main(n):  # flow: data_patterns.flow:34
     if small(n):  # flow: data_patterns.flow:38
         return a + b  # flow: data_patterns.flow:38
     else:
-        return first_area(rt.list_of((Empty.INSTANCE, Circle(p, 1))))  # flow: data_patterns.flow:38
+        return first_area(
+            rt.list_of((Empty.INSTANCE, Circle(p, 1)))
+        )  # flow: data_patterns.flow:38

@@ -71,7 +71,9 @@ def work(ticket, notes, f_round):  # flow: main.flow:11
                     ),
                 )  # flow: main.flow:18
             elif isinstance(_t2, rt.Err):  # flow: main.flow:19
-                return rt.TailCall(work, (ticket, notes, f_round + 1))  # flow: main.flow:19
+                return rt.TailCall(
+                    work, (ticket, notes, f_round + 1)
+                )  # flow: main.flow:19
         case rt.Ok(planner.Ask(question)):  # flow: main.flow:21
             _t3 = yield rt.ToolCall(human._ASK, (question,))  # flow: main.flow:21
             if isinstance(_t3, rt.Ok):  # flow: main.flow:22
