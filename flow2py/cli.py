@@ -455,6 +455,22 @@ def test_cmd(paths):
     sys.exit(EXIT_OK if ok else EXIT_REFUSED)
 
 
+@main.command(name="fmt")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option(
+    "--check", is_flag=True, help="Write nothing; list the files that would change (exit 1 if any)."
+)
+@_guard
+def fmt_cmd(paths, check):
+    """Format Flow files in the canonical layout, keeping every comment (a directory: every
+    .flow file below it; `-`: standard input to standard output)."""
+    from flowrt.data.exit_codes import EXIT_OK, EXIT_REFUSED
+    from flow2py.format.files import format_paths
+
+    outcome = format_paths(paths, check, click.echo)
+    sys.exit(EXIT_OK if outcome.ok and not (check and outcome.changed) else EXIT_REFUSED)
+
+
 # worker, submit, reply, cancel (flow2py/worker_cli.py imports the runtime only when one runs)
 from flow2py import worker_cli  # noqa: E402
 

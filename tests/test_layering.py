@@ -45,6 +45,7 @@ CLI_PARTS = ("flow2py.cli_output", "flow2py.cli_progress")
 COMPILER = (
     ("ground", ("flow2py", "flow2py.span", "flow2py.diagnostics")),
     ("syntax", ("flow2py.syntax",)),
+    ("format", ("flow2py.format",)),
     ("check", ("flow2py.check",)),
     ("codegen", ("flow2py.codegen",)),
     ("pipeline", ("flow2py.pipeline", "flow2py.inspect", "flow2py.cache", "flow2py.bundles", "flow2py.fix")),

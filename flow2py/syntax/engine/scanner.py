@@ -286,3 +286,20 @@ def _separate(toks: list, nls: list[bool]) -> list:
         append(tok)
         last_type = typ
     return out
+
+
+_COMMENT = re.compile(r"//[^\n]*")
+
+
+def comment_spans(scanner: Scanner, source: str) -> list[tuple[int, int]]:
+    """The (start, end) offsets of every `//` comment, in order. The parser ignores comments;
+    the formatter (flow2py/format/) keeps them. A comment is found only where the scanner skips
+    ignored text, so `//` inside a text literal is never one."""
+    out: list[tuple[int, int]] = []
+    for m in scanner.regex.finditer(source):
+        a, b = m.span(1)
+        if b > a:
+            out += [c.span() for c in _COMMENT.finditer(source, a, b)]
+        if m.lastgroup == "eof":
+            break
+    return out
