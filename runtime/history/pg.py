@@ -216,6 +216,29 @@ class _Db:
         self.execute(f"SELECT pg_notify('{CHANNEL}', current_schema() || ' ' || ?)", (payload,))
 
 
+# The runs page's function (`page_terms`): the text at `key` of the host's JSON object `meta`, as
+# SQLite's json_valid/json_type/json_extract read it (not JSON, not an object, not a string at
+# `key`, or '': NULL), made per connection in pg_temp (nothing is added to the store's schema).
+_PAGE_FUNCTIONS = """CREATE OR REPLACE FUNCTION pg_temp.flow_meta_text(meta text, key text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE j json;
+BEGIN
+  j := meta::json;
+  IF json_typeof(j) = 'object' AND json_typeof(j -> key) = 'string' THEN
+    RETURN nullif(j ->> key, '');
+  END IF;
+  RETURN NULL;
+EXCEPTION WHEN others THEN
+  RETURN NULL;
+END $$"""
+# os.path.splitext(os.path.basename(p))[0] or None: the last component, less its last extension
+# where a character other than a dot comes before that dot
+_PAGE_STEM = (
+    "coalesce(substring(regexp_replace({0}, '^.*/', '') from '^(\\.*[^.].*)\\.[^.]*$'), "
+    "nullif(regexp_replace({0}, '^.*/', ''), ''))"
+)
+
+
 class PgStoreFile:
     """The store in a PostgreSQL database (the schema of the URL's `options=-csearch_path=…`, else
     `public`): the interface of flowrt.history.schema.StoreFile."""
@@ -224,6 +247,41 @@ class PgStoreFile:
     #: transaction holds is passed over, not waited for; SQLite's file has "" (BEGIN IMMEDIATE
     #: already serialises its claims)
     SKIP_LOCKED = " FOR UPDATE SKIP LOCKED"
+
+    def page_terms(self) -> dict:
+        """The runs page's terms in PostgreSQL's SQL (flowrt.history.worker_records.runs_page;
+        SQLite's are Python functions): the recorder leases whose process is gone are read by
+        the caller first (`owner_alive`: a process on this host cannot be looked at from the
+        server) and passed once, an array (`args`: the caller's); the host's JSON read by `pg_temp.flow_meta_text`
+        (made on this connection on first use: NULL where SQLite's json_valid/json_type give
+        none); a path's stem as os.path.splitext(basename) in regular expressions; the run's
+        submission, cancel and open calls as one-row subqueries; ids ordered by their bytes
+        (COLLATE "C", as SQLite's BINARY); no LIMIT as NULL."""
+        with self.lock:
+            conn = self._connection()
+            if self._in_tx or conn not in self._page_functions:
+                self._exec(_PAGE_FUNCTIONS)
+                # a page's plan costs far more than it takes (its LIMIT ends the index walk
+                # early): JIT-compiling it would cost more than running it
+                self._exec("SET jit = off")
+                if not self._in_tx:
+                    self._page_functions.add(conn)
+        return {
+            "with": "WITH here AS (SELECT CAST(? AS text[]) AS dead) ",
+            "join": "CROSS JOIN here ",
+            "args": None,
+            "dead": "r.owner = ANY(here.dead)",
+            # one index probe a row, as the run's rows are read walking runs_by_created (joins
+            # or EXISTS would be planned as hashes of whole tables, the page then a sort)
+            "cancelled": "(SELECT true FROM worker_cancels c WHERE c.run = r.id)",
+            "unstarted": "(SELECT s.started IS NULL FROM worker_submissions s WHERE s.run = r.id)",
+            "open": "(SELECT true FROM open_calls o WHERE o.run = r.id LIMIT 1)",
+            "submitted": "(SELECT s.program FROM worker_submissions s WHERE s.run = r.id)",
+            "meta": "pg_temp.flow_meta_text(r.meta, '{0}')",
+            "stem": _PAGE_STEM,
+            "id": 'r.id COLLATE "C"',
+            "all": None,
+        }
 
     def listen(self, wake) -> "Listener":
         """A started `Listener` calling `wake(payload)` on each notice for this store's schema."""
@@ -246,6 +304,7 @@ class PgStoreFile:
         self._in_tx = False
         self._sync = durable
         self._conn = None
+        self._page_functions = weakref.WeakSet()  # connections holding the runs page's functions
         where = f"the store {self.path}"
         self._where = where
         # A direct first connection gives the server's reason at once (the pool would retry).
