@@ -127,3 +127,19 @@ def test_postgresql_pages_exactly_what_sqlite_pages_from_the_same_runs(pg_store_
     finally:
         for w in stores:
             w.store.close()
+
+
+def test_a_postgresql_store_made_before_the_runs_index_gets_it_from_its_first_writer(pg_store_url):
+    from flowrt.history.store import Store
+
+    def indexes(store) -> set:
+        rows = store.file.db.execute("SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()")
+        return {r[0] for r in rows}
+
+    with Store(pg_store_url) as store:
+        assert "runs_by_created" in indexes(store)
+        store.file.db.execute("DROP INDEX runs_by_created")
+    with Store(pg_store_url, readonly=True) as store:  # a reader changes nothing
+        assert "runs_by_created" not in indexes(store)
+    with Store(pg_store_url) as store:
+        assert "runs_by_created" in indexes(store)

@@ -45,6 +45,11 @@ from flowrt.history.store_errors import StoreError
 URL_PREFIXES = ("postgresql://", "postgres://")
 #: the channel a write that may let a run move NOTIFYs on (payload: "<schema> <what> <run id>")
 CHANNEL = "flow2py_wake"
+#: the channel a run's commit NOTIFYs on, and any write that changes its state (payload: "<schema>
+#: <run id>"; "<schema> " alone for a run id too long for a notice: every waiter looks)
+RUN_CHANNEL = "flow2py_run"
+#: PostgreSQL's limit on a notice's payload is 8000 bytes
+_PAYLOAD_MAX = 7900
 EXTRA_HINT = "pip install 'flow2py[pg]' (psycopg 3 and psycopg-pool)"
 
 
@@ -210,10 +215,31 @@ class _Db:
     def in_transaction(self) -> bool:
         return self._file._in_tx
 
+    def notify_run(self, run_id: str) -> None:
+        """Tell the run's waiters (`RunWatch`) that it changed, when the current transaction
+        commits: one notice a run a transaction, sent with its COMMIT (no statement of its own)."""
+        if self._file._in_tx:
+            self._file._run_notices.add(run_id)
+
     def notify(self, payload: str) -> None:
         """Send `payload` to the store's listeners (`Listener`) when the current transaction
         commits (NOTIFY is transactional: a rolled-back write wakes no one)."""
         self.execute(f"SELECT pg_notify('{CHANNEL}', current_schema() || ' ' || ?)", (payload,))
+
+
+def _commit_sql(conn, runs) -> str:
+    """COMMIT, after one pg_notify on RUN_CHANNEL for each run the transaction changed, in one
+    round trip (a statement without parameters may be several)."""
+    if not runs:
+        return "COMMIT"
+    from psycopg import sql
+
+    calls = []
+    for run_id in sorted(runs):
+        name = run_id if len(run_id.encode("utf-8", "replace")) <= _PAYLOAD_MAX else ""
+        text = sql.Literal(" " + name).as_string(conn)
+        calls.append(f"pg_notify('{RUN_CHANNEL}', current_schema() || {text})")
+    return f"SELECT {', '.join(calls)}; COMMIT"
 
 
 # The runs page's function (`page_terms`): the text at `key` of the host's JSON object `meta`, as
@@ -305,6 +331,8 @@ class PgStoreFile:
         self._sync = durable
         self._conn = None
         self._page_functions = weakref.WeakSet()  # connections holding the runs page's functions
+        self._run_notices: set[str] = set()  # runs the open transaction changed (`notify_run`)
+        self._watch: Optional["RunWatch"] = None
         where = f"the store {self.path}"
         self._where = where
         # A direct first connection gives the server's reason at once (the pool would retry).
@@ -360,8 +388,18 @@ class PgStoreFile:
             except Exception:
                 pass
 
+    def run_watch(self) -> "RunWatch":
+        """This file's `RunWatch` (started on first use; stopped by `close`)."""
+        with self.lock:
+            if self._watch is None:
+                self._watch = RunWatch(self.url)
+            return self._watch
+
     def close(self) -> None:
         with self.lock:
+            watch, self._watch = self._watch, None
+            if watch is not None:
+                watch.stop()
             self._drop()
             pool = getattr(self, "_pool", None)
             if pool is not None:
@@ -389,6 +427,8 @@ class PgStoreFile:
                         S.record_versions(
                             db, dict(db.execute("SELECT key, value FROM store_meta").fetchall())
                         )
+                if not self.readonly:
+                    self._add_indexes()
                 return
         if self.readonly:
             raise StoreError(
@@ -401,6 +441,22 @@ class PgStoreFile:
             if "data_version" in meta:
                 S.check_versions(meta, self.path)
             S.record_versions(db, meta)
+
+    def _add_indexes(self) -> None:
+        """The indexes of `SCHEMA` a store made before them lacks, made by its first writer (as
+        the SQLite file does)."""
+        from flowrt.history import schema as S
+
+        have = {
+            r[0]
+            for r in self.db.execute("SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()")
+        }
+        if S.INDEXES <= have:
+            return
+        with self.transaction():
+            for stmt in pg_schema(S.SCHEMA):
+                if stmt.startswith("CREATE INDEX"):
+                    self._run(lambda conn, s=stmt: conn.execute(s))
 
     def _stand_in(self, missing) -> None:
         """Empty TEMP tables for the tables an older store lacks (as the SQLite file does)."""
@@ -446,11 +502,13 @@ class PgStoreFile:
                 yield self.db
             except BaseException:
                 self._in_tx = False
+                self._run_notices = set()
                 self._rollback()
                 raise
             self._in_tx = False
+            notices, self._run_notices = self._run_notices, set()
             try:
-                self._exec("COMMIT")
+                self._run(lambda conn: conn.execute(_commit_sql(conn, notices)))
             except BaseException:
                 self._rollback()
                 raise
@@ -488,13 +546,13 @@ class PgStoreFile:
 
 
 class Listener:
-    """LISTEN on `CHANNEL` over a dedicated connection (not the pool's), in a daemon thread:
+    """LISTEN on `channel` (`CHANNEL`, else `RUN_CHANNEL`) over a dedicated connection (not the pool's), in a daemon thread:
     `wake(what)` for each notice sent from this store's schema, `wake(None)` once after each
     (re)connection (a notice sent while no connection listened is not lost: the caller looks).
     A connection the server drops is made again after half a second."""
 
-    def __init__(self, url: str, wake):
-        self.url, self._wake = url, wake
+    def __init__(self, url: str, wake, channel: str = CHANNEL):
+        self.url, self._wake, self.channel = url, wake, channel
         self._stop = threading.Event()
         self.ready = threading.Event()
         self._thread = threading.Thread(target=self._run, name="flowrt-pg-listen", daemon=True)
@@ -515,7 +573,7 @@ class Listener:
             try:
                 conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
                 schema = conn.execute("SELECT current_schema()").fetchone()[0]
-                conn.execute(f"LISTEN {CHANNEL}")
+                conn.execute(f"LISTEN {self.channel}")
                 self.ready.set()
                 self._wake(None)
                 while not self._stop.is_set():
@@ -531,3 +589,65 @@ class Listener:
                         conn.close()
                     except Exception:  # noqa: BLE001  (a connection already gone)
                         pass
+
+
+class RunWatch:
+    """The runs this process waits on (flowrt.host.worker_ops.wait_for_change), woken by their
+    notices on RUN_CHANNEL (a `Listener` of its own): `watching(run_id)` for the length of a wait;
+    `mark(run_id)` before each look at the run; `wait(run_id, mark, timeout)` returns True as
+    soon as a notice for the run (or a reconnection, after which every waiter looks) came after
+    the mark, False at the timeout. Notices for runs no one waits on are not kept."""
+
+    def __init__(self, url: str):
+        self._cond = threading.Condition(threading.Lock())
+        self._seen: dict[str, int] = {}  # run waited on -> notices for it
+        self._waiters: dict[str, int] = {}
+        self._epoch = 0  # reconnections and notices naming no run
+        self.notices = 0  # notices that woke a waiter (what the tests and the bench read)
+        self._listener = Listener(url, self._wake, RUN_CHANNEL).start()
+
+    @property
+    def ready(self) -> bool:
+        """LISTEN is in place (until it is, a waiter polls)."""
+        return self._listener.ready.is_set()
+
+    def wait_ready(self, timeout: float) -> bool:
+        return self._listener.ready.wait(timeout)
+
+    def _wake(self, run_id: Optional[str]) -> None:
+        with self._cond:
+            if not run_id:
+                self._epoch += 1
+            elif run_id in self._seen:
+                self._seen[run_id] += 1
+            else:
+                return
+            self._cond.notify_all()
+
+    @contextmanager
+    def watching(self, run_id: str):
+        with self._cond:
+            self._waiters[run_id] = self._waiters.get(run_id, 0) + 1
+            self._seen.setdefault(run_id, 0)
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._waiters[run_id] -= 1
+                if not self._waiters[run_id]:
+                    del self._waiters[run_id], self._seen[run_id]
+
+    def mark(self, run_id: str) -> tuple[int, int]:
+        with self._cond:
+            return self._epoch, self._seen.get(run_id, 0)
+
+    def wait(self, run_id: str, mark: tuple[int, int], timeout: float) -> bool:
+        with self._cond:
+            woke = self._cond.wait_for(lambda: (self._epoch, self._seen.get(run_id, 0)) != mark, timeout)
+            if woke:
+                self.notices += 1
+            return woke
+
+    def stop(self) -> None:
+        # not waiting for the thread: it ends at its next half-second look, its connection closed
+        self._listener.stop(timeout=0)

@@ -38,7 +38,7 @@ import time
 from typing import Optional
 
 from flowrt.history import trace as T
-from flowrt.history.host_records import owner_alive
+from flowrt.history.host_records import notify_run, owner_alive
 from flowrt.history.store_errors import StoreError, UnknownRun
 
 
@@ -111,7 +111,10 @@ class WorkerRecords:
                 if row[3] > now and not dead:
                     return False
                 # expired (or its process is gone): the old owner's recorder may append no more
-                db.execute("UPDATE runs SET owner=NULL WHERE id=? AND owner IS NOT NULL", (run_id,))
+                if db.execute(
+                    "UPDATE runs SET owner=NULL WHERE id=? AND owner IS NOT NULL", (run_id,)
+                ).rowcount:
+                    notify_run(db, run_id)
             db.execute(
                 "INSERT OR REPLACE INTO worker_leases VALUES (?, ?, ?, ?, ?, ?)",
                 (run_id, owner, pid, host, now, now + seconds),
@@ -287,6 +290,7 @@ class WorkerRecords:
             _notify(db, "cancel", run_id)
             if owner is None or not owner_alive(owner):
                 db.execute("UPDATE runs SET state='halted', owner=NULL WHERE id=?", (run_id,))
+                notify_run(db, run_id)
                 db.execute("DELETE FROM worker_replies WHERE run=?", (run_id,))
                 return "halted"
             db.execute("DELETE FROM worker_replies WHERE run=?", (run_id,))
