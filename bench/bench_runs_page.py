@@ -11,7 +11,7 @@ state (paused; faulted: a rare one), by program, and a deep page (offset 50,000)
 runs page (`GET /` with Accept: text/html) through the HTTP application, unfiltered and by state.
 `--store postgresql` makes the store in a schema of its own on `--server` (default
 postgresql://postgres@127.0.0.1:5432/postgres, or $FLOW2PY_TEST_PG), dropped after; the page is
-taken in SQL on both backends (flowrt.history.worker_records.runs_page).
+taken in SQL on both backends (flowrt.history.worker_records.WorkerRecords.runs_page).
 """
 
 from __future__ import annotations

@@ -57,6 +57,14 @@ def test_each_commit_of_a_run_notifies_its_channel_once_naming_the_run(pg_store_
         with pytest.raises(Exception, match="no longer leased"):
             other.sync()
         assert _notices(listen, 1, timeout=1.0) == []
+        # a run id with quotes, backslashes and percent signs is named as it is
+        odd = "o'd\\d %s \\' ü"
+        store.history.create_run(odd, START, {"main": "x"})
+        rec = StoreRecorder(store, odd)
+        rec.record(_call(0))
+        rec.sync()
+        assert _notices(listen, 1) == [f"{schema} {odd}"]
+        rec.close()
 
 
 def test_a_wait_on_postgresql_is_woken_by_the_commit_of_another_connection(pg_store_url, monkeypatch):

@@ -227,19 +227,21 @@ class _Db:
         self.execute(f"SELECT pg_notify('{CHANNEL}', current_schema() || ' ' || ?)", (payload,))
 
 
-def _commit_sql(conn, runs) -> str:
+def _commit_sql(runs) -> str:
     """COMMIT, after one pg_notify on RUN_CHANNEL for each run the transaction changed, in one
     round trip (a statement without parameters may be several)."""
     if not runs:
         return "COMMIT"
-    from psycopg import sql
+    return f"SELECT {', '.join(_run_notice(r) for r in sorted(runs))}; COMMIT"
 
-    calls = []
-    for run_id in sorted(runs):
-        name = run_id if len(run_id.encode("utf-8", "replace")) <= _PAYLOAD_MAX else ""
-        text = sql.Literal(" " + name).as_string(conn)
-        calls.append(f"pg_notify('{RUN_CHANNEL}', current_schema() || {text})")
-    return f"SELECT {', '.join(calls)}; COMMIT"
+
+@lru_cache(maxsize=4096)
+def _run_notice(run_id: str) -> str:
+    """The pg_notify of a run's notice, its id an escape string literal (E'…': backslashes and
+    quotes escaped, whatever standard_conforming_strings says)."""
+    name = run_id if len(run_id.encode("utf-8", "replace")) <= _PAYLOAD_MAX else ""
+    text = (" " + name).replace("\\", "\\\\").replace("'", "\\'")
+    return f"pg_notify('{RUN_CHANNEL}', current_schema() || E'{text}')"
 
 
 # The runs page's function (`page_terms`): the text at `key` of the host's JSON object `meta`, as
@@ -275,7 +277,7 @@ class PgStoreFile:
     SKIP_LOCKED = " FOR UPDATE SKIP LOCKED"
 
     def page_terms(self) -> dict:
-        """The runs page's terms in PostgreSQL's SQL (flowrt.history.worker_records.runs_page;
+        """The runs page's terms in PostgreSQL's SQL (flowrt.history.worker_records.WorkerRecords.runs_page;
         SQLite's are Python functions): the recorder leases whose process is gone are read by
         the caller first (`owner_alive`: a process on this host cannot be looked at from the
         server) and passed once, an array (`args`: the caller's); the host's JSON read by `pg_temp.flow_meta_text`
@@ -508,7 +510,7 @@ class PgStoreFile:
             self._in_tx = False
             notices, self._run_notices = self._run_notices, set()
             try:
-                self._run(lambda conn: conn.execute(_commit_sql(conn, notices)))
+                self._exec(_commit_sql(notices))
             except BaseException:
                 self._rollback()
                 raise
