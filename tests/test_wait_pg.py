@@ -35,35 +35,51 @@ def _notices(conn, n: int, timeout: float = 10.0) -> list[str]:
     return got
 
 
-def test_each_commit_of_a_run_notifies_its_channel_once_naming_the_run(pg_store_url):
-    with Store(pg_store_url) as store, psycopg.connect(pg_store_url, autocommit=True) as listen:
+def test_each_commit_of_a_run_waited_on_notifies_its_channel_once_naming_the_run(pg_store_url):
+    """A run some process waits on (its key held: `RunWatch.watching`, from another store here)
+    is named by a notice at each commit; a run no one waits on sends none."""
+    with (
+        Store(pg_store_url) as store,
+        Store(pg_store_url) as waiter,
+        psycopg.connect(pg_store_url, autocommit=True) as listen,
+    ):
         schema = listen.execute("SELECT current_schema()").fetchone()[0]
+        watch = waiter.file.run_watch()
         store.history.create_run("r1", START, {"main": "x"})
         store.history.create_run("r2", START, {"main": "x"})
         listen.execute(f"LISTEN {P.RUN_CHANNEL}")
         rec = StoreRecorder(store, "r1")
-        for i in range(3):
-            rec.record(_call(i))
-            rec.sync()
-        assert _notices(listen, 3) == [f"{schema} r1"] * 3
-        rec.close()  # the release: the run's state changed (paused)
-        assert _notices(listen, 1) == [f"{schema} r1"]
-        # a commit refused (another process took the lease) is rolled back: no notice
-        other = StoreRecorder(store, "r2")
-        with store.file.transaction() as db:
-            db.execute("UPDATE runs SET owner='elsewhere:1:x' WHERE id='r2'")
-        assert _notices(listen, 1, timeout=1.0) == []  # that write is no commit of the run's facts
-        other.record(_call(0))
-        with pytest.raises(Exception, match="no longer leased"):
-            other.sync()
-        assert _notices(listen, 1, timeout=1.0) == []
+        rec.record(_call(0))
+        rec.sync()
+        assert _notices(listen, 1, timeout=1.0) == []  # no one waits on r1 yet
+        with watch.watching("r1"):
+            for i in range(1, 4):
+                rec.record(_call(i))
+                rec.sync()
+            assert _notices(listen, 3) == [f"{schema} r1"] * 3
+            rec.close()  # the release: the run's state changed (paused)
+            assert _notices(listen, 1) == [f"{schema} r1"]
+        with watch.watching("r2"):
+            # a commit refused (another process took the lease) is rolled back: no notice
+            other = StoreRecorder(store, "r2")
+            with store.file.transaction() as db:
+                db.execute("UPDATE runs SET owner='elsewhere:1:x' WHERE id='r2'")
+            assert _notices(listen, 1, timeout=1.0) == []  # that write is no commit of the run's facts
+            other.record(_call(0))
+            with pytest.raises(Exception, match="no longer leased"):
+                other.sync()
+            assert _notices(listen, 1, timeout=1.0) == []
         # a run id with quotes, backslashes and percent signs is named as it is
         odd = "o'd\\d %s \\' ü"
         store.history.create_run(odd, START, {"main": "x"})
-        rec = StoreRecorder(store, odd)
-        rec.record(_call(0))
-        rec.sync()
-        assert _notices(listen, 1) == [f"{schema} {odd}"]
+        with watch.watching(odd):
+            rec = StoreRecorder(store, odd)
+            rec.record(_call(0))
+            rec.sync()
+            assert _notices(listen, 1) == [f"{schema} {odd}"]
+        rec.record(_call(1))
+        rec.sync()  # waited on no more: no notice
+        assert _notices(listen, 1, timeout=1.0) == []
         rec.close()
 
 

@@ -228,20 +228,29 @@ class _Db:
 
 
 def _commit_sql(runs) -> str:
-    """COMMIT, after one pg_notify on RUN_CHANNEL for each run the transaction changed, in one
-    round trip (a statement without parameters may be several)."""
+    """COMMIT, after a notice on RUN_CHANNEL for each run the transaction changed that a process
+    waits on (`RunWatch`), in one round trip (a query without parameters may be several)."""
     if not runs:
         return "COMMIT"
-    return f"SELECT {', '.join(_run_notice(r) for r in sorted(runs))}; COMMIT"
+    return "; ".join([_run_notice(r) for r in sorted(runs)] + ["COMMIT"])
+
+
+#: the advisory locks (two int4 keys: a space apart from the store's one-key write lock) a
+#: waiter holds shared on its run's key while it waits; "<schema> <run id>" keys the run
+_WAIT_KEY = "hashtext('flow2py run'), hashtext(current_schema() || {0})"
 
 
 @lru_cache(maxsize=4096)
 def _run_notice(run_id: str) -> str:
-    """The pg_notify of a run's notice, its id an escape string literal (E'…': backslashes and
-    quotes escaped, whatever standard_conforming_strings says)."""
-    name = run_id if len(run_id.encode("utf-8", "replace")) <= _PAYLOAD_MAX else ""
-    text = (" " + name).replace("\\", "\\\\").replace("'", "\\'")
-    return f"pg_notify('{RUN_CHANNEL}', current_schema() || E'{text}')"
+    """The run's notice, sent only when a waiter holds the run's key (the commit's exclusive try
+    of it fails; while it holds it, until its commit ends, a waiter registering waits, then
+    looks): a commit no one waits on sends none, and takes no part in PostgreSQL's serialising of
+    notifying commits. The id is an escape string literal (E'…': backslashes and quotes escaped,
+    whatever standard_conforming_strings says)."""
+    text = (" " + run_id).replace("\\", "\\\\").replace("'", "\\'")
+    payload = text if len(run_id.encode("utf-8", "replace")) <= _PAYLOAD_MAX else " "
+    key = _WAIT_KEY.format(f"E'{text}'")
+    return f"SELECT pg_notify('{RUN_CHANNEL}', current_schema() || E'{payload}') WHERE NOT pg_try_advisory_xact_lock({key})"
 
 
 # The runs page's function (`page_terms`): the text at `key` of the host's JSON object `meta`, as
@@ -603,15 +612,19 @@ class RunWatch:
     def __init__(self, url: str):
         self._cond = threading.Condition(threading.Lock())
         self._seen: dict[str, int] = {}  # run waited on -> notices for it
-        self._waiters: dict[str, int] = {}
         self._epoch = 0  # reconnections and notices naming no run
         self.notices = 0  # notices that woke a waiter (what the tests and the bench read)
+        self._url = url
+        self._keys = threading.Lock()  # `_waiters` and the connection holding their keys
+        self._waiters: dict[str, int] = {}
+        self._holder = None  # the connection holding the waited runs' keys (shared)
+        self._held = True  # False once that connection failed: its keys are gone, waiters poll
         self._listener = Listener(url, self._wake, RUN_CHANNEL).start()
 
     @property
     def ready(self) -> bool:
-        """LISTEN is in place (until it is, a waiter polls)."""
-        return self._listener.ready.is_set()
+        """LISTEN is in place and the waited runs' keys are held (else a waiter polls)."""
+        return self._held and self._listener.ready.is_set()
 
     def wait_ready(self, timeout: float) -> bool:
         return self._listener.ready.wait(timeout)
@@ -626,18 +639,41 @@ class RunWatch:
                 return
             self._cond.notify_all()
 
+    def _key(self, run_id: str, take: bool) -> None:
+        """Take (or give back) the run's key, shared, on the holding connection: a commit of the
+        run NOTIFYs only while some process holds it (`_run_notice`)."""
+        import psycopg
+
+        if not self._held:
+            return
+        fn = "pg_advisory_lock_shared" if take else "pg_advisory_unlock_shared"
+        try:
+            if self._holder is None:
+                self._holder = psycopg.connect(self._url, autocommit=True, connect_timeout=10)
+            self._holder.execute(f"SELECT {fn}({_WAIT_KEY.format('%s')})", (" " + run_id,))
+        except psycopg.Error:
+            self._held = False  # the keys went with the connection: every waiter polls from now
+
     @contextmanager
     def watching(self, run_id: str):
-        with self._cond:
-            self._waiters[run_id] = self._waiters.get(run_id, 0) + 1
-            self._seen.setdefault(run_id, 0)
+        """For the length of a wait on the run: its notices are counted, its key held."""
+        with self._keys:
+            n = self._waiters.get(run_id, 0)
+            if not n:
+                self._key(run_id, True)
+            self._waiters[run_id] = n + 1
+            with self._cond:
+                self._seen.setdefault(run_id, 0)
         try:
             yield
         finally:
-            with self._cond:
+            with self._keys:
                 self._waiters[run_id] -= 1
                 if not self._waiters[run_id]:
-                    del self._waiters[run_id], self._seen[run_id]
+                    del self._waiters[run_id]
+                    with self._cond:
+                        del self._seen[run_id]
+                    self._key(run_id, False)
 
     def mark(self, run_id: str) -> tuple[int, int]:
         with self._cond:
@@ -653,3 +689,10 @@ class RunWatch:
     def stop(self) -> None:
         # not waiting for the thread: it ends at its next half-second look, its connection closed
         self._listener.stop(timeout=0)
+        with self._keys:
+            holder, self._holder, self._held = self._holder, None, False
+        if holder is not None:
+            try:
+                holder.close()
+            except Exception:  # noqa: BLE001  (a connection already gone)
+                pass
