@@ -3,7 +3,7 @@ with 1, 2 and 4 `flow2py worker` processes, and a reply delivered through one wo
 continuing a run another worker may own.
 
     .venv/bin/python bench/bench_workers_pg.py [--server URL] [--runs 1000] [--workers 1 2 4]
-        [--replies 30] [--check 300] [--only throughput|latency|check] [--sqlite]
+        [--replies 30] [--check 300] [--waits 200] [--only throughput|latency|wait|check] [--sqlite]
 
 Every measurement runs in a schema of its own on the PostgreSQL server (`--server`, default
 postgresql://postgres@127.0.0.1:5432/postgres, or $FLOW2PY_TEST_PG), dropped after; `--sqlite`
@@ -18,6 +18,10 @@ runs the throughput on a SQLite file too, side by side.
   `steps.second`'s implementation (in whichever process took the run) appends the wall time and
   its pid to a file. Figure: POST sent to the next call dispatched (its Call committed first),
   split by which worker continued the run: B, woken by A's NOTIFY at commit, or A itself.
+* wait: `wait_for_change` on a run (a thread, its own store and connections) while another store
+  commits the run's next facts (a Reply and a Call, `sync()`), `--waits` times, the waiter given
+  10-50 ms to settle first: from the writer's `sync()` called to the wait returned, on PostgreSQL
+  (LISTEN: woken by the commit's NOTIFY) and on a SQLite file (polling 5-100 ms), side by side.
 * check: tests/test_workers_pg.py's scenario with `--check` runs (three workers, one SIGKILLed
   half-way; every run completes, verify intact, replay Matched, no call sent twice outside
   `on_crash="resend"`), timed.
@@ -215,6 +219,46 @@ def latency(prog, folder: Path, store_url: str, count: int) -> dict:
     return by
 
 
+def wait_latency(store_url: str, count: int) -> dict:
+    """(sync() called -> wait_for_change returned, sync()'s own time), seconds, `count` of each."""
+    import threading
+
+    import flowrt as rt
+    from flowrt.data.facts import Call, Reply, Start
+    from flowrt.history.store import Store, StoreRecorder
+    from flowrt.host import worker_ops
+
+    def call(i):
+        return Call(f"c1:root#{i}", "web.search", "web::search", (f"q{i}",))
+
+    woke, commits = [], []
+    with Store(store_url) as writer, Store(store_url) as reader:
+        writer.history.create_run("w1", Start("ab" * 32, "std@v1", 1, "main", ("t",), ("t",)), {"main": "x"})
+        rec = StoreRecorder(writer, "w1")
+        rec.record(call(0))
+        rec.sync()
+        for i in range(count):
+            seen = worker_ops.status(reader, "w1").facts
+            out = {}
+            t = threading.Thread(
+                target=lambda: out.update(
+                    changed=worker_ops.wait_for_change(reader, "w1", seen, 10.0), at=time.perf_counter()
+                )
+            )
+            t.start()
+            time.sleep(0.01 + (i % 5) * 0.01)  # the waiter waiting (on SQLite: at some point of its backoff)
+            rec.record(Reply(f"c1:root#{i}", rt.Ok(i)))
+            rec.record(call(i + 1))
+            t0 = time.perf_counter()
+            rec.sync()
+            commits.append(time.perf_counter() - t0)
+            t.join(30)
+            assert out.get("changed") is True, "the wait did not see the commit"
+            woke.append(out["at"] - t0)
+        rec.close()
+    return {"woke": woke, "commit": commits}
+
+
 def check(folder: Path, store_url: str, runs: int) -> float:
     env = dict(os.environ, FLOW2PY_TEST_WORKER_RUNS=str(runs), FLOW2PY_TEST_PG=store_url.partition("?")[0])
     t0 = time.perf_counter()
@@ -235,7 +279,8 @@ def main() -> int:
     ap.add_argument("--workers", type=int, nargs="*", default=[1, 2, 4])
     ap.add_argument("--replies", type=int, default=30)
     ap.add_argument("--check", type=int, default=300)
-    ap.add_argument("--only", choices=["throughput", "latency", "check"])
+    ap.add_argument("--waits", type=int, default=200)
+    ap.add_argument("--only", choices=["throughput", "latency", "wait", "check"])
     ap.add_argument("--sqlite", action="store_true", help="the throughput on a SQLite file too")
     args = ap.parse_args()
     try:
@@ -259,6 +304,22 @@ def main() -> int:
                 p90 = statistics.quantiles(xs, n=10)[8] * 1e3 if len(xs) >= 2 else xs[0] * 1e3
                 print(
                     f"  continued by {who}: {len(xs)} runs, median {statistics.median(xs) * 1e3:.1f} ms, p90 {p90:.1f} ms"
+                )
+        if args.only in (None, "wait"):
+            print(f"a wait on a run woken by another store's commit, {args.waits} commits (ms):")
+            for label in ("PostgreSQL", "SQLite"):
+                if label == "SQLite":
+                    w = wait_latency(str(folder / "wait.db"), args.waits)
+                else:
+                    with pg_schema(args.server) as url:
+                        w = wait_latency(url, args.waits)
+                q = statistics.quantiles(w["woke"], n=10)
+                after = [a - c for a, c in zip(w["woke"], w["commit"])]  # from the sync() returned
+                print(
+                    f"  {label:10} sync() called -> wait returned: median {statistics.median(w['woke']) * 1e3:.2f}, "
+                    f"p10 {q[0] * 1e3:.2f}, p90 {q[8] * 1e3:.2f}; the sync() itself: median "
+                    f"{statistics.median(w['commit']) * 1e3:.2f}; sync() returned -> wait returned: median "
+                    f"{statistics.median(after) * 1e3:.2f}, p90 {statistics.quantiles(after, n=10)[8] * 1e3:.2f}"
                 )
         if args.only in (None, "throughput"):
             print(f"throughput: {args.runs} runs of 3 Tool calls, N worker processes (concurrency 8 each)")

@@ -4,7 +4,7 @@
     .venv/bin/python bench/peers/run.py [--quick] [--rounds R] [--steps N] [--fan N] [--runs N]
         [--workers 1,2,4] [--only step,recovery,recovery_cp,replay,fanout,bytes,throughput] [--dir DIR]
 
-Systems: flow2py (SQLite store; on PostgreSQL once that backend exists), DBOS on SQLite and on the
+Systems: flow2py (SQLite store, and PostgreSQL), DBOS on SQLite and on the
 local PostgreSQL, LangGraph with its SQLite and PostgreSQL checkpointers, and Temporal's
 `Replayer` (no Temporal server is reachable offline: bench/peers/peer_temporal.py says why). Each
 system runs in its own process (bench/peers/serve.py), started once; the measurements alternate
@@ -26,7 +26,8 @@ rounds, with its ratio to flow2py's (how many times flow2py's cost the peer's is
   every row; Temporal: the history's protobuf bytes).
 * throughput: R short runs (3 no-op steps) through 1, 2 and 4 worker processes over one store,
   from the first submission until every run has completed: flow2py `flow2py worker` over one
-  SQLite file; DBOS processes on a queue in PostgreSQL; LangGraph has no worker or queue in the
+  SQLite file and over one PostgreSQL database; DBOS processes on a queue in PostgreSQL and in
+  one SQLite file; LangGraph has no worker or queue in the
   library, so W processes each invoke R/W runs themselves over one PostgreSQL checkpointer.
 
 Databases are created on the local PostgreSQL (127.0.0.1:5432, user postgres) and dropped at the
@@ -238,17 +239,23 @@ def _until(count, runs: int, timeout: float = 900) -> None:
         time.sleep(0.02)
 
 
-def tp_flow2py(workdir: Path, runs: int, workers: int, _pg) -> dict:
+def tp_flow2py(workdir: Path, runs: int, workers: int, backend: str) -> dict:
+    """`workers` `flow2py worker` processes over one store: a SQLite file, or a PostgreSQL
+    database of its own (claims FOR UPDATE SKIP LOCKED, woken by LISTEN/NOTIFY)."""
     from flow2py import host
     from flowrt.history.store import Store
     from flowrt.host import worker as wk
 
-    db = workdir / f"tp-flow2py-{workers}-{time.monotonic_ns()}.db"
+    name = f"peers_flow2py_tp_{workers}"
+    if backend == "postgresql":
+        store_at = pg_create(name)
+    else:
+        store_at = str(workdir / f"tp-flow2py-{workers}-{time.monotonic_ns()}.db")
     prog = host.Loaded(host.check(str(FLOW / "peers.flow")).program)
-    store = Store(str(db))
+    store = Store(store_at)
     cmd = [str(Path(sys.executable).parent / "flow2py"), "worker", f"peers={FLOW / 'peers.flow'}"]
-    cmd += ["--tools", str(PEERS / "flow2py_tools.py"), "--store", str(db), "--concurrency", "8"]
-    logs = [workdir / f"flow2py-worker-{workers}-{k}.log" for k in range(workers)]
+    cmd += ["--tools", str(PEERS / "flow2py_tools.py"), "--store", store_at, "--concurrency", "8"]
+    logs = [workdir / f"flow2py-{backend}-worker-{workers}-{k}.log" for k in range(workers)]
     procs = [
         subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=open(log, "w"), cwd=workdir) for log in logs
     ]
@@ -257,7 +264,12 @@ def tp_flow2py(workdir: Path, runs: int, workers: int, _pg) -> dict:
             _wait_file(log, "serving")
 
         def done() -> int:
-            con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+            if backend == "postgresql":
+                with store.file.lock:
+                    return store.file.db.execute(
+                        "SELECT count(*) FROM runs WHERE state='completed'"
+                    ).fetchone()[0]
+            con = sqlite3.connect(f"file:{store_at}?mode=ro", uri=True)
             try:
                 return con.execute("SELECT count(*) FROM runs WHERE state='completed'").fetchone()[0]
             finally:
@@ -272,15 +284,22 @@ def tp_flow2py(workdir: Path, runs: int, workers: int, _pg) -> dict:
     finally:
         _stop(procs)
         store.close()
+        if backend == "postgresql":
+            pg_drop(name)
     return {"runs_s": runs / total, "submit_s": submitted}
 
 
-def tp_dbos(workdir: Path, runs: int, workers: int, _pg) -> dict:
+def tp_dbos(workdir: Path, runs: int, workers: int, backend: str) -> dict:
+    """`workers` DBOS processes dequeuing from one queue in its system database: PostgreSQL, or
+    one SQLite file (DBOS's SQLite system database, shared by the processes)."""
     import psycopg
     from dbos import DBOSClient
 
     name = f"peers_dbos_tp_{workers}"
-    url = pg_create(name)
+    if backend == "postgresql":
+        url = pg_create(name)
+    else:
+        url = f"sqlite:///{workdir / f'tp-dbos-{workers}-{time.monotonic_ns()}.sqlite'}"
     procs = []
     try:
         for k in range(workers):  # one after the other: the first creates the schema
@@ -293,12 +312,15 @@ def tp_dbos(workdir: Path, runs: int, workers: int, _pg) -> dict:
             procs.append(p)
             _wait_lines([p], "ready")
         client = DBOSClient(system_database_url=url)
-        con = psycopg.connect(url, autocommit=True)
+        if backend == "postgresql":
+            con = psycopg.connect(url, autocommit=True)
+            count_sql = "SELECT count(*) FROM dbos.workflow_status WHERE status='SUCCESS'"
+        else:
+            con = sqlite3.connect(f"file:{url.removeprefix('sqlite:///')}?mode=ro", uri=True)
+            count_sql = "SELECT count(*) FROM workflow_status WHERE status='SUCCESS'"
 
         def done() -> int:
-            return con.execute("SELECT count(*) FROM dbos.workflow_status WHERE status='SUCCESS'").fetchone()[
-                0
-            ]
+            return con.execute(count_sql).fetchone()[0]
 
         t0 = time.perf_counter()
         for i in range(runs):
@@ -310,11 +332,12 @@ def tp_dbos(workdir: Path, runs: int, workers: int, _pg) -> dict:
         client.destroy()
     finally:
         _stop(procs)
-        pg_drop(name)
+        if backend == "postgresql":
+            pg_drop(name)
     return {"runs_s": runs / total, "submit_s": submitted}
 
 
-def tp_langgraph(workdir: Path, runs: int, workers: int, _pg) -> dict:
+def tp_langgraph(workdir: Path, runs: int, workers: int, _backend) -> dict:
     name = f"peers_langgraph_tp_{workers}"
     url = pg_create(name)
     procs = []
@@ -343,10 +366,13 @@ def tp_langgraph(workdir: Path, runs: int, workers: int, _pg) -> dict:
     return {"runs_s": runs / total, "submit_s": None}
 
 
+#: (label, function, peer, backend), measured in this order round by round
 THROUGHPUT = [
-    ("flow2py/sqlite", tp_flow2py, "flow2py"),
-    ("dbos/postgresql", tp_dbos, "dbos"),
-    ("langgraph/postgresql (no worker)", tp_langgraph, "langgraph"),
+    ("flow2py/sqlite", tp_flow2py, "flow2py", "sqlite"),
+    ("flow2py/postgresql", tp_flow2py, "flow2py", "postgresql"),
+    ("dbos/sqlite", tp_dbos, "dbos", "sqlite"),
+    ("dbos/postgresql", tp_dbos, "dbos", "postgresql"),
+    ("langgraph/postgresql (no worker)", tp_langgraph, "langgraph", "postgresql"),
 ]
 
 
@@ -354,20 +380,20 @@ def throughput(workdir: Path, runs: int, workers: list, rounds: int, usable: set
     print(f"\nthroughput: {runs:,} short runs (3 no-op steps) through W worker processes, runs/s:")
     out: dict = {}
     for w in workers:
-        got: dict = {label: [] for label, _, _ in THROUGHPUT}
+        got: dict = {label: [] for label, *_ in THROUGHPUT}
         why: dict = {}
         for _ in range(rounds):
-            for label, f, peer in THROUGHPUT:
+            for label, f, peer, backend in THROUGHPUT:
                 if peer not in usable:
                     why[label] = "does not import"
                 if label in why:
                     continue
                 try:
-                    got[label].append(f(workdir, runs, w, None)["runs_s"])
+                    got[label].append(f(workdir, runs, w, backend)["runs_s"])
                 except Exception as e:  # noqa: BLE001  (the cell says why)
                     why[label] = f"{type(e).__name__}: {e}"[:160]
         base = statistics.median(got[BASE]) if got[BASE] and BASE not in why else None
-        for label, _, _ in THROUGHPUT:
+        for label, *_ in THROUGHPUT:
             if label in why:
                 out[(label, w)] = {"why": why[label]}
                 print(f"  W={w} {label:34} -  ({why[label]})")

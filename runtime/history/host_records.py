@@ -230,9 +230,20 @@ def _time_entry(e) -> bool:
     )
 
 
+def notify_run(db, run_id: str) -> None:
+    """In a transaction that changes the run (a commit of its facts, a release, a halt): on
+    PostgreSQL its waiters are told when it commits (flowrt.history.pg, `RunWatch`); SQLite's
+    waiters look (flowrt.host.worker_ops.wait_for_change)."""
+    notify = getattr(db, "notify_run", None)
+    if notify is not None:
+        notify(run_id)
+
+
 def note_release(db, run_id: str) -> None:
     """In the transaction that releases a run's lease: a run left paused is paused since now
-    (`run_pauses`, read by `HostRecords.paused_times`); any other is not paused."""
+    (`run_pauses`, read by `HostRecords.paused_times`); any other is not paused. Its waiters are
+    told (`notify_run`): its state changed."""
+    notify_run(db, run_id)
     db.execute("DELETE FROM run_pauses WHERE run=?", (run_id,))
     db.execute(
         "INSERT INTO run_pauses SELECT id, ? FROM runs WHERE id=? AND state='paused'", (time.time(), run_id)

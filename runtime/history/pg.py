@@ -45,6 +45,11 @@ from flowrt.history.store_errors import StoreError
 URL_PREFIXES = ("postgresql://", "postgres://")
 #: the channel a write that may let a run move NOTIFYs on (payload: "<schema> <what> <run id>")
 CHANNEL = "flow2py_wake"
+#: the channel a run's commit NOTIFYs on, and any write that changes its state (payload: "<schema>
+#: <run id>"; "<schema> " alone for a run id too long for a notice: every waiter looks)
+RUN_CHANNEL = "flow2py_run"
+#: PostgreSQL's limit on a notice's payload is 8000 bytes
+_PAYLOAD_MAX = 7900
 EXTRA_HINT = "pip install 'flow2py[pg]' (psycopg 3 and psycopg-pool)"
 
 
@@ -210,10 +215,65 @@ class _Db:
     def in_transaction(self) -> bool:
         return self._file._in_tx
 
+    def notify_run(self, run_id: str) -> None:
+        """Tell the run's waiters (`RunWatch`) that it changed, when the current transaction
+        commits: one notice a run a transaction, sent with its COMMIT (no statement of its own)."""
+        if self._file._in_tx:
+            self._file._run_notices.add(run_id)
+
     def notify(self, payload: str) -> None:
         """Send `payload` to the store's listeners (`Listener`) when the current transaction
         commits (NOTIFY is transactional: a rolled-back write wakes no one)."""
         self.execute(f"SELECT pg_notify('{CHANNEL}', current_schema() || ' ' || ?)", (payload,))
+
+
+def _commit_sql(runs) -> str:
+    """COMMIT, after a notice on RUN_CHANNEL for each run the transaction changed that a process
+    waits on (`RunWatch`), in one round trip (a query without parameters may be several)."""
+    if not runs:
+        return "COMMIT"
+    return "; ".join([_run_notice(r) for r in sorted(runs)] + ["COMMIT"])
+
+
+#: the advisory locks (two int4 keys: a space apart from the store's one-key write lock) a
+#: waiter holds shared on its run's key while it waits; "<schema> <run id>" keys the run
+_WAIT_KEY = "hashtext('flow2py run'), hashtext(current_schema() || {0})"
+
+
+@lru_cache(maxsize=4096)
+def _run_notice(run_id: str) -> str:
+    """The run's notice, sent only when a waiter holds the run's key (the commit's exclusive try
+    of it fails; while it holds it, until its commit ends, a waiter registering waits, then
+    looks): a commit no one waits on sends none, and takes no part in PostgreSQL's serialising of
+    notifying commits. The id is an escape string literal (E'…': backslashes and quotes escaped,
+    whatever standard_conforming_strings says)."""
+    text = (" " + run_id).replace("\\", "\\\\").replace("'", "\\'")
+    payload = text if len(run_id.encode("utf-8", "replace")) <= _PAYLOAD_MAX else " "
+    key = _WAIT_KEY.format(f"E'{text}'")
+    return f"SELECT pg_notify('{RUN_CHANNEL}', current_schema() || E'{payload}') WHERE NOT pg_try_advisory_xact_lock({key})"
+
+
+# The runs page's function (`page_terms`): the text at `key` of the host's JSON object `meta`, as
+# SQLite's json_valid/json_type/json_extract read it (not JSON, not an object, not a string at
+# `key`, or '': NULL), made per connection in pg_temp (nothing is added to the store's schema).
+_PAGE_FUNCTIONS = """CREATE OR REPLACE FUNCTION pg_temp.flow_meta_text(meta text, key text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE j json;
+BEGIN
+  j := meta::json;
+  IF json_typeof(j) = 'object' AND json_typeof(j -> key) = 'string' THEN
+    RETURN nullif(j ->> key, '');
+  END IF;
+  RETURN NULL;
+EXCEPTION WHEN others THEN
+  RETURN NULL;
+END $$"""
+# os.path.splitext(os.path.basename(p))[0] or None: the last component, less its last extension
+# where a character other than a dot comes before that dot
+_PAGE_STEM = (
+    "coalesce(substring(regexp_replace({0}, '^.*/', '') from '^(\\.*[^.].*)\\.[^.]*$'), "
+    "nullif(regexp_replace({0}, '^.*/', ''), ''))"
+)
 
 
 class PgStoreFile:
@@ -224,6 +284,41 @@ class PgStoreFile:
     #: transaction holds is passed over, not waited for; SQLite's file has "" (BEGIN IMMEDIATE
     #: already serialises its claims)
     SKIP_LOCKED = " FOR UPDATE SKIP LOCKED"
+
+    def page_terms(self) -> dict:
+        """The runs page's terms in PostgreSQL's SQL (flowrt.history.worker_records.WorkerRecords.runs_page;
+        SQLite's are Python functions): the recorder leases whose process is gone are read by
+        the caller first (`owner_alive`: a process on this host cannot be looked at from the
+        server) and passed once, an array (`args`: the caller's); the host's JSON read by `pg_temp.flow_meta_text`
+        (made on this connection on first use: NULL where SQLite's json_valid/json_type give
+        none); a path's stem as os.path.splitext(basename) in regular expressions; the run's
+        submission, cancel and open calls as one-row subqueries; ids ordered by their bytes
+        (COLLATE "C", as SQLite's BINARY); no LIMIT as NULL."""
+        with self.lock:
+            conn = self._connection()
+            if self._in_tx or conn not in self._page_functions:
+                self._exec(_PAGE_FUNCTIONS)
+                # a page's plan costs far more than it takes (its LIMIT ends the index walk
+                # early): JIT-compiling it would cost more than running it
+                self._exec("SET jit = off")
+                if not self._in_tx:
+                    self._page_functions.add(conn)
+        return {
+            "with": "WITH here AS (SELECT CAST(? AS text[]) AS dead) ",
+            "join": "CROSS JOIN here ",
+            "args": None,
+            "dead": "r.owner = ANY(here.dead)",
+            # one index probe a row, as the run's rows are read walking runs_by_created (joins
+            # or EXISTS would be planned as hashes of whole tables, the page then a sort)
+            "cancelled": "(SELECT true FROM worker_cancels c WHERE c.run = r.id)",
+            "unstarted": "(SELECT s.started IS NULL FROM worker_submissions s WHERE s.run = r.id)",
+            "open": "(SELECT true FROM open_calls o WHERE o.run = r.id LIMIT 1)",
+            "submitted": "(SELECT s.program FROM worker_submissions s WHERE s.run = r.id)",
+            "meta": "pg_temp.flow_meta_text(r.meta, '{0}')",
+            "stem": _PAGE_STEM,
+            "id": 'r.id COLLATE "C"',
+            "all": None,
+        }
 
     def listen(self, wake) -> "Listener":
         """A started `Listener` calling `wake(payload)` on each notice for this store's schema."""
@@ -246,6 +341,9 @@ class PgStoreFile:
         self._in_tx = False
         self._sync = durable
         self._conn = None
+        self._page_functions = weakref.WeakSet()  # connections holding the runs page's functions
+        self._run_notices: set[str] = set()  # runs the open transaction changed (`notify_run`)
+        self._watch: Optional["RunWatch"] = None
         where = f"the store {self.path}"
         self._where = where
         # A direct first connection gives the server's reason at once (the pool would retry).
@@ -301,8 +399,18 @@ class PgStoreFile:
             except Exception:
                 pass
 
+    def run_watch(self) -> "RunWatch":
+        """This file's `RunWatch` (started on first use; stopped by `close`)."""
+        with self.lock:
+            if self._watch is None:
+                self._watch = RunWatch(self.url)
+            return self._watch
+
     def close(self) -> None:
         with self.lock:
+            watch, self._watch = self._watch, None
+            if watch is not None:
+                watch.stop()
             self._drop()
             pool = getattr(self, "_pool", None)
             if pool is not None:
@@ -330,6 +438,8 @@ class PgStoreFile:
                         S.record_versions(
                             db, dict(db.execute("SELECT key, value FROM store_meta").fetchall())
                         )
+                if not self.readonly:
+                    self._add_indexes()
                 return
         if self.readonly:
             raise StoreError(
@@ -342,6 +452,22 @@ class PgStoreFile:
             if "data_version" in meta:
                 S.check_versions(meta, self.path)
             S.record_versions(db, meta)
+
+    def _add_indexes(self) -> None:
+        """The indexes of `SCHEMA` a store made before them lacks, made by its first writer (as
+        the SQLite file does)."""
+        from flowrt.history import schema as S
+
+        have = {
+            r[0]
+            for r in self.db.execute("SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()")
+        }
+        if S.INDEXES <= have:
+            return
+        with self.transaction():
+            for stmt in pg_schema(S.SCHEMA):
+                if stmt.startswith("CREATE INDEX"):
+                    self._run(lambda conn, s=stmt: conn.execute(s))
 
     def _stand_in(self, missing) -> None:
         """Empty TEMP tables for the tables an older store lacks (as the SQLite file does)."""
@@ -387,11 +513,13 @@ class PgStoreFile:
                 yield self.db
             except BaseException:
                 self._in_tx = False
+                self._run_notices = set()
                 self._rollback()
                 raise
             self._in_tx = False
+            notices, self._run_notices = self._run_notices, set()
             try:
-                self._exec("COMMIT")
+                self._exec(_commit_sql(notices))
             except BaseException:
                 self._rollback()
                 raise
@@ -429,13 +557,13 @@ class PgStoreFile:
 
 
 class Listener:
-    """LISTEN on `CHANNEL` over a dedicated connection (not the pool's), in a daemon thread:
+    """LISTEN on `channel` (`CHANNEL`, else `RUN_CHANNEL`) over a dedicated connection (not the pool's), in a daemon thread:
     `wake(what)` for each notice sent from this store's schema, `wake(None)` once after each
     (re)connection (a notice sent while no connection listened is not lost: the caller looks).
     A connection the server drops is made again after half a second."""
 
-    def __init__(self, url: str, wake):
-        self.url, self._wake = url, wake
+    def __init__(self, url: str, wake, channel: str = CHANNEL):
+        self.url, self._wake, self.channel = url, wake, channel
         self._stop = threading.Event()
         self.ready = threading.Event()
         self._thread = threading.Thread(target=self._run, name="flowrt-pg-listen", daemon=True)
@@ -456,7 +584,7 @@ class Listener:
             try:
                 conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
                 schema = conn.execute("SELECT current_schema()").fetchone()[0]
-                conn.execute(f"LISTEN {CHANNEL}")
+                conn.execute(f"LISTEN {self.channel}")
                 self.ready.set()
                 self._wake(None)
                 while not self._stop.is_set():
@@ -472,3 +600,99 @@ class Listener:
                         conn.close()
                     except Exception:  # noqa: BLE001  (a connection already gone)
                         pass
+
+
+class RunWatch:
+    """The runs this process waits on (flowrt.host.worker_ops.wait_for_change), woken by their
+    notices on RUN_CHANNEL (a `Listener` of its own): `watching(run_id)` for the length of a wait;
+    `mark(run_id)` before each look at the run; `wait(run_id, mark, timeout)` returns True as
+    soon as a notice for the run (or a reconnection, after which every waiter looks) came after
+    the mark, False at the timeout. Notices for runs no one waits on are not kept."""
+
+    def __init__(self, url: str):
+        self._cond = threading.Condition(threading.Lock())
+        self._seen: dict[str, int] = {}  # run waited on -> notices for it
+        self._epoch = 0  # reconnections and notices naming no run
+        self.notices = 0  # notices that woke a waiter (what the tests and the bench read)
+        self._url = url
+        self._keys = threading.Lock()  # `_waiters` and the connection holding their keys
+        self._waiters: dict[str, int] = {}
+        self._holder = None  # the connection holding the waited runs' keys (shared)
+        self._held = True  # False once that connection failed: its keys are gone, waiters poll
+        self._listener = Listener(url, self._wake, RUN_CHANNEL).start()
+
+    @property
+    def ready(self) -> bool:
+        """LISTEN is in place and the waited runs' keys are held (else a waiter polls)."""
+        return self._held and self._listener.ready.is_set()
+
+    def wait_ready(self, timeout: float) -> bool:
+        return self._listener.ready.wait(timeout)
+
+    def _wake(self, run_id: Optional[str]) -> None:
+        with self._cond:
+            if not run_id:
+                self._epoch += 1
+            elif run_id in self._seen:
+                self._seen[run_id] += 1
+            else:
+                return
+            self._cond.notify_all()
+
+    def _key(self, run_id: str, take: bool) -> None:
+        """Take (or give back) the run's key, shared, on the holding connection: a commit of the
+        run NOTIFYs only while some process holds it (`_run_notice`)."""
+        import psycopg
+
+        if not self._held:
+            return
+        fn = "pg_advisory_lock_shared" if take else "pg_advisory_unlock_shared"
+        try:
+            if self._holder is None:
+                self._holder = psycopg.connect(self._url, autocommit=True, connect_timeout=10)
+            self._holder.execute(f"SELECT {fn}({_WAIT_KEY.format('%s')})", (" " + run_id,))
+        except psycopg.Error:
+            self._held = False  # the keys went with the connection: every waiter polls from now
+
+    @contextmanager
+    def watching(self, run_id: str):
+        """For the length of a wait on the run: its notices are counted, its key held."""
+        with self._keys:
+            n = self._waiters.get(run_id, 0)
+            if not n:
+                self._key(run_id, True)
+            self._waiters[run_id] = n + 1
+            with self._cond:
+                self._seen.setdefault(run_id, 0)
+        try:
+            yield
+        finally:
+            with self._keys:
+                self._waiters[run_id] -= 1
+                if not self._waiters[run_id]:
+                    del self._waiters[run_id]
+                    with self._cond:
+                        del self._seen[run_id]
+                    self._key(run_id, False)
+
+    def mark(self, run_id: str) -> tuple[int, int]:
+        with self._cond:
+            return self._epoch, self._seen.get(run_id, 0)
+
+    def wait(self, run_id: str, mark: tuple[int, int], timeout: float) -> bool:
+        with self._cond:
+            woke = self._cond.wait_for(lambda: (self._epoch, self._seen.get(run_id, 0)) != mark, timeout)
+            if woke:
+                self.notices += 1
+            return woke
+
+    def stop(self) -> None:
+        # not waiting for the thread: it ends at its next half-second look, its connection closed
+        self._listener.stop(timeout=0)
+        with self._keys:
+            holder, self._holder, self._held = self._holder, None, False
+        if holder is not None:
+            try:
+                holder.close()
+            except Exception:  # noqa: BLE001  (a connection already gone)
+                pass

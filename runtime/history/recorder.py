@@ -50,7 +50,14 @@ from typing import Any, Optional
 
 from flowrt.data.facts import Call, Checkpoint, Completed, End, Fact, Reply, Stop
 from flowrt.history import trace as T
-from flowrt.history.host_records import describe_owner, note_release, owner_alive, owner_token, run_row
+from flowrt.history.host_records import (
+    describe_owner,
+    note_release,
+    notify_run,
+    owner_alive,
+    owner_token,
+    run_row,
+)
 from flowrt.history.store_errors import HistoryConflict, RunBusy, RunCancelled, StoreError
 from flowrt.history.tokens import may_hold_token, tokens_in
 
@@ -539,6 +546,7 @@ class StoreRecorder:
         )
         if cur.rowcount != 1:
             raise self._refusal(db)
+        notify_run(db, run)  # PostgreSQL: one notice at commit wakes the run's waiters
         batch.write(db)
         times = self._times_to_write(durable)
         if times:  # the host's times (and call sites) of the calls: call_times

@@ -38,7 +38,7 @@ import time
 from typing import Optional
 
 from flowrt.history import trace as T
-from flowrt.history.host_records import owner_alive
+from flowrt.history.host_records import notify_run, owner_alive
 from flowrt.history.store_errors import StoreError, UnknownRun
 
 
@@ -111,7 +111,10 @@ class WorkerRecords:
                 if row[3] > now and not dead:
                     return False
                 # expired (or its process is gone): the old owner's recorder may append no more
-                db.execute("UPDATE runs SET owner=NULL WHERE id=? AND owner IS NOT NULL", (run_id,))
+                if db.execute(
+                    "UPDATE runs SET owner=NULL WHERE id=? AND owner IS NOT NULL", (run_id,)
+                ).rowcount:
+                    notify_run(db, run_id)
             db.execute(
                 "INSERT OR REPLACE INTO worker_leases VALUES (?, ?, ?, ?, ?, ?)",
                 (run_id, owner, pid, host, now, now + seconds),
@@ -287,6 +290,7 @@ class WorkerRecords:
             _notify(db, "cancel", run_id)
             if owner is None or not owner_alive(owner):
                 db.execute("UPDATE runs SET state='halted', owner=NULL WHERE id=?", (run_id,))
+                notify_run(db, run_id)
                 db.execute("DELETE FROM worker_replies WHERE run=?", (run_id,))
                 return "halted"
             db.execute("DELETE FROM worker_replies WHERE run=?", (run_id,))
@@ -307,29 +311,52 @@ class WorkerRecords:
         it: submitted, running, paused, completed, faulted, halted; None: any) whose program is
         known by the name `program` (the submission's name, else the name the host gave it, its
         entry file's stem, its entry module, its identity's first 12 digits; None: any), newest
-        first, `limit` of them (None: all) from `offset`: filtered and paged in SQL. None on a
-        store whose SQL cannot call the functions it needs (PostgreSQL): the caller filters."""
+        first, `limit` of them (None: all) from `offset`: filtered and paged in one SQL statement,
+        on SQLite and on PostgreSQL alike (the file's `page_terms`). None on a store whose SQL
+        cannot do it (neither): the caller filters."""
         f = self.file
-        if not hasattr(f.db, "create_function"):
+        page_terms = getattr(f, "page_terms", None)
+        if page_terms is None and not hasattr(f.db, "create_function"):
             return None
-        where, args = ["r.data_version = ?"], [T.DATA_VERSION]
-        if state is not None:
-            where.append(f"({_STATE_SQL}) = ?")
-            args.append(state)
-        if program is not None:
-            where.append(f"({_NAME_SQL}) = ?")
-            args.append(program)
-        sql = (
-            "SELECT r.id FROM runs r LEFT JOIN worker_submissions s ON s.run = r.id "
-            "LEFT JOIN worker_cancels c ON c.run = r.id "
-            f"WHERE {' AND '.join(where)} ORDER BY r.created DESC, r.id DESC LIMIT ? OFFSET ?"
-        )
-        args += [-1 if limit is None else limit, offset]
         with f.lock:
+            if page_terms is not None:  # PostgreSQL: its own spelling of the page's terms
+                terms = page_terms()
+                dead = self._dead_owners() if _needs_alive(state) else []
+                return self._page(f, dict(terms, args=(dead,)), state, program, limit, offset)
             if getattr(self, "_functions_on", None) is not f.db:
                 _functions(f.db)
                 self._functions_on = f.db
-            return [row[0] for row in f.db.execute(sql, args)]
+            return self._page(f, _SQLITE_TERMS, state, program, limit, offset)
+
+    def _dead_owners(self) -> list[str]:
+        """The recorder leases (`runs.owner`) of running runs on this host whose process is gone
+        (`owner_alive`, as SQLite's `flow_owner_alive` decides it row by row): on PostgreSQL the
+        page's SQL reads a lease as dead when it is one of these."""
+        here = socket.gethostname() + ":"
+        rows = self.file.db.execute(
+            "SELECT DISTINCT owner FROM runs WHERE state = 'running' AND substr(owner, 1, ?) = ?",
+            (len(here), here),
+        ).fetchall()
+        return sorted(o for (o,) in rows if type(o) is str and not owner_alive(o))
+
+    @staticmethod
+    def _page(f, terms: dict, state, program, limit, offset) -> list[str]:
+        where, args = ["r.data_version = ?"], list(terms["args"]) + [T.DATA_VERSION]
+        if state in ("completed", "faulted"):  # what the run's record says (the CASE's first arm)
+            where.append("r.state = ?")
+            args.append(state)
+        elif state is not None:
+            where.append(f"({_state_sql(terms)}) = ?")
+            args.append(state)
+        if program is not None:
+            where.append(f"({_name_sql(terms)}) = ?")
+            args.append(program)
+        sql = (
+            f"{terms['with']}SELECT r.id FROM runs r {terms['join']}"
+            f"WHERE {' AND '.join(where)} ORDER BY r.created DESC, {terms['id']} DESC LIMIT ? OFFSET ?"
+        )
+        args += [terms["all"] if limit is None else limit, offset]
+        return [row[0] for row in f.db.execute(sql, args)]
 
     # ---- attempts inside one call --------------------------------------------------------------
 
@@ -373,25 +400,56 @@ class WorkerRecords:
 # The state a worker's client sees (flowrt.host.worker_ops._state over run_info's state), in SQL:
 # a run left running by a process that is gone is halted; a cancelled run not running is halted;
 # a halted run never started (its submission not taken) or with no open call is submitted, one
-# with open calls paused (a worker takes it to recover).
-_LIVE_SQL = (
-    "CASE WHEN r.state = 'running' AND (r.owner IS NULL OR NOT flow_owner_alive(r.owner)) "
-    "THEN 'halted' ELSE r.state END"
-)
-_STATE_SQL = (
-    f"CASE WHEN r.state IN ('completed', 'faulted') THEN r.state "
-    f"WHEN c.run IS NOT NULL THEN CASE WHEN ({_LIVE_SQL}) = 'running' THEN 'running' ELSE 'halted' END "
-    f"WHEN r.state = 'paused' THEN 'paused' "
-    f"WHEN ({_LIVE_SQL}) = 'running' THEN 'running' "
-    f"WHEN s.run IS NOT NULL AND s.started IS NULL THEN 'submitted' "
-    f"WHEN EXISTS (SELECT 1 FROM open_calls o WHERE o.run = r.id) THEN 'paused' ELSE 'submitted' END"
-)
-# The name a run's program is known by (flowrt.host.runs_view.program_name, the submission first).
-_META_TEXT = "CASE WHEN json_valid(r.meta) AND json_type(r.meta, '$.{0}') = 'text' THEN nullif(json_extract(r.meta, '$.{0}'), '') END"
-_NAME_SQL = (
-    f"coalesce(s.program, {_META_TEXT.format('program')}, flow_stem({_META_TEXT.format('path')}), "
-    f"{_META_TEXT.format('entry_module')}, substr(r.program, 1, 12))"
-)
+# with open calls paused (a worker takes it to recover). The backend's terms (`t`): `dead`, that
+# the lease `r.owner` names a process that is gone; `cancelled`, that the run has a cancel
+# request; `unstarted`, a submission not yet taken; `open`, that the run has an open call.
+def _state_sql(t: dict) -> str:
+    live = (
+        f"CASE WHEN r.state = 'running' AND (r.owner IS NULL OR {t['dead']}) THEN 'halted' ELSE r.state END"
+    )
+    return (
+        f"CASE WHEN r.state IN ('completed', 'faulted') THEN r.state "
+        f"WHEN {t['cancelled']} THEN CASE WHEN ({live}) = 'running' THEN 'running' ELSE 'halted' END "
+        f"WHEN r.state = 'paused' THEN 'paused' "
+        f"WHEN ({live}) = 'running' THEN 'running' "
+        f"WHEN {t['unstarted']} THEN 'submitted' "
+        f"WHEN {t['open']} THEN 'paused' ELSE 'submitted' END"
+    )
+
+
+def _needs_alive(state: Optional[str]) -> bool:
+    """Whether filtering by `state` depends on a lease's liveness (never for an ended run)."""
+    return state is not None and state not in ("completed", "faulted")
+
+
+# The name a run's program is known by (flowrt.host.runs_view.program_name, the submission first):
+# `t['submitted']` the submission's name, `t['meta']` the backend's text of the host's JSON at a
+# key ('' and not text: NULL), `t['stem']` a path's stem.
+def _name_sql(t: dict) -> str:
+    meta = t["meta"]
+    return (
+        f"coalesce({t['submitted']}, {meta.format('program')}, {t['stem'].format(meta.format('path'))}, "
+        f"{meta.format('entry_module')}, substr(r.program, 1, 12))"
+    )
+
+
+# SQLite's terms: the run's submission and cancel joined, its JSON functions, and Python
+# functions made once per connection (`_functions`).
+_SQLITE_TERMS = {
+    "with": "",
+    "join": "LEFT JOIN worker_submissions s ON s.run = r.id LEFT JOIN worker_cancels c ON c.run = r.id ",
+    "args": (),
+    "dead": "NOT flow_owner_alive(r.owner)",
+    "cancelled": "c.run IS NOT NULL",
+    "unstarted": "s.run IS NOT NULL AND s.started IS NULL",
+    "open": "EXISTS (SELECT 1 FROM open_calls o WHERE o.run = r.id)",
+    "submitted": "s.program",
+    "meta": "CASE WHEN json_valid(r.meta) AND json_type(r.meta, '$.{0}') = 'text' "
+    "THEN nullif(json_extract(r.meta, '$.{0}'), '') END",
+    "stem": "flow_stem({0})",
+    "id": "r.id",
+    "all": -1,
+}
 
 
 def _stem(path: Optional[str]) -> Optional[str]:

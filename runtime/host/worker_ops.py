@@ -398,7 +398,7 @@ def runs(
     # the runs of the page are read further (their records, open calls, end), so a page of 50 out
     # of 100,000 runs reads the records of 50. A run whose record is corrupt is left out of it.
     ids = records.runs_page(state, program, limit, offset)
-    if ids is None:  # a store whose SQL cannot decide the state (PostgreSQL): from each record
+    if ids is None:  # a store whose SQL cannot decide the state (neither backend): from each record
         return _runs_read(store, state, program, limit, offset, prog)
     out = []
     for run_id in ids:
@@ -428,12 +428,43 @@ def _runs_read(store: Store, state, program, limit, offset, prog) -> list[RunSta
     return [_status(store, info, sub, halted, prog) for info, sub, halted in picked]
 
 
+#: a wait woken by notices (PostgreSQL) still looks this often: a run whose process died changes
+#: state with no write to tell of it
+WATCH_LOOK = 1.0
+
+
 def wait_for_change(store: Store, run_id: str, seen_facts: int, timeout: float) -> bool:
     """Wait up to `timeout` seconds for the run to hold more facts than `seen_facts` or to change
-    state out of running: True when it did (the caller reads `status` again)."""
+    state out of running: True when it did (the caller reads `status` again). On PostgreSQL the
+    wait LISTENs (each commit of the run, its release and its halt NOTIFY it: flowrt.history.pg
+    `RunWatch`), looking again on each notice and every WATCH_LOOK seconds; on SQLite, or until
+    the LISTEN connection is up, it polls the run, 5 ms doubling to 100 ms."""
     deadline = time.monotonic() + max(0.0, timeout)
-    first = _load(store, run_id)
-    state = first.state
+    run_watch = getattr(store.file, "run_watch", None)
+    if run_watch is None:
+        return _poll_for_change(store, run_id, seen_facts, deadline)
+    watch = run_watch()
+    with watch.watching(run_id):
+        watch.wait_ready(min(0.5, max(0.0, deadline - time.monotonic())))
+        state = _load(store, run_id).state
+        delay = 0.005
+        while True:
+            mark = watch.mark(run_id)  # before the look: a commit after it is not missed
+            info = _load(store, run_id)
+            if info.facts != seen_facts or info.state != state or info.state in ("completed", "faulted"):
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            if watch.ready:
+                watch.wait(run_id, mark, min(WATCH_LOOK, left))
+            else:  # no LISTEN connection (yet): poll meanwhile
+                time.sleep(min(delay, left))
+                delay = min(delay * 2, 0.1)
+
+
+def _poll_for_change(store: Store, run_id: str, seen_facts: int, deadline: float) -> bool:
+    state = _load(store, run_id).state
     delay = 0.005
     while True:
         info = _load(store, run_id)
