@@ -175,19 +175,28 @@ class CommitGroup:
         self.commits = 0  # transactions committed (tests, benchmarks)
 
     def commit(self, job: _Job) -> None:
-        cond = self._cond
-        with cond:
-            self._queue.append(job)
-            while self._writing and not job.done:
-                cond.wait()
-            if not job.done:
-                self._writing = True
-        if not job.done:
-            self._lead(job)
+        self.commit_many((job,))
         if job.error is not None:
             raise job.error
 
-    def _lead(self, job: _Job) -> None:
+    def commit_many(self, jobs) -> None:
+        """Commit several recorders' batches in one transaction (queued together, so whichever
+        caller leads takes them all); each job's `error` says whether its batch was committed."""
+        cond = self._cond
+        first = jobs[0]
+        with cond:
+            self._queue.extend(jobs)
+            while self._writing and not first.done:
+                cond.wait()
+            lead = not first.done
+            if lead:
+                self._writing = True
+        if lead:
+            self._lead(first, jobs)
+
+    def _lead(self, job: _Job, mine=()) -> None:
+        """Write every batch queued now in one transaction (`job`'s among them, and `mine`, the
+        leader's other jobs, queued with it)."""
         group: list[_Job] = []
         try:
             file = self._file()
@@ -210,11 +219,13 @@ class CommitGroup:
                             )
         finally:
             with self._cond:
-                if not group:  # interrupted before taking the queue: this batch is not written
-                    if job in self._queue:
-                        self._queue.remove(job)
-                    if job.error is None:
-                        job.error = StoreError(f"the commit of run {job.rec.run_id!r} was interrupted")
+                if not group:  # interrupted before taking the queue: these batches are not written
+                    for j in mine or (job,):
+                        if j in self._queue:
+                            self._queue.remove(j)
+                        if j.error is None:
+                            j.error = StoreError(f"the commit of run {j.rec.run_id!r} was interrupted")
+                        j.done = True
                 for j in group:
                     j.done = True
                 job.done = True
@@ -280,8 +291,46 @@ class _Flusher:
             time.sleep(_REPLY_WAIT)  # the replies that come meanwhile share the commit
             with cond:
                 due, self._due = self._due, []
+            by_group: dict = {}
             for rec in due:
-                rec._flush()
+                by_group.setdefault(rec._group, []).append(rec)
+            for group, recs in by_group.items():
+                if len(recs) == 1:
+                    recs[0]._flush()
+                else:
+                    _flush_together(group, recs)
+
+
+def _flush_together(group: CommitGroup, recs: list) -> None:
+    """The flusher's commit of several runs' waiting Replies (recorders of one store file): one
+    transaction for all of them, each run's batch in its own savepoint (CommitGroup). A recorder
+    whose driver holds its lock now (recording or committing) is flushed on its own after."""
+    held = [r for r in recs if r._lock.acquire(blocking=False)]
+    try:
+        jobs = [j for j in (r._flush_job() for r in held) if j is not None]
+        if jobs:
+            _commit_flushed(group, jobs)
+    finally:
+        for r in held:
+            r._lock.release()
+    for r in recs:
+        if r not in held:
+            r._flush()
+
+
+def _commit_flushed(group: CommitGroup, jobs: list) -> None:
+    """Commit the flusher's jobs (one transaction) and tell each recorder how its batch fared;
+    nothing is raised on the flusher's thread (a recorder's failure is raised to its driver)."""
+    try:
+        group.commit_many(jobs)
+    except BaseException as e:  # noqa: BLE001  (each job already holds its error; kept if not)
+        for j in jobs:
+            if j.error is None and not j.done:
+                j.error = e
+    for j in jobs:
+        if not j.done and j.error is None:
+            j.error = StoreError(f"the commit of run {j.rec.run_id!r} was interrupted")
+        j.rec._committed(j)
 
 
 _flusher = _Flusher()
@@ -463,14 +512,31 @@ class StoreRecorder:
     def _flush(self) -> None:
         """The flusher's commit of the Reply waiting (fsynced if a Call or End came since)."""
         with self._lock:
-            self._armed = False
-            if self._closed or self._broken is not None or not self._reply:
-                return
-            self._explicit = False
-            try:
-                self._commit(self._urgent)
-            except BaseException:  # noqa: BLE001  (kept: the driver's next record or sync raises it)
-                self._flush_broke = True
+            job = self._flush_job()
+            if job is not None:
+                _commit_flushed(self._group, [job])
+
+    def _flush_job(self):
+        """(The recorder's lock held.) The flusher's batch: the buffer, when it holds a Reply
+        (fsynced if a Call or End came since), as a CommitGroup job; None when nothing waits."""
+        self._armed = False
+        if self._closed or self._broken is not None or not self._reply:
+            return None
+        self._explicit = False
+        self._times_row = None
+        return _Job(self, self._pending, self._urgent)
+
+    def _committed(self, job: _Job) -> None:
+        """(The recorder's lock held.) The flusher's job has ended: the buffer is committed, or
+        the recorder is broken (kept: the driver's next record or sync raises it)."""
+        if job.error is not None:
+            self._broken = job.error
+            self._flush_broke = True
+            return
+        self._times_written()
+        self._pending = []
+        self._urgent = self._reply = False
+        self._synced = (self.n, self.head)
 
     def _commit(self, durable: bool) -> None:
         pending = self._pending
@@ -504,6 +570,9 @@ class StoreRecorder:
     def _write(self, pending, durable: bool) -> None:
         self._times_row = None
         self._group.commit(_Job(self, pending, durable))
+        self._times_written()
+
+    def _times_written(self) -> None:
         if self._times_row is not None:  # the calls' times went with the facts: start the next row
             self._times = {}
             self._times_since = time.monotonic()
