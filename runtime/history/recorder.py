@@ -30,7 +30,11 @@ runs a worker drives on its threads) commit through one group. A recorder whose 
 another one being written waits for it, and the next writer takes every batch waiting then into
 one transaction: each run's batch in its own savepoint, with its own guarded `UPDATE runs`, so
 one run's refusal (lease lost, head moved) rolls back that run's batch only. One fsync then
-covers the facts of all of them; no batch is acknowledged before the transaction commits.
+covers the facts of all of them; no batch is acknowledged before the transaction commits. A
+fsynced commit first waits, `_GATHER_WAIT` at most, for the group's other open recorders that
+hold a Call not yet committed (their driver is in a round that ends in a sync): the Calls the
+runs make at about the same time become durable in one commit. A lone run never waits. The
+flusher commits the Replies of all the recorders waiting for it in one transaction too.
 
 Cancel (flowrt.history.worker_records): once a run has a cancel request, no process's recorder
 can take its lease, no commit succeeds (it is the guarded UPDATE's condition; the refusal is
@@ -74,6 +78,9 @@ _TIMES_WAIT = 1.0
 #: a Reply waiting in the buffer is committed (not fsynced) by the flusher this long after it
 #: was recorded, unless a commit the driver makes carries it first
 _REPLY_WAIT = 0.002
+#: a fsynced commit waits at most this long for the other runs of its store file (in this
+#: process) that hold a Call not yet committed, so that one commit makes all those Calls durable
+_GATHER_WAIT = 0.002
 
 
 def _times_json(times: dict) -> str:
@@ -173,6 +180,9 @@ class CommitGroup:
         self._queue: list[_Job] = []
         self._writing = False
         self.commits = 0  # transactions committed (tests, benchmarks)
+        # The recorders of this file that are open (the runs this process drives over it): a
+        # fsynced commit waits (`_GATHER_WAIT` at most) for those that hold a Call not yet queued.
+        self.members: "weakref.WeakSet[StoreRecorder]" = weakref.WeakSet()
 
     def commit(self, job: _Job) -> None:
         self.commit_many((job,))
@@ -186,6 +196,7 @@ class CommitGroup:
         first = jobs[0]
         with cond:
             self._queue.extend(jobs)
+            cond.notify_all()  # a leader gathering the runs' Calls (`_gather`) sees these
             while self._writing and not first.done:
                 cond.wait()
             lead = not first.done
@@ -202,6 +213,7 @@ class CommitGroup:
             file = self._file()
             if file is None:
                 raise StoreError(f"the store of run {job.rec.run_id!r} was closed")
+            self._gather()
             with file.lock:
                 with self._cond:
                     group, self._queue = self._queue, []
@@ -231,6 +243,37 @@ class CommitGroup:
                 job.done = True
                 self._writing = False
                 self._cond.notify_all()
+
+    def join(self, rec) -> None:
+        with self._cond:
+            self.members.add(rec)
+
+    def leave(self, rec) -> None:
+        with self._cond:
+            self.members.discard(rec)
+            self._cond.notify_all()
+
+    def _gather(self) -> None:
+        """Before a fsynced commit: wait for the other runs' recorders of this file that hold an
+        unsynced Call (their driver is in a scheduling round that will end in a sync), so that
+        their Calls share this commit; at most `_GATHER_WAIT`. Never when no other run holds one,
+        so a lone run commits at once."""
+        cond = self._cond
+        with cond:
+            if not any(j.durable for j in self._queue):
+                return
+            deadline = None
+            while True:
+                queued = {j.rec for j in self._queue}
+                waiting = [r for r in list(self.members) if r._urgent and not r._closed and r not in queued]
+                if not waiting:
+                    return
+                now = time.monotonic()
+                if deadline is None:
+                    deadline = now + _GATHER_WAIT
+                elif now >= deadline:
+                    return
+                cond.wait(deadline - now)
 
     def _write(self, f, group: list[_Job]) -> None:
         """One transaction of the store file (`transaction(whole=False)`: on PostgreSQL each run's
@@ -395,6 +438,7 @@ class StoreRecorder:
                 row[0] for row in db.execute("SELECT call FROM parked_calls WHERE run=?", (run_id,))
             }
         self._synced = (self.n, self.head)
+        self._group.join(self)
 
     @property
     def head_hex(self) -> str:
@@ -658,6 +702,7 @@ class StoreRecorder:
                 self.sync(durable=True)
         finally:
             self._closed = True
+            self._group.leave(self)
             # The facts are fsynced above; releasing the lease needs none (lost with the machine,
             # it names a process that is gone, which reads as the same state or as halted).
             with self._file.transaction(durable=False) as db:

@@ -1,9 +1,12 @@
-"""The flusher commits the Replies waiting in several runs' recorders (the runs one worker drives
-over one store) in one transaction, each run's batch guarded on its own: one run's refusal leaves
-the others committed and is raised to that run's driver."""
+"""Several runs over one store (as one worker drives them) share commits: a fsynced commit waits
+(briefly, and only for them) for the other runs holding a Call not yet committed, so one commit
+makes all their Calls durable; the flusher commits the Replies waiting in several runs' recorders
+in one transaction. Each run's batch is guarded on its own: one run's refusal leaves the others
+committed and is raised to that run's driver."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -86,4 +89,62 @@ def test_one_runs_refusal_in_the_flushers_commit_leaves_the_others_committed(tmp
         r.close()
         assert store.history.verify(r.run_id)[0]
     recs[1].close()
+    store.close()
+
+
+def _two_runs(store):
+    recs = []
+    for i in range(2):
+        store.history.create_run(f"r{i}", _start(), {})
+        recs.append(SqliteRecorder(store, f"r{i}"))
+    return recs
+
+
+def test_a_fsynced_commit_waits_for_another_runs_call_and_one_transaction_holds_both(tmp_path, monkeypatch):
+    monkeypatch.setattr(R, "_GATHER_WAIT", 30.0)  # far longer than the test takes: it ends by r1's sync
+    store = Store(tmp_path / "runs.db")
+    r0, r1 = _two_runs(store)
+    group = commit_group(store.file)
+    before = group.commits
+    r1.record(Call("root#1", "t.echo", "t::echo", (1,), ()))  # r1's driver is in a round
+    r0.record(Call("root#1", "t.echo", "t::echo", (0,), ()))
+    t = threading.Thread(target=r0.sync)
+    t.start()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # r0's commit is waiting for r1's
+        with group._cond:
+            if group._writing and group._queue and group.commits == before:
+                break
+        time.sleep(0.001)
+    time.sleep(0.05)
+    assert group.commits == before and t.is_alive()
+    r1.sync()
+    t.join()
+    assert group.commits - before == 1
+    for r in (r0, r1):
+        assert [type(f.fact) for f in store.history.records(r.run_id)] == [Start, Call]
+        r.close()
+    store.close()
+
+
+def test_the_wait_for_another_runs_call_is_bounded_and_a_lone_run_does_not_wait(tmp_path, monkeypatch):
+    monkeypatch.setattr(R, "_GATHER_WAIT", 0.2)
+    store = Store(tmp_path / "runs.db")
+    r0, r1 = _two_runs(store)
+    group = commit_group(store.file)
+    r0.record(Call("root#1", "t.echo", "t::echo", (0,), ()))
+    t0 = time.monotonic()
+    r0.sync()  # no other run holds a Call: at once
+    assert time.monotonic() - t0 < 0.15
+    r1.record(Call("root#1", "t.echo", "t::echo", (1,), ()))  # and never syncs it meanwhile
+    r0.record(Call("root#2", "t.echo", "t::echo", (2,), ()))
+    before = group.commits
+    t0 = time.monotonic()
+    r0.sync()
+    assert 0.15 <= time.monotonic() - t0 < 10 and group.commits - before == 1
+    assert [type(f.fact) for f in store.history.records("r1")] == [Start]
+    r1.sync()
+    assert [type(f.fact) for f in store.history.records("r1")] == [Start, Call]
+    for r in (r0, r1):
+        r.close()
     store.close()
