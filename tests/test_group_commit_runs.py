@@ -12,7 +12,7 @@ import time
 import pytest
 
 import flowrt as rt
-from flowrt.data.facts import Call, Reply, Start
+from flowrt.data.facts import Call, Completed, End, Reply, Start
 from flowrt.history import recorder as R
 from flowrt.history.recorder import commit_group
 from flowrt.history.store import SqliteRecorder, Store
@@ -42,7 +42,7 @@ def _arm_together(recs):
     for i, rec in enumerate(recs):
         rec.record(Reply("root#1", rt.Ok(i)))
         rec.sync_soon()
-    while any(r._armed for r in recs) and time.monotonic() < deadline:
+    while any(r._reply and r._broken is None for r in recs) and time.monotonic() < deadline:  # committed
         time.sleep(0.001)
 
 
@@ -147,4 +147,30 @@ def test_the_wait_for_another_runs_call_is_bounded_and_a_lone_run_does_not_wait(
     assert [type(f.fact) for f in store.history.records("r1")] == [Start, Call]
     for r in (r0, r1):
         r.close()
+    store.close()
+
+
+def test_the_ends_commit_releases_the_lease_and_close_writes_nothing(tmp_path):
+    store = Store(tmp_path / "runs.db")
+    store.history.create_run("r", _start(), {})
+    rec = SqliteRecorder(store, "r")
+    rec.record(Call("root#1", "t.echo", "t::echo", (1,), ()))
+    rec.sync()
+    rec.record(Reply("root#1", rt.Ok(1)))
+    rec.record(End(Completed(1)))
+    group = commit_group(store.file)
+    before = group.commits
+    rec.sync()
+    assert group.commits - before == 1
+    assert store.file.db.execute("SELECT state, owner FROM runs WHERE id='r'").fetchone() == (
+        "completed",
+        None,
+    )
+    writes = []
+    store.file.db.set_trace_callback(lambda sql: writes.append(sql) if sql.split()[0] != "SELECT" else None)
+    rec.close()
+    store.file.db.set_trace_callback(None)
+    assert writes == []
+    assert [type(f.fact) for f in store.history.records("r")] == [Start, Call, Reply, End]
+    assert store.history.verify("r")[0] and store.host_records.load_run("r").state == "completed"
     store.close()

@@ -23,7 +23,8 @@ driver calls `sync_soon()` instead: the Reply waits for the commit that the last
 a thread that commits it `_REPLY_WAIT` seconds after, should the program compute meanwhile):
 the replies that arrive together share one commit. Choice/Stop/Checkpoint facts alone
 wait in the buffer: the next commit carries them, and `close()` (pause, halt) and
-`call_pending()` commit them. A recorder's lock keeps the driver and the flusher apart.
+`call_pending()` commit them. A recorder's lock keeps the driver and the flusher apart. The
+End's commit releases the lease too (nothing is appended after it), so `close` has nothing left.
 
 Group commit across runs (`CommitGroup`): the recorders of one store file in one process (the
 runs a worker drives on its threads) commit through one group. A recorder whose commit finds
@@ -379,6 +380,16 @@ def _commit_flushed(group: CommitGroup, jobs: list) -> None:
 _flusher = _Flusher()
 
 
+#: a commit's guarded head update (the lease and the head still this recorder's, no cancel) ...
+_UPDATE = (
+    "UPDATE runs SET n=?, head=?, latest_checkpoint=coalesce(?, latest_checkpoint), "
+    "state=coalesce(?, state) WHERE id=? AND owner=? AND n=? AND head=? "
+    "AND NOT EXISTS (SELECT 1 FROM worker_cancels WHERE run=?)"
+)
+#: ... and the End's, which releases the lease in the same statement
+_END_UPDATE = _UPDATE.replace("state=coalesce(?, state)", "state=coalesce(?, state), owner=NULL", 1)
+
+
 class StoreRecorder:
     """The Recorder (flowrt.data.facts) of one run of a `flowrt.history.store.Store` (SQLite or
     PostgreSQL): appends its facts, one writer at a time.
@@ -409,6 +420,8 @@ class StoreRecorder:
         self._broken: Optional[BaseException] = None
         self._flush_broke = False  # `_broken` came from the flusher's commit: raised as it is
         self._armed = False  # the flusher will commit this buffer's Reply
+        self._releasing = False  # the commit being made holds the End: it releases the lease
+        self._released = False  # the End is committed and the lease released with it
         self._lock = threading.RLock()  # the driver's thread and the flusher's, one at a time
         self._explicit = False  # the commit being made was asked for (close, call_pending)
         # The host's times of the calls recorded since they were last written (`call_times`), call
@@ -581,6 +594,7 @@ class StoreRecorder:
         self._pending = []
         self._urgent = self._reply = False
         self._synced = (self.n, self.head)
+        self._released = self._releasing
 
     def _commit(self, durable: bool) -> None:
         pending = self._pending
@@ -594,6 +608,7 @@ class StoreRecorder:
         self._pending = []
         self._urgent = self._reply = False
         self._synced = (self.n, self.head)
+        self._released = self._releasing
 
     def _refusal(self, db) -> StoreError:
         """Why the guarded UPDATE matched no row: the lease or the head is no longer ours."""
@@ -634,10 +649,11 @@ class StoreRecorder:
         # run's row lock (taken first, so the UPDATE sees every cancel and lease taken before it)
         # holds off a second writer, which then re-checks the condition.
         self._file.lock_run(db, run)
+        # The End's commit releases the lease too (nothing is appended after an End; `close`
+        # then has nothing left to write): one transaction fewer a run.
+        self._releasing = batch.state is not None
         cur = db.execute(
-            "UPDATE runs SET n=?, head=?, latest_checkpoint=coalesce(?, latest_checkpoint), "
-            "state=coalesce(?, state) WHERE id=? AND owner=? AND n=? AND head=? "
-            "AND NOT EXISTS (SELECT 1 FROM worker_cancels WHERE run=?)",
+            _END_UPDATE if self._releasing else _UPDATE,
             (
                 pending[-1][0],
                 pending[-1][2],
@@ -653,6 +669,8 @@ class StoreRecorder:
         if cur.rowcount != 1:
             raise self._refusal(db)
         batch.write(db)
+        if self._releasing:
+            note_release(db, run)
         times = self._times_to_write(durable)
         if times:  # the host's times (and call sites) of the calls: call_times
             db.execute(
@@ -703,21 +721,26 @@ class StoreRecorder:
         finally:
             self._closed = True
             self._group.leave(self)
-            # The facts are fsynced above; releasing the lease needs none (lost with the machine,
-            # it names a process that is gone, which reads as the same state or as halted).
-            with self._file.transaction(durable=False) as db:
-                if self._broken is None and self._times:  # the calls' times not yet written
-                    self._write_times(db)
-                released = db.execute(
-                    "UPDATE runs SET owner=NULL, state=CASE WHEN state IN ('completed', 'faulted') THEN state "
-                    "WHEN ? THEN 'halted' "
-                    "WHEN EXISTS (SELECT 1 FROM worker_cancels WHERE run=?) THEN 'halted' "
-                    "WHEN EXISTS (SELECT 1 FROM open_calls WHERE run=?) THEN 'paused' ELSE 'halted' END "
-                    "WHERE id=? AND owner=?",
-                    (halted, self.run_id, self.run_id, self.run_id, self.owner),
-                )
-                if released.rowcount == 1:
-                    note_release(db, self.run_id)
+            if not (self._released and self._broken is None and not self._times):
+                self._release(halted)
+            # else the End's commit wrote everything and released the lease
+
+    def _release(self, halted: bool) -> None:
+        # The facts are fsynced; releasing the lease needs no fsync (lost with the machine, it
+        # names a process that is gone, which reads as the same state or as halted).
+        with self._file.transaction(durable=False) as db:
+            if self._broken is None and self._times:  # the calls' times not yet written
+                self._write_times(db)
+            released = db.execute(
+                "UPDATE runs SET owner=NULL, state=CASE WHEN state IN ('completed', 'faulted') THEN state "
+                "WHEN ? THEN 'halted' "
+                "WHEN EXISTS (SELECT 1 FROM worker_cancels WHERE run=?) THEN 'halted' "
+                "WHEN EXISTS (SELECT 1 FROM open_calls WHERE run=?) THEN 'paused' ELSE 'halted' END "
+                "WHERE id=? AND owner=?",
+                (halted, self.run_id, self.run_id, self.run_id, self.owner),
+            )
+            if released.rowcount == 1:
+                note_release(db, self.run_id)
 
     def __enter__(self):
         return self
