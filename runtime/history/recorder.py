@@ -266,7 +266,11 @@ class CommitGroup:
             deadline = None
             while True:
                 queued = {j.rec for j in self._queue}
-                waiting = [r for r in list(self.members) if r._urgent and not r._closed and r not in queued]
+                waiting = [
+                    r
+                    for r in list(self.members)
+                    if r._urgent and not r._closed and r._broken is None and r not in queued
+                ]
                 if not waiting:
                     return
                 now = time.monotonic()
