@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 from queue import Empty
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from flowrt.data.facts import Checkpoint, Completed, End, Faulted
 from flowrt.data.values import Err, NotRun, Unknown, show
@@ -114,14 +114,18 @@ def send(run: RunState):
     unsent = run.unsent
     run.recorder.sync()  # a Call is written before the call is sent
     opened = run.open
+    batch: list = []
     while unsent:
         call = unsent.popleft()
         if opened.get(call.id) is call:
-            dispatch(run, call)
+            dispatch(run, call, batch)
+    if batch:  # the round's calls for workers, handed over at once, in the order they were made
+        run.dispatcher.submit_many(batch)
 
 
-def dispatch(run: RunState, call: OpenToolCall):
-    """Send a recorded call to its implementation (its Call fact is already durable)."""
+def dispatch(run: RunState, call: OpenToolCall, batch: Optional[list] = None):
+    """Send a recorded call to its implementation (its Call fact is already durable); with
+    `batch`, a call for a worker is added to it instead, for `send` to hand over with the rest."""
     d = run.dispatcher
     spec = call.spec
     impl = d.bindings.lookup(spec)
@@ -141,7 +145,10 @@ def dispatch(run: RunState, call: OpenToolCall):
             raise
         run.arrived.append((call.id, outcome))
     else:
-        d.submit(call.id, impl, spec, call.args, call.type_args)
+        if batch is None or not hasattr(d, "submit_many"):
+            d.submit(call.id, impl, spec, call.args, call.type_args)
+        else:
+            batch.append((call.id, impl, spec, call.args, call.type_args))
         run.outstanding += 1
 
 

@@ -424,12 +424,23 @@ class _Pool:
         self.busy = 0  # jobs submitted and not finished
 
     def submit(self, job):
+        self.submit_many((job,))
+
+    def submit_many(self, jobs):
+        """Queue `jobs` in order: one lock taken for all of them (a round's calls, handed over at
+        once), the threads they need started after they are queued, outside the lock."""
         with self.lock:
-            self.busy += 1
-            if self.busy > self.threads and self.threads < self.max_workers:
-                self.threads += 1
-                threading.Thread(target=self._work, name=f"flowrt-tool-{self.threads}", daemon=True).start()
-        self.jobs.put(job)
+            self.busy += len(jobs)
+            start = min(self.busy, self.max_workers) - self.threads
+            if start > 0:
+                first = self.threads + 1
+                self.threads += start
+        put = self.jobs.put
+        for job in jobs:
+            put(job)
+        if start > 0:
+            for k in range(first, first + start):
+                threading.Thread(target=self._work, name=f"flowrt-tool-{k}", daemon=True).start()
 
     def _work(self):
         jobs = self.jobs
@@ -536,11 +547,20 @@ class Dispatcher:
         return CallContext(self.run_id, call_id, self.store, self.failures)
 
     def submit(self, call_id: str, impl: Callable, spec: ToolSpec, args: tuple, type_args: tuple):
-        ctx = self.context(call_id)
-        if self.is_async(impl):
-            _loop().submit(self.completions, call_id, impl, spec, args, type_args, ctx)
-        else:
-            _pool().submit((self.completions, call_id, impl, spec, args, type_args, ctx))
+        self.submit_many(((call_id, impl, spec, args, type_args),))
+
+    def submit_many(self, calls) -> None:
+        """Send several calls, `(call_id, impl, spec, args, type_args)` each, in order: the sync
+        ones handed to the worker pool at once (flowrt.engine.record.send: a round's calls)."""
+        jobs = []
+        for call_id, impl, spec, args, type_args in calls:
+            ctx = self.context(call_id)
+            if self.is_async(impl):
+                _loop().submit(self.completions, call_id, impl, spec, args, type_args, ctx)
+            else:
+                jobs.append((self.completions, call_id, impl, spec, args, type_args, ctx))
+        if jobs:
+            _pool().submit_many(jobs)
 
     def run_inline(
         self, impl: Callable, spec: ToolSpec, args: tuple, type_args: tuple, call_id: Optional[str] = None

@@ -23,14 +23,19 @@ driver calls `sync_soon()` instead: the Reply waits for the commit that the last
 a thread that commits it `_REPLY_WAIT` seconds after, should the program compute meanwhile):
 the replies that arrive together share one commit. Choice/Stop/Checkpoint facts alone
 wait in the buffer: the next commit carries them, and `close()` (pause, halt) and
-`call_pending()` commit them. A recorder's lock keeps the driver and the flusher apart.
+`call_pending()` commit them. A recorder's lock keeps the driver and the flusher apart. The
+End's commit releases the lease too (nothing is appended after it), so `close` has nothing left.
 
 Group commit across runs (`CommitGroup`): the recorders of one store file in one process (the
 runs a worker drives on its threads) commit through one group. A recorder whose commit finds
 another one being written waits for it, and the next writer takes every batch waiting then into
 one transaction: each run's batch in its own savepoint, with its own guarded `UPDATE runs`, so
 one run's refusal (lease lost, head moved) rolls back that run's batch only. One fsync then
-covers the facts of all of them; no batch is acknowledged before the transaction commits.
+covers the facts of all of them; no batch is acknowledged before the transaction commits. A
+fsynced commit first waits, `_GATHER_WAIT` at most, for the group's other open recorders that
+hold a Call not yet committed (their driver is in a round that ends in a sync): the Calls the
+runs make at about the same time become durable in one commit. A lone run never waits. The
+flusher commits the Replies of all the recorders waiting for it in one transaction too.
 
 Cancel (flowrt.history.worker_records): once a run has a cancel request, no process's recorder
 can take its lease, no commit succeeds (it is the guarded UPDATE's condition; the refusal is
@@ -81,6 +86,9 @@ _TIMES_WAIT = 1.0
 #: a Reply waiting in the buffer is committed (not fsynced) by the flusher this long after it
 #: was recorded, unless a commit the driver makes carries it first
 _REPLY_WAIT = 0.002
+#: a fsynced commit waits at most this long for the other runs of its store file (in this
+#: process) that hold a Call not yet committed, so that one commit makes all those Calls durable
+_GATHER_WAIT = 0.002
 
 
 def _times_json(times: dict) -> str:
@@ -180,26 +188,40 @@ class CommitGroup:
         self._queue: list[_Job] = []
         self._writing = False
         self.commits = 0  # transactions committed (tests, benchmarks)
+        # The recorders of this file that are open (the runs this process drives over it): a
+        # fsynced commit waits (`_GATHER_WAIT` at most) for those that hold a Call not yet queued.
+        self.members: "weakref.WeakSet[StoreRecorder]" = weakref.WeakSet()
 
     def commit(self, job: _Job) -> None:
-        cond = self._cond
-        with cond:
-            self._queue.append(job)
-            while self._writing and not job.done:
-                cond.wait()
-            if not job.done:
-                self._writing = True
-        if not job.done:
-            self._lead(job)
+        self.commit_many((job,))
         if job.error is not None:
             raise job.error
 
-    def _lead(self, job: _Job) -> None:
+    def commit_many(self, jobs) -> None:
+        """Commit several recorders' batches in one transaction (queued together, so whichever
+        caller leads takes them all); each job's `error` says whether its batch was committed."""
+        cond = self._cond
+        first = jobs[0]
+        with cond:
+            self._queue.extend(jobs)
+            cond.notify_all()  # a leader gathering the runs' Calls (`_gather`) sees these
+            while self._writing and not first.done:
+                cond.wait()
+            lead = not first.done
+            if lead:
+                self._writing = True
+        if lead:
+            self._lead(first, jobs)
+
+    def _lead(self, job: _Job, mine=()) -> None:
+        """Write every batch queued now in one transaction (`job`'s among them, and `mine`, the
+        leader's other jobs, queued with it)."""
         group: list[_Job] = []
         try:
             file = self._file()
             if file is None:
                 raise StoreError(f"the store of run {job.rec.run_id!r} was closed")
+            self._gather()
             with file.lock:
                 with self._cond:
                     group, self._queue = self._queue, []
@@ -217,16 +239,53 @@ class CommitGroup:
                             )
         finally:
             with self._cond:
-                if not group:  # interrupted before taking the queue: this batch is not written
-                    if job in self._queue:
-                        self._queue.remove(job)
-                    if job.error is None:
-                        job.error = StoreError(f"the commit of run {job.rec.run_id!r} was interrupted")
+                if not group:  # interrupted before taking the queue: these batches are not written
+                    for j in mine or (job,):
+                        if j in self._queue:
+                            self._queue.remove(j)
+                        if j.error is None:
+                            j.error = StoreError(f"the commit of run {j.rec.run_id!r} was interrupted")
+                        j.done = True
                 for j in group:
                     j.done = True
                 job.done = True
                 self._writing = False
                 self._cond.notify_all()
+
+    def join(self, rec) -> None:
+        with self._cond:
+            self.members.add(rec)
+
+    def leave(self, rec) -> None:
+        with self._cond:
+            self.members.discard(rec)
+            self._cond.notify_all()
+
+    def _gather(self) -> None:
+        """Before a fsynced commit: wait for the other runs' recorders of this file that hold an
+        unsynced Call (their driver is in a scheduling round that will end in a sync), so that
+        their Calls share this commit; at most `_GATHER_WAIT`. Never when no other run holds one,
+        so a lone run commits at once."""
+        cond = self._cond
+        with cond:
+            if not any(j.durable for j in self._queue):
+                return
+            deadline = None
+            while True:
+                queued = {j.rec for j in self._queue}
+                waiting = [
+                    r
+                    for r in list(self.members)
+                    if r._urgent and not r._closed and r._broken is None and r not in queued
+                ]
+                if not waiting:
+                    return
+                now = time.monotonic()
+                if deadline is None:
+                    deadline = now + _GATHER_WAIT
+                elif now >= deadline:
+                    return
+                cond.wait(deadline - now)
 
     def _write(self, f, group: list[_Job]) -> None:
         """One transaction of the store file (`transaction(whole=False)`: on PostgreSQL each run's
@@ -287,11 +346,59 @@ class _Flusher:
             time.sleep(_REPLY_WAIT)  # the replies that come meanwhile share the commit
             with cond:
                 due, self._due = self._due, []
+            by_group: dict = {}
             for rec in due:
-                rec._flush()
+                by_group.setdefault(rec._group, []).append(rec)
+            for group, recs in by_group.items():
+                if len(recs) == 1:
+                    recs[0]._flush()
+                else:
+                    _flush_together(group, recs)
+
+
+def _flush_together(group: CommitGroup, recs: list) -> None:
+    """The flusher's commit of several runs' waiting Replies (recorders of one store file): one
+    transaction for all of them, each run's batch in its own savepoint (CommitGroup). A recorder
+    whose driver holds its lock now (recording or committing) is flushed on its own after."""
+    held = [r for r in recs if r._lock.acquire(blocking=False)]
+    try:
+        jobs = [j for j in (r._flush_job() for r in held) if j is not None]
+        if jobs:
+            _commit_flushed(group, jobs)
+    finally:
+        for r in held:
+            r._lock.release()
+    for r in recs:
+        if r not in held:
+            r._flush()
+
+
+def _commit_flushed(group: CommitGroup, jobs: list) -> None:
+    """Commit the flusher's jobs (one transaction) and tell each recorder how its batch fared;
+    nothing is raised on the flusher's thread (a recorder's failure is raised to its driver)."""
+    try:
+        group.commit_many(jobs)
+    except BaseException as e:  # noqa: BLE001  (each job already holds its error; kept if not)
+        for j in jobs:
+            if j.error is None and not j.done:
+                j.error = e
+    for j in jobs:
+        if not j.done and j.error is None:
+            j.error = StoreError(f"the commit of run {j.rec.run_id!r} was interrupted")
+        j.rec._committed(j)
 
 
 _flusher = _Flusher()
+
+
+#: a commit's guarded head update (the lease and the head still this recorder's, no cancel) ...
+_UPDATE = (
+    "UPDATE runs SET n=?, head=?, latest_checkpoint=coalesce(?, latest_checkpoint), "
+    "state=coalesce(?, state) WHERE id=? AND owner=? AND n=? AND head=? "
+    "AND NOT EXISTS (SELECT 1 FROM worker_cancels WHERE run=?)"
+)
+#: ... and the End's, which releases the lease in the same statement
+_END_UPDATE = _UPDATE.replace("state=coalesce(?, state)", "state=coalesce(?, state), owner=NULL", 1)
 
 
 class StoreRecorder:
@@ -324,6 +431,8 @@ class StoreRecorder:
         self._broken: Optional[BaseException] = None
         self._flush_broke = False  # `_broken` came from the flusher's commit: raised as it is
         self._armed = False  # the flusher will commit this buffer's Reply
+        self._releasing = False  # the commit being made holds the End: it releases the lease
+        self._released = False  # the End is committed and the lease released with it
         self._lock = threading.RLock()  # the driver's thread and the flusher's, one at a time
         self._explicit = False  # the commit being made was asked for (close, call_pending)
         # The host's times of the calls recorded since they were last written (`call_times`), call
@@ -353,6 +462,7 @@ class StoreRecorder:
                 row[0] for row in db.execute("SELECT call FROM parked_calls WHERE run=?", (run_id,))
             }
         self._synced = (self.n, self.head)
+        self._group.join(self)
 
     @property
     def head_hex(self) -> str:
@@ -470,14 +580,32 @@ class StoreRecorder:
     def _flush(self) -> None:
         """The flusher's commit of the Reply waiting (fsynced if a Call or End came since)."""
         with self._lock:
-            self._armed = False
-            if self._closed or self._broken is not None or not self._reply:
-                return
-            self._explicit = False
-            try:
-                self._commit(self._urgent)
-            except BaseException:  # noqa: BLE001  (kept: the driver's next record or sync raises it)
-                self._flush_broke = True
+            job = self._flush_job()
+            if job is not None:
+                _commit_flushed(self._group, [job])
+
+    def _flush_job(self):
+        """(The recorder's lock held.) The flusher's batch: the buffer, when it holds a Reply
+        (fsynced if a Call or End came since), as a CommitGroup job; None when nothing waits."""
+        self._armed = False
+        if self._closed or self._broken is not None or not self._reply:
+            return None
+        self._explicit = False
+        self._times_row = None
+        return _Job(self, self._pending, self._urgent)
+
+    def _committed(self, job: _Job) -> None:
+        """(The recorder's lock held.) The flusher's job has ended: the buffer is committed, or
+        the recorder is broken (kept: the driver's next record or sync raises it)."""
+        if job.error is not None:
+            self._broken = job.error
+            self._flush_broke = True
+            return
+        self._times_written()
+        self._pending = []
+        self._urgent = self._reply = False
+        self._synced = (self.n, self.head)
+        self._released = self._releasing
 
     def _commit(self, durable: bool) -> None:
         pending = self._pending
@@ -491,6 +619,7 @@ class StoreRecorder:
         self._pending = []
         self._urgent = self._reply = False
         self._synced = (self.n, self.head)
+        self._released = self._releasing
 
     def _refusal(self, db) -> StoreError:
         """Why the guarded UPDATE matched no row: the lease or the head is no longer ours."""
@@ -511,6 +640,9 @@ class StoreRecorder:
     def _write(self, pending, durable: bool) -> None:
         self._times_row = None
         self._group.commit(_Job(self, pending, durable))
+        self._times_written()
+
+    def _times_written(self) -> None:
         if self._times_row is not None:  # the calls' times went with the facts: start the next row
             self._times = {}
             self._times_since = time.monotonic()
@@ -528,10 +660,11 @@ class StoreRecorder:
         # run's row lock (taken first, so the UPDATE sees every cancel and lease taken before it)
         # holds off a second writer, which then re-checks the condition.
         self._file.lock_run(db, run)
+        # The End's commit releases the lease too (nothing is appended after an End; `close`
+        # then has nothing left to write): one transaction fewer a run.
+        self._releasing = batch.state is not None
         cur = db.execute(
-            "UPDATE runs SET n=?, head=?, latest_checkpoint=coalesce(?, latest_checkpoint), "
-            "state=coalesce(?, state) WHERE id=? AND owner=? AND n=? AND head=? "
-            "AND NOT EXISTS (SELECT 1 FROM worker_cancels WHERE run=?)",
+            _END_UPDATE if self._releasing else _UPDATE,
             (
                 pending[-1][0],
                 pending[-1][2],
@@ -548,6 +681,8 @@ class StoreRecorder:
             raise self._refusal(db)
         notify_run(db, run)  # PostgreSQL: one notice at commit wakes the run's waiters
         batch.write(db)
+        if self._releasing:
+            note_release(db, run)
         times = self._times_to_write(durable)
         if times:  # the host's times (and call sites) of the calls: call_times
             db.execute(
@@ -597,21 +732,27 @@ class StoreRecorder:
                 self.sync(durable=True)
         finally:
             self._closed = True
-            # The facts are fsynced above; releasing the lease needs none (lost with the machine,
-            # it names a process that is gone, which reads as the same state or as halted).
-            with self._file.transaction(durable=False) as db:
-                if self._broken is None and self._times:  # the calls' times not yet written
-                    self._write_times(db)
-                released = db.execute(
-                    "UPDATE runs SET owner=NULL, state=CASE WHEN state IN ('completed', 'faulted') THEN state "
-                    "WHEN ? THEN 'halted' "
-                    "WHEN EXISTS (SELECT 1 FROM worker_cancels WHERE run=?) THEN 'halted' "
-                    "WHEN EXISTS (SELECT 1 FROM open_calls WHERE run=?) THEN 'paused' ELSE 'halted' END "
-                    "WHERE id=? AND owner=?",
-                    (halted, self.run_id, self.run_id, self.run_id, self.owner),
-                )
-                if released.rowcount == 1:
-                    note_release(db, self.run_id)
+            self._group.leave(self)
+            if not (self._released and self._broken is None and not self._times):
+                self._release(halted)
+            # else the End's commit wrote everything and released the lease
+
+    def _release(self, halted: bool) -> None:
+        # The facts are fsynced; releasing the lease needs no fsync (lost with the machine, it
+        # names a process that is gone, which reads as the same state or as halted).
+        with self._file.transaction(durable=False) as db:
+            if self._broken is None and self._times:  # the calls' times not yet written
+                self._write_times(db)
+            released = db.execute(
+                "UPDATE runs SET owner=NULL, state=CASE WHEN state IN ('completed', 'faulted') THEN state "
+                "WHEN ? THEN 'halted' "
+                "WHEN EXISTS (SELECT 1 FROM worker_cancels WHERE run=?) THEN 'halted' "
+                "WHEN EXISTS (SELECT 1 FROM open_calls WHERE run=?) THEN 'paused' ELSE 'halted' END "
+                "WHERE id=? AND owner=?",
+                (halted, self.run_id, self.run_id, self.run_id, self.owner),
+            )
+            if released.rowcount == 1:
+                note_release(db, self.run_id)
 
     def __enter__(self):
         return self

@@ -328,19 +328,99 @@ class _Slots:
         return [p[0] for p in pairs], [p[1] for p in pairs]
 
 
+_dumps = cbor2.dumps
+_b3 = blake3.blake3
+
+
+def _head(major: int, n: int) -> bytes:
+    """A CBOR item's head, major type `major` (shifted: 0x40 bytes, 0x60 text, 0x80 array) and
+    argument `n`, in its shortest form (what cbor2 writes)."""
+    if n < 24:
+        return _HEADS[major | n]
+    if n < 0x100:
+        return bytes((major | 24, n))
+    if n < 0x10000:
+        return bytes((major | 25,)) + n.to_bytes(2, "big")
+    if n < 0x100000000:
+        return bytes((major | 26,)) + n.to_bytes(4, "big")
+    return bytes((major | 27,)) + n.to_bytes(8, "big")
+
+
+_HEADS = {m | n: bytes((m | n,)) for m in (0x40, 0x60, 0x80) for n in range(24)}
+_DIGEST_HEAD = _head(0x40, 32)  # a 32-byte digest as a CBOR byte string
+_CALL_HEAD, _REPLY_HEAD = bytes((0x86, CALL)), bytes((0x83, REPLY))  # the arrays' heads, the kinds
+_TEXTS: dict[str, bytes] = {}  # the CBOR of the Tool names and ids met (a program has few)
+
+
+def _digest_item(h: bytes) -> bytes:
+    """A slot's digest as the skeleton holds it (a CBOR byte string)."""
+    return _DIGEST_HEAD + h if len(h) == 32 else _head(0x40, len(h)) + h
+
+
+def _text(s: str) -> bytes:
+    b = s.encode("utf-8")
+    return _head(0x60, len(b)) + b
+
+
+def _name(s: str) -> bytes:
+    """`_text(s)` for a Tool's name or id, kept."""
+    b = _TEXTS.get(s)
+    if b is None:
+        b = _text(s)
+        if len(_TEXTS) < 4096:
+            _TEXTS[s] = b
+    return b
+
+
+def _slot(v, threshold: int, blobs: list):
+    """One value slot: (its stored form as CBOR, its digest), its blob appended to `blobs` (the
+    fast path of `_Slots` for the two facts a run records most, a Call and a Reply: the fact's
+    array is written here around the slots, the bytes cbor2 would write for it)."""
+    if type(v) is V.Hole:
+        h = bytes.fromhex(v.hash)
+        return _dumps([HOLE, h]), h
+    try:
+        b = _dumps(_item(v))
+    except RecursionError:
+        raise TraceError("cannot encode a value nested this deeply") from None
+    h = _b3(b).digest()
+    if len(b) > threshold:
+        blobs.append((h, b))
+        return _dumps([BLOB, h]), h
+    return _head(0x40, len(b)) + b, h
+
+
 def encode_fact(fact: Fact, threshold: int = BLOB_THRESHOLD) -> EncodedFact:
     """The stored form and the skeleton of one fact (values over `threshold` bytes become blobs)."""
-    s = _Slots(threshold)
     t = type(fact)
-    if t is Call:
-        a, ad = s.many(fact.args)
-        head = [CALL, fact.id, fact.tool, fact.tool_id]
-        tail = [list(fact.type_args)]
-        stored, skel = head + [a] + tail, head + [ad] + tail
-    elif t is Reply:
-        r, rd = s(fact.reply)
-        stored, skel = [REPLY, fact.id, r], [REPLY, fact.id, rd]
-    elif t is Start:
+    if t is Reply:  # [REPLY, id, slot]
+        blobs: list = []
+        r, rd = _slot(fact.reply, threshold, blobs)
+        head = _REPLY_HEAD + _text(fact.id)
+        return EncodedFact(REPLY, head + r, head + _digest_item(rd), tuple(blobs), (rd,))
+    if t is Call:  # [CALL, id, tool, tool_id, [slot...], [type arg...]]
+        blobs = []
+        args = fact.args
+        n = len(args)
+        if n == 1:
+            x, h = _slot(args[0], threshold, blobs)
+            a, ad = _HEADS[0x81] + x, _HEADS[0x81] + _digest_item(h)
+            digests: tuple = (h,)
+        else:
+            xs, hs = [], []
+            for v in args:
+                x, h = _slot(v, threshold, blobs)
+                xs.append(x)
+                hs.append(h)
+            ah = _head(0x80, n)
+            a, ad = ah + b"".join(xs), ah + b"".join(_digest_item(h) for h in hs)
+            digests = tuple(hs)
+        ta = fact.type_args
+        tail = _HEADS[0x80 | len(ta)] + b"".join(_text(x) for x in ta) if len(ta) < 24 else _dumps(list(ta))
+        head = _CALL_HEAD + _text(fact.id) + _name(fact.tool) + _name(fact.tool_id)
+        return EncodedFact(CALL, head + a + tail, head + ad + tail, tuple(blobs), digests)
+    s = _Slots(threshold)
+    if t is Start:
         if fact.data_version != DATA_VERSION:
             raise TraceError(f"this flowrt writes data version {DATA_VERSION}, not {fact.data_version}")
         a, ad = s.many(fact.input)
