@@ -101,17 +101,23 @@ class _Batch:
     changes in the host records beside the facts (open and pending calls, issued tokens, the
     latest checkpoint, the end state): one commit writes them all (`write`)."""
 
-    def __init__(self, run: str, pending, pending_calls: set):
+    def __init__(self, run: str, pending, pending_calls: set, open_rows: frozenset = frozenset()):
         self.run, self.pending, self.pending_calls = run, pending, pending_calls
+        self.open_rows = open_rows  # the run's open_calls rows before this batch (then after it)
         self.latest_cp, self.state = None, None
-        self.opened, self.closed, self.answered, self.rows, self.issued = [], [], [], [], []
+        self.opened, self.closed, self.answered, self.issued = [], [], [], []
+        rows = self.rows = []
+        opened, closed = self.opened, self.closed
         for n, enc, h, fact in pending:
-            self.rows.append((run, n, enc.kind, enc.data, h))
+            rows.append((run, n, enc.kind, enc.data, h))
             t = type(fact)
             if t is Call:
-                self.opened.append((run, fact.id, fact.tool_id, n))
+                opened.append((run, fact.id, fact.tool_id, n))
             elif t is Reply:
-                self._close(fact.id)
+                if pending_calls:
+                    self._close(fact.id)
+                else:
+                    closed.append((run, fact.id))
                 if may_hold_token(enc):
                     self.issued += _issued_rows(run, fact.id, fact.reply)
             elif t is Stop:
@@ -144,21 +150,26 @@ class _Batch:
         for n, enc, _h, _f in pending:
             if enc.blobs:
                 put_blobs(db, run, n, enc.blobs)
-        closed = self.closed
-        if closed:
+        closed, before = self.closed, self.open_rows
+        done = {c for _, c in closed}
+        if before and done.issuperset(before):
+            # Every call that had a row is closed (a fan-out's replies): one range delete.
+            db.execute("DELETE FROM open_calls WHERE run=?", (run,))
+        elif closed and before:
             # A Call and its Reply in one batch: the row is inserted below only if still open.
-            db.executemany("DELETE FROM open_calls WHERE run=? AND call=?", closed)
+            db.executemany(
+                "DELETE FROM open_calls WHERE run=? AND call=?", [c for c in closed if c[1] in before]
+            )
         if self.answered:
             db.executemany("DELETE FROM parked_calls WHERE run=? AND call=?", self.answered)
             self.pending_calls.difference_update(c for _, c in self.answered)
         if self.issued:  # the host's record of the tokens these replies issued (flowrt.history.tokens)
             db.executemany("INSERT OR IGNORE INTO host_tokens VALUES (?, ?, ?, ?, ?)", self.issued)
-        if self.opened:
-            done = {c for _, c in closed}
-            db.executemany(
-                "INSERT OR REPLACE INTO open_calls VALUES (?, ?, ?, ?)",
-                [o for o in self.opened if o[1] not in done] if done else self.opened,
-            )
+        opened = [o for o in self.opened if o[1] not in done] if done else self.opened
+        if opened:
+            db.executemany("INSERT OR REPLACE INTO open_calls VALUES (?, ?, ?, ?)", opened)
+        if closed or opened:
+            self.open_rows = frozenset(before - done).union(o[1] for o in opened)
 
 
 class _Job:
@@ -461,6 +472,11 @@ class StoreRecorder:
             self._pending_calls = {
                 row[0] for row in db.execute("SELECT call FROM parked_calls WHERE run=?", (run_id,))
             }
+            # The run's open_calls rows (only the lease holder changes them): a commit that closes
+            # every one of them deletes them in one statement (`_Batch.write`).
+            self._open_rows = self._open_next = frozenset(
+                row[0] for row in db.execute("SELECT call FROM open_calls WHERE run=?", (run_id,))
+            )
         self._synced = (self.n, self.head)
         self._group.join(self)
 
@@ -606,6 +622,7 @@ class StoreRecorder:
         self._urgent = self._reply = False
         self._synced = (self.n, self.head)
         self._released = self._releasing
+        self._open_rows = self._open_next
 
     def _commit(self, durable: bool) -> None:
         pending = self._pending
@@ -620,6 +637,7 @@ class StoreRecorder:
         self._urgent = self._reply = False
         self._synced = (self.n, self.head)
         self._released = self._releasing
+        self._open_rows = self._open_next
 
     def _refusal(self, db) -> StoreError:
         """Why the guarded UPDATE matched no row: the lease or the head is no longer ours."""
@@ -654,7 +672,7 @@ class StoreRecorder:
         """Write `pending` inside the group's transaction: the guarded head update, the facts, and
         (when due) the host's times of the calls (call_times)."""
         run = self.run_id
-        batch = _Batch(run, pending, self._pending_calls)
+        batch = _Batch(run, pending, self._pending_calls, self._open_rows)
         # The lease and head check is the UPDATE's own condition (one statement, no SELECT): on
         # SQLite, BEGIN IMMEDIATE holds the write lock from here to COMMIT; on PostgreSQL the
         # run's row lock (taken first, so the UPDATE sees every cancel and lease taken before it)
@@ -681,6 +699,7 @@ class StoreRecorder:
             raise self._refusal(db)
         notify_run(db, run)  # PostgreSQL: one notice at commit wakes the run's waiters
         batch.write(db)
+        self._open_next = batch.open_rows
         if self._releasing:
             note_release(db, run)
         times = self._times_to_write(durable)
