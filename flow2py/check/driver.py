@@ -49,6 +49,9 @@ class CheckResult:
     program: CheckedProgram | None
     diagnostics: list[Diagnostic]
     sources: dict[str, str] = field(default_factory=dict)
+    # the side tables as far as checking got when there are diagnostics (`program` is then None):
+    # what an editor's hover and go-to-definition read; unsolved variables are left in them
+    partial: CheckedProgram | None = None
 
 
 @dataclass(frozen=True)
@@ -191,7 +194,7 @@ def _check(mods: Modules, problems: Problems) -> CheckResult:
     _unused(decls, modules, problems)
     _entry(decls, entry_key, problems)
     if problems:
-        return CheckResult(None, problems.sorted(), mods.sources)
+        return CheckResult(None, problems.sorted(), mods.sources, partial=prog)
     unit = decls.unit()
     types = prog.types
     for k, t in types.items():

@@ -1,0 +1,476 @@
+"""Re-checking an edited module quickly, with the result a fresh check gives (docs/spec/editor.md).
+
+A whole check of a 10,000-line module takes most of a second, nearly all of it parsing and walking
+function bodies; an edit changes one declaration. So the language server checks a document in
+pieces it keeps between edits:
+
+- **Parsing, by declaration.** The text is cut at every line that starts a declaration in column 1
+  (the parser cuts there too: grammar.md), and each piece is parsed on its own once, then reused
+  while its text is unchanged. A piece keeps the coordinates it was first parsed at: the module
+  handed to the checker is a *virtual* text holding every piece at its own offset and line (a
+  piece that moved is not re-parsed nor its tree rewritten), and every span the checker reports
+  is mapped back to the piece's place in the real text. A piece that does not parse on its own,
+  or a text without a final newline, is parsed and checked whole, as `flow2py check` does.
+- **Checking, by function.** When no declaration's signature changed (types, `use`s, function
+  headers, their order: the "signature key"), a function whose body is unchanged is not walked
+  again: what its walk wrote is kept (its diagnostics, side-table entries, the declarations and
+  aliases it used, its data requirements and generic instantiations) and replayed, and only the
+  edited function is walked. A kept diagnostic that points into a piece that was re-parsed is
+  stale, so its function is walked again. The declarations pass and the program-wide rules
+  (unused declarations, data requirements, the entry function) run every time.
+
+The result is compared with a fresh check's after edits in tests/test_lsp_incremental.py.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import re
+from dataclasses import dataclass, field
+
+from flow2py.check.declare import Declarations
+from flow2py.check.driver import (
+    CheckResult,
+    Modules,
+    _annotation_args,
+    _data_requirements,
+    _entry,
+    _unused,
+    check_modules,
+    collection_paused,
+    read_modules,
+)
+from flow2py.check.exhaust import Exhaust
+from flow2py.check.infer import check_fn, program_state
+from flow2py.check.modgraph import STD_VERSION, LoadedModule, Loader
+from flow2py.check.post import finish_fn
+from flow2py.check.typed import CheckedProgram
+from flow2py.diagnostics import Diagnostic, Edit, Fix, Problems, Related
+from flow2py.syntax import ast
+from flow2py.syntax.parser import parse_module
+
+Span = ast.Span
+
+# a line that may start a declaration (the parser's column-1 rule, on text)
+_DECL_START = re.compile(r"^(?:(?:pub|flow|type|opaque|use)\b|@)", re.M)
+
+
+@dataclass(eq=False)
+class Piece:
+    """One declaration-sized piece of the entry module, parsed once at virtual coordinates."""
+
+    text: str
+    uses: list
+    decls: list
+    voff: int  # where the piece starts in the virtual text
+    vline: int  # its first line there, 0-based
+    sig: str  # the text with every function body cut out: what other declarations depend on
+    roff: int = 0  # where it is in the real text now
+    rline: int = 0
+
+
+@dataclass
+class EditorCheck:
+    """A check as the editor reads it: real coordinates for the entry module's diagnostics; the
+    program (checked, or partial when there are errors) and the maps between coordinates."""
+
+    result: CheckResult
+    modules: list[LoadedModule]
+    program: CheckedProgram | None  # result.program, or the partial side tables
+    entry_key: str | None
+    display: str  # the entry module's file name in spans
+    pieces: list[Piece] = field(default_factory=list)  # empty: the module was parsed whole
+    whole: bool = True  # parsed and checked whole (no virtual coordinates)
+    reused: int = 0  # function walks replayed
+    walked: int = 0  # function walks done
+
+    def to_real(self, span: Span) -> Span:
+        if self.whole or span.file != self.display or span.line <= 0:
+            return span
+        return _map_span(span, self._by_voff(span.start))
+
+    def to_virtual(self, offset: int) -> int:
+        """The virtual offset of the real `offset` in the entry module."""
+        if self.whole or not self.pieces:
+            return offset
+        i = bisect.bisect_right([p.roff for p in self.pieces], offset) - 1
+        p = self.pieces[max(i, 0)]
+        return offset - p.roff + p.voff
+
+    def _by_voff(self, voff: int) -> Piece | None:
+        starts = self._vstarts
+        i = bisect.bisect_right(starts, voff) - 1
+        if i < 0:
+            return None
+        p = self._vsorted[i]
+        return p if voff <= p.voff + len(p.text) else None
+
+    def __post_init__(self):
+        self._vsorted = sorted(self.pieces, key=lambda p: p.voff)
+        self._vstarts = [p.voff for p in self._vsorted]
+
+
+@dataclass
+class _FnWalk:
+    """What walking one function wrote, to be replayed while nothing it depends on changed."""
+
+    shell: CheckedProgram
+    diags: list
+    data_reqs: list
+    insts: list
+    used: set
+    aliases: set
+
+
+def split(text: str) -> list[tuple[int, str]]:
+    """The text cut before every line that starts a declaration in column 1, a piece of only
+    annotations and comments staying with the declaration after it: (offset, piece text)."""
+    cuts = [m.start() for m in _DECL_START.finditer(text) if m.start()]
+    out = []
+    prev = 0
+    for c in cuts + [len(text)]:
+        piece = text[prev:c]
+        if c < len(text) and _prefix_only(piece):
+            continue  # `@tool` on its own line: the declaration follows
+        if piece:
+            out.append((prev, piece))
+        prev = c
+    return out
+
+
+def _prefix_only(piece: str) -> bool:
+    for line in piece.splitlines():
+        s = line.strip()
+        if s and not s.startswith(("@", "//")):
+            return False
+    return True
+
+
+class Document:
+    """The pieces of one open document, and the function walks kept between its checks."""
+
+    def __init__(self, path: str, *, cache_dir: str | None = None) -> None:
+        self.path = path
+        self.cache_dir = cache_dir
+        self._reset()
+
+    def _reset(self) -> None:
+        self.pieces: dict[str, list[Piece]] = {}
+        self.parts: list[str] = []  # the virtual text, piece after piece (dead ones kept)
+        self.vlen = 0
+        self.vlines = 0
+        self.walks: dict[int, _FnWalk] = {}  # FnDecl node id -> its walk
+        self.env_key: tuple | None = None
+
+    def check(self, text: str) -> EditorCheck:
+        with collection_paused():
+            try:
+                return self._check(text)
+            except RecursionError:
+                self._reset()
+                return self._whole(text)
+
+    # -- whole --------------------------------------------------------------------------------
+
+    def _whole(self, text: str) -> EditorCheck:
+        mods = read_modules(self.path, cache_dir=self.cache_dir, source=text)
+        r = check_modules(mods)
+        display = _display_of(mods)
+        return EditorCheck(r, mods.modules, r.program or r.partial, mods.entry_key, display)
+
+    # -- in pieces ----------------------------------------------------------------------------
+
+    def _check(self, text: str) -> EditorCheck:
+        if not text.endswith("\n") or self.vlen > 3 * len(text) + 200_000:
+            self._reset()
+            if not text.endswith("\n"):
+                return self._whole(text)
+        display = self.path  # spans name the entry file as the loader is given it
+        live: list[Piece] = []
+        spare = {k: list(v) for k, v in self.pieces.items()}
+        line = 0
+        prev = 0
+        for off, piece_text in split(text):
+            line += text.count("\n", prev, off)
+            prev = off
+            got = spare.get(piece_text)
+            p = got.pop() if got else self._parse_piece(piece_text, display)
+            if p is None:
+                self.walks = {}
+                self.env_key = None
+                return self._whole(text)
+            p.roff, p.rline = off, line
+            live.append(p)
+        kept: dict[str, list[Piece]] = {}
+        for p in live:
+            kept.setdefault(p.text, []).append(p)
+        self.pieces = kept
+        virtual = "".join(self.parts)
+        module = ast.Module(
+            display,
+            [u for p in live for u in p.uses],
+            [d for p in live for d in p.decls],
+            source=virtual,
+            span=Span(display, 1, 1, self.vlines + 1, 1, 0, len(virtual)),
+        )
+        problems = Problems()
+        loader = _EditorLoader(self.path, problems, self.cache_dir, entry_source=text, entry_module=module)
+        modules = loader.load()
+        mods = Modules(
+            self.path,
+            modules,
+            loader._local_key(loader.entry_abs),
+            tuple(problems.items),
+            dict(loader.sources),
+            loader.commits,
+            bool(modules) and not loader.syntax_errors,
+        )
+        mods.sources[display] = text
+        out = EditorCheck(CheckResult(None, []), modules, None, mods.entry_key, display, live, whole=False)
+        if not mods.readable:
+            r = check_modules(mods)
+            out.result = CheckResult(None, _mapped(r.diagnostics, out), mods.sources)
+            return out
+        self._check_bodies(mods, problems, out)
+        return out
+
+    def _parse_piece(self, piece_text: str, display: str) -> Piece | None:
+        module, diags = parse_module(piece_text, display)
+        if diags or module.source != piece_text:
+            return None
+        voff, vline = self.vlen, self.vlines
+        nodes = [*module.uses, *module.decls]
+        _shift(nodes, vline, voff)
+        sig = _signature(piece_text, module.decls, voff)
+        part = piece_text + "\n"  # a gap line: no span of one piece touches the next
+        self.parts.append(part)
+        self.vlen += len(part)
+        self.vlines += part.count("\n")
+        return Piece(piece_text, module.uses, module.decls, voff, vline, sig)
+
+    def _check_bodies(self, mods: Modules, problems: Problems, out: EditorCheck) -> None:
+        modules, entry_key = mods.modules, mods.entry_key
+        env_key = tuple(p.sig for p in out.pieces) + tuple(
+            (m.key, id(m.ast)) for m in modules if m.key != entry_key
+        )
+        walks = self.walks if env_key == self.env_key else {}
+        live_ranges = sorted((p.voff, p.voff + len(p.text)) for p in out.pieces)
+        live_starts = [a for a, _ in live_ranges]
+        decls = Declarations(modules, problems)
+        decls.run()
+        prog = CheckedProgram(
+            modules={m.key: decls.envs[m.key].cm for m in modules},
+            entry_module=entry_key,
+            identity="",
+            std_version=STD_VERSION,
+            type_decls=decls.type_decls,
+            fn_decls=decls.fn_decls,
+        )
+        st = program_state(decls, prog, problems)
+        exhaust = Exhaust(decls)
+        new_walks: dict[int, _FnWalk] = {}
+        display = out.display
+        for m in modules:
+            env = decls.envs[m.key]
+            for fn in env.cm.fns.values():
+                w = walks.get(fn.node.id)
+                if w is not None and not all(
+                    _live(s, display, live_ranges, live_starts) for d in w.diags for s in _spans(d)
+                ):
+                    w = None
+                if w is None:
+                    w = _walk(st, env, fn, exhaust, decls, problems, prog)
+                    out.walked += 1
+                else:
+                    out.reused += 1
+                new_walks[fn.node.id] = w
+                problems.extend(w.diags)
+                st.data_reqs.extend(w.data_reqs)
+                st.insts.extend(w.insts)
+                decls.used |= w.used
+                env.used_aliases |= w.aliases
+                s = w.shell
+                prog.types.update(s.types)
+                prog.refs.update(s.refs)
+                prog.effects.update(s.effects)
+                prog.type_args.update(s.type_args)
+                prog.tail_calls |= s.tail_calls
+                prog.captures.update(s.captures)
+                prog.patterns.update(s.patterns)
+                prog.checkpoints.extend(s.checkpoints)
+        st.prog, st.types, st.refs, st.effects, st.type_args = (
+            prog,
+            prog.types,
+            prog.refs,
+            prog.effects,
+            prog.type_args,
+        )
+        self.walks, self.env_key = new_walks, env_key
+        _annotation_args(decls, prog, modules)
+        _data_requirements(decls, st, problems)
+        _unused(decls, modules, problems)
+        _entry(decls, entry_key, problems)
+        out.program = prog
+        diags = _mapped(problems.items, out)
+        out.result = CheckResult(
+            prog if not diags else None, diags, mods.sources, partial=prog if diags else None
+        )
+
+
+def _walk(st, env, fn, exhaust, decls, problems, prog) -> _FnWalk:
+    """Walk one function as the driver does, into tables of its own."""
+    shell = CheckedProgram(
+        modules=prog.modules,
+        entry_module=prog.entry_module,
+        identity="",
+        std_version=STD_VERSION,
+        type_decls=prog.type_decls,
+        fn_decls=prog.fn_decls,
+    )
+    st.prog, st.types, st.refs, st.effects, st.type_args = (
+        shell,
+        shell.types,
+        shell.refs,
+        shell.effects,
+        shell.type_args,
+    )
+    n_diags, n_reqs, n_insts = len(problems.items), len(st.data_reqs), len(st.insts)
+    used, aliases = decls.used, env.used_aliases
+    decls.used, env.used_aliases = set(), set()
+    try:
+        check_fn(st, env, fn)
+        finish_fn(st, exhaust)
+        w = _FnWalk(
+            shell,
+            problems.items[n_diags:],
+            st.data_reqs[n_reqs:],
+            st.insts[n_insts:],
+            decls.used,
+            env.used_aliases,
+        )
+    finally:
+        decls.used, env.used_aliases = used, aliases
+    # the caller replays the walk: take back what it wrote to the shared lists
+    del problems.items[n_diags:]
+    del st.data_reqs[n_reqs:]
+    del st.insts[n_insts:]
+    return w
+
+
+class _EditorLoader(Loader):
+    """The driver's loader, with the entry module given as a tree (the virtual module) and local
+    imports kept parsed while their file is unchanged."""
+
+    _local_cache: dict[str, tuple[tuple, tuple]] = {}
+
+    def __init__(self, *args, entry_module: ast.Module, **kw) -> None:
+        super().__init__(*args, **kw)
+        self._entry_module = entry_module
+
+    def _read(self, file, display, is_std, source):
+        if not is_std and file == self.entry_abs:
+            return self._entry_module.source, self._entry_module, []
+        if is_std or source is not None:
+            return super()._read(file, display, is_std, source)
+        try:
+            st = os.stat(file)
+        except OSError:
+            return None
+        stamp = (st.st_mtime_ns, st.st_size, display)
+        hit = self._local_cache.get(file)
+        if hit and hit[0] == stamp:
+            return hit[1]
+        got = super()._read(file, display, is_std, source)
+        if got is not None:
+            self._local_cache[file] = (stamp, got)
+        return got
+
+
+def _display_of(mods: Modules) -> str:
+    for m in mods.modules:
+        if m.key == mods.entry_key:
+            return m.display
+    return mods.entry_path
+
+
+# -- coordinates --------------------------------------------------------------------------------
+
+
+def _shift(nodes, dl: int, do: int) -> None:
+    """Move every span of the trees `nodes` (parsed at line 1, offset 0) by `dl` lines, `do`
+    characters. Only a fresh piece's own tree is moved, before anything has read it."""
+    if not dl and not do:
+        return
+    for root in nodes:
+        for n in ast.walk(root):
+            s = n.span
+            if s.line:
+                n.span = Span(
+                    s.file, s.line + dl, s.column, s.end_line + dl, s.end_column, s.start + do, s.end + do
+                )
+            s = getattr(n, "name_span", None)
+            if s is not None and s.line:
+                n.name_span = Span(
+                    s.file, s.line + dl, s.column, s.end_line + dl, s.end_column, s.start + do, s.end + do
+                )
+
+
+def _signature(text: str, decls, voff: int) -> str:
+    """The piece's text with each function body cut out."""
+    cuts = [
+        (d.body.span.start - voff, d.body.span.end - voff)
+        for d in decls
+        if isinstance(d, ast.FnDecl) and d.body is not None
+    ]
+    if not cuts:
+        return text
+    out, prev = [], 0
+    for a, b in cuts:
+        out.append(text[prev:a])
+        out.append("\x00")
+        prev = b
+    out.append(text[prev:])
+    return "".join(out)
+
+
+def _map_span(s: Span, p: Piece | None) -> Span:
+    if p is None:
+        return s
+    dl, do = p.rline - p.vline, p.roff - p.voff
+    return Span(s.file, s.line + dl, s.column, s.end_line + dl, s.end_column, s.start + do, s.end + do)
+
+
+def _spans(d: Diagnostic):
+    yield d.span
+    for r in d.related:
+        yield r.span
+    for f in d.fixes:
+        for e in f.edits:
+            yield e.span
+
+
+def _live(s: Span, display: str, ranges, starts) -> bool:
+    if s.file != display or s.line <= 0:
+        return True
+    i = bisect.bisect_right(starts, s.start) - 1
+    return i >= 0 and s.end <= ranges[i][1]
+
+
+def _mapped(diags, out: EditorCheck) -> list[Diagnostic]:
+    """The diagnostics in real coordinates, sorted and deduplicated as a fresh check's are."""
+    m = out.to_real
+    mapped = Problems()
+    for d in diags:
+        mapped.items.append(
+            Diagnostic(
+                d.code,
+                d.message,
+                m(d.span),
+                tuple(Related(r.message, m(r.span)) for r in d.related),
+                tuple(
+                    Fix(f.message, tuple(Edit(m(e.span), e.text) for e in f.edits), f.safe) for f in d.fixes
+                ),
+            )
+        )
+    return mapped.sorted()
