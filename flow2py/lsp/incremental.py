@@ -131,7 +131,7 @@ def split(text: str) -> list[tuple[int, str]]:
     prev = 0
     for c in cuts + [len(text)]:
         piece = text[prev:c]
-        if c < len(text) and _prefix_only(piece):
+        if c < len(text) and (piece[:1] in "@/\n" or not prev) and _prefix_only(piece):
             continue  # `@tool` on its own line: the declaration follows
         if piece:
             out.append((prev, piece))
@@ -139,10 +139,14 @@ def split(text: str) -> list[tuple[int, str]]:
     return out
 
 
+_ANNOTATIONS_ONLY = re.compile(r"@\w+(?:\([^()]*\))?(?:\s+@\w+(?:\([^()]*\))?)*")
+
+
 def _prefix_only(piece: str) -> bool:
+    """Only annotations and comments (a declaration's head is still to come)."""
     for line in piece.splitlines():
         s = line.strip()
-        if s and not s.startswith(("@", "//")):
+        if s and not s.startswith("//") and not _ANNOTATIONS_ONLY.fullmatch(s):
             return False
     return True
 
@@ -162,6 +166,8 @@ class Document:
         self.vlines = 0
         self.walks: dict[int, _FnWalk] = {}  # FnDecl node id -> its walk
         self.env_key: tuple | None = None
+        self.tables: tuple | None = None  # the side tables the walks filled (persistent)
+        self._decls = None  # the last declarations pass, when it reported nothing
 
     def check(self, text: str) -> EditorCheck:
         with collection_paused():
@@ -191,17 +197,20 @@ class Document:
         spare = {k: list(v) for k, v in self.pieces.items()}
         line = 0
         prev = 0
-        for off, piece_text in split(text):
+        cut = split(text)
+        first = self._first_layout(text, display, cut) if not self.parts else None
+        for off, piece_text in cut if first is None else ():
             line += text.count("\n", prev, off)
             prev = off
             got = spare.get(piece_text)
             p = got.pop() if got else self._parse_piece(piece_text, display)
             if p is None:
-                self.walks = {}
-                self.env_key = None
+                self.walks, self.env_key, self.tables, self._decls = {}, None, None, None
                 return self._whole(text)
             p.roff, p.rline = off, line
             live.append(p)
+        if first is not None:
+            live = first
         kept: dict[str, list[Piece]] = {}
         for p in live:
             kept.setdefault(p.text, []).append(p)
@@ -235,6 +244,30 @@ class Document:
         self._check_bodies(mods, problems, out)
         return out
 
+    def _first_layout(self, text: str, display: str, cut) -> list[Piece] | None:
+        """The first check parses the text whole (much faster than piece by piece) and lays
+        the pieces out where they are: the virtual text starts as the real one."""
+        module, diags = parse_module(text, display)
+        if diags or module.source != text:
+            return None
+        live, line, prev = [], 0, 0
+        for off, piece_text in cut:
+            line += text.count("\n", prev, off)
+            prev = off
+            live.append(Piece(piece_text, [], [], off, line, "", off, line))
+        starts = [p.voff for p in live]
+        for n in [*module.uses, *module.decls]:
+            p = live[bisect.bisect_right(starts, n.span.start) - 1]
+            if n.span.end > p.voff + len(p.text):
+                return None  # a declaration across a cut: the pieces would not parse on their own
+            (p.uses if isinstance(n, ast.Use) else p.decls).append(n)
+        for p in live:
+            p.sig = _signature(p.text, p.decls, p.voff)
+        self.parts = [text, "\n"]  # a gap line after it, as after every piece
+        self.vlen = len(text) + 1
+        self.vlines = text.count("\n") + 1
+        return live
+
     def _parse_piece(self, piece_text: str, display: str) -> Piece | None:
         module, diags = parse_module(piece_text, display)
         if diags or module.source != piece_text:
@@ -249,16 +282,47 @@ class Document:
         self.vlines += part.count("\n")
         return Piece(piece_text, module.uses, module.decls, voff, vline, sig)
 
+    def _declarations(self, modules: list[LoadedModule], entry_key, problems: Problems, same: bool):
+        """The declarations pass, or the last one's result when no signature changed and it
+        reported nothing: its tables are then rebound to this check's trees and the state the
+        body walks and the program-wide rules add to is put back as the pass left it."""
+        kept = self._decls if same else None
+        if kept is not None:
+            decls, used, data_params, aliases = kept
+            decls.problems = problems
+            decls.used = set(used)
+            decls.data_params = {k: set(v) for k, v in data_params.items()}
+            for m in modules:
+                env = decls.envs[m.key]
+                env.lm, env.cm.ast, env.used_aliases = m, m.ast, set(aliases[m.key])
+            env = decls.envs[entry_key]
+            for d in env.lm.ast.decls:  # the same names in the same order: the signature key says so
+                info = (env.cm.fns if isinstance(d, ast.FnDecl) else env.cm.types)[d.name]
+                info.node = d
+            return decls
+        decls = Declarations(modules, problems)
+        before = len(problems.items)
+        decls.run()
+        self._decls = None
+        if len(problems.items) == before:
+            self._decls = (
+                decls,
+                set(decls.used),
+                {k: set(v) for k, v in decls.data_params.items()},
+                {k: set(e.used_aliases) for k, e in decls.envs.items()},
+            )
+        return decls
+
     def _check_bodies(self, mods: Modules, problems: Problems, out: EditorCheck) -> None:
         modules, entry_key = mods.modules, mods.entry_key
         env_key = tuple(p.sig for p in out.pieces) + tuple(
             (m.key, id(m.ast)) for m in modules if m.key != entry_key
         )
-        walks = self.walks if env_key == self.env_key else {}
+        same = env_key == self.env_key
+        walks = self.walks if same else {}
         live_ranges = sorted((p.voff, p.voff + len(p.text)) for p in out.pieces)
         live_starts = [a for a, _ in live_ranges]
-        decls = Declarations(modules, problems)
-        decls.run()
+        decls = self._declarations(modules, entry_key, problems, same)
         prog = CheckedProgram(
             modules={m.key: decls.envs[m.key].cm for m in modules},
             entry_module=entry_key,
@@ -267,6 +331,18 @@ class Document:
             type_decls=decls.type_decls,
             fn_decls=decls.fn_decls,
         )
+        # the side tables stay from check to check: only the walks done again change them
+        tables = self.tables if same and self.tables is not None else None
+        if tables is not None:
+            (
+                prog.types,
+                prog.refs,
+                prog.effects,
+                prog.type_args,
+                prog.tail_calls,
+                prog.captures,
+                prog.patterns,
+            ) = tables
         st = program_state(decls, prog, problems)
         exhaust = Exhaust(decls)
         new_walks: dict[int, _FnWalk] = {}
@@ -275,30 +351,42 @@ class Document:
             env = decls.envs[m.key]
             for fn in env.cm.fns.values():
                 w = walks.get(fn.node.id)
-                if w is not None and not all(
-                    _live(s, display, live_ranges, live_starts) for d in w.diags for s in _spans(d)
+                if (
+                    w is not None
+                    and w.diags
+                    and not all(
+                        _live(s, display, live_ranges, live_starts) for d in w.diags for s in _spans(d)
+                    )
                 ):
                     w = None
-                if w is None:
+                fresh = w is None
+                if fresh:
                     w = _walk(st, env, fn, exhaust, decls, problems, prog)
                     out.walked += 1
                 else:
                     out.reused += 1
                 new_walks[fn.node.id] = w
-                problems.extend(w.diags)
-                st.data_reqs.extend(w.data_reqs)
-                st.insts.extend(w.insts)
-                decls.used |= w.used
-                env.used_aliases |= w.aliases
-                s = w.shell
-                prog.types.update(s.types)
-                prog.refs.update(s.refs)
-                prog.effects.update(s.effects)
-                prog.type_args.update(s.type_args)
-                prog.tail_calls |= s.tail_calls
-                prog.captures.update(s.captures)
-                prog.patterns.update(s.patterns)
-                prog.checkpoints.extend(s.checkpoints)
+                if w.diags:
+                    problems.extend(w.diags)
+                if w.data_reqs:
+                    st.data_reqs.extend(w.data_reqs)
+                if w.insts:
+                    st.insts.extend(w.insts)
+                if w.used:
+                    decls.used |= w.used
+                if w.aliases:
+                    env.used_aliases |= w.aliases
+                if w.shell.checkpoints:
+                    prog.checkpoints.extend(w.shell.checkpoints)
+                if fresh or tables is None:
+                    _merge(prog, w.shell)
+        if tables is not None:
+            for k, w in walks.items():
+                if new_walks.get(k) is not w:
+                    _forget(prog, w.shell)
+            for k, w in new_walks.items():
+                if walks.get(k) is not w:
+                    _merge(prog, w.shell)  # again: forgetting the old walk of the same node took its keys
         st.prog, st.types, st.refs, st.effects, st.type_args = (
             prog,
             prog.types,
@@ -307,6 +395,15 @@ class Document:
             prog.type_args,
         )
         self.walks, self.env_key = new_walks, env_key
+        self.tables = (
+            prog.types,
+            prog.refs,
+            prog.effects,
+            prog.type_args,
+            prog.tail_calls,
+            prog.captures,
+            prog.patterns,
+        )
         _annotation_args(decls, prog, modules)
         _data_requirements(decls, st, problems)
         _unused(decls, modules, problems)
@@ -316,6 +413,30 @@ class Document:
         out.result = CheckResult(
             prog if not diags else None, diags, mods.sources, partial=prog if diags else None
         )
+
+
+def _merge(prog: CheckedProgram, s: CheckedProgram) -> None:
+    prog.types.update(s.types)
+    prog.refs.update(s.refs)
+    prog.effects.update(s.effects)
+    prog.type_args.update(s.type_args)
+    prog.tail_calls |= s.tail_calls
+    prog.captures.update(s.captures)
+    prog.patterns.update(s.patterns)
+
+
+def _forget(prog: CheckedProgram, s: CheckedProgram) -> None:
+    for mine, theirs in (
+        (prog.types, s.types),
+        (prog.refs, s.refs),
+        (prog.effects, s.effects),
+        (prog.type_args, s.type_args),
+        (prog.captures, s.captures),
+        (prog.patterns, s.patterns),
+    ):
+        for k in theirs:
+            mine.pop(k, None)
+    prog.tail_calls -= s.tail_calls
 
 
 def _walk(st, env, fn, exhaust, decls, problems, prog) -> _FnWalk:
