@@ -27,6 +27,7 @@ from __future__ import annotations
 import bisect
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 
 from flow2py.check.declare import Declarations
@@ -174,6 +175,13 @@ class Document:
             try:
                 return self._check(text)
             except RecursionError:
+                self._reset()
+                return self._whole(text)
+            except Exception as e:  # a bug here must not cost the author the diagnostics
+                print(
+                    f"flow2py lsp: incremental check failed ({type(e).__name__}: {e}); checking whole",
+                    file=sys.stderr,
+                )
                 self._reset()
                 return self._whole(text)
 
