@@ -131,6 +131,8 @@ def test_hover_shows_the_type_and_the_effect(lsp):
     h = c.request("textDocument/hover", _at(u, 5, 42))  # the `(` of the call: the call
     v = h["contents"]["value"]
     assert "Result<Text, " in v and "effect: tool" in v
+    h = c.request("textDocument/hover", _at(u, 12, 13))  # the alias `planner`
+    assert h["contents"]["value"].startswith('```flow\nuse "./planner"\n```')
     # the program has an error (E301): hover still answers from what checked
     h = c.request("textDocument/hover", _at(u, 13, 6))  # `cost` in `t.cost`
     assert h["contents"]["value"] == "```flow\ncost: Int\n```"
@@ -193,3 +195,13 @@ def test_lsp_without_pygls_is_refused_in_one_line():
     assert p.stderr.strip().splitlines() == [
         "flow2py: the language server needs pygls: pip install 'flow2py[lsp]'"
     ]
+
+
+def test_a_std_source_opened_from_a_definition_reports_nothing(lsp):
+    c, _ = lsp
+    from flow2py.check.modgraph import std_dir
+
+    path = os.path.join(std_dir(), "list.flow")
+    with open(path, encoding="utf-8") as f:
+        c.open(path, f.read())
+    assert c.diagnostics(uri(path)) == []

@@ -125,10 +125,12 @@ def hover(check: EditorCheck, text: str, offset: int) -> str | None:
             if info is not None:
                 return _code(type_header(info))
             continue
+        ref = prog.refs.get(n.id)
+        if isinstance(ref, ModuleRef):
+            return _code(f'use "{_use_path(check, n, ref.key)}"') + f"\n\nmodule `{ref.key}`"
         t = prog.types.get(n.id)
         if t is None:
             continue
-        ref = prog.refs.get(n.id)
         if isinstance(ref, (FnRef, MethodRef)) and ref.decl in prog.fn_decls:
             fn = prog.fn_decls[ref.decl]
             lines = [_code(signature(fn))]
@@ -144,6 +146,15 @@ def hover(check: EditorCheck, text: str, offset: int) -> str | None:
             out.append("effect: " + _EFFECT_WORDS.get(eff, str(eff)))
         return "\n\n".join(out)
     return None
+
+
+def _use_path(check: EditorCheck, n, key: str) -> str:
+    for m in check.modules:
+        if m.key == check.entry_key:
+            for alias, use in m.alias_uses.items():
+                if m.aliases.get(alias) == key:
+                    return use.path
+    return key
 
 
 def _label(n, check: EditorCheck, text: str) -> str:

@@ -17,6 +17,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from flow2py import __version__
+from flow2py.check.modgraph import std_dir
 from flow2py.diagnostics import Diagnostic
 from flow2py.lsp import analysis
 from flow2py.lsp.incremental import Document, EditorCheck
@@ -111,6 +112,11 @@ class FlowServer(LanguageServer):
         o = self.open.get(uri)
         if o is None:
             o = self.open[uri] = Open(uri)
+        if _in_std(o.path):
+            # std's own sources (opened by going to a definition there) are not entry modules:
+            # checked as one, they would only report that they redeclare std
+            self.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+            return
         t0 = time.perf_counter()
         text = self.workspace.get_text_document(uri).source
         t1 = time.perf_counter()
@@ -173,6 +179,11 @@ class FlowServer(LanguageServer):
         if file == check.display:
             return o.uri
         return self.uri_of(check, file)
+
+
+def _in_std(path: str) -> bool:
+    std = os.path.realpath(std_dir())
+    return os.path.realpath(path).startswith(std + os.sep)
 
 
 server = FlowServer()
