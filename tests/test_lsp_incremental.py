@@ -66,6 +66,14 @@ def test_a_body_edit_in_a_large_module_walks_one_function_and_matches_a_fresh_ch
     assert r.result.diagnostics[0].span.line == text[: text.index('"x"')].count("\n") + 1
     text = _edit_once(text, '3 * r * r + 40 + "x"', "3 * r * r + 40")
     assert _same(doc, text).result.diagnostics == []
+    # a function's header changes: it and its one caller are walked again, nothing else
+    text = _edit_once(text, "pub flow area_7(s: Shape) -> Int", "pub flow area_7(s: Shape, k: Int) -> Int")
+    r = _same(doc, text)
+    assert sorted(d.code for d in r.result.diagnostics) == ["E202", "E404"]  # the call; `k` unused
+    assert r.walked == 2
+    text = _edit_once(text, "pub flow area_7(s: Shape, k: Int) -> Int", "pub flow area_7(s: Shape) -> Int")
+    r = _same(doc, text)
+    assert r.result.diagnostics == [] and r.walked == 2
 
 
 EDITS = [

@@ -46,7 +46,7 @@ from flow2py.check.exhaust import Exhaust
 from flow2py.check.infer import check_fn, program_state
 from flow2py.check.modgraph import STD_VERSION, LoadedModule, Loader
 from flow2py.check.post import finish_fn
-from flow2py.check.typed import CheckedProgram
+from flow2py.check.typed import CheckedProgram, FnRef, MethodRef
 from flow2py.diagnostics import Diagnostic, Edit, Fix, Problems, Related
 from flow2py.syntax import ast
 from flow2py.syntax.parser import parse_module
@@ -122,6 +122,7 @@ class _FnWalk:
     insts: list
     used: set
     aliases: set
+    deps: frozenset = frozenset()  # every declaration it referred to: it is stale when one changes
 
 
 def split(text: str) -> list[tuple[int, str]]:
@@ -167,6 +168,8 @@ class Document:
         self.vlines = 0
         self.walks: dict[int, _FnWalk] = {}  # FnDecl node id -> its walk
         self.env_key: tuple | None = None
+        self.names_key: tuple | None = None  # env_key with function headers left out
+        self.headers: dict[str, str] = {}  # function declaration id -> its piece's signature
         self.tables: tuple | None = None  # the side tables the walks filled (persistent)
         self._decls = None  # the last declarations pass, when it reported nothing
 
@@ -321,15 +324,40 @@ class Document:
             )
         return decls
 
+    def _reusable(self, out: EditorCheck, modules, entry_key) -> tuple[dict, bool, bool]:
+        """The walks still right for this check: all of them while no signature changed; when
+        only function headers changed (no type, no `use`, the same names in the same order),
+        those that never referred to a changed function. Also: whether no signature changed,
+        and whether the side tables can be kept."""
+        others = tuple((m.key, id(m.ast)) for m in modules if m.key != entry_key)
+        env_key = tuple(p.sig for p in out.pieces) + others
+        same = env_key == self.env_key
+        headers = {}
+        for p in out.pieces:
+            for d in p.decls:
+                if isinstance(d, ast.FnDecl):
+                    headers[f"{entry_key}::{d.name}"] = p.sig
+        names_key = (
+            tuple(
+                tuple(d.name for d in p.decls)
+                if p.decls and not p.uses and all(isinstance(d, ast.FnDecl) for d in p.decls)
+                else p.sig
+                for p in out.pieces
+            )
+            + others
+        )
+        walks = self.walks if same else {}
+        headers_only = not same and self.env_key is not None and names_key == self.names_key
+        if headers_only:
+            changed = {k for k, v in headers.items() if self.headers.get(k) != v}
+            walks = {k: w for k, w in self.walks.items() if not (w.deps & changed)}
+        self.env_key, self.names_key, self.headers = env_key, names_key, headers
+        return walks, same, (same or headers_only) and self.tables is not None
+
     def _check_bodies(self, mods: Modules, problems: Problems, out: EditorCheck) -> None:
         modules, entry_key = mods.modules, mods.entry_key
-        env_key = tuple(p.sig for p in out.pieces) + tuple(
-            (m.key, id(m.ast)) for m in modules if m.key != entry_key
-        )
-        same = env_key == self.env_key
-        walks = self.walks if same else {}
-        live_ranges = sorted((p.voff, p.voff + len(p.text)) for p in out.pieces)
-        live_starts = [a for a, _ in live_ranges]
+        old_walks = self.walks
+        walks, same, keep_tables = self._reusable(out, modules, entry_key)
         decls = self._declarations(modules, entry_key, problems, same)
         prog = CheckedProgram(
             modules={m.key: decls.envs[m.key].cm for m in modules},
@@ -340,18 +368,42 @@ class Document:
             fn_decls=decls.fn_decls,
         )
         # the side tables stay from check to check: only the walks done again change them
-        tables = self.tables if same and self.tables is not None else None
-        if tables is not None:
-            (
-                prog.types,
-                prog.refs,
-                prog.effects,
-                prog.type_args,
-                prog.tail_calls,
-                prog.captures,
-                prog.patterns,
-            ) = tables
+        if keep_tables:
+            prog.types, prog.refs, prog.effects, prog.type_args = self.tables[:4]
+            prog.tail_calls, prog.captures, prog.patterns = self.tables[4:]
         st = program_state(decls, prog, problems)
+        new_walks = self._walk_all(modules, decls, st, prog, problems, out, walks, keep_tables)
+        if keep_tables:
+            for k, w in old_walks.items():
+                if new_walks.get(k) is not w:
+                    _forget(prog, w.shell)
+            for k, w in new_walks.items():
+                if old_walks.get(k) is not w:
+                    _merge(prog, w.shell)  # again: forgetting the old walk of the same node took its keys
+        st.prog, st.types, st.refs, st.effects, st.type_args = (
+            prog,
+            prog.types,
+            prog.refs,
+            prog.effects,
+            prog.type_args,
+        )
+        self.walks = new_walks
+        self.tables = (prog.types, prog.refs, prog.effects, prog.type_args, prog.tail_calls, prog.captures)
+        self.tables += (prog.patterns,)
+        _annotation_args(decls, prog, modules)
+        _data_requirements(decls, st, problems)
+        _unused(decls, modules, problems)
+        _entry(decls, entry_key, problems)
+        out.program = prog
+        diags = _mapped(problems.items, out)
+        out.result = CheckResult(
+            prog if not diags else None, diags, mods.sources, partial=prog if diags else None
+        )
+
+    def _walk_all(self, modules, decls, st, prog, problems, out: EditorCheck, walks, keep_tables) -> dict:
+        """Every function body, in the driver's order: each walked, or its walk replayed."""
+        live_ranges = sorted((p.voff, p.voff + len(p.text)) for p in out.pieces)
+        live_starts = [a for a, _ in live_ranges]
         exhaust = Exhaust(decls)
         new_walks: dict[int, _FnWalk] = {}
         display = out.display
@@ -366,7 +418,7 @@ class Document:
                         _live(s, display, live_ranges, live_starts) for d in w.diags for s in _spans(d)
                     )
                 ):
-                    w = None
+                    w = None  # it points into a piece parsed again
                 fresh = w is None
                 if fresh:
                     w = _walk(st, env, fn, exhaust, decls, problems, prog)
@@ -386,41 +438,9 @@ class Document:
                     env.used_aliases |= w.aliases
                 if w.shell.checkpoints:
                     prog.checkpoints.extend(w.shell.checkpoints)
-                if fresh or tables is None:
+                if fresh or not keep_tables:
                     _merge(prog, w.shell)
-        if tables is not None:
-            for k, w in walks.items():
-                if new_walks.get(k) is not w:
-                    _forget(prog, w.shell)
-            for k, w in new_walks.items():
-                if walks.get(k) is not w:
-                    _merge(prog, w.shell)  # again: forgetting the old walk of the same node took its keys
-        st.prog, st.types, st.refs, st.effects, st.type_args = (
-            prog,
-            prog.types,
-            prog.refs,
-            prog.effects,
-            prog.type_args,
-        )
-        self.walks, self.env_key = new_walks, env_key
-        self.tables = (
-            prog.types,
-            prog.refs,
-            prog.effects,
-            prog.type_args,
-            prog.tail_calls,
-            prog.captures,
-            prog.patterns,
-        )
-        _annotation_args(decls, prog, modules)
-        _data_requirements(decls, st, problems)
-        _unused(decls, modules, problems)
-        _entry(decls, entry_key, problems)
-        out.program = prog
-        diags = _mapped(problems.items, out)
-        out.result = CheckResult(
-            prog if not diags else None, diags, mods.sources, partial=prog if diags else None
-        )
+        return new_walks
 
 
 def _merge(prog: CheckedProgram, s: CheckedProgram) -> None:
@@ -470,6 +490,7 @@ def _walk(st, env, fn, exhaust, decls, problems, prog) -> _FnWalk:
     try:
         check_fn(st, env, fn)
         finish_fn(st, exhaust)
+        refs = {r.decl for r in shell.refs.values() if type(r) is FnRef or type(r) is MethodRef}
         w = _FnWalk(
             shell,
             problems.items[n_diags:],
@@ -477,6 +498,7 @@ def _walk(st, env, fn, exhaust, decls, problems, prog) -> _FnWalk:
             st.insts[n_insts:],
             decls.used,
             env.used_aliases,
+            frozenset(refs | decls.used | {i.callee for i in st.insts[n_insts:]}),
         )
     finally:
         decls.used, env.used_aliases = used, aliases
