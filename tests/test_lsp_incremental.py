@@ -191,3 +191,18 @@ def test_mistakes_in_signatures_and_bodies_together_stay_exact_over_edits(tmp_pa
         text = _edit_once(text, old, new)
         _same(doc, text)
     assert _same(doc, text).result.diagnostics == []
+
+
+def test_a_program_with_errors_keeps_its_partial_side_tables_for_the_editor():
+    from flow2py.check.driver import check_source
+    from flow2py.check.typed import FnRef
+    from flow2py.syntax import ast
+
+    text = 'pub flow f(n: Int) -> Int = n + 1\n\npub flow main() -> Int = f("one")\n'
+    r = check_source(text)
+    assert [d.code for d in r.diagnostics] == ["E201"] and r.program is None
+    calls = [n for d in r.partial.modules["main"].ast.decls for n in ast.walk(d) if isinstance(n, ast.Call)]
+    (call,) = calls
+    assert r.partial.refs[call.callee.id] == FnRef("main::f")
+    assert r.partial.types[call.id].decl.endswith("::Int")
+    assert check_source(text.replace('"one"', "1")).partial is None  # a clean program has `program`
