@@ -205,3 +205,28 @@ def test_a_std_source_opened_from_a_definition_reports_nothing(lsp):
     with open(path, encoding="utf-8") as f:
         c.open(path, f.read())
     assert c.diagnostics(uri(path)) == []
+
+
+def test_saving_an_imported_module_rechecks_the_documents_that_use_it(tmp_path):
+    (tmp_path / "planner.flow").write_text(PLANNER)
+    c = Client(cwd=str(tmp_path))
+    try:
+        c.initialize(str(tmp_path))
+        main = str(tmp_path / "main.flow")
+        c.open(main, MAIN.replace("flow load(key: Text) -> Text =", "flow load(key: Text) -> Text !tool ="))
+        assert c.diagnostics(uri(main)) == []
+        planner = str(tmp_path / "planner.flow")
+        c.open(planner, PLANNER)
+        assert c.diagnostics(uri(planner)) == []
+        changed = PLANNER.replace("next(s: Step)", "next(s: Step, k: Int)").replace(
+            "s.cost + 1", "s.cost + k"
+        )
+        (tmp_path / "planner.flow").write_text(changed)
+        c.change(planner, 2, (4, 0), (5, 0), changed.splitlines(keepends=True)[4])
+        assert c.diagnostics(uri(planner)) == []
+        c.notify("textDocument/didSave", {"textDocument": {"uri": uri(planner)}})
+        assert c.diagnostics(uri(planner)) == []
+        (x,) = c.diagnostics(uri(main))
+        assert x["code"] == "E202" and x["range"]["start"]["line"] == 12
+    finally:
+        c.close()

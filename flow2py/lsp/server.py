@@ -201,7 +201,10 @@ def did_change(ls: FlowServer, params: T.DidChangeTextDocumentParams) -> None:
 
 @server.feature(T.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: FlowServer, params: T.DidSaveTextDocumentParams) -> None:
-    ls.refresh(params.text_document.uri)
+    # a saved module may be another open document's import (read from disk): check them all
+    saved = params.text_document.uri
+    for uri in [saved, *(u for u in ls.open if u != saved)]:
+        ls.refresh(uri)
 
 
 @server.feature(T.TEXT_DOCUMENT_DID_CLOSE)
