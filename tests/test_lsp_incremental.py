@@ -125,9 +125,10 @@ EDITS = [
 ]
 
 
-def test_diagnostics_after_each_kind_of_edit_equal_a_fresh_checks(tmp_path):
+@pytest.mark.parametrize("end", ["\n", ""], ids=["final newline", "none"])
+def test_diagnostics_after_each_kind_of_edit_equal_a_fresh_checks(tmp_path, end):
     path = str(tmp_path / "main.flow")
-    text = generate(250)
+    text = generate(250).rstrip("\n") + end
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     doc = Document(path)
@@ -154,6 +155,9 @@ def test_every_golden_case_and_example_checks_as_fresh_before_and_after_moving(p
     _same(doc, "// moved down\n\n" + text)  # every piece reused at a new place
     _same(doc, text.replace("\n", "\n\n", 3))  # some moved, some not
     _same(doc, text + "\nflow tail_() -> Int = 1\n")
+    _same(doc, text.rstrip("\n"))  # no final newline
+    _same(doc, text.rstrip("\n") + "\n\nflow tail_() -> Int = 1")
+    _same(doc, text.rstrip("\n") + "\n\nflow tail_() -> Int = 2")
 
 
 def test_an_imported_module_changed_on_disk_is_read_again(tmp_path):
@@ -206,3 +210,15 @@ def test_a_program_with_errors_keeps_its_partial_side_tables_for_the_editor():
     assert r.partial.refs[call.callee.id] == FnRef("main::f")
     assert r.partial.types[call.id].decl.endswith("::Int")
     assert check_source(text.replace('"one"', "1")).partial is None  # a clean program has `program`
+
+
+def test_a_text_without_a_final_newline_is_still_checked_in_pieces(tmp_path):
+    path = str(tmp_path / "main.flow")
+    text = generate(600).rstrip("\n")
+    doc = Document(path)
+    assert not _same(doc, text).whole
+    text = _edit_once(text, "3 * r * r + 5,", "3 * r * r + 5 + 1,")
+    r = _same(doc, text)
+    assert not r.whole and r.walked == 2  # the edited function, and the last one (parsed every time)
+    text = text + "\n"
+    assert not _same(doc, text).whole

@@ -9,8 +9,8 @@ pieces it keeps between edits:
   while its text is unchanged. A piece keeps the coordinates it was first parsed at: the module
   handed to the checker is a *virtual* text holding every piece at its own offset and line (a
   piece that moved is not re-parsed nor its tree rewritten), and every span the checker reports
-  is mapped back to the piece's place in the real text. A piece that does not parse on its own,
-  or a text without a final newline, is parsed and checked whole, as `flow2py check` does.
+  is mapped back to the piece's place in the real text. A piece that does not parse on its own
+  makes the text parsed and checked whole, as `flow2py check` does.
 - **Checking, by function.** When no declaration's signature changed (types, `use`s, function
   headers, their order: the "signature key"), a function whose body is unchanged is not walked
   again: what its walk wrote is kept (its diagnostics, side-table entries, the declarations and
@@ -69,6 +69,9 @@ class Piece:
     sig: str  # the text with every function body cut out: what other declarations depend on
     roff: int = 0  # where it is in the real text now
     rline: int = 0
+    # the last piece of a text without a final newline: parsed again at the very end of the
+    # virtual text on every check (so that nothing follows it there either), and never kept
+    transient: bool = False
 
 
 @dataclass
@@ -199,10 +202,9 @@ class Document:
     # -- in pieces ----------------------------------------------------------------------------
 
     def _check(self, text: str) -> EditorCheck:
-        if not text.endswith("\n") or self.vlen > 3 * len(text) + 200_000:
+        if self.vlen > 3 * len(text) + 200_000:
             self._reset()
-            if not text.endswith("\n"):
-                return self._whole(text)
+        open_end = not text.endswith("\n")
         display = self.path  # spans name the entry file as the loader is given it
         live: list[Piece] = []
         spare = {k: list(v) for k, v in self.pieces.items()}
@@ -210,11 +212,16 @@ class Document:
         prev = 0
         cut = split(text)
         first = self._first_layout(text, display, cut) if not self.parts else None
-        for off, piece_text in cut if first is None else ():
+        for i, (off, piece_text) in enumerate(cut if first is None else ()):
             line += text.count("\n", prev, off)
             prev = off
-            got = spare.get(piece_text)
-            p = got.pop() if got else self._parse_piece(piece_text, display)
+            if open_end and i == len(cut) - 1:
+                p = self._parse_piece(piece_text, display, gap=False)
+                if p is not None:
+                    p.transient = True
+            else:
+                got = spare.get(piece_text)
+                p = got.pop() if got else self._parse_piece(piece_text, display)
             if p is None:
                 self.walks, self.env_key, self.tables, self._decls = {}, None, None, None
                 return self._whole(text)
@@ -224,7 +231,8 @@ class Document:
             live = first
         kept: dict[str, list[Piece]] = {}
         for p in live:
-            kept.setdefault(p.text, []).append(p)
+            if not p.transient:
+                kept.setdefault(p.text, []).append(p)
         self.pieces = kept
         virtual = "".join(self.parts)
         module = ast.Module(
@@ -274,12 +282,17 @@ class Document:
             (p.uses if isinstance(n, ast.Use) else p.decls).append(n)
         for p in live:
             p.sig = _signature(p.text, p.decls, p.voff)
-        self.parts = [text, "\n"]  # a gap line after it, as after every piece
-        self.vlen = len(text) + 1
-        self.vlines = text.count("\n") + 1
+        if text.endswith("\n"):
+            self.parts = [text, "\n"]  # a gap line after it, as after every piece
+        else:
+            self.parts = [text]
+            if live:
+                live[-1].transient = True
+        self.vlen = sum(len(x) for x in self.parts)
+        self.vlines = sum(x.count("\n") for x in self.parts)
         return live
 
-    def _parse_piece(self, piece_text: str, display: str) -> Piece | None:
+    def _parse_piece(self, piece_text: str, display: str, gap: bool = True) -> Piece | None:
         module, diags = parse_module(piece_text, display)
         if diags or module.source != piece_text:
             return None
@@ -287,7 +300,7 @@ class Document:
         nodes = [*module.uses, *module.decls]
         _shift(nodes, vline, voff)
         sig = _signature(piece_text, module.decls, voff)
-        part = piece_text + "\n"  # a gap line: no span of one piece touches the next
+        part = piece_text + "\n" if gap else piece_text  # a gap line: no span of one piece touches the next
         self.parts.append(part)
         self.vlen += len(part)
         self.vlines += part.count("\n")
