@@ -153,6 +153,11 @@ def test_definition_goes_into_another_module_and_into_std(lsp):
     assert loc["uri"] == u and loc["range"]["start"] == {"line": 12, "character": 8}
     loc = c.request("textDocument/definition", _at(u, 11, 21))  # planner.Step, a record type
     assert loc["uri"] == uri(str(d / "planner.flow")) and loc["range"]["start"]["line"] == 0
+    loc = c.request("textDocument/definition", _at(u, 13, 7))  # the field `cost` of `t.cost`
+    assert loc["uri"] == uri(str(d / "planner.flow"))
+    assert loc["range"]["start"] == {"line": 0, "character": PLANNER.index("pub cost")}
+    loc = c.request("textDocument/definition", _at(u, 6, 4))  # the pattern `Ok(t)`: std's constructor
+    assert loc["uri"].endswith("/std/result.flow")
 
 
 def test_document_symbols_list_functions_types_constructors_and_fields(tmp_path, lsp):
