@@ -170,6 +170,8 @@ def _checking(entry_path: str, problems: Problems):
             )
 
 
+# flow2py/lsp/incremental.py runs these steps too (the language server's re-check, function by
+# function); tests/test_lsp_incremental.py holds its diagnostics equal to this one's
 def _check(mods: Modules, problems: Problems) -> CheckResult:
     modules, entry_key = mods.modules, mods.entry_key
     decls = Declarations(modules, problems)
