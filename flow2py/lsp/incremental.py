@@ -45,6 +45,7 @@ from flow2py.check.driver import (
 from flow2py.check.exhaust import Exhaust
 from flow2py.check.infer import check_fn, program_state
 from flow2py.check.modgraph import STD_VERSION, LoadedModule, Loader
+from flow2py.syntax.broken import NOTHING_BROKEN
 from flow2py.check.post import finish_fn
 from flow2py.check.typed import CheckedProgram, FnRef, MethodRef
 from flow2py.diagnostics import Diagnostic, Edit, Fix, Problems, Related
@@ -534,7 +535,8 @@ class _EditorLoader(Loader):
 
     def _read(self, file, display, is_std, source):
         if not is_std and file == self.entry_abs:
-            return self._entry_module.source, self._entry_module, []
+            # parsed in pieces, each without errors (a piece that has any is checked whole)
+            return self._entry_module.source, self._entry_module, [], NOTHING_BROKEN
         if is_std or source is not None:
             return super()._read(file, display, is_std, source)
         try:
