@@ -222,3 +222,23 @@ def test_a_text_without_a_final_newline_is_still_checked_in_pieces(tmp_path):
     assert not r.whole and r.walked == 2  # the edited function, and the last one (parsed every time)
     text = text + "\n"
     assert not _same(doc, text).whole
+
+
+def test_a_missing_use_is_inserted_at_the_top_and_reported_once_after_declarations_move(tmp_path):
+    path = str(tmp_path / "main.flow")
+    body = "pub flow main() -> Int !tool = task.await(task.spawn(flow() = 1))\n"
+    other = "pub flow other() -> Int !tool = task.await(task.spawn(flow() = 2))\n"
+    doc = Document(path)
+    for text in (
+        body + "\n" + other,
+        "pub flow first_() -> Int = 1\n\n" + body + "\n" + other,  # the first piece moves down
+        "pub flow first_() -> Int = 2\n\n" + body + "\n" + other,
+        body + "\n" + other,
+        body + "\n" + other.replace("= 2", "= 3"),  # the second walked again, the first replayed
+        body.replace("= 1", "= 4") + "\n" + other,  # the first walked again, the second replayed
+    ):
+        r = _same(doc, text)
+        e101 = [d for d in r.result.diagnostics if d.code == "E101"]
+        assert len(e101) == 1
+        top = [e for f in e101[0].fixes for e in f.edits if e.text.startswith("use ")]
+        assert [(e.span.start, e.span.line, e.span.column) for e in top] == [(0, 1, 1)]

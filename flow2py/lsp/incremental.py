@@ -127,6 +127,10 @@ class _FnWalk:
     used: set
     aliases: set
     deps: frozenset = frozenset()  # every declaration it referred to: it is stale when one changes
+    # the modules said to need a `use` before it was walked (one such report a module: it is
+    # stale when that set differs), and those it said so of
+    missing_before: frozenset = frozenset()
+    missing: frozenset = frozenset()
 
 
 def split(text: str) -> list[tuple[int, str]]:
@@ -167,9 +171,11 @@ class Document:
 
     def _reset(self) -> None:
         self.pieces: dict[str, list[Piece]] = {}
-        self.parts: list[str] = []  # the virtual text, piece after piece (dead ones kept)
-        self.vlen = 0
-        self.vlines = 0
+        # the virtual text, piece after piece (dead ones kept), after one empty line: no piece
+        # starts at offset 0, where a missing `use` is inserted in a module without any
+        self.parts: list[str] = ["\n"]
+        self.vlen = 1
+        self.vlines = 1
         self.walks: dict[int, _FnWalk] = {}  # FnDecl node id -> its walk
         self.env_key: tuple | None = None
         self.names_key: tuple | None = None  # env_key with function headers left out
@@ -212,7 +218,7 @@ class Document:
         line = 0
         prev = 0
         cut = split(text)
-        first = self._first_layout(text, display, cut) if not self.parts else None
+        first = self._first_layout(text, display, cut) if self.vlen == 1 else None
         for i, (off, piece_text) in enumerate(cut if first is None else ()):
             line += text.count("\n", prev, off)
             prev = off
@@ -267,14 +273,14 @@ class Document:
     def _first_layout(self, text: str, display: str, cut) -> list[Piece] | None:
         """The first check parses the text whole (much faster than piece by piece) and lays
         the pieces out where they are: the virtual text starts as the real one."""
-        module, diags = parse_module(text, display)
-        if diags or module.source != text:
+        module, diags = parse_module("\n" + text, display)
+        if diags or module.source != "\n" + text:
             return None
         live, line, prev = [], 0, 0
         for off, piece_text in cut:
             line += text.count("\n", prev, off)
             prev = off
-            live.append(Piece(piece_text, [], [], off, line, "", off, line))
+            live.append(Piece(piece_text, [], [], off + 1, line + 1, "", off, line))
         starts = [p.voff for p in live]
         for n in [*module.uses, *module.decls]:
             p = live[bisect.bisect_right(starts, n.span.start) - 1]
@@ -284,9 +290,9 @@ class Document:
         for p in live:
             p.sig = _signature(p.text, p.decls, p.voff)
         if text.endswith("\n"):
-            self.parts = [text, "\n"]  # a gap line after it, as after every piece
+            self.parts = ["\n", text, "\n"]  # a gap line after it, as after every piece
         else:
-            self.parts = [text]
+            self.parts = ["\n", text]
             if live:
                 live[-1].transient = True
         self.vlen = sum(len(x) for x in self.parts)
@@ -297,6 +303,12 @@ class Document:
         module, diags = parse_module(piece_text, display)
         if diags or module.source != piece_text:
             return None
+        if not self.parts[-1].endswith("\n"):
+            # after a last piece without a final newline: each piece starts a line (columns
+            # the checker computes from the text are then the real ones)
+            self.parts.append("\n")
+            self.vlen += 1
+            self.vlines += 1
         voff, vline = self.vlen, self.vlines
         nodes = [*module.uses, *module.decls]
         _shift(nodes, vline, voff)
@@ -313,9 +325,12 @@ class Document:
         body walks and the program-wide rules add to is put back as the pass left it."""
         kept = self._decls if same else None
         if kept is not None:
-            decls, used, data_params, aliases = kept
+            decls, used, data_params, aliases, missing = kept
             decls.problems = problems
             decls.used = set(used)
+            decls.missing_uses = set(missing)
+            decls.suggest_cache = {}  # its candidates' spans are the last check's trees'
+
             decls.data_params = {k: set(v) for k, v in data_params.items()}
             for m in modules:
                 env = decls.envs[m.key]
@@ -335,6 +350,7 @@ class Document:
                 set(decls.used),
                 {k: set(v) for k, v in decls.data_params.items()},
                 {k: set(e.used_aliases) for k, e in decls.envs.items()},
+                set(decls.missing_uses),
             )
         return decls
 
@@ -433,6 +449,9 @@ class Document:
                     )
                 ):
                     w = None  # it points into a piece parsed again
+                if w is not None and (w.missing_before or decls.missing_uses):
+                    if w.missing_before != decls.missing_uses:
+                        w = None  # a missing `use` reported before it, or no longer
                 fresh = w is None
                 if fresh:
                     w = _walk(st, env, fn, exhaust, decls, problems, prog)
@@ -450,6 +469,8 @@ class Document:
                     decls.used |= w.used
                 if w.aliases:
                     env.used_aliases |= w.aliases
+                if w.missing:
+                    decls.missing_uses |= w.missing
                 if w.shell.checkpoints:
                     prog.checkpoints.extend(w.shell.checkpoints)
                 if fresh or not keep_tables:
@@ -501,6 +522,7 @@ def _walk(st, env, fn, exhaust, decls, problems, prog) -> _FnWalk:
     n_diags, n_reqs, n_insts = len(problems.items), len(st.data_reqs), len(st.insts)
     used, aliases = decls.used, env.used_aliases
     decls.used, env.used_aliases = set(), set()
+    missing_before = frozenset(decls.missing_uses)
     try:
         check_fn(st, env, fn)
         finish_fn(st, exhaust)
@@ -513,10 +535,13 @@ def _walk(st, env, fn, exhaust, decls, problems, prog) -> _FnWalk:
             decls.used,
             env.used_aliases,
             frozenset(refs | decls.used | {i.callee for i in st.insts[n_insts:]}),
+            missing_before,
+            frozenset(decls.missing_uses - missing_before),
         )
     finally:
         decls.used, env.used_aliases = used, aliases
     # the caller replays the walk: take back what it wrote to the shared lists
+    decls.missing_uses.difference_update(w.missing)
     del problems.items[n_diags:]
     del st.data_reqs[n_reqs:]
     del st.insts[n_insts:]

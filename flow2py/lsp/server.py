@@ -88,15 +88,18 @@ class Open:
         self.text = ""
         self.lines = Lines("")
         self.check: EditorCheck | None = None
-        self.good: EditorCheck | None = None  # the newest check that has side tables
+        # the newest check that has side tables and whose text parsed (checking goes on past a
+        # syntax error, but a broken body is a hole there: no locals to complete the fields of)
+        self.good: EditorCheck | None = None
         self.good_text = ""
 
     def update(self, text: str) -> EditorCheck:
         self.text = text
         self.lines = Lines(text)
         self.check = self.doc.check(text)
-        if self.check.program is not None:
-            self.good, self.good_text = self.check, text
+        c = self.check
+        if c.program is not None and not any(m.broken for m in c.modules if m.key == c.entry_key):
+            self.good, self.good_text = c, text
         return self.check
 
 
