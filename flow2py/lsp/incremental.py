@@ -9,7 +9,10 @@ pieces it keeps between edits:
   while its text is unchanged. A piece keeps the coordinates it was first parsed at: the module
   handed to the checker is a *virtual* text holding every piece at its own offset and line (a
   piece that moved is not re-parsed nor its tree rewritten), and every span the checker reports
-  is mapped back to the piece's place in the real text. A piece that does not parse on its own
+  is mapped back to the piece's place in the real text. The virtual text starts with an empty
+  line (offset 0, where a missing `use` goes in a module without any, is in no piece) and every
+  piece starts a line of it (columns the checker computes from the text are the real ones). A
+  piece that does not parse on its own
   makes the text parsed and checked whole, as `flow2py check` does.
 - **Checking, by function.** When no declaration's signature changed (types, `use`s, function
   headers, their order: the "signature key"), a function whose body is unchanged is not walked
