@@ -471,6 +471,19 @@ def fmt_cmd(paths, check):
     sys.exit(EXIT_OK if outcome.ok and not (check and outcome.changed) else EXIT_REFUSED)
 
 
+@main.command()
+def lsp():
+    """Serve the Language Server Protocol over stdio (docs/spec/editor.md)."""
+    try:
+        import lsprotocol  # noqa: F401
+        import pygls  # noqa: F401
+    except ImportError:
+        _fail("the language server needs pygls: pip install 'flow2py[lsp]'")
+    from flow2py.lsp.server import main as serve
+
+    serve()
+
+
 # worker, submit, reply, cancel (flow2py/worker_cli.py imports the runtime only when one runs)
 from flow2py import worker_cli  # noqa: E402
 

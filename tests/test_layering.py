@@ -60,6 +60,7 @@ COMPILER = (
             *CLI_PARTS,
             "flow2py.worker_cli",
             "flow2py.store_cli",
+            "flow2py.lsp",  # the language server: the checker for an editor (docs/spec/editor.md)
         ),
     ),
 )

@@ -54,6 +54,9 @@ class CheckResult:
     program: CheckedProgram | None
     diagnostics: list[Diagnostic]
     sources: dict[str, str] = field(default_factory=dict)
+    # the side tables as far as checking got when there are diagnostics (`program` is then None):
+    # what an editor's hover and go-to-definition read; unsolved variables are left in them
+    partial: CheckedProgram | None = None
 
 
 @dataclass(frozen=True)
@@ -173,6 +176,8 @@ def _checking(entry_path: str, problems: Problems):
             )
 
 
+# flow2py/lsp/incremental.py runs these steps too (the language server's re-check, function by
+# function); tests/test_lsp_incremental.py holds its diagnostics equal to this one's
 def _check(mods: Modules, problems: Problems) -> CheckResult:
     modules, entry_key = mods.modules, mods.entry_key
     decls = Declarations(modules, problems)
@@ -198,7 +203,7 @@ def _check(mods: Modules, problems: Problems) -> CheckResult:
     _entry(decls, entry_key, problems)
     _explained_by_syntax_errors(mods, problems)
     if problems:
-        return CheckResult(None, problems.sorted(), mods.sources)
+        return CheckResult(None, problems.sorted(), mods.sources, partial=prog)
     unit = decls.unit()
     types = prog.types
     for k, t in types.items():
