@@ -54,6 +54,9 @@ class BodyState:
     insts: list[Instantiation] = field(default_factory=list)  # whole program: generic uses
     bad: set[int] = field(default_factory=set)  # whole patterns whose checking reported a mistake
     field_binders: set[int] = field(default_factory=set)  # BindPatterns written `{ x }` or `{ x: y }`
+    # the `why` of the `expr` call now dispatching: read first thing by `block`, `if_expr` and
+    # `match_expr`, whose parts then say what fixed their expected type (a signature, an annotation)
+    why_in: object = None
 
 
 def new_state(decls: Declarations, prog: CheckedProgram, problems: Problems, dispatch: dict) -> BodyState:
@@ -66,6 +69,7 @@ def new_state(decls: Declarations, prog: CheckedProgram, problems: Problems, dis
 def expr(st: BodyState, e, expected=None, why: Why | None = None):
     """The type of `e`, inferred with `expected` as a hint and then unified with it (a mismatch
     is reported with `why` and gives the poison type)."""
+    st.why_in = why  # for a block, `if` or `match`: what fixed the type its value must have
     t = st.dispatch[type(e)](st, e, expected)
     if expected is not None:
         t = expect(st, t, expected, e, why)

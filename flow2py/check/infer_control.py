@@ -181,7 +181,17 @@ def return_expr(st: BodyState, e: ast.Return, expected):
 # -- blocks and control -------------------------------------------------------------------
 
 
+def _placed(outer, fallback: str) -> Why:
+    """The reason a part of a block, `if` or `match` must have the expected type: what fixed it
+    when that has a place to show (the result type in the signature, a `let` annotation), else
+    `fallback`."""
+    if outer is not None and outer.span is not None and outer.span.line:
+        return outer
+    return Why(fallback)
+
+
 def block(st: BodyState, e: ast.Block, expected):
+    outer = st.why_in
     st.scopes.append({})
     result = st.d.unit()
     n = len(e.stmts)
@@ -190,7 +200,10 @@ def block(st: BodyState, e: ast.Block, expected):
         if isinstance(s, ast.ExprStmt):
             if last:
                 result = expr(
-                    st, s.expr, expected, Why("the value of this block") if expected is not None else None
+                    st,
+                    s.expr,
+                    expected,
+                    _placed(outer, "the value of this block") if expected is not None else None,
                 )
                 if expected is not None:
                     result = expected
@@ -264,6 +277,7 @@ def _let(st: BodyState, s: ast.Let) -> None:
 
 
 def if_expr(st: BodyState, e: ast.If, expected):
+    outer = st.why_in
     expr(st, e.cond, st.d.lang_con("Bool"), Why("the condition of `if`"))
     if e.else_ is None:
         t = resolve(expr(st, e.then))
@@ -277,7 +291,7 @@ def if_expr(st: BodyState, e: ast.If, expected):
             )
         return st.d.unit()
     if expected is not None:
-        why = Why("the expected type of this `if`")
+        why = _placed(outer, "the expected type of this `if`")
         expr(st, e.then, expected, why)
         expr(st, e.else_, expected, why)
         return expected
@@ -290,6 +304,7 @@ def if_expr(st: BodyState, e: ast.If, expected):
 
 
 def match_expr(st: BodyState, e: ast.Match, expected):
+    outer = st.why_in
     scrutinee = expr(st, e.scrutinee)
     result = expected
     seen_value = expected is not None
@@ -304,7 +319,7 @@ def match_expr(st: BodyState, e: ast.Match, expected):
                 result = t
         else:
             why = (
-                Why("the expected type of this match")
+                _placed(outer, "the expected type of this match")
                 if seen_value
                 else Why("the first arm of this match", e.arms[0].body.span)
             )
