@@ -6,12 +6,22 @@ tests/test_diagnostics_registry.py enforces both.
 
 Code ranges: E0xx syntax, E1xx modules and names, E2xx types, E3xx effects,
 E4xx checks (exhaustiveness, discards, unused, `?`, guard), E5xx declarations and annotations.
+
+A phase whose codes are converted (the syntax phase, E0xx) declares one typed class per code, a
+frozen dataclass deriving from `Data`: its class attribute `code`, its fields the data (the
+offending text, the expected and found tokens, the span), and no message text. The message is
+computed from the fields in the one renderer module of the phase (`renderer`, e.g.
+flow2py/syntax/messages.py), and `Diagnostic.of(data)` (or `Problems.report(data)`) turns the
+object into the `Diagnostic` that is sorted, rendered and serialised, keeping it as `.data`.
+The checker's codes (E1xx-E5xx) are still reported with their message written at the call site.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 from flow2py.span import Span
 
@@ -32,6 +42,38 @@ def register(code: str, name: str, summary: str) -> Code:
     c = Code(code, name, summary)
     CODES[code] = c
     return c
+
+
+# The typed class of each converted code (one per code; `Data.__init_subclass__` fills it).
+CLASSES: dict[str, type[Data]] = {}
+
+
+@dataclass(frozen=True)
+class Data:
+    """One diagnostic as data: subclass it once per code, as a frozen dataclass whose fields hold
+    what the message says (names, tokens, types, places). A phase's base class names the module
+    rendering its messages (`renderer`, whose `message(data)` gives the text)."""
+
+    code: ClassVar[str]
+    renderer: ClassVar[str]  # the phase's renderer module, e.g. "flow2py.syntax.messages"
+    span: Span
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        code = cls.__dict__.get("code")
+        if code is None:
+            return  # a phase's base class
+        if code not in CODES:
+            raise ValueError(f"{cls.__name__}: unregistered diagnostic code {code}")
+        if code in CLASSES:
+            raise ValueError(
+                f"diagnostic code {code} has two classes: {CLASSES[code].__name__}, {cls.__name__}"
+            )
+        CLASSES[code] = cls
+
+    @property
+    def message(self) -> str:
+        return importlib.import_module(self.renderer).message(self)
 
 
 @dataclass(frozen=True)
@@ -62,10 +104,16 @@ class Diagnostic:
     span: Span
     related: tuple[Related, ...] = ()
     fixes: tuple[Fix, ...] = ()
+    data: Data | None = field(default=None, compare=False, repr=False)  # the typed object, if any
 
     def __post_init__(self):
         if self.code not in CODES:
             raise ValueError(f"unregistered diagnostic code {self.code}")
+
+    @classmethod
+    def of(cls, data: Data, related=(), fixes=()) -> Diagnostic:
+        """The diagnostic reporting `data`: its code, its message rendered, its span."""
+        return cls(data.code, data.message, data.span, tuple(related), tuple(fixes), data)
 
 
 class Problems:
@@ -76,6 +124,11 @@ class Problems:
 
     def add(self, code: str, message: str, span: Span, related=(), fixes=()) -> Diagnostic:
         d = Diagnostic(code, message, span, tuple(related), tuple(fixes))
+        self.items.append(d)
+        return d
+
+    def report(self, data: Data, related=(), fixes=()) -> Diagnostic:
+        d = Diagnostic.of(data, related, fixes)
         self.items.append(d)
         return d
 

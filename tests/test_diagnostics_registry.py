@@ -1,17 +1,29 @@
 """Every registered diagnostic code has an entry in docs/spec/diagnostics.md and a golden case:
 a file or folder in golden/syntax/ or golden/diagnostics/ whose name starts with the code
-(`E401_non_exhaustive.flow`) or with the code's registered name (`unclosed_bracket.flow`)."""
+(`E401_non_exhaustive.flow`) or with the code's registered name (`unclosed_bracket.flow`).
+
+The syntax phase's codes (E0xx) are data: each has exactly one typed class (`diagnostics.Data`,
+flow2py/syntax/codes.py) whose message is rendered by flow2py/syntax/messages.py, so for them the
+rule is "one class per code, one page, one golden". The checker's codes (E1xx-E5xx) are not
+converted yet: for them the rule stays "one page, one golden"."""
 
 import os
 import re
+from dataclasses import FrozenInstanceError, fields, is_dataclass
+
+import pytest
 
 import flow2py.check  # noqa: F401  (registers E1xx-E5xx)
 import flow2py.syntax.parser  # noqa: F401  (registers E0xx)
-from flow2py.diagnostics import CODES
+from flow2py.diagnostics import CLASSES, CODES, Data, Diagnostic, Problems, register
+from flow2py.span import Span
+from flow2py.syntax import codes as syntax_codes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, "docs", "spec", "diagnostics.md")
 GOLDEN_DIRS = [os.path.join(ROOT, "golden", "syntax"), os.path.join(ROOT, "golden", "diagnostics")]
+SYNTAX = sorted(c for c in CODES if re.fullmatch(r"E0\d\d", c))
+SPAN = Span("m.flow", 1, 1, 1, 2, 0, 1)
 
 
 def _golden_names():
@@ -45,3 +57,78 @@ def test_every_code_has_a_golden_case():
         if not any(n.startswith(code) or n.startswith(snake + ".") or n == snake for n in names):
             missing.append(code)
     assert missing == [], f"codes without a golden case: {sorted(missing)}"
+
+
+def test_every_syntax_code_has_exactly_one_typed_class():
+    assert SYNTAX == [f"E{n:03d}" for n in range(1, 13)]
+    declared = [
+        v
+        for v in vars(syntax_codes).values()
+        if isinstance(v, type) and issubclass(v, syntax_codes.SyntaxData) and "code" in vars(v)
+    ]
+    assert sorted(c.code for c in declared) == SYNTAX  # one class each, none twice
+    assert {c: CLASSES[c] for c in SYNTAX} == {c.code: c for c in declared}
+    for cls in declared:
+        assert is_dataclass(cls) and cls.__dataclass_params__.frozen, cls
+        assert "message" not in {f.name for f in fields(cls)}, cls  # the renderer writes it
+        assert cls.renderer == "flow2py.syntax.messages"
+
+
+def test_the_checker_codes_have_no_class_yet():
+    assert sorted(CLASSES) == SYNTAX  # E1xx-E5xx keep their message at the call site, for now
+
+
+def test_a_second_class_for_a_code_or_an_unregistered_code_is_refused():
+    with pytest.raises(ValueError, match="two classes"):
+
+        class Again(syntax_codes.SyntaxData):
+            code = "E001"
+
+    with pytest.raises(ValueError, match="unregistered"):
+
+        class Nowhere(syntax_codes.SyntaxData):
+            code = "E098"
+
+    assert "E098" not in CODES and CLASSES["E001"] is syntax_codes.BadCharacter
+    with pytest.raises(ValueError, match="twice"):
+        register("E001", "again", "registered twice")
+
+
+def test_a_report_becomes_a_diagnostic_keeping_its_data():
+    data = syntax_codes.UnknownEffect(SPAN, "io")
+    with pytest.raises(FrozenInstanceError):
+        data.name = "tool"  # type: ignore[misc]
+    problems = Problems()
+    d = problems.report(data)
+    assert problems.items == [d]
+    assert (d.code, d.span, d.data) == ("E007", SPAN, data)
+    assert d.message == "unknown effect `!io`: write `!tool`, `!pure`, or nothing (pure)"
+    assert d == Diagnostic("E007", d.message, SPAN)  # the data does not change what is equal
+
+
+def test_the_renderer_reads_the_fields():
+    assert syntax_codes.BadCharacter(SPAN, "\x07").message == (
+        "unexpected character `\\x07`: no Flow token starts with it"
+    )
+    assert "`\\q` in bytes" in syntax_codes.BadEscape(SPAN, "q", True).message
+    assert "`\\u{1F600}`" in syntax_codes.BadEscape(SPAN, "u", False).message
+    assert syntax_codes.TooDeep(SPAN, 7).message.startswith(
+        "this declaration nests brackets more than 7 deep"
+    )
+    assert syntax_codes.LoneSurrogate(SPAN, 0xD800).message.startswith("the source holds U+D800,")
+    assert isinstance(syntax_codes.MisplacedRest(SPAN, "list"), Data)
+
+
+def test_the_syntax_phase_reports_only_through_its_classes():
+    """No module of the syntax phase builds a `Diagnostic` from a code and a message."""
+    folder = os.path.join(ROOT, "flow2py", "syntax")
+    offenders = []
+    for base, _, files in os.walk(folder):
+        for name in files:
+            if name.endswith(".py"):
+                path = os.path.join(base, name)
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+                if re.search(r"\bDiagnostic\(|error\(\s*[\"']E0", text):
+                    offenders.append(os.path.relpath(path, ROOT))
+    assert offenders == []

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flow2py.diagnostics import Diagnostic
-from flow2py.syntax import ast
+from flow2py.syntax import ast, codes
 from flow2py.syntax.engine.reduce import make_span
 from flow2py.syntax.engine.scanner import Tok
 from flow2py.syntax.literals import literal, text_value
@@ -124,8 +124,8 @@ class Builder:
     def _tspan(self, tok: Tok) -> ast.Span:
         return span_of_token(self.path, tok)
 
-    def _error(self, code: str, message: str, span: ast.Span) -> None:
-        self.diags.append(Diagnostic(code, message, span))
+    def _error(self, data: codes.SyntaxData) -> None:
+        self.diags.append(Diagnostic.of(data))
 
     # -- declarations -------------------------------------------------------------------------
 
@@ -183,12 +183,7 @@ class Builder:
             fields = [e for e in body.entries if isinstance(e, ast.FieldDecl)]
             ctors = [e for e in body.entries if isinstance(e, ast.CtorDecl)]
             if fields and ctors:
-                self._error(
-                    "E006",
-                    f"type `{name_tok}` mixes record fields (`{fields[0].name}`) and enum constructors "
-                    f"(`{ctors[0].name}`): a record has only `name: Type` fields, an enum only constructors",
-                    body.span,
-                )
+                self._error(codes.MixedTypeBody(body.span, str(name_tok), fields[0].name, ctors[0].name))
             kind = "enum" if ctors and not fields else "record"
             if kind == "record":
                 ctors = []
@@ -268,7 +263,7 @@ class Builder:
     def effect(self, span, ch):
         name = str(ch[0])
         if name not in ("tool", "pure"):
-            self._error("E007", f"unknown effect `!{name}`: write `!tool`, `!pure`, or nothing (pure)", span)
+            self._error(codes.UnknownEffect(span, name))
         return _Effect(name, span)
 
     def fn_body(self, span, ch):
@@ -385,9 +380,7 @@ class Builder:
         for k, e in enumerate(entries):
             if isinstance(e, _Base):
                 if base is not None or k != 0:
-                    self._error(
-                        "E008", "`..base` is written once, as the first entry of a record literal", e.span
-                    )
+                    self._error(codes.MisplacedRest(e.span, "record"))
                 if base is None:
                     base = e.expr
             else:
@@ -470,7 +463,7 @@ class Builder:
         for k, e in enumerate(entries):
             if isinstance(e, _Rest):
                 if k != len(entries) - 1 or rest:
-                    self._error("E008", "`..` comes once, last, in a constructor pattern", e.span)
+                    self._error(codes.MisplacedRest(e.span, "constructor"))
                 rest = True
             else:
                 fields.append((e.name, e.pattern))
@@ -499,7 +492,7 @@ class Builder:
         for k, e in enumerate(ch):
             if isinstance(e, _Rest):
                 if k != len(ch) - 1 or has_rest:
-                    self._error("E008", "`..` comes once, last, in a list pattern", e.span)
+                    self._error(codes.MisplacedRest(e.span, "list"))
                 has_rest = True
                 rest = e.pattern
             else:

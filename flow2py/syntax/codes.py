@@ -1,6 +1,16 @@
-"""Syntax diagnostic codes (E001-E099). Imported by the parser so the codes exist whenever it does."""
+"""Syntax diagnostic codes (E001-E099) and their typed classes, one per code. Imported by the
+parser so the codes exist whenever it does. A class holds the data of one report (the offending
+text, the tokens, the span); its message is rendered in flow2py/syntax/messages.py (`message`)."""
 
-from flow2py.diagnostics import register
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from flow2py.diagnostics import Data, register
+
+if TYPE_CHECKING:
+    from flow2py.syntax.engine.scanner import Tok
 
 BAD_CHARACTER = register("E001", "bad-character", "a character that cannot start any token")
 UNTERMINATED_TEXT = register("E002", "unterminated-text", "a text or bytes literal is not closed on its line")
@@ -22,3 +32,94 @@ FOREIGN_SYNTAX = register(
     "foreign-syntax",
     "a construct from another language (`elif`, `===`, a `for` loop); Flow writes it another way",
 )
+
+
+@dataclass(frozen=True)
+class SyntaxData(Data):
+    """A syntax diagnostic; messages rendered by flow2py/syntax/messages.py."""
+
+    renderer = "flow2py.syntax.messages"
+
+
+@dataclass(frozen=True)
+class BadCharacter(SyntaxData):
+    code = "E001"
+    char: str  # the character no token starts with
+
+
+@dataclass(frozen=True)
+class UnterminatedText(SyntaxData):
+    code = "E002"
+
+
+@dataclass(frozen=True)
+class BadEscape(SyntaxData):
+    code = "E003"
+    escape: str  # what follows the backslash ("u" for a malformed `\u{...}` in text)
+    in_bytes: bool  # in a bytes literal (else a text literal)
+
+
+@dataclass(frozen=True)
+class UnexpectedToken(SyntaxData):
+    """What the parser found where it expected something else; or (with `opener`) a closing
+    bracket that closes nothing."""
+
+    code = "E004"
+    found: Tok
+    expected: frozenset[str] = frozenset()  # the terminal names the parser would have accepted
+    after: Tok | None = None  # the token before `found`, when it is worth naming
+    opener: str = ""  # for a closer without its opening bracket: the bracket it lacks
+
+
+@dataclass(frozen=True)
+class UnclosedBracket(SyntaxData):
+    code = "E005"
+    opener: str  # the bracket left open
+    closer: str  # the bracket that would close it
+
+
+@dataclass(frozen=True)
+class MixedTypeBody(SyntaxData):
+    code = "E006"
+    type_name: str
+    field: str  # the first record field
+    ctor: str  # the first enum constructor
+
+
+@dataclass(frozen=True)
+class UnknownEffect(SyntaxData):
+    code = "E007"
+    name: str  # what follows the `!`
+
+
+@dataclass(frozen=True)
+class MisplacedRest(SyntaxData):
+    code = "E008"
+    place: str  # "record" (`..base`), "constructor" or "list" (a `..` in that pattern)
+
+
+@dataclass(frozen=True)
+class TooDeep(SyntaxData):
+    code = "E009"
+    limit: int | None  # the bracket depth passed (None: the parser itself ran out of depth)
+
+
+@dataclass(frozen=True)
+class BadNumber(SyntaxData):
+    code = "E010"
+    text: str  # the literal as written
+
+
+@dataclass(frozen=True)
+class LoneSurrogate(SyntaxData):
+    code = "E011"
+    point: int  # the surrogate's code point
+
+
+@dataclass(frozen=True)
+class ForeignSyntax(SyntaxData):
+    """A habit from another language. `answer` is what Flow writes instead, chosen by the habit
+    rule that recognised it (habits.py, habits_scanned.py)."""
+
+    code = "E012"
+    answer: str

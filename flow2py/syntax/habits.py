@@ -25,10 +25,9 @@ from dataclasses import dataclass
 
 from flow2py.diagnostics import Diagnostic, Edit, Fix
 from flow2py.span import Span
+from flow2py.syntax import codes
 from flow2py.syntax.broken import hole
 from flow2py.syntax.engine.scanner import CLOSERS, OPENERS, Tok
-
-CODE = "E012"
 
 
 @dataclass(frozen=True)
@@ -83,8 +82,8 @@ def _delete_between(path: str, first: Tok, upto: Tok) -> Edit:
     )
 
 
-def _diag(message: str, span: Span, fix: Fix | None = None) -> Diagnostic:
-    return Diagnostic(CODE, message, span, fixes=(fix,) if fix else ())
+def _diag(answer: str, span: Span, fix: Fix | None = None) -> Diagnostic:
+    return Diagnostic.of(codes.ForeignSyntax(span, answer), fixes=(fix,) if fix else ())
 
 
 def _safe(message: str, *edits: Edit) -> Fix:

@@ -1,5 +1,5 @@
 """Literal tokens to values: Int (any number of digits), Decimal, Duration, Text and Bytes with
-their escapes, Bool. A malformed literal is reported through `error(code, message, span)`, the
+their escapes, Bool. A malformed literal is reported through `error(data)` (a class of codes.py), the
 Builder's (build.py), and still gives a value, so that parsing goes on."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from flow2py.syntax import ast
+from flow2py.syntax import ast, codes
 from flow2py.syntax.engine.scanner import Tok
 
-Report = Callable[[str, str, ast.Span], None]
+Report = Callable[[codes.SyntaxData], None]
 
 
 def decimal_int(digits: str) -> int:
@@ -48,7 +48,7 @@ def literal(tok: Tok, span: ast.Span, path: str, error: Report) -> ast.Literal:
         try:
             value = int(digits, 16) if digits.startswith(("0x", "0X")) else decimal_int(digits)
         except ValueError:
-            error("E010", f"`{s}` is not a well-formed number", span)
+            error(codes.BadNumber(span, s))
             value = 0
         return ast.Literal("int", value, span=span)
     if t == "DECIMAL":
@@ -65,10 +65,13 @@ def literal(tok: Tok, span: ast.Span, path: str, error: Report) -> ast.Literal:
     return ast.Literal("bool", t == "TRUE", span=span)
 
 
-def _escape_error(tok: Tok, at: int, length: int, message: str, path: str, error: Report) -> None:
+def _escape_error(
+    tok: Tok, at: int, length: int, escape: str, in_bytes: bool, path: str, error: Report
+) -> None:
     start = tok.start_pos + at
     col = tok.column + at
-    error("E003", message, ast.Span(path, tok.line, col, tok.line, col + length, start, start + length))
+    span = ast.Span(path, tok.line, col, tok.line, col + length, start, start + length)
+    error(codes.BadEscape(span, escape, in_bytes))
 
 
 def text_value(tok: Tok, path: str, error: Report) -> str:
@@ -102,7 +105,8 @@ def text_value(tok: Tok, path: str, error: Report) -> str:
                     tok,
                     body_at + i,
                     length,
-                    "a `\\u` escape is written `\\u{1F600}`: 1 to 6 hex digits naming a Unicode scalar value",
+                    "u",
+                    False,
                     path,
                     error,
                 )
@@ -112,7 +116,8 @@ def text_value(tok: Tok, path: str, error: Report) -> str:
                 tok,
                 body_at + i,
                 2,
-                f'unknown escape `\\{e}`: use one of \\n \\t \\r \\\\ \\" \\0 \\u{{...}}',
+                e,
+                False,
                 path,
                 error,
             )
@@ -145,7 +150,8 @@ def _bytes(tok: Tok, path: str, error: Report) -> bytes:
                 tok,
                 body_at + i,
                 2,
-                f'unknown escape `\\{e}` in bytes: use \\xNN or one of \\n \\t \\r \\\\ \\" \\0',
+                e,
+                True,
                 path,
                 error,
             )

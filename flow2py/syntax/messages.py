@@ -1,7 +1,9 @@
-"""Words for syntax errors: what the parser expected and what it found, never a token dump."""
+"""Words for syntax errors: what the parser expected and what it found, never a token dump; and
+the one place where the syntax diagnostics (flow2py/syntax/codes.py) get their messages."""
 
 from __future__ import annotations
 
+from flow2py.syntax import codes
 from flow2py.syntax.engine.lark_tables import terminals
 from flow2py.syntax.engine.scanner import Tok
 
@@ -139,3 +141,55 @@ def describe_token(tok: Tok | None) -> str:
     if tok.type in ("INT", "DECIMAL", "DURATION", "TEXT", "BYTES"):
         return f"`{value}`"
     return f"`{value}`"
+
+
+# ---------------------------------------------------------------------------------------------
+# The messages of the syntax diagnostics (flow2py/syntax/codes.py), each from its fields.
+
+
+def message(d: codes.SyntaxData) -> str:
+    """The text of one syntax diagnostic, from its typed object."""
+    match d:
+        case codes.BadCharacter(char=ch):
+            shown = ch if ch.isprintable() else repr(ch)[1:-1]
+            return f"unexpected character `{shown}`: no Flow token starts with it"
+        case codes.UnterminatedText():
+            return 'this text literal is not closed: add `"` before the end of the line'
+        case codes.BadEscape(escape="u", in_bytes=False):
+            return "a `\\u` escape is written `\\u{1F600}`: 1 to 6 hex digits naming a Unicode scalar value"
+        case codes.BadEscape(escape=e, in_bytes=False):
+            return f'unknown escape `\\{e}`: use one of \\n \\t \\r \\\\ \\" \\0 \\u{{...}}'
+        case codes.BadEscape(escape=e, in_bytes=True):
+            return f'unknown escape `\\{e}` in bytes: use \\xNN or one of \\n \\t \\r \\\\ \\" \\0'
+        case codes.UnexpectedToken(found=tok, opener=opener) if opener:
+            return f"this `{tok.value}` has no matching opening `{opener}`"
+        case codes.UnexpectedToken(found=tok, expected=expected, after=prev):
+            after = f" after {describe_token(prev)}" if prev is not None else ""
+            return f"expected {describe_expected(expected)}{after}, found {describe_token(tok)}"
+        case codes.UnclosedBracket(opener=opener, closer=closer):
+            return f"this `{opener}` is never closed (expected `{closer}` before the end of the declaration)"
+        case codes.MixedTypeBody(type_name=name, field=fld, ctor=ctor):
+            return (
+                f"type `{name}` mixes record fields (`{fld}`) and enum constructors "
+                f"(`{ctor}`): a record has only `name: Type` fields, an enum only constructors"
+            )
+        case codes.UnknownEffect(name=name):
+            return f"unknown effect `!{name}`: write `!tool`, `!pure`, or nothing (pure)"
+        case codes.MisplacedRest(place="record"):
+            return "`..base` is written once, as the first entry of a record literal"
+        case codes.MisplacedRest(place=place):
+            return f"`..` comes once, last, in a {place} pattern"
+        case codes.TooDeep(limit=None):
+            return "this declaration nests too deeply to be parsed; split it into smaller functions"
+        case codes.TooDeep(limit=limit):
+            return f"this declaration nests brackets more than {limit} deep; split it into smaller functions"
+        case codes.BadNumber(text=text):
+            return f"`{text}` is not a well-formed number"
+        case codes.LoneSurrogate(point=point):
+            return (
+                f"the source holds U+{point:04X}, a lone surrogate: not a Unicode scalar value, "
+                f"so it cannot be Flow text (it has no UTF-8 form)"
+            )
+        case codes.ForeignSyntax(answer=answer):
+            return answer
+    raise TypeError(f"no message for {type(d).__name__}")

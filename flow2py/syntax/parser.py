@@ -25,7 +25,7 @@ from functools import lru_cache
 from flow2py.diagnostics import Diagnostic, Edit, Fix
 from flow2py.syntax import (
     ast,
-    codes,  # noqa: F401  (registers E001-E099)
+    codes,  # registers E001-E099 and their classes
 )
 from flow2py.syntax.broken import (
     NOTHING_BROKEN,
@@ -57,11 +57,10 @@ from flow2py.syntax.engine.scanner import (
     Scanner,
     Tok,
     starts_declaration,
-    tokenize,
 )
+from flow2py.syntax.engine.scanner import tokenize as scan
 from flow2py.syntax.habits import Habit, habit_at
 from flow2py.syntax.habits_scanned import scanned
-from flow2py.syntax.messages import describe_expected, describe_token
 
 MAX_ERRORS_PER_DECL = 5
 MAX_HABITS = 20  # habits reported in one declaration (each costs a parse of it)
@@ -100,6 +99,19 @@ def parse(source: str, path: str) -> Parsed:
         return _parse(source, path, verify_fixes=True)
 
 
+def tokenize(scanner: Scanner, source: str, path: str, diags: list[Diagnostic]) -> list[Tok]:
+    """The scanner's tokens, a character no token starts reported (E001), and a text literal
+    left open (E002)."""
+    lexical: list[tuple[str, ast.Span]] = []
+    tokens = scan(scanner, source, path, lexical)
+    for kind, span in lexical:
+        if kind == "bad":
+            diags.append(Diagnostic.of(codes.BadCharacter(span, source[span.start])))
+        else:
+            diags.append(Diagnostic.of(codes.UnterminatedText(span)))
+    return tokens
+
+
 def _parse(source: str, path: str, verify_fixes: bool) -> Parsed:
     if not isinstance(source, str):
         source = str(source)
@@ -122,13 +134,7 @@ def _parse(source: str, path: str, verify_fixes: bool) -> Parsed:
                 conf, segment, deepest, source, path, diags, verify_fixes, dropped, sink
             )
         except RecursionError:
-            diags.append(
-                Diagnostic(
-                    "E009",
-                    "this declaration nests too deeply to be parsed; split it into smaller functions",
-                    span_of_token(path, segment[0]),
-                )
-            )
+            diags.append(Diagnostic.of(codes.TooDeep(span_of_token(path, segment[0]), None)))
             sink.whole(segment)
             continue
         if isinstance(node, ast.Use):
@@ -183,14 +189,8 @@ def _without_surrogates(source: str, path: str, diags: list) -> str:
         at = m.start()
         line = source.count("\n", 0, at) + 1
         column = at - (source.rfind("\n", 0, at) + 1) + 1
-        diags.append(
-            Diagnostic(
-                "E011",
-                f"the source holds U+{ord(m.group()):04X}, a lone surrogate: not a Unicode scalar value, "
-                f"so it cannot be Flow text (it has no UTF-8 form)",
-                ast.Span(path, line, column, line, column + 1, at, at + 1),
-            )
-        )
+        span = ast.Span(path, line, column, line, column + 1, at, at + 1)
+        diags.append(Diagnostic.of(codes.LoneSurrogate(span, ord(m.group()))))
     return _SURROGATE.sub("\ufffd", source)
 
 
@@ -322,13 +322,7 @@ def _parse_declaration(conf, seg, deepest, source, path, diags, verify_fixes, dr
     in its body keeps its signature in the tree, with a hole for the body."""
     if deepest > MAX_DEPTH:
         at = seg[_depths(seg).index(MAX_DEPTH + 1)]
-        diags.append(
-            Diagnostic(
-                "E009",
-                f"this declaration nests brackets more than {MAX_DEPTH} deep; split it into smaller functions",
-                span_of_token(path, at),
-            )
-        )
+        diags.append(Diagnostic.of(codes.TooDeep(span_of_token(path, at), MAX_DEPTH)))
         sink.whole(seg)
         return None
     found: list[Diagnostic] = []  # the habits, each reported once
@@ -461,10 +455,8 @@ def _feed_with_recovery(conf, seg, path, diags, habits_allowed=None) -> tuple[St
         errors += 1
         if tok.type in CLOSERS and not _has_opener(seg, i):
             diags.append(
-                Diagnostic(
-                    "E004",
-                    f"this `{tok.value}` has no matching opening `{_OPEN_TEXT[tok.type]}`",
-                    span_of_token(path, tok),
+                Diagnostic.of(
+                    codes.UnexpectedToken(span_of_token(path, tok), tok, opener=_OPEN_TEXT[tok.type])
                 )
             )
             if errors >= MAX_ERRORS_PER_DECL:
@@ -517,11 +509,8 @@ def _unclosed_diagnostic(
                 "\n" + closers,
             )
             fix = (Fix(f"insert `{closers}` to close what is open", (edit,), True),)
-    return Diagnostic(
-        "E005",
-        f"this `{opener.value}` is never closed (expected `{_CLOSE_TEXT[opener.type]}` before the end of the declaration)",
-        span_of_token(path, opener),
-        fixes=fix,
+    return Diagnostic.of(
+        codes.UnclosedBracket(span_of_token(path, opener), opener.value, _CLOSE_TEXT[opener.type]), fixes=fix
     )
 
 
@@ -563,7 +552,5 @@ def _unexpected(path: str, tok: Tok, prev: Tok | None, expected: set[str], opene
     if opener is not None and opener != "LBRACE":
         expected.discard("$END")
         expected.discard("_SEP")
-    what = describe_expected(expected)
-    after = f" after {describe_token(prev)}" if prev is not None and prev.type != "_SEP" else ""
-    found = describe_token(tok)
-    return Diagnostic("E004", f"expected {what}{after}, found {found}", span_of_token(path, tok))
+    after = prev if prev is not None and prev.type != "_SEP" else None
+    return Diagnostic.of(codes.UnexpectedToken(span_of_token(path, tok), tok, frozenset(expected), after))

@@ -25,7 +25,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from flow2py.diagnostics import Diagnostic
 from flow2py.span import Span
 from flow2py.syntax.engine.lark_tables import Terminal
 
@@ -183,9 +182,11 @@ class Scanner:
         self.regex = re.compile(f'((?:{skip})*+)(?:{alts}|"[^\\n]*(?P<open_text>)|.(?P<bad>)|(?P<eof>\\Z))')
 
 
-def tokenize(scanner: Scanner, source: str, path: str, diags: list[Diagnostic]) -> list[Tok]:
+def tokenize(scanner: Scanner, source: str, path: str, lexical: list[tuple[str, Span]]) -> list[Tok]:
     """The parser's tokens: no newlines, `_SEP` where a statement ends. A character no token
-    can start is reported and skipped; an unclosed text literal is reported and closed."""
+    can start is skipped, an unclosed text literal closed, and each appended to `lexical` as
+    `("bad", span)` or `("open_text", span)`, in source order (the parser front reports them:
+    the engine knows no diagnostic codes)."""
     toks: list[Tok] = []
     nls: list[bool] = []  # whether a newline came before toks[i]
     append = toks.append
@@ -209,20 +210,12 @@ def tokenize(scanner: Scanner, source: str, path: str, diags: list[Diagnostic]) 
         elif kind == "eof":
             break
         elif kind == "bad":
-            ch = source[start]
             span = Span(path, line, start - col0, line, start - col0 + 1, start, start + 1)
-            shown = ch if ch.isprintable() else repr(ch)[1:-1]
-            diags.append(
-                Diagnostic("E001", f"unexpected character `{shown}`: no Flow token starts with it", span)
-            )
+            lexical.append(("bad", span))
             continue
         elif kind == "open_text":
             span = Span(path, line, start - col0, line, end - col0, start, end)
-            diags.append(
-                Diagnostic(
-                    "E002", 'this text literal is not closed: add `"` before the end of the line', span
-                )
-            )
+            lexical.append(("open_text", span))
             # Stand in a closed literal so that the parser can go on with the line.
             value = source[start:end] + '"'
             if value.endswith('\\"') and not value.endswith('\\\\"'):
