@@ -70,6 +70,10 @@ def counts(store) -> dict[str, int]:
     return dict(store.file.db.execute("SELECT state, count(*) FROM runs GROUP BY state").fetchall())
 
 
+def _logged(log: Path, event: str) -> bool:
+    return log.exists() and event in log.read_text(encoding="utf-8")
+
+
 def wait_until(predicate, timeout: float, what: str):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -87,9 +91,21 @@ def test_three_workers_one_killed_half_way_complete_every_run_sending_no_call_tw
     with rt.Store(pg_store_url) as store:
         try:
             procs = [start_worker(tmp_path, f"w{i}", pg_store_url) for i in range(3)]
+            # every worker up before the runs arrive, so each claims its share (a worker started
+            # late on a loaded machine could otherwise find every run taken by the other two)
+            wait_until(
+                lambda: all(_logged(log, "event=worker_started") for _, log in procs), 60, "three workers"
+            )
             ids = [submit(store, prog, program="busy", input={"n": i}) for i in range(RUNS)]
-            wait_until(lambda: counts(store).get("completed", 0) >= RUNS // 2, 120, "half the runs")
             victim, victim_log = procs[0]
+            # half-way for the store and for the victim: it has completed runs and holds more
+            wait_until(
+                lambda: (
+                    counts(store).get("completed", 0) >= RUNS // 2 and _logged(victim_log, "event=completed")
+                ),
+                120,
+                "half the runs, one of them by the worker to be killed",
+            )
             victim.kill()
             victim.wait(30)
             wait_until(lambda: counts(store).get("completed", 0) == RUNS, 120, "every run completed")
