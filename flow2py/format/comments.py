@@ -8,6 +8,8 @@ the offsets of its brackets). A comment between two items of a list is
 
 - *trailing* the item before it when it follows that item on the same line with nothing but
   `,`/`;` between (`x: Int, // why`);
+- *opening* its list when it follows the list's opening bracket on the same line (`match t { //
+  why`): printed there, after the bracket, as gofmt does;
 - else *leading* the item after it (printed on the lines before it);
 - else, after the last item, *dangling* (printed before the list's closing bracket).
 
@@ -52,6 +54,7 @@ class Attached:
     leading: dict[int, list[Comment]] = field(default_factory=dict)
     trailing: dict[int, Comment] = field(default_factory=dict)
     dangling: dict[int, list[Comment]] = field(default_factory=dict)
+    opening: dict[int, Comment] = field(default_factory=dict)  # list owner id -> after its bracket
     owners: set[int] = field(default_factory=set)  # lists that hold a comment: never flat
 
 
@@ -169,6 +172,11 @@ def attach(module: ast.Module, src: Source) -> Attached:
             inside = Comment(c.start, c.end, c.text, inside=True)
             out.leading.setdefault(items[k].key, []).append(inside)
             continue
+        if k == 0 and not isinstance(owner, ast.Module) and owner.id not in out.opening:
+            before = src.text[stack[-1][0] : c.start]
+            if not before.strip(" \t\r\f\ufeff"):  # right after the bracket, on its line
+                out.opening[owner.id] = c
+                continue
         if k > 0:
             prev = items[k - 1]
             between = src.text[prev.end : c.start]

@@ -166,7 +166,7 @@ class Printer:
         if opens or self._breaks_itself(e):
             same = self.broken(e, col + 1, ind, tail)
             first = _first_line(same)
-            if col + 1 + len(first) <= WIDTH and (not opens or first.endswith("{")):
+            if col + 1 + len(first) <= WIDTH and (not opens or first.endswith(self._open_end(e))):
                 return " " + same
             below = self.expr(e, nxt, nxt, tail)
             if nxt + len(_first_line(below)) <= WIDTH:
@@ -177,6 +177,14 @@ class Printer:
         if below.count("\n") < same.count("\n"):
             return "\n" + " " * nxt + below
         return " " + same
+
+    def _open_end(self, e) -> str:
+        """How the first line of `e` (a block, match or record, maybe a lambda's body) ends when
+        broken: its `{`, and the comment that follows it there, if any."""
+        while isinstance(e, ast.Lambda):
+            e = e.body
+        opening = self.att.opening.get(e.id)
+        return "{" if opening is None else "{ " + opening.text
 
     def _opens_block(self, e) -> bool:
         """A value whose first line ends in `{` when broken: it stays on the operator's line."""
@@ -301,8 +309,11 @@ class Printer:
         """The list `owner` holds, broken: each item on its own line(s), with its comments."""
         _, _, items = list_of(owner, self.src)
         body = self.lines(owner, items, ind + INDENT, render, comma, blanks)
+        opening = self.att.opening.get(owner.id)
+        if opening is not None:
+            open_ += " " + opening.text
         if not body:
-            return open_ + close
+            return open_ + ("\n" + " " * ind if opening is not None else "") + close
         return open_ + "\n" + "\n".join(body) + "\n" + " " * ind + close
 
     def lines(self, owner, items: list[Item], ind: int, render, comma: bool, blanks: bool) -> list[str]:
