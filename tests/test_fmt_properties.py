@@ -15,6 +15,7 @@ from flow2py.format.comments import find_comments
 from flow2py.syntax import ast
 from flow2py.syntax.parser import parse_module
 from repo_paths import SUPPORT_MAIN
+from test_parser_fuzz import mutated
 
 SETTINGS = settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
@@ -173,14 +174,4 @@ PIECES = ["{", "}", "(", ")", ",", "\n", ";", "?", ".", "|", "!", "-", "x", "X",
 @SETTINGS
 @given(st.data())
 def test_token_mutations_of_a_real_program_that_still_parse(data):
-    words = MAIN.replace("\n", " \n ").split(" ")
-    for _ in range(data.draw(st.integers(1, 4))):
-        i = data.draw(st.integers(0, len(words) - 1))
-        op = data.draw(st.sampled_from(["delete", "insert", "duplicate"]))
-        if op == "delete":
-            del words[i]
-        elif op == "insert":
-            words.insert(i, data.draw(st.sampled_from(PIECES)))
-        else:
-            words.insert(i, words[i])
-    _check_fmt(" ".join(words))
+    _check_fmt(mutated(data, MAIN, PIECES, 4))

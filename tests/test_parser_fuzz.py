@@ -95,20 +95,25 @@ def test_character_mutations_of_a_valid_program_never_raise(data):
     check(src)
 
 
-@SETTINGS
-@given(st.data())
-def test_token_mutations_of_a_valid_program_never_raise(data):
-    words = SAMPLE.replace("\n", " \n ").split(" ")
-    for _ in range(data.draw(st.integers(1, 5))):
+def mutated(data, text: str, pieces: list[str], most: int) -> str:
+    """`text` with 1 to `most` of its words deleted, duplicated, or preceded by one of `pieces`."""
+    words = text.replace("\n", " \n ").split(" ")
+    for _ in range(data.draw(st.integers(1, most))):
         i = data.draw(st.integers(0, len(words) - 1))
         op = data.draw(st.sampled_from(["delete", "insert", "duplicate"]))
         if op == "delete":
             del words[i]
         elif op == "insert":
-            words.insert(i, data.draw(st.sampled_from(PIECES)))
+            words.insert(i, data.draw(st.sampled_from(pieces)))
         else:
             words.insert(i, words[i])
-    check(" ".join(words))
+    return " ".join(words)
+
+
+@SETTINGS
+@given(st.data())
+def test_token_mutations_of_a_valid_program_never_raise(data):
+    check(mutated(data, SAMPLE, PIECES, 5))
 
 
 def test_deep_nesting_is_a_diagnostic_not_a_crash():

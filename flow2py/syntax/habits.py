@@ -86,6 +86,14 @@ def _diag(answer: str, span: Span, fix: Fix | None = None) -> Diagnostic:
     return Diagnostic.of(codes.ForeignSyntax(span, answer), fixes=(fix,) if fix else ())
 
 
+def _as_one(seg: list[Tok], i: int, type_: str, text: str) -> list[Tok]:
+    """`seg` with its tokens i-1 and i read as one token `type_` of `text` (`=` `==` as `==`,
+    `f` `"..."` as `"..."`), spanning both."""
+    prev, tok = seg[i - 1], seg[i]
+    one = Tok(type_, text, prev.start_pos, prev.line, prev.column, tok.end_line, tok.end_column, tok.end_pos)
+    return seg[: i - 1] + [one] + seg[i + 1 :]
+
+
 def _safe(message: str, *edits: Edit) -> Fix:
     return Fix(message, tuple(edits), True)
 
@@ -299,22 +307,7 @@ def _strict_equality(seg, i, expected, path):
         return None
     text = prev.value
     written = text + "="
-    new = (
-        seg[: i - 1]
-        + [
-            Tok(
-                prev.type,
-                text,
-                prev.start_pos,
-                prev.line,
-                prev.column,
-                tok.end_line,
-                tok.end_column,
-                tok.end_pos,
-            )
-        ]
-        + seg[i + 1 :]
-    )
+    new = _as_one(seg, i, prev.type, text)
     fix = _safe(f"write `{text}`", _replace(path, prev, tok, text))
     return Habit(
         _diag(
@@ -561,22 +554,7 @@ def _f_string(seg, i, expected, path):
     parts = _INTERPOLATION.findall(body.replace("{{", "").replace("}}", ""))
     if not parts:
         text = '"' + body.replace("{{", "{").replace("}}", "}") + '"'
-        new = (
-            seg[: i - 1]
-            + [
-                Tok(
-                    "TEXT",
-                    text,
-                    prev.start_pos,
-                    prev.line,
-                    prev.column,
-                    tok.end_line,
-                    tok.end_column,
-                    tok.end_pos,
-                )
-            ]
-            + seg[i + 1 :]
-        )
+        new = _as_one(seg, i, "TEXT", text)
         fix = _safe("remove the `f`", _replace(path, prev, tok, text))
         return Habit(
             _diag(
