@@ -1,8 +1,16 @@
 """The checker's diagnostic codes (E1xx modules and names, E2xx types, E3xx effects, E4xx checks,
 E5xx declarations and annotations). Every code has a page entry in docs/spec/diagnostics.md and a
-golden case under golden/diagnostics/ (tests/test_diagnostics_registry.py enforces both)."""
+golden case under golden/diagnostics/ (tests/test_diagnostics_registry.py enforces both).
 
-from flow2py.diagnostics import CODES, register
+Each code has one typed class below (a frozen dataclass deriving from `CheckData`): its fields
+hold what the report is about (the offending name, the types, the places), never message text.
+Every message of the checker is rendered from those fields in flow2py/check/messages.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flow2py.diagnostics import CODES, Data, register
 
 _ALL = [
     # modules and names
@@ -74,3 +82,25 @@ for _code, _name, _summary in _ALL:
         register(_code, _name, _summary)
 
 CHECK_CODES = [c for c, _, _ in _ALL]
+
+
+@dataclass(frozen=True)
+class CheckData(Data):
+    """A checker diagnostic; its message is rendered by flow2py/check/messages.py."""
+
+    renderer = "flow2py.check.messages"
+
+
+# -- E1xx: modules and names -----------------------------------------------------------------
+
+
+# -- E2xx: types ------------------------------------------------------------------------------
+
+
+# -- E3xx: effects ----------------------------------------------------------------------------
+
+
+# -- E4xx: checks -----------------------------------------------------------------------------
+
+
+# -- E5xx: declarations and annotations -------------------------------------------------------
