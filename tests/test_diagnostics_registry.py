@@ -74,10 +74,6 @@ def test_every_syntax_code_has_exactly_one_typed_class():
         assert cls.renderer == "flow2py.syntax.messages"
 
 
-def test_the_checker_codes_have_no_class_yet():
-    assert sorted(CLASSES) == SYNTAX  # E1xx-E5xx keep their message at the call site, for now
-
-
 def test_a_second_class_for_a_code_or_an_unregistered_code_is_refused():
     with pytest.raises(ValueError, match="two classes"):
 
@@ -132,3 +128,41 @@ def test_the_syntax_phase_reports_only_through_its_classes():
                 if re.search(r"\bDiagnostic\(|error\(\s*[\"']E0", text):
                     offenders.append(os.path.relpath(path, ROOT))
     assert offenders == []
+
+
+CHECKS_AND_DECLS = [f"E{n}" for n in range(401, 411)] + [f"E{n}" for n in range(501, 512)]
+
+
+def test_checks_and_decls_codes_are_typed(monkeypatch):
+    """E401-E410 and E501-E511: one frozen class each, rendered by flow2py/check/messages.py, and
+    every diagnostic of these codes in the golden cases carries the object of its code's class."""
+    from flow2py.check import codes as check_codes
+    from flow2py.check import messages as check_messages
+
+    for code in CHECKS_AND_DECLS:
+        cls = CLASSES[code]
+        assert issubclass(cls, check_codes.CheckData), code
+        assert cls.renderer == "flow2py.check.messages" == check_messages.__name__
+        assert is_dataclass(cls) and cls.__dataclass_params__.frozen, cls
+        assert "message" not in {f.name for f in fields(cls)}, cls
+    declared = [
+        v
+        for v in vars(check_codes).values()
+        if isinstance(v, type)
+        and issubclass(v, check_codes.CheckData)
+        and vars(v).get("code") in CHECKS_AND_DECLS
+    ]
+    assert sorted(c.code for c in declared) == CHECKS_AND_DECLS  # one class each, none twice
+
+    from test_check_golden import _run, cases
+
+    monkeypatch.chdir(ROOT)
+    seen = set()
+    for name in cases():
+        if name.split("_", 1)[0] not in CHECKS_AND_DECLS:
+            continue
+        for d in _run(name).diagnostics:
+            if d.code in CHECKS_AND_DECLS:
+                assert type(d.data) is CLASSES[d.code], (name, d.code, d.message)
+                seen.add(d.code)
+    assert seen == set(CHECKS_AND_DECLS)

@@ -7,6 +7,7 @@ and the Tool it stands in for, and two fakes for one Tool in one scope (`check_f
 
 from __future__ import annotations
 
+from flow2py.check import codes
 from flow2py.check.typed import FnInfo, TCon, TError, TFun, TParam, TTuple, TypeInfo
 from flow2py.diagnostics import Related
 from flow2py.syntax import ast
@@ -41,15 +42,11 @@ def _unknown_or_lang(decls, env, a: ast.Annotation) -> bool:
     """The checks every annotation gets, on a type or a function: an unknown name, and `@lang`
     outside std or with bad arguments. True when `a` is one of those (nothing more to check)."""
     if a.name not in ANNOTATIONS:
-        decls.problems.add(
-            "E507", f"unknown annotation `@{a.name}` (Flow has @lang, @tool, @test and @fake)", a.span
-        )
+        decls.problems.report(codes.UnknownAnnotation(a.span, a.name))
         return True
     if a.name == "lang":
         if not env.is_std:
-            decls.problems.add(
-                "E502", "`@lang` is reserved for std: the compiler provides these declarations", a.span
-            )
+            decls.problems.report(codes.LangOutsideStd(a.span))
         else:
             _check_lang_args(decls, a)
         return True
@@ -64,26 +61,18 @@ def check_type_annotations(decls, env, info: TypeInfo) -> None:
             continue
         if a.name == "tool":
             if d.kind != "abstract":
-                decls.problems.add(
-                    "E503",
-                    f"a `@tool` type is made only by the host and has no body: remove the body of `{d.name}`",
-                    a.span,
-                )
+                decls.problems.report(codes.ToolWithBody(a.span, "type", d.name))
             if a.args:
-                decls.problems.add("E508", "`@tool` takes no arguments", a.span)
+                decls.problems.report(codes.BadAnnotation(a.span, "tool-args"))
         else:
-            decls.problems.add("E508", f"`@{a.name}` applies to functions, not types", a.span)
+            decls.problems.report(codes.BadAnnotation(a.span, "on-type", annotation=a.name))
     if d.kind == "abstract" and not has_ann(d.annotations, "tool") and not has_ann(d.annotations, "lang"):
-        decls.problems.add(
-            "E506",
-            f"type `{d.name}` has no body: declare its fields or constructors, or mark it `@tool` (made by the host)",
-            span,
-        )
+        decls.problems.report(codes.MissingBody(span, "type", d.name))
 
 
 def _check_lang_args(decls, a: ast.Annotation) -> None:
     if not a.args or not all(isinstance(x, ast.Literal) and x.kind == "text" for x in a.args):
-        decls.problems.add("E508", "`@lang` takes text arguments: the name, then flags", a.span)
+        decls.problems.report(codes.BadAnnotation(a.span, "lang-args"))
 
 
 def check_fn_annotations(decls, env, fn: FnInfo) -> None:
@@ -94,28 +83,16 @@ def check_fn_annotations(decls, env, fn: FnInfo) -> None:
             continue
         if a.name == "tool":
             if d.body is not None:
-                decls.problems.add(
-                    "E503",
-                    f"a Tool's body is outside Flow: remove the body of `{d.name}` or the `@tool`",
-                    a.span,
-                )
+                decls.problems.report(codes.ToolWithBody(a.span, "function", d.name))
             _check_tool_signature(decls, fn)
         elif a.name == "test":
             if d.params:
-                decls.problems.add(
-                    "E504",
-                    f"a `@test` function takes no parameters, `{d.name}` takes {len(d.params)}",
-                    span,
-                )
+                decls.problems.report(codes.TestWithParams(span, d.name, len(d.params)))
             fn.test_fakes = _test_fakes(decls, env, a)
         elif a.name == "fake":
             _check_fake(decls, env, fn, a)
     if d.body is None and not fn.is_tool and not has_ann(d.annotations, "lang"):  # outside std: E502 said it
-        decls.problems.add(
-            "E506",
-            f"function `{d.name}` has no body: write one, or mark it `@tool` (implemented by the host)",
-            span,
-        )
+        decls.problems.report(codes.MissingBody(span, "function", d.name))
 
 
 def _test_fakes(decls, env, a: ast.Annotation) -> list[str]:
@@ -125,12 +102,8 @@ def _test_fakes(decls, env, a: ast.Annotation) -> list[str]:
     for x in a.args:
         target = env.cm.fns.get(x.name) if isinstance(x, ast.Name) else None
         if target is None or target.node is None or not has_ann(target.node.annotations, "fake"):
-            what = f"`{x.name}` is not" if isinstance(x, ast.Name) else "this is not"
-            decls.problems.add(
-                "E508",
-                f"`@test(...)` names the `@fake` functions of this module the test uses: {what} one",
-                x.span,
-            )
+            arg = x.name if isinstance(x, ast.Name) else None
+            decls.problems.report(codes.BadAnnotation(x.span, "test-arg", arg=arg))
             continue
         out.append(x.name)
     return out
@@ -142,12 +115,10 @@ def check_fake_scopes(decls, env) -> None:
     fns = env.cm.fns
     named = {n for fn in fns.values() for n in fn.test_fakes}
 
-    def dup(first: FnInfo, second: FnInfo, where: ast.Span, scope: str, fix: str) -> None:
+    def dup(first: FnInfo, second: FnInfo, where: ast.Span, test: str | None) -> None:
         tool = _fake_target(second) or decls.fn_decls[second.fake_of].name
-        decls.problems.add(
-            "E511",
-            f"`{second.name}` and `{first.name}` both fake Tool `{tool}` {scope}: {fix}",
-            where,
+        decls.problems.report(
+            codes.DuplicateFake(where, second.name, first.name, tool, test),
             related=[Related(f"`{first.name}` fakes `{tool}` here", _fake_span(first))],
         )
 
@@ -159,8 +130,7 @@ def check_fake_scopes(decls, env) -> None:
                     seen[fn.fake_of],
                     fn,
                     _fake_span(fn),
-                    "for the whole file",
-                    "keep one, or name the other in the `@test(...)` of the tests that use it",
+                    None,
                 )
             else:
                 seen[fn.fake_of] = fn
@@ -176,8 +146,7 @@ def check_fake_scopes(decls, env) -> None:
                         mine[fake.fake_of],
                         fake,
                         x.span,
-                        f"in test `{test.name}`",
-                        "a test names one fake per Tool",
+                        test.name,
                     )
             else:
                 mine[fake.fake_of] = fake
@@ -213,23 +182,17 @@ def _check_tool_signature(decls, fn: FnInfo) -> None:
     d = fn.node
     if not decls.is_lang(fn.result, "Result"):
         if type(fn.result) is not TError:
-            decls.problems.add(
-                "E501",
-                f"a Tool returns `Result<T, E>`: `{d.name}` is declared to return something else",
-                d.result.span,
+            decls.problems.report(
+                codes.ToolWithoutResult(d.result.span, d.name),
                 related=[Related("a call of a Tool returns Result<T, ToolProblem<E>>", d.span)],
             )
         return
     for (pname, t), p in zip(fn.params, d.params):
         if not decls.is_data(t, tokens=True):
-            decls.problems.add(
-                "E509", f"parameter `{pname}` of Tool `{d.name}` must be data or a @tool type", p.span
-            )
+            decls.problems.report(codes.ToolTypeNotData(p.span, d.name, pname))
     for t, what in zip(fn.result.args, ("result", "error")):
         if not decls.is_data(t, tokens=True):
-            decls.problems.add(
-                "E509", f"the {what} type of Tool `{d.name}` must be data or a @tool type", d.result.span
-            )
+            decls.problems.report(codes.ToolTypeNotData(d.result.span, d.name, None, what))
 
 
 def _check_fake(decls, env, fn: FnInfo, a: ast.Annotation) -> None:
@@ -245,15 +208,8 @@ def _check_fake(decls, env, fn: FnInfo, a: ast.Annotation) -> None:
             target = env.cm.fns.get(x.name)
     if target is None or not target.is_tool:
         named = target.name if target is not None else None
-        msg = (
-            f"`{named}` is not a Tool: `@fake(...)` names the Tool it stands in for"
-            if named
-            else "`@fake(...)` names the Tool it stands in for, e.g. `@fake(web.search)`"
-        )
-        decls.problems.add(
-            "E505",
-            msg,
-            a.span,
+        decls.problems.report(
+            codes.BadFake(a.span, named=named or None),
             related=[Related(f"`{named}` is declared here without `@tool`", target.node.span)]
             if named
             else [],
@@ -269,11 +225,14 @@ def _check_fake(decls, env, fn: FnInfo, a: ast.Annotation) -> None:
     theirs = [norm(t) for _, t in target.params]
     if mine != theirs or norm(fn.result) != norm(target.result):
         fn.fake_misfit = True  # one diagnostic per mistake: no E511 for it as well
-        decls.problems.add(
-            "E505",
-            f"fake `{fn.name}` must have the signature of Tool `{target.name}`: "
-            f"({', '.join(decls.show(t) for _, t in target.params)}) -> {decls.show(target.result)}",
-            name_span(fn.node),
+        decls.problems.report(
+            codes.BadFake(
+                name_span(fn.node),
+                fake=fn.name,
+                tool=target.name,
+                params=tuple(decls.show(t) for _, t in target.params),
+                result=decls.show(target.result),
+            ),
             related=[Related("the Tool is declared here", target.node.span)],
         )
 

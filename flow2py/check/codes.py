@@ -103,4 +103,155 @@ class CheckData(Data):
 # -- E4xx: checks -----------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class NonExhaustiveMatch(CheckData):
+    code = "E401"
+    missing: tuple[str, ...]  # the patterns no arm matches, as written (exhaust.Verdict.missing)
+    truncated: bool  # the search stopped: there are more missing values than `missing` covers
+
+
+@dataclass(frozen=True)
+class UnreachableArm(CheckData):
+    code = "E402"
+
+
+@dataclass(frozen=True)
+class NonUnitStatement(CheckData):
+    code = "E403"
+    found: str  # the statement's type, rendered from its module (names depend on it)
+
+
+@dataclass(frozen=True)
+class UnusedBinding(CheckData):
+    code = "E404"
+    name: str
+
+
+@dataclass(frozen=True)
+class UnusedDeclaration(CheckData):
+    code = "E405"
+    kind: str  # "function" | "type"
+    name: str
+
+
+@dataclass(frozen=True)
+class GuardMustLeave(CheckData):
+    code = "E406"
+
+
+@dataclass(frozen=True)
+class IfWithoutElse(CheckData):
+    code = "E407"
+    found: str  # the block's type, rendered from its module
+
+
+@dataclass(frozen=True)
+class TryOutsideResult(CheckData):
+    code = "E408"
+    fn: str | None  # the enclosing function's name; None for a lambda ("this function")
+    result: str  # its result type, rendered from its module
+
+
+@dataclass(frozen=True)
+class TryErrorType(CheckData):
+    code = "E409"
+    fn: str | None  # the enclosing function's name; None for a lambda ("this function")
+    error: str  # the error type `?` would return, rendered from its module
+    expected: str  # the function's error type, rendered from its module
+
+
+@dataclass(frozen=True)
+class RefutableLet(CheckData):
+    code = "E410"
+    missing: tuple[str, ...]  # the patterns the `let` pattern does not match, as written
+    truncated: bool  # the search stopped: there are more missing values than `missing` covers
+
+
 # -- E5xx: declarations and annotations -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolWithoutResult(CheckData):
+    code = "E501"
+    name: str  # the Tool
+
+
+@dataclass(frozen=True)
+class LangOutsideStd(CheckData):
+    code = "E502"
+
+
+@dataclass(frozen=True)
+class ToolWithBody(CheckData):
+    code = "E503"
+    kind: str  # "function" | "type"
+    name: str
+
+
+@dataclass(frozen=True)
+class TestWithParams(CheckData):
+    code = "E504"
+    name: str  # the test
+    count: int  # how many parameters it takes
+
+
+@dataclass(frozen=True)
+class BadFake(CheckData):
+    """`@fake` naming no Tool (`named`: what it names instead, if a function), or a fake whose
+    signature is not its Tool's (`fake` set, with the Tool's signature)."""
+
+    code = "E505"
+    named: str | None = None  # the function `@fake(...)` names, which is not a Tool
+    fake: str | None = None  # the fake function whose signature differs from the Tool's
+    tool: str = ""  # that Tool's name
+    params: tuple[str, ...] = ()  # the Tool's parameter types, rendered from the fake's module
+    result: str = ""  # the Tool's result type, rendered from the fake's module
+
+
+@dataclass(frozen=True)
+class MissingBody(CheckData):
+    code = "E506"
+    kind: str  # "function" | "type"
+    name: str
+
+
+@dataclass(frozen=True)
+class UnknownAnnotation(CheckData):
+    code = "E507"
+    name: str  # the annotation, without `@`
+
+
+@dataclass(frozen=True)
+class BadAnnotation(CheckData):
+    """An annotation with the wrong arguments or in the wrong place."""
+
+    code = "E508"
+    # "tool-args": `@tool(...)`; "on-type": a function annotation on a type; "lang-args": `@lang`
+    # without text arguments; "test-arg": a `@test(...)` argument that is not a `@fake` function
+    problem: str
+    annotation: str = ""  # "on-type": the annotation's name
+    arg: str | None = None  # "test-arg": the name given, None when it is not a name
+
+
+@dataclass(frozen=True)
+class ToolTypeNotData(CheckData):
+    code = "E509"
+    tool: str
+    param: str | None  # the parameter that is not data; None for the result or error type
+    what: str = ""  # "result" | "error" when `param` is None
+
+
+@dataclass(frozen=True)
+class EntryNotData(CheckData):
+    code = "E510"
+    param: str | None  # the parameter of `main` that is not data; None for its result
+    type: str  # its type, rendered from the entry module
+
+
+@dataclass(frozen=True)
+class DuplicateFake(CheckData):
+    code = "E511"
+    fake: str  # the second fake
+    first: str  # the fake before it
+    tool: str  # the Tool, as the `@fake(...)` writes it
+    test: str | None  # the `@test` whose fakes these are; None for the file's fakes

@@ -391,19 +391,19 @@ def _unused(decls: Declarations, modules, problems: Problems) -> None:
             if fn.name == "main" and m is modules[-1]:
                 continue
             node = fn.node
-            problems.add(
-                "E405",
-                f"private function `{fn.name}` is never used: use it, make it `pub`, or remove it",
-                node.name_span if node.name_span.line else node.span,
+            problems.report(
+                codes.UnusedDeclaration(
+                    node.name_span if node.name_span.line else node.span, "function", fn.name
+                )
             )
         for info in env.cm.types.values():
             if info.pub or info.decl in decls.used:
                 continue
             node = info.node
-            problems.add(
-                "E405",
-                f"private type `{info.name}` is never used: use it, make it `pub`, or remove it",
-                node.name_span if node.name_span.line else node.span,
+            problems.report(
+                codes.UnusedDeclaration(
+                    node.name_span if node.name_span.line else node.span, "type", info.name
+                )
             )
 
 
@@ -417,14 +417,6 @@ def _entry(decls: Declarations, entry_key: str, problems: Problems) -> None:
     for (name, t), p in zip(fn.params, fn.node.params):
         # host tokens may be handed in (the host's primary and backup Model), only issued ones (tools.md)
         if not decls.is_data(t, tokens=True, params_ok=False):
-            problems.add(
-                "E510",
-                f"the entry function's parameter `{name}` is `{decls.show(t)}`, which is not data: a run's input is data",
-                p.span,
-            )
+            problems.report(codes.EntryNotData(p.span, name, decls.show(t)))
     if not decls.is_data(fn.result, params_ok=False):
-        problems.add(
-            "E510",
-            f"the entry function's result `{decls.show(fn.result)}` is not data: a run's result is data",
-            fn.node.result.span,
-        )
+        problems.report(codes.EntryNotData(fn.node.result.span, None, decls.show(fn.result)))

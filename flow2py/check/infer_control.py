@@ -6,6 +6,7 @@ type; exhaustiveness is settled later, post.py). Constructs: `try_expr`, `lambda
 
 from __future__ import annotations
 
+from flow2py.check import codes
 from flow2py.check.body_state import BodyState, add_effect, bind, expect, expr, mismatch, show
 from flow2py.check.infer_calls import pure_slot, value_effect
 from flow2py.check.infer_ctx import FnCtx, LetSite, MatchSite, PendingTry, TailRoot, Why
@@ -64,20 +65,18 @@ def try_expr(st: BodyState, e: ast.Try, expected):
 
 def _e408(st: BodyState, e, ctx: FnCtx, res) -> None:
     who = "this function" if ctx.name == "this function" else f"`{ctx.name}`"
-    st.problems.add(
-        "E408",
-        f"`?` returns early with an error, but {who} returns `{show(st, res)}`, not a Result",
-        e.span,
+    fn = None if ctx.name == "this function" else ctx.name
+    st.problems.report(
+        codes.TryOutsideResult(e.span, fn, show(st, res)),
         related=[Related(f"the result type of {who}", ctx.result_span)] if ctx.result_span.line else [],
     )
 
 
 def _e409(st: BodyState, e, ctx: FnCtx, err1, err2) -> None:
     who = "this function" if ctx.name == "this function" else f"`{ctx.name}`"
-    st.problems.add(
-        "E409",
-        f"`?` here would return the error `{show(st, err1)}`, but {who} returns errors of type `{show(st, err2)}`: convert it with `? f`",
-        e.span,
+    fn = None if ctx.name == "this function" else ctx.name
+    st.problems.report(
+        codes.TryErrorType(e.span, fn, show(st, err1), show(st, err2)),
         related=[Related(f"the result type of {who}", ctx.result_span)] if ctx.result_span.line else [],
     )
 
@@ -249,10 +248,8 @@ def _statement(st: BodyState, s: ast.ExprStmt) -> bool:
             ),
             True,
         )
-        st.problems.add(
-            "E403",
-            f"this statement's value is `{show(st, t)}`, not Unit: use it, or discard it with `let _ = `",
-            sp,
+        st.problems.report(
+            codes.NonUnitStatement(sp, show(st, t)),
             fixes=[fix] if sp.end > sp.start else [],
         )
     return type(t) is TNever
@@ -261,7 +258,7 @@ def _statement(st: BodyState, s: ast.ExprStmt) -> bool:
 def _else_leaves(st: BodyState, blk: ast.Block) -> None:
     t = resolve(expr(st, blk))
     if type(t) not in (TNever, TError):
-        st.problems.add("E406", "the `else` block of `guard` must leave: end it with `return ...`", blk.span)
+        st.problems.report(codes.GuardMustLeave(blk.span))
 
 
 def _let(st: BodyState, s: ast.Let) -> None:
@@ -284,11 +281,7 @@ def if_expr(st: BodyState, e: ast.If, expected):
         if type(t) is TVar:
             unify(t, st.d.unit())
         elif type(t) not in (TError, TNever) and not unify(t, st.d.unit()):
-            st.problems.add(
-                "E407",
-                f"an `if` without `else` must be Unit, but this block's value is `{show(st, t)}`: add an `else`",
-                e.then.span,
-            )
+            st.problems.report(codes.IfWithoutElse(e.then.span, show(st, t)))
         return st.d.unit()
     if expected is not None:
         why = _placed(outer, "the expected type of this `if`")

@@ -4,6 +4,7 @@ patterns, unused bindings, tail positions and the checkpoint sites among them.""
 
 from __future__ import annotations
 
+from flow2py.check import codes
 from flow2py.check import pattern_form as pf
 from flow2py.check.body_state import BodyState
 from flow2py.check.exhaust import Exhaust
@@ -41,17 +42,13 @@ def finish_fn(st: BodyState, exhaust: Exhaust) -> None:
         t = zonk(site.scrutinee, unit)
         v = exhaust.check_match([(forms[a.pattern.id], a.guard is not None) for a in m.arms], t)
         if v.missing:
-            problems.add(
-                "E401",
-                "this match does not cover every value: missing " + _name_missing(v.missing, v.truncated),
-                _head(m.span),
+            problems.report(
+                codes.NonExhaustiveMatch(_head(m.span), tuple(v.missing), v.truncated),
                 fixes=_add_arms_fix(m, v.missing, v.truncated, st.env.lm.ast.source or ""),
             )
         for i, above in v.unreachable:
-            problems.add(
-                "E402",
-                "this arm can never be reached: the arms before it match every value it matches",
-                m.arms[i].pattern.span,
+            problems.report(
+                codes.UnreachableArm(m.arms[i].pattern.span),
                 related=_covering_arms(m, above),
             )
     for site in st.lets:
@@ -60,23 +57,15 @@ def finish_fn(st: BodyState, exhaust: Exhaust) -> None:
             continue
         v = exhaust.check_match([(forms[p.id], False)], zonk(site.type, unit))
         if v.missing:
-            problems.add(
-                "E410",
-                "this `let` pattern does not match every value: missing "
-                + _name_missing(v.missing, v.truncated)
-                + "; use `match` or `guard let ... else`",
-                p.span,
-            )
+            problems.report(codes.RefutableLet(p.span, tuple(v.missing), v.truncated))
     source = st.env.lm.ast.source or ""
     # a @test with parameters is E504 already: its parameters are the mistake, not unused bindings
     test_params = {p.id for p in st.fn.node.params} if st.fn.is_test else set()
     for b in st.binders:
         if b.used or b.silent or b.name.startswith("_") or b.node.id in test_params:
             continue
-        problems.add(
-            "E404",
-            f"`{b.name}` is never used: use it, or name it `_{b.name}` (or `_`)",
-            b.span,
+        problems.report(
+            codes.UnusedBinding(b.span, b.name),
             fixes=_rename_fix(b, source, st.field_binders),
         )
     for root in st.tail_roots:
@@ -163,22 +152,9 @@ def _head(span: ast.Span) -> ast.Span:
     return span
 
 
-#: how many missing patterns a message names (the fix inserts them all)
-NAMED = 8
-
 #: the body of an arm the fix inserts: not a Flow name, so the program does not check until the
 #: author writes each body (E101 at each); flow2py/fix.py never "fixes" it into something else
 PLACEHOLDER = "todo"
-
-
-def _name_missing(missing, truncated: bool) -> str:
-    named = ", ".join(f"`{w}`" for w in missing[:NAMED])
-    more = len(missing) - NAMED
-    if more > 0:
-        named += f" and {'more than ' if truncated else ''}{more} more"
-    elif truncated:
-        named += " and more"
-    return named
 
 
 def _add_arms_fix(m: ast.Match, missing, truncated: bool, source: str) -> list:

@@ -125,8 +125,17 @@ class LoneSurrogate(SyntaxData):
 
 @dataclass(frozen=True)
 class ForeignSyntax(SyntaxData):
-    """A habit from another language. `answer` is what Flow writes instead, chosen by the habit
-    rule that recognised it (habits.py, habits_scanned.py)."""
+    """A habit from another language, recognised by a rule of habits.py or habits_scanned.py; the
+    answer (what Flow writes instead, and why) is rendered from `kind` and the texts."""
 
     code = "E012"
-    answer: str
+    # which answer (one `case` each in messages.py): "writes" (plainly another spelling),
+    # "not-compound", "equality", "const", "mut", "assign", "update", "loop", "lambda",
+    # "f-string", "f-string-plain", "fn-head", "type-head", "import", "top-level-value",
+    # "number", "type-name", "arm-arrow", "template", "template-plain", "single-quote",
+    # "comment", "text-reference", "reference"
+    kind: str
+    habit: str  # what was written, as the answer quotes it: `elif`, `===`, `x =>`, `&mut`, `for`
+    flow: str = ""  # what Flow writes instead, as quoted: `else if`, `==`, `flow(x) =`, `Text`
+    name: str = ""  # a name the answer builds on: `x` of `x = 1`, the alias of `import m`
+    op: str = ""  # the operator of an update `x += 1`: `+`

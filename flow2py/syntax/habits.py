@@ -82,8 +82,10 @@ def _delete_between(path: str, first: Tok, upto: Tok) -> Edit:
     )
 
 
-def _diag(answer: str, span: Span, fix: Fix | None = None) -> Diagnostic:
-    return Diagnostic.of(codes.ForeignSyntax(span, answer), fixes=(fix,) if fix else ())
+def _diag(span: Span, fix: Fix | None, kind: str, habit: str, flow: str = "", **more) -> Diagnostic:
+    """The E012 at `span`: the answer `kind` to `habit` (codes.ForeignSyntax's fields)."""
+    data = codes.ForeignSyntax(span, kind, habit, flow, **more)
+    return Diagnostic.of(data, fixes=(fix,) if fix else ())
 
 
 def _as_one(seg: list[Tok], i: int, type_: str, text: str) -> list[Tok]:
@@ -178,7 +180,7 @@ def _elif(seg, i, expected, path):
             continue
         new = seg[: before + 1] + [_like("ELSE", "else", tok), _like("IF", "if", tok)] + seg[k + 1 :]
         fix = _safe("write `else if`", _replace(path, tok, tok, "else if"))
-        return Habit(_diag("Flow writes `else if`, not `elif`", _span(path, tok), fix), new)
+        return Habit(_diag(_span(path, tok), fix, "writes", "elif", "else if"), new)
     return None
 
 
@@ -209,7 +211,7 @@ def _and_or(seg, i, expected, path):
         new = seg[: k - 1] + [_like(_LOGIC[tok.value][0], _LOGIC[tok.value][1], tok)] + seg[k + 1 :]
     text = _LOGIC[tok.value][1]
     fix = _safe(f"write `{text}`", _replace(path, tok, tok, text))
-    return Habit(_diag(f"Flow writes `{text}`, not `{tok.value}`", _span(path, tok), fix), new)
+    return Habit(_diag(_span(path, tok), fix, "writes", tok.value, text), new)
 
 
 # Where a Python `not x` operand ends: `not` binds looser than comparison, tighter than `and`/`or`.
@@ -250,7 +252,7 @@ def _not(seg, i, expected, path):
     if simple:
         new = seg[:k] + [_like("BANG", "!", tok)] + seg[i:]
         fix = _safe("write `!`", _delete_between(path, tok, seg[i]), _insert_before(path, seg[i], "!"))
-        message = "Flow writes `!x`, not `not x`"
+        answer = ("writes", "not x", "!x")
     else:
         new = (
             seg[:k]
@@ -265,8 +267,8 @@ def _not(seg, i, expected, path):
             _insert_before(path, seg[i], "!("),
             _insert_after(path, last, ")"),
         )
-        message = "Flow writes `!(...)`, not `not ...` (`!` binds tighter than `not`, so the operand is parenthesised)"
-    return Habit(_diag(message, _span(path, tok), fix), new)
+        answer = ("not-compound", "not ...", "!(...)")
+    return Habit(_diag(_span(path, tok), fix, *answer), new)
 
 
 # Tokens after which an expression starts (so a `not` there is Python's operator).
@@ -306,17 +308,9 @@ def _strict_equality(seg, i, expected, path):
     ):
         return None
     text = prev.value
-    written = text + "="
     new = _as_one(seg, i, prev.type, text)
     fix = _safe(f"write `{text}`", _replace(path, prev, tok, text))
-    return Habit(
-        _diag(
-            f"Flow writes `{text}`, not `{written}`: `{text}` compares values exactly",
-            _span(path, prev, tok),
-            fix,
-        ),
-        new,
-    )
+    return Habit(_diag(_span(path, prev, tok), fix, "equality", text + "=", text), new)
 
 
 def _const(seg, i, expected, path):
@@ -334,9 +328,7 @@ def _const(seg, i, expected, path):
         return None
     new = seg[:k] + [_like("LET", "let", tok)] + seg[i:]
     fix = _safe("write `let`", _replace(path, tok, tok, "let"))
-    return Habit(
-        _diag(f"Flow writes `let`, not `{tok.value}`: every binding is constant", _span(path, tok), fix), new
-    )
+    return Habit(_diag(_span(path, tok), fix, "const", tok.value, "let"), new)
 
 
 def _let_mut(seg, i, expected, path):
@@ -349,14 +341,7 @@ def _let_mut(seg, i, expected, path):
         return None
     new = seg[:k] + seg[i:]
     fix = _safe("remove `mut`", _delete_between(path, tok, seg[i]))
-    return Habit(
-        _diag(
-            "Flow has no `mut`: a binding never changes (write `let`; a later `let` of the same name shadows it)",
-            _span(path, tok),
-            fix,
-        ),
-        new,
-    )
+    return Habit(_diag(_span(path, tok), fix, "mut", "mut", "let"), new)
 
 
 _OP_ASSIGN = {"PLUS": "+", "MINUS": "-", "STAR": "*", "SLASH": "/", "PERCENT": "%", "PLUSPLUS": "++"}
@@ -382,10 +367,7 @@ def _reassignment(seg, i, expected, path):
             f"bind a new `{name.value}` with `let` (it shadows the old one from here on)",
             _insert_before(path, name, "let "),
         )
-        message = (
-            f"Flow values never change: `{name.value} = ...` cannot assign; bind a new value with "
-            f"`let {name.value} = ...` (it shadows `{name.value}` until the end of the block) or use a new name"
-        )
+        diag = _diag(_span(path, name, tok), fix, "assign", f"{name.value} =", "let", name=name.value)
     else:
         sym = _OP_ASSIGN[op.type]
         new = (
@@ -404,23 +386,14 @@ def _reassignment(seg, i, expected, path):
             _insert_before(path, name, "let "),
             _replace(path, op, tok, f"= {name.value} {sym}"),
         )
-        message = (
-            f"Flow values never change: `{name.value} {sym}= ...` cannot update `{name.value}`; bind a new value "
-            f"with `let {name.value} = {name.value} {sym} ...` or use a new name"
+        diag = _diag(
+            _span(path, name, tok), fix, "update", f"{name.value} {sym}=", "let", name=name.value, op=sym
         )
     # The rewritten `let` may bind a name nothing reads (the old binding was meant): not reported.
-    return Habit(_diag(message, _span(path, name, tok), fix), new, region=[name, tok])
+    return Habit(diag, new, region=[name, tok])
 
 
-_LOOP_ANSWER = {
-    "for": "Flow has no `for` loop: map or fold over the collection (`xs.map(flow(x) = ...)`, "
-    "`xs.fold(init, flow(acc, x) = ...)`, `xs.each(flow(x) = ...)` for a Unit result), or write a "
-    "tail-recursive function",
-    "while": "Flow has no `while` loop: write a tail-recursive function (a call in tail position is a "
-    "loop and never grows the stack), or fold over a list",
-    "loop": "Flow has no `loop`: write a tail-recursive function (a call in tail position is a loop "
-    "and never grows the stack)",
-}
+_LOOPS = frozenset({"for", "while", "loop"})  # their answers: messages.py
 
 
 def _loop(seg, i, expected, path):
@@ -429,7 +402,7 @@ def _loop(seg, i, expected, path):
         tok = seg[k]
         if tok.type == "_SEP" and k < i:
             return None
-        if tok.type != "LOWER" or tok.value not in _LOOP_ANSWER or not _stmt_start(seg, k) or k == 0:
+        if tok.type != "LOWER" or tok.value not in _LOOPS or not _stmt_start(seg, k) or k == 0:
             continue
         # the loop's body: the first `{` after its head, at the head's depth
         j = k + 1
@@ -448,7 +421,7 @@ def _loop(seg, i, expected, path):
         if end is None:
             return None
         new = seg[:k] + [hole(tok, seg[end])] + seg[end + 1 :]
-        return Habit(_diag(_LOOP_ANSWER[tok.value], _span(path, tok)), new, region=seg[k : end + 1])
+        return Habit(_diag(_span(path, tok), None, "loop", tok.value), new, region=seg[k : end + 1])
     return None
 
 
@@ -501,8 +474,7 @@ def _arrow_lambda(seg, i, expected, path):
         )
     else:
         return None
-    message = f"Flow writes a function value as `flow({params}) = ...`, not `{written} ...`"
-    return Habit(_diag(message, _span(path, tok), fix), new)
+    return Habit(_diag(_span(path, tok), fix, "lambda", written, f"flow({params}) ="), new)
 
 
 def _text(toks: list[Tok]) -> str:
@@ -556,27 +528,11 @@ def _f_string(seg, i, expected, path):
         text = '"' + body.replace("{{", "{").replace("}}", "}") + '"'
         new = _as_one(seg, i, "TEXT", text)
         fix = _safe("remove the `f`", _replace(path, prev, tok, text))
-        return Habit(
-            _diag(
-                "Flow has no f-strings: this one interpolates nothing, so it is plain text",
-                _span(path, prev, tok),
-                fix,
-            ),
-            new,
-        )
+        return Habit(_diag(_span(path, prev, tok), fix, "f-string-plain", prev.value, text), new)
     fix = _unsafe("join the parts with `++`", _replace(path, prev, tok, _joined(body, "{", "}")))
     named = [_like("LOWER", n, tok) for p in parts for n in _NAME.findall(p)]
     new = seg[: i - 1] + [hole(prev, tok)] + seg[i + 1 :]
-    return Habit(
-        _diag(
-            'Flow has no f-strings: join text with `++` (`"Hello, " ++ name ++ "!"`; a value that is '
-            "not Text becomes text with `.to_text()`)",
-            _span(path, prev, tok),
-            fix,
-        ),
-        new,
-        region=[prev, *named, tok],
-    )
+    return Habit(_diag(_span(path, prev, tok), fix, "f-string", prev.value), new, region=[prev, *named, tok])
 
 
 def _joined(body: str, open_: str, close: str) -> str:
@@ -605,7 +561,7 @@ def _joined(body: str, open_: str, close: str) -> str:
 
 
 _FOREIGN_FN = {"fn": "Rust", "def": "Python", "func": "Go", "function": "JavaScript", "fun": "Kotlin"}
-_FOREIGN_TYPE = {"struct": "a record", "enum": "an enum"}
+_FOREIGN_TYPE = frozenset({"struct", "enum"})
 
 
 def _foreign_head(seg, i, expected, path):
@@ -619,42 +575,19 @@ def _foreign_head(seg, i, expected, path):
     if tok.type == "LOWER" and tok.value in _FOREIGN_FN and name.type == "LOWER":
         new = [_like("FLOW", "flow", tok)] + seg[1:]
         fix = _safe("write `flow`", _replace(path, tok, tok, "flow"))
-        return Habit(
-            _diag(f"Flow declares a function with `flow`, not `{tok.value}`", _span(path, tok), fix), new
-        )
+        return Habit(_diag(_span(path, tok), fix, "fn-head", tok.value, "flow"), new)
     if tok.type == "LOWER" and tok.value in _FOREIGN_TYPE and name.type == "UPPER":
         new = [_like("TYPE", "type", tok)] + seg[1:]
         fix = _safe("write `type`", _replace(path, tok, tok, "type"))
-        return Habit(
-            _diag(
-                f"Flow declares {_FOREIGN_TYPE[tok.value]} with `type`, not `{tok.value}`",
-                _span(path, tok),
-                fix,
-            ),
-            new,
-        )
+        return Habit(_diag(_span(path, tok), fix, "type-head", tok.value, "type"), new)
     if tok.value in ("import", "from", "require") and name.type == "LOWER":
-        return Habit(
-            _diag(
-                'Flow imports a module with `use "path"` (`use "std@v1/list"`, `use "./planner"`), '
-                f"and names what it exports qualified (`{name.value}.name`)",
-                _span(path, tok),
-            ),
-            None,
-        )
+        return Habit(_diag(_span(path, tok), None, "import", tok.value, "use", name=name.value), None)
     if (tok.type == "LET" or tok.value in ("const", "var", "static", "val")) and name.type in (
         "LOWER",
         "UPPER",
     ):
-        lower = name.value.lower()
-        return Habit(
-            _diag(
-                f"Flow has no top-level values: write a function with no parameters "
-                f"(`flow {lower}() -> Type = ...`) and call it (`{lower}()`)",
-                _span(path, tok),
-            ),
-            None,
-        )
+        diag = _diag(_span(path, tok), None, "top-level-value", tok.value, name=name.value.lower())
+        return Habit(diag, None)
     return None
 
 
@@ -692,24 +625,13 @@ def _type_name(seg, i, expected, path):
         # Int or Decimal: a choice. The hole type (an unknown name) keeps the rest quiet.
         new = seg[:k] + [_like("UPPER", "<number>", tok)] + seg[i:]
         fix = _unsafe("write `Int` (or `Decimal` for a fraction)", _replace(path, tok, tok, "Int"))
-        message = "Flow has no `number` type: a whole number is `Int`, an exact fraction is `Decimal`"
-        return Habit(_diag(message, _span(path, tok), fix), new, region=[tok])
+        return Habit(_diag(_span(path, tok), fix, "number", "number"), new, region=[tok])
     flow = _TYPE_NAMES.get(tok.value)
     if flow is None:
         return None
     new = seg[:k] + [_like("UPPER", flow, tok)] + seg[i:]
     fix = _safe(f"write `{flow}`", _replace(path, tok, tok, flow))
-    message = f"Flow writes `{flow}`, not `{tok.value}`: `{flow}` is Flow's {_WHAT[flow]}"
-    return Habit(_diag(message, _span(path, tok), fix), new)
-
-
-_WHAT = {
-    "Text": "text type",
-    "Int": "integer type, of any size",
-    "Bool": "truth-value type",
-    "Decimal": "fractional number type (exact)",
-    "Unit": "type of no value (`()`)",
-}
+    return Habit(_diag(_span(path, tok), fix, "type-name", tok.value, flow), new)
 
 
 def _arm_arrow(seg, i, expected, path):
@@ -733,8 +655,7 @@ def _arm_arrow(seg, i, expected, path):
             break
         start -= 1
     pattern = _text(seg[start:i])
-    message = f"Flow writes `{pattern} =>` in a match arm, not `{pattern} ->`"
-    return Habit(_diag(message, _span(path, tok), fix), new)
+    return Habit(_diag(_span(path, tok), fix, "arm-arrow", f"{pattern} ->", f"{pattern} =>"), new)
 
 
 def _bar_lambda(seg, i, expected, path):
@@ -757,8 +678,7 @@ def _bar_lambda(seg, i, expected, path):
     new += [_like("RPAR", ")", seg[close]), _like("EQUAL", "=", seg[close])] + seg[close + 1 :]
     fix = _safe(f"write `flow({names}) =`", _replace(path, tok, seg[close], f"flow({names}) ="))
     written = _text(seg[i : close + 1])
-    message = f"Flow writes a function value as `flow({names}) = ...`, not `{written} ...`"
-    return Habit(_diag(message, _span(path, tok, seg[close]), fix), new)
+    return Habit(_diag(_span(path, tok, seg[close]), fix, "lambda", written, f"flow({names}) ="), new)
 
 
 def _python_lambda(seg, i, expected, path):
@@ -775,8 +695,7 @@ def _python_lambda(seg, i, expected, path):
     new = seg[:k] + [_like("FLOW", "flow", tok), _like("LPAR", "(", tok)] + params
     new += [_like("RPAR", ")", seg[colon]), _like("EQUAL", "=", seg[colon])] + seg[colon + 1 :]
     fix = _safe(f"write `flow({names}) =`", _replace(path, tok, seg[colon], f"flow({names}) ="))
-    message = f"Flow writes a function value as `flow({names}) = ...`, not `lambda {names}: ...`"
-    return Habit(_diag(message, _span(path, tok), fix), new)
+    return Habit(_diag(_span(path, tok), fix, "lambda", f"lambda {names}:", f"flow({names}) ="), new)
 
 
 _RULES = (

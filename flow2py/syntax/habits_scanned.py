@@ -77,9 +77,7 @@ def _template(tokens, diags, source, path, p, bad, drop, regions):
         text = '"' + body.replace("\\`", "`").replace('"', '\\"') + '"'
         tok = Tok("TEXT", text, p, first.line, first.column, last.end_line, last.end_column, q + 1)
         fix = _safe("write it as Text", _replace(path, first, last, text))
-        message = (
-            'Flow has no template literals: this one interpolates nothing, so it is plain text in `"..."`'
-        )
+        kind = "template-plain"
     else:
         tok = hole(first, last)
         named = [
@@ -89,11 +87,8 @@ def _template(tokens, diags, source, path, p, bad, drop, regions):
         ]
         regions.append([first, *named, last])
         fix = _unsafe("join the parts with `++`", _replace(path, first, last, joined_template(body)))
-        message = (
-            'Flow has no template literals: join text with `++` (`"Hello, " ++ name ++ "!"`; a value '
-            "that is not Text becomes text with `.to_text()`)"
-        )
-    diags.append(_diag(message, _span(path, first, last), fix))
+        kind = "template"
+    diags.append(_diag(_span(path, first, last), fix, kind, "`"))
     return kept[:at] + [tok] + kept[at:]
 
 
@@ -116,7 +111,7 @@ def _single_quoted(tokens, diags, source, path, p, bad, drop):
     text = '"' + body.replace("\\'", "'").replace('"', '\\"') + '"'
     tok = Tok("TEXT", text, p, first.line, first.column, last.end_line, last.end_column, q + 1)
     fix = _safe("write it in double quotes", _replace(path, first, last, text))
-    diags.append(_diag(f"Flow writes text in double quotes: {text}", _span(path, first, last), fix))
+    diags.append(_diag(_span(path, first, last), fix, "single-quote", "'", text))
     at = next((k for k, t in enumerate(kept) if t.start_pos > q), len(kept))
     return kept[:at] + [tok] + kept[at:]
 
@@ -133,12 +128,7 @@ def _hash_comment(tokens, diags, source, path, p, bad, drop):
     fix = _safe("write `//`", _replace(path, hash_tok, hash_tok, "//"))
     note = source[p + 1 : eol].strip()
     note = note if len(note) <= 30 else note[:27] + "..."
-    message = (
-        f"Flow comments start with `//`, not `#`: `// {note}`"
-        if note
-        else "Flow comments start with `//`, not `#`"
-    )
-    diags.append(_diag(message, _span(path, hash_tok), fix))
+    diags.append(_diag(_span(path, hash_tok), fix, "comment", "#", f"// {note}" if note else ""))
     return kept
 
 
@@ -153,22 +143,14 @@ def _reference(tokens, diags, source, path, p):
     if nxt is not None and nxt.value in ("str", "String") and nxt.type in ("LOWER", "UPPER"):
         text = Tok("UPPER", "Text", p, amp.line, amp.column, nxt.end_line, nxt.end_column, nxt.end_pos)
         fix = _safe("write `Text`", _replace(path, amp, nxt, "Text"))
-        diags.append(
-            _diag(
-                f"Flow has no references, and its text type is `Text`: write `Text`, not `&{nxt.value}`"
-                if upto == k
-                else "Flow has no references, and its text type is `Text`: write `Text`",
-                _span(path, amp, nxt),
-                fix,
-            )
-        )
+        written = f"&{nxt.value}" if upto == k else f"&mut {nxt.value}"
+        diags.append(_diag(_span(path, amp, nxt), fix, "text-reference", written, "Text"))
         return tokens[:k] + [text] + tokens[upto + 1 :]
     if nxt is None:
         return tokens
     written = "&mut" if upto > k else "&"
     fix = _safe(f"remove `{written}`", _delete_between(path, amp, nxt))
-    message = f"Flow has no references: a value is shared, never borrowed or changed, so write it without `{written}`"
-    diags.append(_diag(message, _span(path, amp, tokens[k] if upto > k else amp), fix))
+    diags.append(_diag(_span(path, amp, tokens[k] if upto > k else amp), fix, "reference", written))
     return tokens[:k] + tokens[upto:]
 
 

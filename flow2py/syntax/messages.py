@@ -190,6 +190,103 @@ def message(d: codes.SyntaxData) -> str:
                 f"the source holds U+{point:04X}, a lone surrogate: not a Unicode scalar value, "
                 f"so it cannot be Flow text (it has no UTF-8 form)"
             )
-        case codes.ForeignSyntax(answer=answer):
-            return answer
+        case codes.ForeignSyntax():
+            return _foreign(d)
     raise TypeError(f"no message for {type(d).__name__}")
+
+
+# -- E012: what Flow writes instead of another language's habit (habits.py, habits_scanned.py) --
+
+_LOOP_ANSWER = {
+    "for": "Flow has no `for` loop: map or fold over the collection (`xs.map(flow(x) = ...)`, "
+    "`xs.fold(init, flow(acc, x) = ...)`, `xs.each(flow(x) = ...)` for a Unit result), or write a "
+    "tail-recursive function",
+    "while": "Flow has no `while` loop: write a tail-recursive function (a call in tail position is a "
+    "loop and never grows the stack), or fold over a list",
+    "loop": "Flow has no `loop`: write a tail-recursive function (a call in tail position is a loop "
+    "and never grows the stack)",
+}
+
+_FOREIGN_TYPE = {"struct": "a record", "enum": "an enum"}
+
+_WHAT = {
+    "Text": "text type",
+    "Int": "integer type, of any size",
+    "Bool": "truth-value type",
+    "Decimal": "fractional number type (exact)",
+    "Unit": "type of no value (`()`)",
+}
+
+_JOIN = '`++` (`"Hello, " ++ name ++ "!"`; a value that is not Text becomes text with `.to_text()`)'
+
+
+def _foreign(d: codes.ForeignSyntax) -> str:
+    habit, flow, name = d.habit, d.flow, d.name
+    match d.kind:
+        case "writes":
+            return f"Flow writes `{flow}`, not `{habit}`"
+        case "not-compound":
+            return f"Flow writes `{flow}`, not `{habit}` (`!` binds tighter than `not`, so the operand is parenthesised)"
+        case "equality":
+            return f"Flow writes `{flow}`, not `{habit}`: `{flow}` compares values exactly"
+        case "const":
+            return f"Flow writes `{flow}`, not `{habit}`: every binding is constant"
+        case "mut":
+            return "Flow has no `mut`: a binding never changes (write `let`; a later `let` of the same name shadows it)"
+        case "assign":
+            return (
+                f"Flow values never change: `{name} = ...` cannot assign; bind a new value with "
+                f"`let {name} = ...` (it shadows `{name}` until the end of the block) or use a new name"
+            )
+        case "update":
+            return (
+                f"Flow values never change: `{name} {d.op}= ...` cannot update `{name}`; bind a new value "
+                f"with `let {name} = {name} {d.op} ...` or use a new name"
+            )
+        case "loop":
+            return _LOOP_ANSWER[habit]
+        case "lambda":
+            return f"Flow writes a function value as `{flow} ...`, not `{habit} ...`"
+        case "f-string-plain":
+            return "Flow has no f-strings: this one interpolates nothing, so it is plain text"
+        case "f-string":
+            return "Flow has no f-strings: join text with " + _JOIN
+        case "fn-head":
+            return f"Flow declares a function with `flow`, not `{habit}`"
+        case "type-head":
+            return f"Flow declares {_FOREIGN_TYPE[habit]} with `type`, not `{habit}`"
+        case "import":
+            return (
+                'Flow imports a module with `use "path"` (`use "std@v1/list"`, `use "./planner"`), '
+                f"and names what it exports qualified (`{name}.name`)"
+            )
+        case "top-level-value":
+            return (
+                f"Flow has no top-level values: write a function with no parameters "
+                f"(`flow {name}() -> Type = ...`) and call it (`{name}()`)"
+            )
+        case "number":
+            return "Flow has no `number` type: a whole number is `Int`, an exact fraction is `Decimal`"
+        case "type-name":
+            return f"Flow writes `{flow}`, not `{habit}`: `{flow}` is Flow's {_WHAT[flow]}"
+        case "arm-arrow":
+            return f"Flow writes `{flow}` in a match arm, not `{habit}`"
+        case "template-plain":
+            return (
+                'Flow has no template literals: this one interpolates nothing, so it is plain text in `"..."`'
+            )
+        case "template":
+            return "Flow has no template literals: join text with " + _JOIN
+        case "single-quote":
+            return f"Flow writes text in double quotes: {flow}"
+        case "comment" if flow:
+            return f"Flow comments start with `//`, not `#`: `{flow}`"
+        case "comment":
+            return "Flow comments start with `//`, not `#`"
+        case "text-reference" if habit.startswith("&mut"):
+            return "Flow has no references, and its text type is `Text`: write `Text`"
+        case "text-reference":
+            return f"Flow has no references, and its text type is `Text`: write `Text`, not `{habit}`"
+        case "reference":
+            return f"Flow has no references: a value is shared, never borrowed or changed, so write it without `{habit}`"
+    raise TypeError(f"no answer for the habit kind {d.kind!r}")
