@@ -74,10 +74,6 @@ def test_every_syntax_code_has_exactly_one_typed_class():
         assert cls.renderer == "flow2py.syntax.messages"
 
 
-def test_the_checker_codes_have_no_class_yet():
-    assert sorted(CLASSES) == SYNTAX  # E1xx-E5xx keep their message at the call site, for now
-
-
 def test_a_second_class_for_a_code_or_an_unregistered_code_is_refused():
     with pytest.raises(ValueError, match="two classes"):
 
@@ -132,3 +128,28 @@ def test_the_syntax_phase_reports_only_through_its_classes():
                 if re.search(r"\bDiagnostic\(|error\(\s*[\"']E0", text):
                     offenders.append(os.path.relpath(path, ROOT))
     assert offenders == []
+
+
+NAMES = [f"E{n}" for n in range(101, 115)]
+
+
+def test_names_codes_are_typed(monkeypatch):
+    """E101-E114 (modules and names): one frozen `CheckData` class per code, rendered by
+    flow2py/check/messages.py; every such diagnostic of the golden cases carries it."""
+    from flow2py.check.codes import CheckData
+    from test_check_golden import _run, cases
+
+    for code in NAMES:
+        cls = CLASSES.get(code)
+        assert cls is not None and issubclass(cls, CheckData) and cls.code == code, code
+        assert is_dataclass(cls) and cls.__dataclass_params__.frozen, cls
+        assert "message" not in {f.name for f in fields(cls)}, cls
+        assert cls.renderer == "flow2py.check.messages"
+    monkeypatch.chdir(ROOT)
+    seen = set()
+    for name in cases():  # every case: one of another code may report these too
+        for d in _run(name).diagnostics:
+            if d.code in NAMES:
+                assert type(d.data) is CLASSES[d.code], (name, d.code, d.message)
+                seen.add(d.code)
+    assert seen == set(NAMES)

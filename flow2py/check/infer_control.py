@@ -6,6 +6,7 @@ type; exhaustiveness is settled later, post.py). Constructs: `try_expr`, `lambda
 
 from __future__ import annotations
 
+from flow2py.check import codes
 from flow2py.check.body_state import BodyState, add_effect, bind, expect, expr, mismatch, show
 from flow2py.check.infer_calls import pure_slot, value_effect
 from flow2py.check.infer_ctx import FnCtx, LetSite, MatchSite, PendingTry, TailRoot, Why
@@ -129,8 +130,8 @@ def lambda_expr(st: BodyState, e: ast.Lambda, expected):
     seen: set = set()
     for p, t in zip(e.params, ptypes):
         if p.name in seen and p.name != "_":
-            st.problems.add(
-                "E107", f"parameter `{p.name}` is declared twice", p.name_span if p.name_span.line else p.span
+            st.problems.report(
+                codes.DuplicateDeclaration(p.name_span if p.name_span.line else p.span, p.name, "parameter")
             )
             continue
         seen.add(p.name)
