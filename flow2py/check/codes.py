@@ -109,7 +109,8 @@ class UnknownName(CheckData):
     # "qualifier" (`x` of `x.y`, nothing close) | "record-head" (a record literal's head)
     kind: str
     owner: str = ""  # for "constructor": the type expected, which has no such constructor
-    suggestion: Suggestion | None = None  # what it most likely meant (its tail ends the message)
+    # what it most likely meant (`Suggestion.said`: no places); its `tail` ends the message
+    suggestion: Suggestion | None = None
 
 
 @dataclass(frozen=True)

@@ -304,7 +304,7 @@ class Declarations:
                             head.end + len(te.name),
                         )
                     self.problems.report(
-                        codes.UnknownMember(te.span, te.module, te.name, "type", sugg),
+                        codes.UnknownMember(te.span, te.module, te.name, "type", sugg.said()),
                         related=sugg.related(),
                         fixes=sugg.fixes(at) if at is not None else [],
                     )
@@ -326,7 +326,7 @@ class Declarations:
             src = env.lm.ast.source or ""
             at = sg.sub_span(te.span, src, te.name)
             self.problems.report(
-                codes.UnknownType(te.span, te.name, sugg),
+                codes.UnknownType(te.span, te.name, sugg.said()),
                 related=sugg.related(),
                 fixes=sugg.fixes(at, sg.use_site(env.lm.ast)) if at is not None else [],
             )
@@ -349,7 +349,7 @@ class Declarations:
             src = env.lm.ast.source or ""
             at = sg.sub_span(span, src, alias)
             self.problems.report(
-                codes.UnknownName(span, alias, "module", suggestion=sugg),
+                codes.UnknownName(span, alias, "module", suggestion=sugg.said()),
                 related=sugg.related(),
                 fixes=sugg.fixes(at, sg.use_site(env.lm.ast)) if at is not None else [],
             )

@@ -193,7 +193,7 @@ def _field_init(st: BodyState, fi: ast.FieldInit, t, why=None) -> None:
             if fi.span.end > fi.span.start
         ]
         st.problems.report(
-            codes.UnknownName(fi.span, fi.name, "shorthand", suggestion=sugg),
+            codes.UnknownName(fi.span, fi.name, "shorthand", suggestion=sugg.said()),
             related=sugg.related(),
             fixes=fixes,
         )
@@ -235,7 +235,7 @@ def _record_target(st: BodyState, e: ast.RecordLiteral, expected) -> RecordTarge
         )
         at = c.name_span if c.name_span.line else None
         st.problems.report(
-            codes.UnknownMember(c.span, c.target.name, c.name, "record or constructor", sugg),
+            codes.UnknownMember(c.span, c.target.name, c.name, "record or constructor", sugg.said()),
             related=sugg.related(),
             fixes=sugg.fixes(at) if at is not None else [],
         )
@@ -272,7 +272,7 @@ def _record_target(st: BodyState, e: ast.RecordLiteral, expected) -> RecordTarge
     )
     sg.count_as_used(st.d, st.env, sugg, st.fn.decl)
     st.problems.report(
-        codes.UnknownName(c.span, name, "record", suggestion=sugg),
+        codes.UnknownName(c.span, name, "record", suggestion=sugg.said()),
         related=sugg.related(),
         fixes=sugg.fixes(c.span, sg.use_site(st.env.lm.ast)),
     )

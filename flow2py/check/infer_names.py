@@ -79,7 +79,7 @@ def _unknown_name(st: BodyState, name: str, span, exp=None) -> None:
     sugg = sg.Suggestion(name, tuple(_fitted(st, c, exp) for c in sugg.cands), sugg.note)
     sg.count_as_used(st.d, env, sugg, st.fn.decl)
     st.problems.report(
-        codes.UnknownName(span, name, "name", suggestion=sugg),
+        codes.UnknownName(span, name, "name", suggestion=sugg.said()),
         related=sugg.related(),
         fixes=sugg.fixes(span, sg.use_site(env.lm.ast)),
     )
@@ -238,7 +238,7 @@ def qualified(st: BodyState, e: ast.FieldAccess):
     sg.count_as_used(st.d, env, sugg, st.fn.decl)
     at = e.name_span if e.name_span.line else None
     st.problems.report(
-        codes.UnknownMember(e.span, t.name, e.name, suggestion=sugg),
+        codes.UnknownMember(e.span, t.name, e.name, suggestion=sugg.said()),
         related=sugg.related(),
         fixes=sugg.fixes(at) if at is not None else [],
     )
@@ -262,7 +262,7 @@ def _unknown_qualifier(st: BodyState, t: ast.Name, e: ast.FieldAccess) -> None:
     sg.count_as_used(st.d, env, sugg, st.fn.decl)
     is_module = not sugg.cands or any(c.kind == sg.MODULE for c in sugg.cands)
     what = "module" if is_module and (sugg.cands or t.name[:1].islower()) else "name"
-    data = codes.UnknownName(t.span, t.name, what if sugg else "qualifier", suggestion=sugg)
+    data = codes.UnknownName(t.span, t.name, what if sugg else "qualifier", suggestion=sugg.said())
     st.problems.report(data, related=sugg.related(), fixes=sugg.fixes(t.span, sg.use_site(env.lm.ast)))
 
 

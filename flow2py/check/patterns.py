@@ -304,7 +304,7 @@ def _resolve(st: BodyState, p: ast.CtorPattern, t) -> RecordTarget | None:
         head = sg.sub_span(p.span, src, p.module + ".")
         at = sg.sub_span(_after(head), src, p.name) if head is not None else None
         st.problems.report(
-            codes.UnknownMember(p.span, p.module, p.name, "constructor", sugg),
+            codes.UnknownMember(p.span, p.module, p.name, "constructor", sugg.said()),
             related=sugg.related(),
             fixes=sugg.fixes(at) if at is not None else [],
         )
@@ -323,7 +323,7 @@ def _resolve(st: BodyState, p: ast.CtorPattern, t) -> RecordTarget | None:
                 sugg = sg.suggest(p.name, cands, sg.CTOR)
                 at = sg.sub_span(p.span, st.env.lm.ast.source or "", p.name)
                 st.problems.report(
-                    codes.UnknownName(p.span, p.name, "constructor", info.name, sugg),
+                    codes.UnknownName(p.span, p.name, "constructor", info.name, sugg.said()),
                     related=sugg.related() or declared_note(info),
                     fixes=sugg.fixes(at) if at is not None else [],
                 )
@@ -342,7 +342,7 @@ def _resolve(st: BodyState, p: ast.CtorPattern, t) -> RecordTarget | None:
     sg.count_as_used(st.d, st.env, sugg, st.fn.decl)
     at = sg.sub_span(p.span, st.env.lm.ast.source or "", p.name)
     st.problems.report(
-        codes.UnknownName(p.span, p.name, "constructor", suggestion=sugg),
+        codes.UnknownName(p.span, p.name, "constructor", suggestion=sugg.said()),
         related=sugg.related(),
         fixes=sugg.fixes(at, sg.use_site(st.env.lm.ast)) if at is not None else [],
     )
