@@ -166,3 +166,28 @@ def test_checks_and_decls_codes_are_typed(monkeypatch):
                 assert type(d.data) is CLASSES[d.code], (name, d.code, d.message)
                 seen.add(d.code)
     assert seen == set(CHECKS_AND_DECLS)
+
+
+NAMES = [f"E{n}" for n in range(101, 115)]
+
+
+def test_names_codes_are_typed(monkeypatch):
+    """E101-E114 (modules and names): one frozen `CheckData` class per code, rendered by
+    flow2py/check/messages.py; every such diagnostic of the golden cases carries it."""
+    from flow2py.check.codes import CheckData
+    from test_check_golden import _run, cases
+
+    for code in NAMES:
+        cls = CLASSES.get(code)
+        assert cls is not None and issubclass(cls, CheckData) and cls.code == code, code
+        assert is_dataclass(cls) and cls.__dataclass_params__.frozen, cls
+        assert "message" not in {f.name for f in fields(cls)}, cls
+        assert cls.renderer == "flow2py.check.messages"
+    monkeypatch.chdir(ROOT)
+    seen = set()
+    for name in cases():  # every case: one of another code may report these too
+        for d in _run(name).diagnostics:
+            if d.code in NAMES:
+                assert type(d.data) is CLASSES[d.code], (name, d.code, d.message)
+                seen.add(d.code)
+    assert seen == set(NAMES)

@@ -9,8 +9,12 @@ Every message of the checker is rendered from those fields in flow2py/check/mess
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from flow2py.diagnostics import CODES, Data, register
+
+if TYPE_CHECKING:
+    from flow2py.check.suggest import Suggestion
 
 _ALL = [
     # modules and names
@@ -92,6 +96,130 @@ class CheckData(Data):
 
 
 # -- E1xx: modules and names -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UnknownName(CheckData):
+    """A name that resolves to nothing; `kind` says what the place wanted."""
+
+    code = "E101"
+    name: str  # as written ("" for "record-head")
+    # "name" | "module" | "constructor" | "record" (a record type or constructor) | "shorthand"
+    # (a record field `f` meaning `f: f`) | "module-value" (an alias used as a value) |
+    # "qualifier" (`x` of `x.y`, nothing close) | "record-head" (a record literal's head)
+    kind: str
+    owner: str = ""  # for "constructor": the type expected, which has no such constructor
+    # what it most likely meant (`Suggestion.said`: no places); its `tail` ends the message
+    suggestion: Suggestion | None = None
+
+
+@dataclass(frozen=True)
+class UnknownType(CheckData):
+    code = "E102"
+    name: str
+    suggestion: Suggestion | None = None
+
+
+@dataclass(frozen=True)
+class ModuleNotFound(CheckData):
+    code = "E103"
+    path: str  # the `use` path; for "file", the file as displayed
+    kind: str  # "module" (a `use` that leads nowhere) | "file" (unreadable) | "tag" (not in the cache)
+    looked: str = ""  # where it was looked for
+    tag: str = ""  # for "tag": the tag and the repository it is of
+    repo: str = ""
+    candidates: tuple[str, ...] = ()  # the paths it most likely meant
+
+
+@dataclass(frozen=True)
+class ImportCycle(CheckData):
+    code = "E104"
+    cycle: tuple[str, ...]  # the modules, the first one again last
+
+
+@dataclass(frozen=True)
+class MovedTag(CheckData):
+    code = "E105"
+    repo: str
+    tag: str
+    pinned: str  # the commit flow.lock pins
+    commit: str  # the commit the tag names now
+
+
+@dataclass(frozen=True)
+class TwoVersions(CheckData):
+    code = "E106"
+    repo: str
+    first: str  # the tag used first
+    second: str  # the other tag
+
+
+@dataclass(frozen=True)
+class DuplicateDeclaration(CheckData):
+    code = "E107"
+    name: str
+    # "binding" (in one pattern) | "declaration" | "type" | "function" (in one module) |
+    # "type parameter" | "field" | "constructor" | "parameter" (in one declaration)
+    kind: str
+
+
+@dataclass(frozen=True)
+class PreludeNameRedeclared(CheckData):
+    code = "E108"
+    name: str
+    ctor: bool  # a constructor (else a type)
+
+
+@dataclass(frozen=True)
+class PrivateName(CheckData):
+    code = "E109"
+    name: str
+    kind: str  # "field" | "type" | "function" (qualified) | "method"
+    owner: str = ""  # for "field": the record or constructor it is of
+    module: str = ""  # the alias it is named through ("" when unqualified); for "method": the home module
+    building: bool = False  # for "field": the record literal building `owner`
+
+
+@dataclass(frozen=True)
+class UnknownMember(CheckData):
+    code = "E110"
+    module: str  # the alias
+    name: str
+    kind: str = ""  # "" (any) | "type" | "constructor" | "record or constructor"
+    suggestion: Suggestion | None = None
+
+
+@dataclass(frozen=True)
+class DuplicateImport(CheckData):
+    code = "E111"
+    alias: str
+
+
+@dataclass(frozen=True)
+class UnusedImport(CheckData):
+    code = "E112"
+    alias: str
+
+
+@dataclass(frozen=True)
+class BadUsePath(CheckData):
+    code = "E113"
+    path: str
+    # "alias" (the last segment is not a lower-case name) | "leaves-repo" | "std-version" |
+    # "no-module" (a std path without a module) | "not-a-path"
+    kind: str
+    alias: str = ""  # for "alias": the last segment
+    repo: str = ""  # for "leaves-repo"
+    version: str = ""  # for "std-version": the one written and the one this compiler provides
+    provided: str = ""
+    candidates: tuple[str, ...] = ()  # the paths it most likely meant
+
+
+@dataclass(frozen=True)
+class OpaqueConstruction(CheckData):
+    code = "E114"
+    name: str  # the opaque type
+    reading: bool  # reading a field (else building or taking apart a value)
 
 
 # -- E2xx: types ------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from flow2py.check.annotations import (
     lang_args,
     name_span,
 )
+from flow2py.check import codes
 from flow2py.check import suggest as sg
 from flow2py.check.modgraph import LoadedModule
 from flow2py.check.typed import (
@@ -178,10 +179,8 @@ class Declarations:
             for info in env.cm.types.values():
                 for c in info.ctors:
                     if c.name in env.ctors or c.name in env.cm.fns:
-                        self.problems.add(
-                            "E107",
-                            f"`{c.name}` is declared twice in this module",
-                            self._ctor_span(info, c.name),
+                        self.problems.report(
+                            codes.DuplicateDeclaration(self._ctor_span(info, c.name), c.name, "declaration")
                         )
                     else:
                         env.ctors[c.name] = (info, c)
@@ -205,10 +204,8 @@ class Declarations:
         """E107 when a module declares `d`'s name a second time (the first one stays): True then."""
         if d.name not in table:
             return False
-        self.problems.add(
-            "E107",
-            f"{what} `{d.name}` is declared twice in this module",
-            name_span(d),
+        self.problems.report(
+            codes.DuplicateDeclaration(name_span(d), d.name, what),
             related=[Related("first declared here", name_span(table[d.name].node))],
         )
         return True
@@ -237,7 +234,7 @@ class Declarations:
             seen = set()
             for p in d.type_params:
                 if p in seen:
-                    self.problems.add("E107", f"type parameter `{p}` is declared twice", name_span(d))
+                    self.problems.report(codes.DuplicateDeclaration(name_span(d), p, "type parameter"))
                 seen.add(p)
 
     def _check_prelude_clash(self, env: ModEnv) -> None:
@@ -250,15 +247,11 @@ class Declarations:
         for info in env.cm.types.values():
             d = info.node
             if d.name in self.prelude_types:
-                self.problems.add(
-                    "E108", f"`{d.name}` is a prelude name and cannot be declared again", name_span(d)
-                )
+                self.problems.report(codes.PreludeNameRedeclared(name_span(d), d.name, ctor=False))
                 self.used.add(info.decl)  # reported once: not also E405
             for c in d.ctors:
                 if c.name in prelude_ctor_names:
-                    self.problems.add(
-                        "E108", f"`{c.name}` is a prelude constructor and cannot be declared again", c.span
-                    )
+                    self.problems.report(codes.PreludeNameRedeclared(c.span, c.name, ctor=True))
 
     # -- type expressions -----------------------------------------------------------------
 
@@ -310,20 +303,16 @@ class Declarations:
                             head.end,
                             head.end + len(te.name),
                         )
-                    self.problems.add(
-                        "E110",
-                        f"module `{te.module}` declares no type `{te.name}`" + sugg.tail(),
-                        te.span,
+                    self.problems.report(
+                        codes.UnknownMember(te.span, te.module, te.name, "type", sugg.said()),
                         related=sugg.related(),
                         fixes=sugg.fixes(at) if at is not None else [],
                     )
                 return None
             if not info.pub and target is not env:
                 if report:
-                    self.problems.add(
-                        "E109",
-                        f"type `{te.module}.{te.name}` is private to its module",
-                        te.span,
+                    self.problems.report(
+                        codes.PrivateName(te.span, te.name, "type", module=te.module),
                         related=[Related("declared here without `pub`", name_span(info.node))],
                         fixes=sg.pub_fix(f"`{te.name}`", [sg.pub_edit(target.lm, info.node)]),
                     )
@@ -336,10 +325,8 @@ class Declarations:
             sg.count_as_used(self, env, sugg)
             src = env.lm.ast.source or ""
             at = sg.sub_span(te.span, src, te.name)
-            self.problems.add(
-                "E102",
-                f"unknown type `{te.name}`" + sugg.tail(),
-                te.span,
+            self.problems.report(
+                codes.UnknownType(te.span, te.name, sugg.said()),
                 related=sugg.related(),
                 fixes=sugg.fixes(at, sg.use_site(env.lm.ast)) if at is not None else [],
             )
@@ -359,13 +346,10 @@ class Declarations:
             if not self.first_missing_use(env, sugg):
                 return None
             sg.count_as_used(self, env, sugg)
-            tail = sugg.tail() if sugg else f': add `use "./{alias}"` or `use "std@v1/{alias}"`'
             src = env.lm.ast.source or ""
             at = sg.sub_span(span, src, alias)
-            self.problems.add(
-                "E101",
-                f"unknown module `{alias}`" + tail,
-                span,
+            self.problems.report(
+                codes.UnknownName(span, alias, "module", suggestion=sugg.said()),
                 related=sugg.related(),
                 fixes=sugg.fixes(at, sg.use_site(env.lm.ast)) if at is not None else [],
             )
@@ -444,7 +428,7 @@ class Declarations:
             seen = set()
             for f in d.fields:
                 if f.name in seen:
-                    self.problems.add("E107", f"field `{f.name}` is declared twice", f.span)
+                    self.problems.report(codes.DuplicateDeclaration(f.span, f.name, "field"))
                     continue
                 seen.add(f.name)
                 info.fields.append(
@@ -454,7 +438,7 @@ class Declarations:
             seen = set()
             for i, c in enumerate(d.ctors):
                 if c.name in seen:
-                    self.problems.add("E107", f"constructor `{c.name}` is declared twice", c.span)
+                    self.problems.report(codes.DuplicateDeclaration(c.span, c.name, "constructor"))
                     continue
                 seen.add(c.name)
                 if c.named is not None:
@@ -462,7 +446,7 @@ class Declarations:
                     params = []
                     for f in c.named:
                         if f.name in names:
-                            self.problems.add("E107", f"field `{f.name}` is declared twice", f.span)
+                            self.problems.report(codes.DuplicateDeclaration(f.span, f.name, "field"))
                             continue
                         names.append(f.name)
                         params.append(self.resolve_texpr(f.type, env, tparams, False, info.decl))
@@ -526,7 +510,7 @@ class Declarations:
             seen = set()
             for p in d.params:
                 if p.name in seen and p.name != "_":
-                    self.problems.add("E107", f"parameter `{p.name}` is declared twice", name_span(p))
+                    self.problems.report(codes.DuplicateDeclaration(name_span(p), p.name, "parameter"))
                 seen.add(p.name)
                 t = self.resolve_texpr(p.type, env, tparams, True, decl) if p.type is not None else TError()
                 params.append((p.name, t))
@@ -567,7 +551,7 @@ class Declarations:
             if req:
                 self.data_params[decl] = req
             if d.name in env.ctors:
-                self.problems.add("E107", f"`{d.name}` is declared twice in this module", name_span(d))
+                self.problems.report(codes.DuplicateDeclaration(name_span(d), d.name, "declaration"))
 
     def _index_ops(self) -> None:
         for fn in self.fn_decls.values():

@@ -378,7 +378,7 @@ def _unused(decls: Declarations, modules, problems: Problems) -> None:
                             True,
                         )
                     )
-                problems.add("E112", f"`{alias}` is imported but never used", use.span, fixes=fixes)
+                problems.report(codes.UnusedImport(use.span, alias), fixes=fixes)
         for fn in env.cm.fns.values():
             if (
                 fn.pub

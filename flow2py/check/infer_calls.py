@@ -7,6 +7,7 @@ generic one). Constructs: `call`, `binary`, `unary`; `value_effect` and `pure_sl
 
 from __future__ import annotations
 
+from flow2py.check import codes
 from flow2py.check.body_state import BodyState, add_effect, expect, expr, lookup, mark_used, show
 from flow2py.check.declare import ordinal
 from flow2py.check.infer_ctx import QUALIFIED_ERROR, CtorHit, FnHit, LazyWhy, Why
@@ -136,7 +137,7 @@ def _method(st: BodyState, callee: ast.FieldAccess, tt) -> FnInfo | None:
     fn = menv.cm.fns.get(callee.name) if menv else None
     if fn is not None:
         if not fn.pub and home != st.env.key:
-            st.problems.add("E109", f"`{callee.name}` of module {home} is private to its module", callee.span)
+            st.problems.report(codes.PrivateName(callee.span, callee.name, "method", module=home))
             return None
         if not fn.params:
             st.problems.add(

@@ -128,8 +128,8 @@ def lambda_expr(st: BodyState, e: ast.Lambda, expected):
     seen: set = set()
     for p, t in zip(e.params, ptypes):
         if p.name in seen and p.name != "_":
-            st.problems.add(
-                "E107", f"parameter `{p.name}` is declared twice", p.name_span if p.name_span.line else p.span
+            st.problems.report(
+                codes.DuplicateDeclaration(p.name_span if p.name_span.line else p.span, p.name, "parameter")
             )
             continue
         seen.add(p.name)

@@ -7,6 +7,7 @@ expected type when there is one. Constructs: `record`, `list_literal`, `dict_lit
 from __future__ import annotations
 
 from flow2py.check.body_state import BodyState, expr, lookup, mark_used, mismatch, use_local
+from flow2py.check import codes
 from flow2py.check import suggest as sg
 from flow2py.check.declare import field_span, ordinal
 from flow2py.check.infer_calls import pure_slot
@@ -115,10 +116,8 @@ def _fields(
             private_reported = True
             private = [n for n, _, p in declared if not p]
             lm = st.d.envs[info.module].lm
-            st.problems.add(
-                "E109",
-                f"field `{fi.name}` of `{name}` is private: `{name}` can be built only in its module",
-                fi.span,
+            st.problems.report(
+                codes.PrivateName(fi.span, fi.name, "field", owner=name, building=True),
                 related=[Related("declared here without `pub`", field_span(info, fi.name))],
                 fixes=sg.pub_fix(
                     "the field" + ("s " if len(private) > 1 else " ") + ", ".join(f"`{n}`" for n in private),
@@ -193,11 +192,8 @@ def _field_init(st: BodyState, fi: ast.FieldInit, t, why=None) -> None:
             for x in sugg.cands
             if fi.span.end > fi.span.start
         ]
-        st.problems.add(
-            "E101",
-            f"unknown name `{fi.name}` (the shorthand `{fi.name}` means `{fi.name}: {fi.name}`)"
-            + sugg.tail(),
-            fi.span,
+        st.problems.report(
+            codes.UnknownName(fi.span, fi.name, "shorthand", suggestion=sugg.said()),
             related=sugg.related(),
             fixes=fixes,
         )
@@ -238,16 +234,14 @@ def _record_target(st: BodyState, e: ast.RecordLiteral, expected) -> RecordTarge
             ),
         )
         at = c.name_span if c.name_span.line else None
-        st.problems.add(
-            "E110",
-            f"module `{c.target.name}` declares no record or constructor `{c.name}`" + sugg.tail(),
-            c.span,
+        st.problems.report(
+            codes.UnknownMember(c.span, c.target.name, c.name, "record or constructor", sugg.said()),
             related=sugg.related(),
             fixes=sugg.fixes(at) if at is not None else [],
         )
         return None
     if not isinstance(c, ast.Name):
-        st.problems.add("E101", "a record literal starts with a record type or constructor name", c.span)
+        st.problems.report(codes.UnknownName(c.span, "", "record-head"))
         return None
     name = c.name
     exp = resolve(expected) if expected is not None else None
@@ -277,10 +271,8 @@ def _record_target(st: BodyState, e: ast.RecordLiteral, expected) -> RecordTarge
         name, tuple(sg.Candidate(**{**x.__dict__, "fits": _buildable(st, x)}) for x in sugg.cands)
     )
     sg.count_as_used(st.d, st.env, sugg, st.fn.decl)
-    st.problems.add(
-        "E101",
-        f"unknown record type or constructor `{name}`" + sugg.tail(),
-        c.span,
+    st.problems.report(
+        codes.UnknownName(c.span, name, "record", suggestion=sugg.said()),
         related=sugg.related(),
         fixes=sugg.fixes(c.span, sg.use_site(st.env.lm.ast)),
     )

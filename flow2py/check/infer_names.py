@@ -7,6 +7,7 @@ rest is shared with the other parts of the walk."""
 from __future__ import annotations
 
 from flow2py.check.body_state import BodyState, expr, lookup, mark_used, show, use_local
+from flow2py.check import codes
 from flow2py.check import suggest as sg
 from flow2py.check.annotations import name_span
 from flow2py.check.declare import field_span
@@ -70,19 +71,15 @@ def resolve_value(st: BodyState, name: str, expected, span):
 def _unknown_name(st: BodyState, name: str, span, exp=None) -> None:
     env = st.env
     if name in env.lm.aliases:
-        st.problems.add(
-            "E101", f"`{name}` is a module: name one of its declarations, e.g. `{name}.something`", span
-        )
+        st.problems.report(codes.UnknownName(span, name, "module-value"))
         return
     exp_decl = exp.decl if type(exp) is TCon else None
     cands = sg.value_candidates(st.d, env, st.scopes, exp_decl)
     sugg = sg.suggest(name, cands, sg.CTOR if name[:1].isupper() else sg.VALUE)
     sugg = sg.Suggestion(name, tuple(_fitted(st, c, exp) for c in sugg.cands), sugg.note)
     sg.count_as_used(st.d, env, sugg, st.fn.decl)
-    st.problems.add(
-        "E101",
-        f"unknown name `{name}`" + sugg.tail(),
-        span,
+    st.problems.report(
+        codes.UnknownName(span, name, "name", suggestion=sugg.said()),
         related=sugg.related(),
         fixes=sugg.fixes(span, sg.use_site(env.lm.ast)),
     )
@@ -143,18 +140,14 @@ def ctor_access(st: BodyState, info: TypeInfo, span) -> bool:
     """Whether this module may build or take apart values of `info` (E114, E109 when not)."""
     if info.module != st.env.key:
         if info.opaque:
-            st.problems.add(
-                "E114",
-                f"`{info.name}` is opaque: it can be built and taken apart only in its own module",
-                span,
+            st.problems.report(
+                codes.OpaqueConstruction(span, info.name, reading=False),
                 related=opaque_note(info),
             )
             return False
         if not info.pub:
-            st.problems.add(
-                "E109",
-                f"type `{info.name}` is private to its module",
-                span,
+            st.problems.report(
+                codes.PrivateName(span, info.name, "type"),
                 related=[Related("declared here without `pub`", name_span(info.node))],
                 fixes=sg.pub_fix(f"`{info.name}`", [sg.pub_edit(st.d.envs[info.module].lm, info.node)]),
             )
@@ -221,10 +214,8 @@ def qualified(st: BodyState, e: ast.FieldAccess):
     fn = menv.cm.fns.get(e.name)
     if fn is not None:
         if not fn.pub and menv is not env:
-            st.problems.add(
-                "E109",
-                f"`{t.name}.{e.name}` is private to its module",
-                e.span,
+            st.problems.report(
+                codes.PrivateName(e.span, e.name, "function", module=t.name),
                 related=[Related("declared here without `pub`", name_span(fn.node))],
                 fixes=sg.pub_fix(f"`{e.name}`", [sg.pub_edit(menv.lm, fn.node)]),
             )
@@ -246,10 +237,8 @@ def qualified(st: BodyState, e: ast.FieldAccess):
     sugg = sg.suggest(e.name, cands, sg.CTOR if e.name[:1].isupper() else sg.VALUE)
     sg.count_as_used(st.d, env, sugg, st.fn.decl)
     at = e.name_span if e.name_span.line else None
-    st.problems.add(
-        "E110",
-        f"module `{t.name}` declares no `{e.name}`" + sugg.tail(),
-        e.span,
+    st.problems.report(
+        codes.UnknownMember(e.span, t.name, e.name, suggestion=sugg.said()),
         related=sugg.related(),
         fixes=sugg.fixes(at) if at is not None else [],
     )
@@ -273,12 +262,8 @@ def _unknown_qualifier(st: BodyState, t: ast.Name, e: ast.FieldAccess) -> None:
     sg.count_as_used(st.d, env, sugg, st.fn.decl)
     is_module = not sugg.cands or any(c.kind == sg.MODULE for c in sugg.cands)
     what = "module" if is_module and (sugg.cands or t.name[:1].islower()) else "name"
-    msg = f"unknown {what} `{t.name}`" + sugg.tail()
-    if not sugg:
-        msg = f"unknown name `{t.name}`: not a local, a declaration or an imported module"
-    st.problems.add(
-        "E101", msg, t.span, related=sugg.related(), fixes=sugg.fixes(t.span, sg.use_site(env.lm.ast))
-    )
+    data = codes.UnknownName(t.span, t.name, what if sugg else "qualifier", suggestion=sugg.said())
+    st.problems.report(data, related=sugg.related(), fixes=sugg.fixes(t.span, sg.use_site(env.lm.ast)))
 
 
 def field_access(st: BodyState, e: ast.FieldAccess, expected):
@@ -307,18 +292,14 @@ def read_field(st: BodyState, e: ast.FieldAccess, tt):
                 if f.name == e.name:
                     if info.module != st.env.key:
                         if info.opaque:
-                            st.problems.add(
-                                "E114",
-                                f"`{info.name}` is opaque: its fields are read only in its own module",
-                                e.span,
+                            st.problems.report(
+                                codes.OpaqueConstruction(e.span, info.name, reading=True),
                                 related=opaque_note(info),
                             )
                             return TError()
                         if not f.pub:
-                            st.problems.add(
-                                "E109",
-                                f"field `{e.name}` of `{info.name}` is private to its module",
-                                e.span,
+                            st.problems.report(
+                                codes.PrivateName(e.span, e.name, "field", owner=info.name),
                                 related=[Related("declared here without `pub`", field_span(info, e.name))],
                                 fixes=sg.pub_fix(
                                     f"the field `{e.name}`",

@@ -15,9 +15,10 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 
+from flow2py.check import codes
 from flow2py.check import suggest as sg
 from flow2py.diagnostics import Edit, Fix, Problems, Related
 from flow2py.syntax import ast
@@ -212,11 +213,8 @@ class Loader:
                 for a, b in zip(cycle, cycle[1:-1] + [None])
                 if b is not None and b in self._via
             ]
-            self.problems.add(
-                "E104",
-                "import cycle: " + " -> ".join(cycle),
-                use.span if use else _span_at_file(file),
-                related=related,
+            self.problems.report(
+                codes.ImportCycle(use.span if use else _span_at_file(file), tuple(cycle)), related=related
             )
             return False
         if display is None:
@@ -237,10 +235,10 @@ class Loader:
                 # a repository module: the file in the module cache, which is where it was looked for
                 shown = file if repo else (key + ".flow" if is_std else display)
                 self._bad_path(
-                    "E103", f"cannot find module `{use.path}` (looked for {shown})", self._stack[-1], use
+                    codes.ModuleNotFound(use.span, use.path, "module", shown), self._stack[-1], use
                 )
             else:
-                self.problems.add("E103", f"cannot read `{display}`", _span_at_file(display))
+                self.problems.report(codes.ModuleNotFound(_span_at_file(display), display, "file"))
             return False
         text, module, diags, broken = read
         self.sources[display] = text
@@ -264,18 +262,11 @@ class Loader:
         path = u.path
         alias = path.rstrip("/").rsplit("/", 1)[-1]
         if "@" in alias or not _ALIAS_RE.match(alias):
-            self._bad_path(
-                "E113",
-                f"`{path}`: the last path segment `{alias}` must be a lower-case name, used as the alias",
-                lm.key,
-                u,
-            )
+            self._bad_path(codes.BadUsePath(u.span, path, "alias", alias=alias), lm.key, u)
             return
         if alias in lm.aliases:
-            self.problems.add(
-                "E111",
-                f"two `use` declarations with the alias `{alias}`",
-                u.span,
+            self.problems.report(
+                codes.DuplicateImport(u.span, alias),
                 related=[_rel("the first one", lm.alias_uses[alias].span)],
             )
             return
@@ -288,7 +279,7 @@ class Loader:
         if self._visit(key, file, u, is_std, repo, display=display):
             lm.aliases[alias] = key
 
-    def _bad_path(self, code: str, message: str, importer: str, u: ast.Use) -> None:
+    def _bad_path(self, data: codes.ModuleNotFound | codes.BadUsePath, importer: str, u: ast.Use) -> None:
         """A `use` path that leads nowhere (E103, E113), with the path it most likely meant: a
         module beside the importing one, or a std module spelled another way."""
         lm = self.modules.get(importer)
@@ -298,7 +289,7 @@ class Loader:
         src = lm.ast.source if lm is not None else ""
         fixes = []
         if cands:
-            message += " — did you mean " + " or ".join(f'`"{c}"`' for c in cands) + "?"
+            data = replace(data, candidates=tuple(cands))
             at = _path_span(u, src or "")
             old_alias = u.path.rstrip("/").rsplit("/", 1)[-1].removesuffix(".flow")
             for c in cands:
@@ -316,7 +307,7 @@ class Loader:
                             len(cands) == 1 and not renamed and not taken,
                         )
                     )
-        self.problems.add(code, message, u.span, fixes=fixes)
+        self.problems.report(data, fixes=fixes)
 
     def _std_names(self) -> list[str]:
         prefix = STD_VERSION + "/"
@@ -355,7 +346,7 @@ class Loader:
             base = lm.key[len(lm.repo) + 1 :]
             rel = os.path.normpath(os.path.join(os.path.dirname(base) or ".", path)).replace(os.sep, "/")
             if rel.startswith(".."):
-                self.problems.add("E113", f"`{path}` leaves the repository {lm.repo}", u.span)
+                self.problems.report(codes.BadUsePath(u.span, path, "leaves-repo", repo=lm.repo))
                 return None
             file = os.path.join(lm.repo_dir, rel + ".flow")
             self._repo_dirs[f"{lm.repo}/{rel}"] = lm.repo_dir
@@ -368,15 +359,11 @@ class Loader:
         path = u.path
         version, _, rest = path.partition("/")
         if version != STD_VERSION:
-            self._bad_path(
-                "E113",
-                f"unknown std version `{version}` (this compiler provides {STD_VERSION})",
-                self._stack[-1],
-                u,
-            )
+            data = codes.BadUsePath(u.span, path, "std-version", version=version, provided=STD_VERSION)
+            self._bad_path(data, self._stack[-1], u)
             return None
         if not rest:
-            self.problems.add("E113", f"`{path}` names no module", u.span)
+            self.problems.report(codes.BadUsePath(u.span, path, "no-module"))
             return None
         return (f"{STD_VERSION}/{rest}", os.path.join(std_dir(), rest + ".flow"), True, None, None)
 
@@ -385,22 +372,13 @@ class Loader:
         path = u.path
         m = _REPO_RE.match(path)
         if not m:
-            self._bad_path(
-                "E113",
-                f"`{path}` is not a module path: write `./name`, `std@v1/name` or `host/owner/repo@tag/name`",
-                self._stack[-1],
-                u,
-            )
+            self._bad_path(codes.BadUsePath(u.span, path, "not-a-path"), self._stack[-1], u)
             return None
         host, owner, repo, tag, mod = m.groups()
         repo_id = f"{host}/{owner}/{repo}"
         prev_tag = self.repo_tags.get(repo_id)
         if prev_tag is not None and prev_tag != tag:
-            self.problems.add(
-                "E106",
-                f"{repo_id} is used at two versions, {prev_tag} and {tag}: a program uses one version of each repository",
-                u.span,
-            )
+            self.problems.report(codes.TwoVersions(u.span, repo_id, prev_tag, tag))
             return None
         root = os.path.join(self.cache_dir, host, owner, repo)
         tag_file = os.path.join(root, "tags", tag)
@@ -420,11 +398,7 @@ class Loader:
             with open(tag_file, encoding="utf-8") as f:
                 commit = f.read().strip()
         except OSError:
-            self.problems.add(
-                "E103",
-                f"cannot find `{path}`: tag {tag} of {repo_id} is not in the module cache (looked for {tag_file})",
-                u.span,
-            )
+            self.problems.report(codes.ModuleNotFound(u.span, path, "tag", tag_file, tag=tag, repo=repo_id))
             return None
         pinned = self._lock.get(repo_id)
         if (
@@ -433,11 +407,7 @@ class Loader:
             and pinned.get("commit")
             and pinned["commit"] != commit
         ):
-            self.problems.add(
-                "E105",
-                f"tag {tag} of {repo_id} moved: flow.lock pins commit {pinned['commit']}, the tag now names {commit}",
-                u.span,
-            )
+            self.problems.report(codes.MovedTag(u.span, repo_id, tag, pinned["commit"], commit))
             return None
         if not (isinstance(pinned, dict) and pinned.get("tag") == tag):
             self._lock[repo_id] = {"tag": tag, "commit": commit}

@@ -6,6 +6,7 @@ later (exhaust.py, from post.py), once types are solved."""
 from __future__ import annotations
 
 from flow2py.check.body_state import BodyState, bind, mark_used, mismatch, show
+from flow2py.check import codes
 from flow2py.check import suggest as sg
 from flow2py.check.declare import field_span
 from flow2py.check.infer_ctx import RecordTarget
@@ -39,7 +40,7 @@ def _pat(st: BodyState, p, t, names: dict) -> None:
 
 def _bind_pat(st: BodyState, p: ast.BindPattern, t, names: dict) -> None:
     if p.name in names:
-        st.problems.add("E107", f"`{p.name}` is bound twice in this pattern", p.span)
+        st.problems.report(codes.DuplicateDeclaration(p.span, p.name, "binding"))
         return
     names[p.name] = p
     bind(st, p.name, t, p, p.span)
@@ -124,7 +125,7 @@ def _or_pat(st: BodyState, p: ast.OrPattern, t, names: dict) -> None:
                         b.silent = True
     for n, bp in first_names.items():
         if n in names:
-            st.problems.add("E107", f"`{n}` is bound twice in this pattern", bp.span)
+            st.problems.report(codes.DuplicateDeclaration(bp.span, n, "binding"))
         names[n] = bp
 
 
@@ -229,10 +230,8 @@ def _named_fields(
         if isinstance(sub, ast.BindPattern) and sub.name == fname:
             st.field_binders.add(sub.id)
         if not pub and info.module != st.env.key and ok:
-            st.problems.add(
-                "E109",
-                f"field `{fname}` of `{name}` is private to its module",
-                sub.span,
+            st.problems.report(
+                codes.PrivateName(sub.span, fname, "field", owner=name),
                 related=[Related("declared here without `pub`", field_span(info, fname))],
                 fixes=sg.pub_fix(
                     f"the field `{fname}`", [sg.pub_edit(st.d.envs[info.module].lm, info.node, fname)]
@@ -304,10 +303,8 @@ def _resolve(st: BodyState, p: ast.CtorPattern, t) -> RecordTarget | None:
         src = st.env.lm.ast.source or ""
         head = sg.sub_span(p.span, src, p.module + ".")
         at = sg.sub_span(_after(head), src, p.name) if head is not None else None
-        st.problems.add(
-            "E110",
-            f"module `{p.module}` declares no constructor `{p.name}`" + sugg.tail(),
-            p.span,
+        st.problems.report(
+            codes.UnknownMember(p.span, p.module, p.name, "constructor", sugg.said()),
             related=sugg.related(),
             fixes=sugg.fixes(at) if at is not None else [],
         )
@@ -325,10 +322,8 @@ def _resolve(st: BodyState, p: ast.CtorPattern, t) -> RecordTarget | None:
                 cands = [sg.Candidate(x.name, sg.CTOR, _ctor_at(info, x.name)) for x in info.ctors]
                 sugg = sg.suggest(p.name, cands, sg.CTOR)
                 at = sg.sub_span(p.span, st.env.lm.ast.source or "", p.name)
-                st.problems.add(
-                    "E101",
-                    f"`{info.name}` has no constructor `{p.name}`" + sugg.tail(),
-                    p.span,
+                st.problems.report(
+                    codes.UnknownName(p.span, p.name, "constructor", info.name, sugg.said()),
                     related=sugg.related() or declared_note(info),
                     fixes=sugg.fixes(at) if at is not None else [],
                 )
@@ -346,10 +341,8 @@ def _resolve(st: BodyState, p: ast.CtorPattern, t) -> RecordTarget | None:
     sugg = sg.suggest(p.name, cands, sg.CTOR)
     sg.count_as_used(st.d, st.env, sugg, st.fn.decl)
     at = sg.sub_span(p.span, st.env.lm.ast.source or "", p.name)
-    st.problems.add(
-        "E101",
-        f"unknown constructor `{p.name}`" + sugg.tail(),
-        p.span,
+    st.problems.report(
+        codes.UnknownName(p.span, p.name, "constructor", suggestion=sugg.said()),
         related=sugg.related(),
         fixes=sugg.fixes(at, sg.use_site(st.env.lm.ast)) if at is not None else [],
     )

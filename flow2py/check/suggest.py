@@ -81,6 +81,12 @@ class Suggestion:
             return " — " + self.note
         return ""
 
+    def said(self) -> Suggestion:
+        """What `tail` says of it, and only that: the candidates without their places and
+        targets, so that a diagnostic's data holding it compares by value."""
+        cands = tuple(Candidate(c.text, c.kind, use_path=c.use_path, note=c.note) for c in self.cands)
+        return Suggestion(self.name, cands, self.note)
+
     def related(self) -> list[Related]:
         out = []
         for c in self.cands:
