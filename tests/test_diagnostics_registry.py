@@ -75,7 +75,8 @@ def test_every_syntax_code_has_exactly_one_typed_class():
 
 
 def test_the_checker_codes_have_no_class_yet():
-    assert sorted(CLASSES) == SYNTAX  # E1xx-E5xx keep their message at the call site, for now
+    typed = {c for c in CLASSES if re.fullmatch(r"E2\d\d|E30\d", c)}  # types and effects: below
+    assert sorted(set(CLASSES) - typed) == SYNTAX  # the others keep their message at the call site
 
 
 def test_a_second_class_for_a_code_or_an_unregistered_code_is_refused():
@@ -132,3 +133,39 @@ def test_the_syntax_phase_reports_only_through_its_classes():
                 if re.search(r"\bDiagnostic\(|error\(\s*[\"']E0", text):
                     offenders.append(os.path.relpath(path, ROOT))
     assert offenders == []
+
+
+TYPES_AND_EFFECTS = [f"E{n}" for n in range(201, 213)] + ["E301", "E302"]
+
+
+def test_types_and_effects_codes_are_typed(monkeypatch):
+    """E201-E212 and E301-E302: one class each (flow2py/check/codes.py), rendered by
+    flow2py/check/messages.py; every one the golden cases report carries its data."""
+    from flow2py.check import codes as check_codes
+    from test_check_golden import _run, cases
+
+    for code in TYPES_AND_EFFECTS:
+        cls = CLASSES[code]
+        assert issubclass(cls, check_codes.CheckData) and cls.code == code
+        assert cls.renderer == "flow2py.check.messages"
+        assert is_dataclass(cls) and cls.__dataclass_params__.frozen, cls
+        assert "message" not in {f.name for f in fields(cls)}, cls
+    declared = [
+        v
+        for v in vars(check_codes).values()
+        if isinstance(v, type)
+        and issubclass(v, check_codes.CheckData)
+        and v.__dict__.get("code") in TYPES_AND_EFFECTS
+    ]
+    assert sorted(c.code for c in declared) == TYPES_AND_EFFECTS  # one class each, none twice
+    monkeypatch.chdir(ROOT)
+    seen = set()
+    for name in cases():
+        if name.split("_", 1)[0] not in TYPES_AND_EFFECTS:
+            continue
+        for d in _run(name).diagnostics:
+            if d.code in TYPES_AND_EFFECTS:
+                assert type(d.data) is CLASSES[d.code], (name, d.code, d.message)
+                assert d.message == d.data.message
+                seen.add(d.code)
+    assert seen == set(TYPES_AND_EFFECTS)

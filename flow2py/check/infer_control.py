@@ -6,6 +6,7 @@ type; exhaustiveness is settled later, post.py). Constructs: `try_expr`, `lambda
 
 from __future__ import annotations
 
+from flow2py.check import codes
 from flow2py.check.body_state import BodyState, add_effect, bind, expect, expr, mismatch, show
 from flow2py.check.infer_calls import pure_slot, value_effect
 from flow2py.check.infer_ctx import FnCtx, LetSite, MatchSite, PendingTry, TailRoot, Why
@@ -26,7 +27,7 @@ def try_expr(st: BodyState, e: ast.Try, expected):
         unify(t, st.d.lang_con("Result", TVar(), TVar()))
         t = resolve(t)
     if not (st.d.is_lang(t, "Result") and len(t.args) == 2):
-        st.problems.add("E201", f"`?` works on a Result, found `{show(st, t)}`", e.operand.span)
+        st.problems.report(codes.TypeMismatch(e.operand.span, show(st, t), place="try"))
         if e.convert is not None:
             expr(st, e.convert)
         return TError()

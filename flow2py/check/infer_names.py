@@ -7,6 +7,7 @@ rest is shared with the other parts of the walk."""
 from __future__ import annotations
 
 from flow2py.check.body_state import BodyState, expr, lookup, mark_used, show, use_local
+from flow2py.check import codes
 from flow2py.check import suggest as sg
 from flow2py.check.annotations import name_span
 from flow2py.check.declare import field_span
@@ -130,9 +131,7 @@ def value_of(st: BodyState, e, hit):
     st.refs[e.id] = CtorRef(info.decl, c.name)
     tcon, mapping = fresh_tcon(info)
     if c.field_names is not None:
-        st.problems.add(
-            "E202", f"constructor `{c.name}` has named fields: write `{c.name} {{ ... }}`", e.span
-        )
+        st.problems.report(codes.WrongArity(e.span, "named-value", c.name))
         return TError()
     if c.params:
         return TFun(tuple(subst(p, mapping) for p in c.params), tcon, PURE)
@@ -296,9 +295,7 @@ def read_field(st: BodyState, e: ast.FieldAccess, tt):
     if type(tt) is TError or type(tt) is TNever:
         return TError()
     if type(tt) is TVar:
-        st.problems.add(
-            "E212", f"the type of this value must be known to read `.{e.name}`: annotate it", e.target.span
-        )
+        st.problems.report(codes.CannotInfer(e.target.span, "field", e.name))
         return TError()
     if type(tt) is TCon:
         info = st.d.type_decls.get(tt.decl)
@@ -330,15 +327,13 @@ def read_field(st: BodyState, e: ast.FieldAccess, tt):
                     return subst(f.type, {(info.decl, p): a for p, a in zip(info.type_params, tt.args)})
             sugg = field_suggestion(info, e.name, st.env.key)
             at = e.name_span if e.name_span.line else None
-            st.problems.add(
-                "E205",
-                f"`{info.name}` has no field `{e.name}`" + sugg.tail(),
-                e.span,
+            st.problems.report(
+                codes.UnknownField(e.span, info.name, e.name, sugg),
                 related=sugg.related() + declared_note(info),
                 fixes=sugg.fixes(at) if at is not None else [],
             )
             return TError()
-    st.problems.add("E205", f"`{show(st, tt)}` has no field `{e.name}`", e.span)
+    st.problems.report(codes.UnknownField(e.span, show(st, tt), e.name, sg.Suggestion(e.name)))
     return TError()
 
 
