@@ -74,6 +74,13 @@ def _types(d: codes.CheckData) -> str | None:
             return f"`{name}` takes {n} type argument{'s' if n != 1 else ''}, found {k}"
         case codes.NotCallable(type=t):
             return f"a value of type `{t}` is not a function and cannot be called"
+        case _:
+            return _types_more(d)
+
+
+def _types_more(d: codes.CheckData) -> str | None:
+    """E205-E212 (a function of its own: one `match` for E2xx would be too long to read)."""
+    match d:
         case codes.UnknownField(owner=owner, field=name, meant=meant):
             return f"`{owner}` has no field `{name}`" + meant.tail()
         case codes.MissingField(missing=missing, name=name):
