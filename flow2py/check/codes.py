@@ -157,7 +157,7 @@ class UnknownField(CheckData):
     code = "E205"
     owner: str  # the record or constructor (its name), or the type of the value read (text)
     field: str
-    meant: Suggestion  # what the misspelling most likely meant (empty: nothing close)
+    meant: Suggestion  # what the misspelling most likely meant (empty: nothing close), `said()`
 
 
 @dataclass(frozen=True)

@@ -147,7 +147,7 @@ def _method(st: BodyState, callee: ast.FieldAccess, tt) -> FnInfo | None:
     sugg = method_suggestion(st, callee.name, menv, home)
     at = callee.name_span if callee.name_span.line else None
     st.problems.report(
-        codes.UnknownMethod(callee.span, callee.name, show(st, tt), home or None, meant=sugg),
+        codes.UnknownMethod(callee.span, callee.name, show(st, tt), home or None, meant=sugg.said()),
         related=sugg.related(),
         fixes=sugg.fixes(at) if at else [],
     )

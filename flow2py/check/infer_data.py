@@ -96,7 +96,7 @@ def _fields(
             meant.update(c.text for c in sugg.cands)
             at = sg.sub_span(fi.span, st.env.lm.ast.source or "", fi.name) if fi.value is not None else None
             st.problems.report(
-                codes.UnknownField(fi.span, name, fi.name, sugg),
+                codes.UnknownField(fi.span, name, fi.name, sugg.said()),
                 related=sugg.related() + declared_note(info),
                 fixes=sugg.fixes(at) if at is not None else [],
             )

@@ -328,7 +328,7 @@ def read_field(st: BodyState, e: ast.FieldAccess, tt):
             sugg = field_suggestion(info, e.name, st.env.key)
             at = e.name_span if e.name_span.line else None
             st.problems.report(
-                codes.UnknownField(e.span, info.name, e.name, sugg),
+                codes.UnknownField(e.span, info.name, e.name, sugg.said()),
                 related=sugg.related() + declared_note(info),
                 fixes=sugg.fixes(at) if at is not None else [],
             )

@@ -197,7 +197,7 @@ def _named_fields(
                 sugg = sg.suggest(fname, cands, sg.FIELD)
             meant.update(c.text for c in sugg.cands)
             st.problems.report(
-                codes.UnknownField(sub.span, name, fname, sugg),
+                codes.UnknownField(sub.span, name, fname, sugg.said()),
                 related=sugg.related() + declared_note(info),
             )
             _pat(st, sub, TError(), names)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from flow2py.diagnostics import Edit, Fix, Related
 from flow2py.span import Span
@@ -64,6 +64,11 @@ class Suggestion:
     @property
     def unique(self) -> Candidate | None:
         return self.cands[0] if len(self.cands) == 1 else None
+
+    def said(self) -> Suggestion:
+        """What a diagnostic's data holds of it: the names and notes its message says, without the
+        places and targets (its related notes and fixes, built from them, are the diagnostic's)."""
+        return Suggestion(self.name, tuple(replace(c, where=None, target=()) for c in self.cands), self.note)
 
     def tail(self) -> str:
         """What the message says after the mistake: ` — did you mean `x`?`, or a habit's note."""
