@@ -7,13 +7,13 @@ tests/test_diagnostics_registry.py enforces both.
 Code ranges: E0xx syntax, E1xx modules and names, E2xx types, E3xx effects,
 E4xx checks (exhaustiveness, discards, unused, `?`, guard), E5xx declarations and annotations.
 
-A phase whose codes are converted (the syntax phase, E0xx) declares one typed class per code, a
-frozen dataclass deriving from `Data`: its class attribute `code`, its fields the data (the
-offending text, the expected and found tokens, the span), and no message text. The message is
-computed from the fields in the one renderer module of the phase (`renderer`, e.g.
-flow2py/syntax/messages.py), and `Diagnostic.of(data)` (or `Problems.report(data)`) turns the
-object into the `Diagnostic` that is sorted, rendered and serialised, keeping it as `.data`.
-The checker's codes (E1xx-E5xx) are still reported with their message written at the call site.
+Every code has one typed class, a frozen dataclass deriving from its phase's base (`SyntaxData`
+in flow2py/syntax/codes.py, `CheckData` in flow2py/check/codes.py) and so from `Data`: its class
+attribute `code`, its fields the data (the offending name or text, the tokens, the types, the
+span), and no message text. The message is computed from the fields in the one renderer module
+of the phase (`renderer`: flow2py/syntax/messages.py, flow2py/check/messages.py), and
+`Diagnostic.of(data)` (or `Problems.report(data)`) turns the object into the `Diagnostic` that is
+sorted, rendered and serialised, keeping it as `.data`.
 """
 
 from __future__ import annotations

@@ -1,11 +1,13 @@
-"""Every registered diagnostic code has an entry in docs/spec/diagnostics.md and a golden case:
-a file or folder in golden/syntax/ or golden/diagnostics/ whose name starts with the code
-(`E401_non_exhaustive.flow`) or with the code's registered name (`unclosed_bracket.flow`).
+"""Diagnostics are data: for every registered code, one typed class, one page, one golden.
 
-The syntax phase's codes (E0xx) are data: each has exactly one typed class (`diagnostics.Data`,
-flow2py/syntax/codes.py) whose message is rendered by flow2py/syntax/messages.py, so for them the
-rule is "one class per code, one page, one golden". The checker's codes (E1xx-E5xx) are not
-converted yet: for them the rule stays "one page, one golden"."""
+- one class: a frozen dataclass deriving from its phase's base (`SyntaxData` in
+  flow2py/syntax/codes.py for E0xx, `CheckData` in flow2py/check/codes.py for E1xx-E5xx), its
+  fields the data and none the message, rendered by the phase's one renderer module
+  (flow2py/syntax/messages.py, flow2py/check/messages.py); every diagnostic the golden cases
+  produce carries the object of its code's class, and its message is the object's;
+- one page: an entry in docs/spec/diagnostics.md;
+- one golden: a file or folder in golden/syntax/ or golden/diagnostics/ whose name starts with the
+  code (`E401_non_exhaustive.flow`) or with the code's registered name (`unclosed_bracket.flow`)."""
 
 import os
 import re
@@ -57,21 +59,6 @@ def test_every_code_has_a_golden_case():
         if not any(n.startswith(code) or n.startswith(snake + ".") or n == snake for n in names):
             missing.append(code)
     assert missing == [], f"codes without a golden case: {sorted(missing)}"
-
-
-def test_every_syntax_code_has_exactly_one_typed_class():
-    assert SYNTAX == [f"E{n:03d}" for n in range(1, 13)]
-    declared = [
-        v
-        for v in vars(syntax_codes).values()
-        if isinstance(v, type) and issubclass(v, syntax_codes.SyntaxData) and "code" in vars(v)
-    ]
-    assert sorted(c.code for c in declared) == SYNTAX  # one class each, none twice
-    assert {c: CLASSES[c] for c in SYNTAX} == {c.code: c for c in declared}
-    for cls in declared:
-        assert is_dataclass(cls) and cls.__dataclass_params__.frozen, cls
-        assert "message" not in {f.name for f in fields(cls)}, cls  # the renderer writes it
-        assert cls.renderer == "flow2py.syntax.messages"
 
 
 def test_a_second_class_for_a_code_or_an_unregistered_code_is_refused():
@@ -130,64 +117,50 @@ def test_the_syntax_phase_reports_only_through_its_classes():
     assert offenders == []
 
 
-CHECKS_AND_DECLS = [f"E{n}" for n in range(401, 411)] + [f"E{n}" for n in range(501, 512)]
+PHASES = {"flow2py.syntax.messages": r"E0\d\d", "flow2py.check.messages": r"E[1-5]\d\d"}
 
 
-def test_checks_and_decls_codes_are_typed(monkeypatch):
-    """E401-E410 and E501-E511: one frozen class each, rendered by flow2py/check/messages.py, and
-    every diagnostic of these codes in the golden cases carries the object of its code's class."""
+def test_every_code_has_exactly_one_typed_class_rendered_by_its_phase():
     from flow2py.check import codes as check_codes
-    from flow2py.check import messages as check_messages
 
-    for code in CHECKS_AND_DECLS:
-        cls = CLASSES[code]
-        assert issubclass(cls, check_codes.CheckData), code
-        assert cls.renderer == "flow2py.check.messages" == check_messages.__name__
-        assert is_dataclass(cls) and cls.__dataclass_params__.frozen, cls
-        assert "message" not in {f.name for f in fields(cls)}, cls
-    declared = [
-        v
-        for v in vars(check_codes).values()
-        if isinstance(v, type)
-        and issubclass(v, check_codes.CheckData)
-        and vars(v).get("code") in CHECKS_AND_DECLS
-    ]
-    assert sorted(c.code for c in declared) == CHECKS_AND_DECLS  # one class each, none twice
+    assert sorted(CLASSES) == sorted(CODES)  # a class for every code, none for another
+    for base, module in ((syntax_codes.SyntaxData, syntax_codes), (check_codes.CheckData, check_codes)):
+        declared = [
+            v
+            for v in vars(module).values()
+            if isinstance(v, type) and issubclass(v, base) and "code" in vars(v)
+        ]
+        assert len(declared) == len({c.code for c in declared})  # one class each, none twice
+        for cls in declared:
+            assert CLASSES[cls.code] is cls
+            assert is_dataclass(cls) and cls.__dataclass_params__.frozen, cls
+            assert "message" not in {f.name for f in fields(cls)}, cls  # the renderer writes it
+            assert re.fullmatch(PHASES[cls.renderer], cls.code), (cls, cls.renderer)
 
+
+def test_every_golden_diagnostic_carries_the_object_of_its_codes_class(monkeypatch):
     from test_check_golden import _run, cases
 
     monkeypatch.chdir(ROOT)
     seen = set()
     for name in cases():
-        if name.split("_", 1)[0] not in CHECKS_AND_DECLS:
-            continue
         for d in _run(name).diagnostics:
-            if d.code in CHECKS_AND_DECLS:
-                assert type(d.data) is CLASSES[d.code], (name, d.code, d.message)
-                seen.add(d.code)
-    assert seen == set(CHECKS_AND_DECLS)
+            assert type(d.data) is CLASSES[d.code], (name, d.code, d.message)
+            assert d.message == d.data.message and d.span == d.data.span, (name, d.code)
+            seen.add(d.code)
+    checker = {c for c in CODES if re.fullmatch(r"E[1-5]\d\d", c)}
+    assert checker - seen == set()  # every checker code shows in some golden case
 
 
-NAMES = [f"E{n}" for n in range(101, 115)]
-
-
-def test_names_codes_are_typed(monkeypatch):
-    """E101-E114 (modules and names): one frozen `CheckData` class per code, rendered by
-    flow2py/check/messages.py; every such diagnostic of the golden cases carries it."""
-    from flow2py.check.codes import CheckData
-    from test_check_golden import _run, cases
-
-    for code in NAMES:
-        cls = CLASSES.get(code)
-        assert cls is not None and issubclass(cls, CheckData) and cls.code == code, code
-        assert is_dataclass(cls) and cls.__dataclass_params__.frozen, cls
-        assert "message" not in {f.name for f in fields(cls)}, cls
-        assert cls.renderer == "flow2py.check.messages"
-    monkeypatch.chdir(ROOT)
-    seen = set()
-    for name in cases():  # every case: one of another code may report these too
-        for d in _run(name).diagnostics:
-            if d.code in NAMES:
-                assert type(d.data) is CLASSES[d.code], (name, d.code, d.message)
-                seen.add(d.code)
-    assert seen == set(NAMES)
+def test_the_checker_reports_only_through_its_classes():
+    """No module of the checker passes a code and a message string to `Problems.add` or builds a
+    `Diagnostic` from them: every report is an object of the code's class."""
+    folder = os.path.join(ROOT, "flow2py", "check")
+    offenders = []
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".py"):
+            with open(os.path.join(folder, name), encoding="utf-8") as f:
+                text = f.read()
+            if re.search(r"\.add\(\s*[\"']E\d|\bDiagnostic\(\s*[\"']E\d", text):
+                offenders.append(name)
+    assert offenders == []

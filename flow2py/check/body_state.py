@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from flow2py.check import codes
 from flow2py.check.declare import Declarations, ModEnv
 from flow2py.check.infer_ctx import (
     Binding,
@@ -85,13 +86,15 @@ def expect(st: BodyState, actual, expected, node, why: Why | None):
 
 
 def mismatch(st: BodyState, actual, expected, span, why: Why | None) -> None:
-    msg = f"type mismatch: expected `{show(st, expected)}`, found `{show(st, actual)}`"
     related = []
+    because = None
     if why is not None:
-        msg += f" (expected because of {why.text})"
+        because = why.text
         if why.span is not None and why.span.line:
             related.append(Related(why.text, why.span))
-    st.problems.add("E201", msg, span, related=related)
+    st.problems.report(
+        codes.TypeMismatch(span, show(st, actual), show(st, expected), because=because), related=related
+    )
 
 
 def show(st: BodyState, t) -> str:

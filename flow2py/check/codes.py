@@ -224,8 +224,144 @@ class OpaqueConstruction(CheckData):
 
 # -- E2xx: types ------------------------------------------------------------------------------
 
+# A type in these classes is held as its text (`show`, flow2py/check/typeterms.py): how a declared
+# type is named depends on the module the report is shown from.
+
+
+@dataclass(frozen=True)
+class TypeMismatch(CheckData):
+    """A value, a pattern or an alternative of `|` whose type is not the one expected there."""
+
+    code = "E201"
+    found: str  # the type of the value (text)
+    expected: str = ""  # the type expected there (text); for "ctor-pattern" the pattern's type name
+    # what is mismatched: "value" | "tuple-pattern" | "list-pattern" | "ctor-pattern"
+    # | "alternative" (a name bound at two types) | "alternative-names" (other names bound) | "try"
+    place: str = "value"
+    because: str | None = None  # for a "value": what fixed the expected type (a signature, ...)
+    name: str = ""  # the pattern's constructor ("ctor-pattern"), the name bound ("alternative")
+    items: int = 0  # the items of a "tuple-pattern"
+    names: tuple[str, ...] = ()  # the names the first alternative binds ("alternative-names")
+
+
+@dataclass(frozen=True)
+class WrongArity(CheckData):
+    """A call, constructor or pattern given the wrong number (or the wrong form) of values."""
+
+    code = "E202"
+    # "arguments" (a function call; `name` "" for a function value), "values" (a constructor
+    # call), "pattern-values" (a constructor pattern), "positional" (a positional constructor
+    # given named fields), "named-value" / "named-call" / "named-pattern" (a constructor with
+    # named fields used as a value, called, matched positionally), "bare-pattern" (a record or
+    # named constructor matched without its fields), "base" (`..base` for a constructor)
+    form: str
+    name: str = ""  # the function as called (`f`, `m.f`, `.f`) or the constructor
+    expected: int = 0
+    given: int = 0
+    fields: tuple[str, ...] = ()  # a "named-call" constructor's fields
+
+
+@dataclass(frozen=True)
+class WrongTypeArity(CheckData):
+    code = "E203"
+    name: str  # the type (or type parameter) as written
+    expected: int = 0
+    given: int = 0
+    param: bool = False  # `name` is a type parameter (which takes no type arguments)
+
+
+@dataclass(frozen=True)
+class NotCallable(CheckData):
+    code = "E204"
+    type: str  # the type of the called value (text)
+
+
+@dataclass(frozen=True)
+class UnknownField(CheckData):
+    code = "E205"
+    owner: str  # the record or constructor (its name), or the type of the value read (text)
+    field: str
+    meant: Suggestion  # what the misspelling most likely meant (empty: nothing close), `said()`
+
+
+@dataclass(frozen=True)
+class MissingField(CheckData):
+    code = "E206"
+    missing: tuple[str, ...]
+    name: str = ""  # the record (or constructor) of a literal; "" for a pattern
+
+
+@dataclass(frozen=True)
+class DuplicateField(CheckData):
+    code = "E207"
+    field: str
+
+
+@dataclass(frozen=True)
+class NotData(CheckData):
+    """A type that must be data, because of what uses it (`why`) or of a generic function
+    whose type parameter it instantiates (`callee`, `param`)."""
+
+    code = "E208"
+    type: str  # text
+    why: str = ""  # what must be data, e.g. "a Dict key"
+    callee: str = ""
+    param: str = ""
+
+
+@dataclass(frozen=True)
+class NoOperator(CheckData):
+    code = "E209"
+    op: str
+    operand: str  # the type of the (left) operand (text)
+    unary: bool = False
+
+
+@dataclass(frozen=True)
+class UnknownMethod(CheckData):
+    """`x.name(...)` naming no function of the home module of x's type (`home`, None when the
+    type has none) nor a generic one; or (`no_params`) a function that takes no arguments."""
+
+    code = "E210"
+    name: str
+    receiver: str = ""  # the type of x (text)
+    home: str | None = None
+    no_params: bool = False
+    meant: Suggestion | None = None  # what the misspelling most likely meant (None: `no_params`)
+
+
+@dataclass(frozen=True)
+class AliasCycle(CheckData):
+    code = "E211"
+    name: str
+
+
+@dataclass(frozen=True)
+class CannotInfer(CheckData):
+    code = "E212"
+    # what needs the type: "field" (reading `.name`), "method" (calling `.name(...)`), "binary" /
+    # "unary" (operator `name`), "nesting" (the program nests too deeply to be checked at all)
+    what: str
+    name: str = ""
+
 
 # -- E3xx: effects ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UndeclaredEffect(CheckData):
+    code = "E301"
+    name: str  # the function
+
+
+@dataclass(frozen=True)
+class EffectfulArgument(CheckData):
+    """A function that may reach a Tool given as the `index`th argument of `callee` where it
+    must be pure; or (`callee` "") stored in data as a pure function type."""
+
+    code = "E302"
+    callee: str = ""  # as called (`f`, `m.f`, `.f`)
+    index: int = 0  # from 0
 
 
 # -- E4xx: checks -----------------------------------------------------------------------------

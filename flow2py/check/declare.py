@@ -370,7 +370,7 @@ class Declarations:
     def _resolve_name(self, te: ast.TypeName, env, tparams, in_param, user) -> Type:
         if te.module is None and te.name in tparams:
             if te.args:
-                self.problems.add("E203", f"type parameter `{te.name}` takes no type arguments", te.span)
+                self.problems.report(codes.WrongTypeArity(te.span, te.name, given=len(te.args), param=True))
             return tparams[te.name]
         info = self.lookup_type(te, env)
         if info is None:
@@ -382,11 +382,7 @@ class Declarations:
         args = [self.resolve_texpr(a, env, tparams, in_param, user) for a in te.args]
         n = len(info.type_params)
         if len(args) != n:
-            self.problems.add(
-                "E203",
-                f"`{te.name}` takes {n} type argument{'s' if n != 1 else ''}, found {len(args)}",
-                te.span,
-            )
+            self.problems.report(codes.WrongTypeArity(te.span, te.name, n, len(args)))
             args = (args + [TError()] * n)[:n]
         if info.kind == "alias":
             body = self._alias_body(info)
@@ -398,7 +394,7 @@ class Declarations:
         if state == 2:
             return info.alias
         if state == 1:
-            self.problems.add("E211", f"type alias `{info.name}` refers to itself", name_span(info.node))
+            self.problems.report(codes.AliasCycle(name_span(info.node), info.name))
             info.alias = TError()
             self._alias_state[info.decl] = 2
             return info.alias

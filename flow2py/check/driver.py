@@ -169,11 +169,7 @@ def _checking(entry_path: str, problems: Problems):
         try:
             yield
         except RecursionError:
-            problems.add(
-                "E212",
-                "this program nests too deeply to be checked; split it into smaller functions",
-                ast.Span(entry_path, 1, 1, 1, 1),
-            )
+            problems.report(codes.CannotInfer(ast.Span(entry_path, 1, 1, 1, 1), "nesting"))
 
 
 # flow2py/lsp/incremental.py runs these steps too (the language server's re-check, function by
@@ -296,7 +292,7 @@ def _data_requirements(decls: Declarations, st: BodyState, problems: Problems) -
                         changed = True
     for r in direct:
         if not decls.is_data(r.type):
-            problems.add("E208", f"`{decls.show(r.type)}` is not data, but {r.why} must be data", r.span)
+            problems.report(codes.NotData(r.span, decls.show(r.type), r.why))
     for i in insts:
         need = reqs.get(i.callee)
         if not need:
@@ -304,11 +300,8 @@ def _data_requirements(decls: Declarations, st: BodyState, problems: Problems) -
         callee = decls.fn_decls[i.callee]
         for p, t in zip(callee.type_params, i.type_args):
             if p in need and not decls.is_data(t):
-                problems.add(
-                    "E208",
-                    f"`{decls.show(t)}` is not data, but `{i.name}` needs data for its type parameter `{p}` "
-                    "(it compares, orders, keys or sends such values)",
-                    i.span,
+                problems.report(
+                    codes.NotData(i.span, decls.show(t), callee=i.name, param=p),
                     related=[Related(f"`{i.name}` is declared here", callee.node.span)],
                 )
 

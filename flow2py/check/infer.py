@@ -21,7 +21,7 @@ patterns are patterns.py. The records the walk keeps are in infer_ctx.py.
 
 from __future__ import annotations
 
-from flow2py.check import infer_calls, infer_control, infer_data, infer_names
+from flow2py.check import codes, infer_calls, infer_control, infer_data, infer_names
 from flow2py.check.body_state import BodyState, bind, expr, new_state
 from flow2py.check.declare import Declarations, ModEnv
 from flow2py.check.infer_ctx import FnCtx, TailRoot, Why
@@ -92,10 +92,8 @@ def check_fn(st: BodyState, env: ModEnv, fn: FnInfo) -> None:
 def _e301(st: BodyState, fn: FnInfo, ctx: FnCtx) -> None:
     node = fn.node
     related = [Related("this reaches a Tool", ctx.first_tool)] if ctx.first_tool else []
-    st.problems.add(
-        "E301",
-        f"`{fn.name}` may reach a Tool but is not marked `!tool`",
-        node.name_span if node.name_span.line else node.span,
+    st.problems.report(
+        codes.UndeclaredEffect(node.name_span if node.name_span.line else node.span, fn.name),
         related=related,
         fixes=_e301_fixes(node, st.env.lm.ast.source or ""),
     )

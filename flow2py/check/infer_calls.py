@@ -126,11 +126,7 @@ def _method(st: BodyState, callee: ast.FieldAccess, tt) -> FnInfo | None:
     if type(tt) in (TError, TNever):
         return None
     if type(tt) is TVar:
-        st.problems.add(
-            "E212",
-            f"the type of this value must be known to call `.{callee.name}(...)`: annotate it",
-            callee.target.span,
-        )
+        st.problems.report(codes.CannotInfer(callee.target.span, "method", callee.name))
         return None
     home = tt.decl.split("::")[0] if type(tt) is TCon else None
     menv = st.d.envs.get(home) if home else None
@@ -140,9 +136,7 @@ def _method(st: BodyState, callee: ast.FieldAccess, tt) -> FnInfo | None:
             st.problems.report(codes.PrivateName(callee.span, callee.name, "method", module=home))
             return None
         if not fn.params:
-            st.problems.add(
-                "E210", f"`{callee.name}` takes no arguments, so it cannot be called as a method", callee.span
-            )
+            st.problems.report(codes.UnknownMethod(callee.span, callee.name, no_params=True))
             return None
         st.refs[callee.id] = MethodRef(fn.decl)
         return fn
@@ -151,13 +145,11 @@ def _method(st: BodyState, callee: ast.FieldAccess, tt) -> FnInfo | None:
         st.refs[callee.id] = MethodRef(fn.decl)
         return fn
     sugg = method_suggestion(st, callee.name, menv, home)
-    if home:
-        msg = f"no function `{callee.name}` for `{show(st, tt)}` in its module {home}"
-    else:
-        msg = f"no function `{callee.name}` for `{show(st, tt)}`: its type has no home module, so only generic std functions apply"
     at = callee.name_span if callee.name_span.line else None
-    st.problems.add(
-        "E210", msg + sugg.tail(), callee.span, related=sugg.related(), fixes=sugg.fixes(at) if at else []
+    st.problems.report(
+        codes.UnknownMethod(callee.span, callee.name, show(st, tt), home or None, meant=sugg.said()),
+        related=sugg.related(),
+        fixes=sugg.fixes(at) if at else [],
     )
     return None
 
@@ -193,11 +185,8 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver):
         expect(st, rt, params[0], receiver, Why(f"the receiver of `.{fn.name}`", fn.node.params[0].span))
     given = len(args) + offset
     if given != len(params):
-        n = len(params) - offset
-        st.problems.add(
-            "E202",
-            f"`{label}` takes {n} argument{'s' if n != 1 else ''}, found {len(args)}",
-            e.span,
+        st.problems.report(
+            codes.WrongArity(e.span, "arguments", label, len(params) - offset, len(args)),
             related=[Related(f"`{fn.name}` is declared here", fn.node.span)],
         )
         for a in args:
@@ -212,10 +201,8 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver):
         expr(st, a, pt, why)
         ae = value_effect(st, a)
         if has_effect(pt, PURE) and ae != PURE:
-            st.problems.add(
-                "E302",
-                f"the {ordinal(i)} argument of `{label}` must be pure (`!pure`), but this function may reach a Tool",
-                a.span,
+            st.problems.report(
+                codes.EffectfulArgument(a.span, label, i),
                 related=[Related("declared `!pure` here", fn.node.params[pi].span)],
             )
         if eff == POLY and pi in fn.poly_params:
@@ -264,19 +251,13 @@ def _call_value(st: BodyState, e: ast.Call, ft):
         st.effects[e.id] = PURE
         return TError()
     if type(f) is not TFun:
-        st.problems.add(
-            "E204", f"a value of type `{show(st, f)}` is not a function and cannot be called", e.callee.span
-        )
+        st.problems.report(codes.NotCallable(e.callee.span, show(st, f)))
         for a in e.args:
             expr(st, a)
         st.effects[e.id] = PURE
         return TError()
     if len(f.params) != len(e.args):
-        st.problems.add(
-            "E202",
-            f"this function takes {len(f.params)} argument{'s' if len(f.params) != 1 else ''}, found {len(e.args)}",
-            e.span,
-        )
+        st.problems.report(codes.WrongArity(e.span, "arguments", "", len(f.params), len(e.args)))
         for a in e.args:
             expr(st, a)
     else:
@@ -298,21 +279,12 @@ def _call_ctor(st: BodyState, e: ast.Call, info: TypeInfo, c: CtorInfo, expected
         unify(tcon, exp)
     st.types[e.callee.id] = TFun(tuple(subst(p, mapping) for p in c.params), tcon, PURE)
     if c.field_names is not None:
-        st.problems.add(
-            "E202",
-            f"constructor `{c.name}` has named fields: write `{c.name} {{ {', '.join(c.field_names)} }}`",
-            e.span,
-        )
+        st.problems.report(codes.WrongArity(e.span, "named-call", c.name, fields=tuple(c.field_names)))
         for a in e.args:
             expr(st, a)
         return tcon if ok else TError()
     if len(c.params) != len(e.args):
-        n = len(c.params)
-        st.problems.add(
-            "E202",
-            f"constructor `{c.name}` takes {n} value{'s' if n != 1 else ''}, found {len(e.args)}",
-            e.span,
-        )
+        st.problems.report(codes.WrongArity(e.span, "values", c.name, len(c.params), len(e.args)))
         for a in e.args:
             expr(st, a)
         return tcon if ok else TError()
@@ -339,11 +311,7 @@ def pure_slot(st: BodyState, a, t) -> None:
         and not has_effect(t, POLY)
         and value_effect(st, a) != PURE
     ):
-        st.problems.add(
-            "E302",
-            "this function may reach a Tool, but the type it is stored as is pure: mark the type `!tool`",
-            a.span,
-        )
+        st.problems.report(codes.EffectfulArgument(a.span))
 
 
 # -- operators ----------------------------------------------------------------------------
@@ -373,14 +341,12 @@ def binary(st: BodyState, e: ast.Binary, expected):
     fn = _op_fn(st, e.op, 2, r)
     if fn is None:
         if type(r) is TVar:
-            st.problems.add(
-                "E212", f"the type of the operands of `{e.op}` must be known: annotate one of them", e.span
-            )
+            st.problems.report(codes.CannotInfer(e.span, "binary", e.op))
         else:
             if rt is None:
                 rt = expr(st, e.right)
             fixes = _concat_fix(st, e, r, rt, expected)
-            st.problems.add("E209", f"no `{e.op}` for `{show(st, r)}`", e.span, fixes=fixes)
+            st.problems.report(codes.NoOperator(e.span, e.op, show(st, r)), fixes=fixes)
             # written as `++` it is of the operands' type: an enclosing `+` is then reported too,
             # in the same pass, rather than once this one is fixed
             return r if fixes else TError()
@@ -436,9 +402,9 @@ def unary(st: BodyState, e: ast.Unary, expected):
     fn = _op_fn(st, e.op, 1, r)
     if fn is None:
         if type(r) is TVar:
-            st.problems.add("E212", f"the type of the operand of `{e.op}` must be known: annotate it", e.span)
+            st.problems.report(codes.CannotInfer(e.span, "unary", e.op))
         else:
-            st.problems.add("E209", f"no unary `{e.op}` for `{show(st, r)}`", e.span)
+            st.problems.report(codes.NoOperator(e.span, e.op, show(st, r), unary=True))
         return TError()
     st.refs[e.id] = FnRef(fn.decl)
     params, result, targs = instantiate(st, fn, e.span)

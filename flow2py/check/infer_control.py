@@ -27,7 +27,7 @@ def try_expr(st: BodyState, e: ast.Try, expected):
         unify(t, st.d.lang_con("Result", TVar(), TVar()))
         t = resolve(t)
     if not (st.d.is_lang(t, "Result") and len(t.args) == 2):
-        st.problems.add("E201", f"`?` works on a Result, found `{show(st, t)}`", e.operand.span)
+        st.problems.report(codes.TypeMismatch(e.operand.span, show(st, t), place="try"))
         if e.convert is not None:
             expr(st, e.convert)
         return TError()

@@ -6,8 +6,8 @@ expected type when there is one. Constructs: `record`, `list_literal`, `dict_lit
 
 from __future__ import annotations
 
-from flow2py.check.body_state import BodyState, expr, lookup, mark_used, mismatch, use_local
 from flow2py.check import codes
+from flow2py.check.body_state import BodyState, expr, lookup, mark_used, mismatch, use_local
 from flow2py.check import suggest as sg
 from flow2py.check.declare import field_span, ordinal
 from flow2py.check.infer_calls import pure_slot
@@ -40,9 +40,7 @@ def record(st: BodyState, e: ast.RecordLiteral, expected):
     st.types[e.ctor.id] = tcon
     if ctor is not None:
         if ctor.field_names is None:
-            st.problems.add(
-                "E202", f"constructor `{ctor.name}` takes positional values: write `{ctor.name}(...)`", e.span
-            )
+            st.problems.report(codes.WrongArity(e.span, "positional", ctor.name))
             for fi in e.fields:
                 _field_init(st, fi, None)
             return TError()
@@ -51,7 +49,7 @@ def record(st: BodyState, e: ast.RecordLiteral, expected):
         declared = [(f.name, f.type, f.pub) for f in info.fields]
     if e.base is not None:
         if ctor is not None:
-            st.problems.add("E202", "`..base` works only for records", e.base.span)
+            st.problems.report(codes.WrongArity(e.base.span, "base"))
             expr(st, e.base)
         else:
             expr(st, e.base, tcon, Why(f"the record `{name}` being updated"))
@@ -59,11 +57,8 @@ def record(st: BodyState, e: ast.RecordLiteral, expected):
     if e.base is None:
         missing = [n for n, _, _ in declared if n not in given]
         if missing:
-            st.problems.add(
-                "E206",
-                f"`{name}` is missing field{'s' if len(missing) > 1 else ''} "
-                + ", ".join(f"`{m}`" for m in missing),
-                e.span,
+            st.problems.report(
+                codes.MissingField(e.span, tuple(missing), name),
                 related=_declared_fields(target, missing),
             )
     return tcon if ok else TError()
@@ -87,10 +82,8 @@ def _fields(
     private_reported = False
     for fi in e.fields:
         if fi.name in given:
-            st.problems.add(
-                "E207",
-                f"field `{fi.name}` is given twice",
-                fi.span,
+            st.problems.report(
+                codes.DuplicateField(fi.span, fi.name),
                 related=[Related("first given here", given[fi.name].span)] + declared_note(info),
                 fixes=_drop_field_fix(st, e, fi),
             )
@@ -102,10 +95,8 @@ def _fields(
             sugg = _field_sugg(st, target, fi.name, list(by_name), unused)
             meant.update(c.text for c in sugg.cands)
             at = sg.sub_span(fi.span, st.env.lm.ast.source or "", fi.name) if fi.value is not None else None
-            st.problems.add(
-                "E205",
-                f"`{name}` has no field `{fi.name}`" + sugg.tail(),
-                fi.span,
+            st.problems.report(
+                codes.UnknownField(fi.span, name, fi.name, sugg.said()),
                 related=sugg.related() + declared_note(info),
                 fixes=sugg.fixes(at) if at is not None else [],
             )

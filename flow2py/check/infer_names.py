@@ -127,9 +127,7 @@ def value_of(st: BodyState, e, hit):
     st.refs[e.id] = CtorRef(info.decl, c.name)
     tcon, mapping = fresh_tcon(info)
     if c.field_names is not None:
-        st.problems.add(
-            "E202", f"constructor `{c.name}` has named fields: write `{c.name} {{ ... }}`", e.span
-        )
+        st.problems.report(codes.WrongArity(e.span, "named-value", c.name))
         return TError()
     if c.params:
         return TFun(tuple(subst(p, mapping) for p in c.params), tcon, PURE)
@@ -281,9 +279,7 @@ def read_field(st: BodyState, e: ast.FieldAccess, tt):
     if type(tt) is TError or type(tt) is TNever:
         return TError()
     if type(tt) is TVar:
-        st.problems.add(
-            "E212", f"the type of this value must be known to read `.{e.name}`: annotate it", e.target.span
-        )
+        st.problems.report(codes.CannotInfer(e.target.span, "field", e.name))
         return TError()
     if type(tt) is TCon:
         info = st.d.type_decls.get(tt.decl)
@@ -311,15 +307,13 @@ def read_field(st: BodyState, e: ast.FieldAccess, tt):
                     return subst(f.type, {(info.decl, p): a for p, a in zip(info.type_params, tt.args)})
             sugg = field_suggestion(info, e.name, st.env.key)
             at = e.name_span if e.name_span.line else None
-            st.problems.add(
-                "E205",
-                f"`{info.name}` has no field `{e.name}`" + sugg.tail(),
-                e.span,
+            st.problems.report(
+                codes.UnknownField(e.span, info.name, e.name, sugg.said()),
                 related=sugg.related() + declared_note(info),
                 fixes=sugg.fixes(at) if at is not None else [],
             )
             return TError()
-    st.problems.add("E205", f"`{show(st, tt)}` has no field `{e.name}`", e.span)
+    st.problems.report(codes.UnknownField(e.span, show(st, tt), e.name, sg.Suggestion(e.name)))
     return TError()
 
 

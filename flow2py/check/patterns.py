@@ -64,11 +64,7 @@ def _tuple_pat(st: BodyState, p: ast.TuplePattern, t, names: dict) -> None:
             _pat(st, x, TError(), names)
         return
     if type(r) is not TTuple or len(r.items) != len(p.items):
-        st.problems.add(
-            "E201",
-            f"type mismatch: this pattern is a tuple of {len(p.items)}, the value is `{show(st, r)}`",
-            p.span,
-        )
+        st.problems.report(codes.TypeMismatch(p.span, show(st, r), place="tuple-pattern", items=len(p.items)))
         for x in p.items:
             _pat(st, x, TError(), names)
         return
@@ -81,9 +77,7 @@ def _list_pat(st: BodyState, p: ast.ListPattern, t, names: dict) -> None:
     elem = TVar()
     lt = st.d.lang_con("List", elem)
     if not unify(lt, r):
-        st.problems.add(
-            "E201", f"type mismatch: this pattern is a list, the value is `{show(st, r)}`", p.span
-        )
+        st.problems.report(codes.TypeMismatch(p.span, show(st, r), place="list-pattern"))
         elem = TError()
     for x in p.items:
         _pat(st, x, elem, names)
@@ -102,22 +96,17 @@ def _or_pat(st: BodyState, p: ast.OrPattern, t, names: dict) -> None:
         _pat(st, alt, t, alt_names)
         st.scopes[-1] = saved
         if set(alt_names) != set(first_names):
-            st.problems.add(
-                "E201",
-                "every alternative of `|` must bind the same names ("
-                + (", ".join(sorted(first_names)) or "none")
-                + ")",
-                alt.span,
+            st.problems.report(
+                codes.TypeMismatch(alt.span, "", place="alternative-names", names=tuple(sorted(first_names)))
             )
         for n, bp in alt_names.items():
             if n in first_names:
                 first_t, alt_t = st.types[first_names[n].id], st.types[bp.id]
                 if not unify(alt_t, first_t):
-                    st.problems.add(
-                        "E201",
-                        f"type mismatch: `{n}` is `{show(st, first_t)}` in the first alternative "
-                        f"of `|`, `{show(st, alt_t)}` here; every alternative must bind it with one type",
-                        bp.span,
+                    st.problems.report(
+                        codes.TypeMismatch(
+                            bp.span, show(st, alt_t), show(st, first_t), place="alternative", name=n
+                        ),
                         related=[Related(f"`{n}` bound here", first_names[n].span)],
                     )
                 for b in st.binders:
@@ -144,10 +133,8 @@ def _ctor_pat(st: BodyState, p: ast.CtorPattern, t, names: dict) -> None:
     ok = ctor_access(st, info, p.span)
     tcon, mapping = fresh_tcon(info)
     if not unify(tcon, t):
-        st.problems.add(
-            "E201",
-            f"type mismatch: the pattern `{name}` is a `{info.name}`, the value is `{show(st, t)}`",
-            p.span,
+        st.problems.report(
+            codes.TypeMismatch(p.span, show(st, t), info.name, place="ctor-pattern", name=name)
         )
         mapping = {k2: TError() for k2 in mapping}
     if ctor is None:
@@ -161,9 +148,7 @@ def _ctor_pat(st: BodyState, p: ast.CtorPattern, t, names: dict) -> None:
         named = False
     if p.fields is not None:
         if not named:
-            st.problems.add(
-                "E202", f"constructor `{name}` takes positional values: write `{name}(...)`", p.span
-            )
+            st.problems.report(codes.WrongArity(p.span, "positional", name))
             for _, sub in p.fields:
                 _pat(st, sub, TError(), names)
             return
@@ -171,20 +156,15 @@ def _ctor_pat(st: BodyState, p: ast.CtorPattern, t, names: dict) -> None:
         return
     if named and fields:
         if p.args is not None:
-            st.problems.add("E202", f"`{name}` has named fields: write `{name} {{ ... }}`", p.span)
+            st.problems.report(codes.WrongArity(p.span, "named-pattern", name))
             for sub in p.args:
                 _pat(st, sub, TError(), names)
             return
-        st.problems.add("E202", f"`{name}` has fields: write `{name} {{ .. }}` to match any", p.span)
+        st.problems.report(codes.WrongArity(p.span, "bare-pattern", name))
         return
     args = p.args or []
     if len(args) != len(fields):
-        n = len(fields)
-        st.problems.add(
-            "E202",
-            f"constructor `{name}` takes {n} value{'s' if n != 1 else ''}, this pattern gives {len(args)}",
-            p.span,
-        )
+        st.problems.report(codes.WrongArity(p.span, "pattern-values", name, len(fields), len(args)))
         for sub in args:
             _pat(st, sub, TError(), names)
         return
@@ -202,10 +182,8 @@ def _named_fields(
     meant = set()  # fields a misspelled one meant: not also left out (E206)
     for fname, sub in p.fields:
         if fname in seen:
-            st.problems.add(
-                "E207",
-                f"field `{fname}` is given twice",
-                sub.span,
+            st.problems.report(
+                codes.DuplicateField(sub.span, fname),
                 related=[Related("first given here", seen[fname].span)] + declared_note(info),
             )
             _pat(st, sub, TError(), names)
@@ -218,10 +196,8 @@ def _named_fields(
             if not sugg.cands:
                 sugg = sg.suggest(fname, cands, sg.FIELD)
             meant.update(c.text for c in sugg.cands)
-            st.problems.add(
-                "E205",
-                f"`{name}` has no field `{fname}`" + sugg.tail(),
-                sub.span,
+            st.problems.report(
+                codes.UnknownField(sub.span, name, fname, sugg.said()),
                 related=sugg.related() + declared_note(info),
             )
             _pat(st, sub, TError(), names)
@@ -240,12 +216,8 @@ def _named_fields(
         _pat(st, sub, ft, names)
     missing = [n for n, _, _ in fields if n not in seen and n not in meant]
     if missing and not p.rest:
-        st.problems.add(
-            "E206",
-            f"this pattern leaves out field{'s' if len(missing) > 1 else ''} "
-            + ", ".join(f"`{m}`" for m in missing)
-            + ": name them or end with `..`",
-            p.span,
+        st.problems.report(
+            codes.MissingField(p.span, tuple(missing)),
             related=declared_note(info),
             fixes=_rest_fix(st, p),
         )
