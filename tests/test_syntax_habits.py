@@ -103,6 +103,8 @@ def test_safe_habits_are_the_ones_with_one_equivalent():
         "comments_and_quotes",
         "other_lambdas",
         "arm_arrow",
+        "ternary",
+        "type_arguments",
     }
 
 

@@ -287,6 +287,23 @@ def _foreign(d: codes.ForeignSyntax) -> str:
             return "Flow has no references, and its text type is `Text`: write `Text`"
         case "text-reference":
             return f"Flow has no references, and its text type is `Text`: write `Text`, not `{habit}`"
+        case "ternary":
+            return f"Flow has no `{habit}` conditional: `if` is an expression, so write `{flow}`"
+        case "chained-comparison":
+            return f"Flow compares two values at a time: write `{flow}`"
+        case "index":
+            return (
+                f"Flow has no indexing `{habit}`: write `{flow}` (dict.get, list.get), which gives an "
+                "Option, since the key or index may be missing"
+            )
+        case "format":
+            return "Flow has no `format!`: join text with " + _JOIN
+        case "format-plain":
+            return f"Flow has no `format!`: this one formats nothing, so it is the text {flow}"
+        case "type-args":
+            return f"Flow writes type arguments in `<...>`: `{flow}`, not `{habit}`"
+        case "vec-macro":
+            return "Flow writes a list as `[...]`, not `vec![...]`"
         case "reference":
             return f"Flow has no references: a value is shared, never borrowed or changed, so write it without `{habit}`"
     raise TypeError(f"no answer for the habit kind {d.kind!r}")
