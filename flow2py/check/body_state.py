@@ -55,6 +55,9 @@ class BodyState:
     insts: list[Instantiation] = field(default_factory=list)  # whole program: generic uses
     bad: set[int] = field(default_factory=set)  # whole patterns whose checking reported a mistake
     field_binders: set[int] = field(default_factory=set)  # BindPatterns written `{ x }` or `{ x: y }`
+    # record patterns that left out fields (E206 reported), with the bindings standing for them:
+    # (diagnostic, pattern, bindings), its fix settled in post.py once their uses are known
+    left_out: list = field(default_factory=list)
     # the `why` of the `expr` call now dispatching: read first thing by `block`, `if_expr` and
     # `match_expr`, whose parts then say what fixed their expected type (a signature, an annotation)
     why_in: object = None
