@@ -105,6 +105,7 @@ def test_safe_habits_are_the_ones_with_one_equivalent():
         "arm_arrow",
         "ternary",
         "type_arguments",
+        "assignment_new_name",
     }
 
 

@@ -238,6 +238,10 @@ def _foreign(d: codes.ForeignSyntax) -> str:
                 f"Flow values never change: `{name} = ...` cannot assign; bind a new value with "
                 f"`let {name} = ...` (it shadows `{name}` until the end of the block) or use a new name"
             )
+        case "assign-new":
+            return (
+                f"Flow binds a name with `let`: write `let {name} = ...` (a binding never changes afterwards)"
+            )
         case "update":
             return (
                 f"Flow values never change: `{name} {d.op}= ...` cannot update `{name}`; bind a new value "
