@@ -591,8 +591,19 @@ _TERNARY_AFTER = frozenset({"COMMA", "_SEP", "RPAR", "RSQB", "RBRACE"})
 
 def _ternary(seg, i, expected, path):
     """`c ? a : b` (C, JavaScript, Java): Flow's `if` is an expression, `if c { a } else { b }`."""
-    q = next((k for k in range(i, max(i - 2, 0), -1) if _is(_at(seg, k), "QMARK")), None)
-    if q is None:
+    # the `?`: at the error or before it in this expression (`c ? (a) : b` reads as a call of
+    # `c?` and fails at the `:`)
+    q = i
+    while q > 0 and seg[q].type != "QMARK":
+        if seg[q].type in CLOSERS:
+            o = _opening(seg, q)
+            if o is None:
+                return None
+            q = o
+        elif q < i and seg[q].type in _TERNARY_BEFORE:
+            return None
+        q -= 1
+    if seg[q].type != "QMARK":
         return None
     # the condition: back from the `?` to where the expression began, at its depth
     start = q
@@ -607,7 +618,7 @@ def _ternary(seg, i, expected, path):
         if seg[start].type in ("IF", "GUARD", "MATCH", "LET", "QMARK"):
             return None
     colon = _depth0(seg, q + 1, {"COLON"} | _TERNARY_AFTER)
-    if colon is None or seg[colon].type != "COLON" or colon == q + 1 or start == q:
+    if colon is None or seg[colon].type != "COLON" or colon == q + 1 or start == q or colon < i:
         return None
     end = _depth0(seg, colon + 1, _TERNARY_AFTER | {"COLON", "QMARK"})
     end = len(seg) if end is None else end
@@ -658,8 +669,8 @@ def _chained_comparison(seg, i, expected, path):
     """`0 <= x < 15` (Python; in C and JavaScript it compares a Bool): Flow compares two values
     at a time, `0 <= x && x < 15`."""
     op2 = seg[i]
-    if op2.type not in _ORDERING:
-        return None
+    if op2.type not in _ORDERING or "ANDAND" not in expected:
+        return None  # (not after an expression: `<`, `>` in a type)
     # the middle operand: back from the second comparison to the first, at this depth
     k = i - 1
     while k > 0 and seg[k].type not in _ORDERING:
