@@ -238,10 +238,6 @@ def _foreign(d: codes.ForeignSyntax) -> str:
                 f"Flow values never change: `{name} = ...` cannot assign; bind a new value with "
                 f"`let {name} = ...` (it shadows `{name}` until the end of the block) or use a new name"
             )
-        case "assign-new":
-            return (
-                f"Flow binds a name with `let`: write `let {name} = ...` (a binding never changes afterwards)"
-            )
         case "update":
             return (
                 f"Flow values never change: `{name} {d.op}= ...` cannot update `{name}`; bind a new value "
@@ -291,6 +287,19 @@ def _foreign(d: codes.ForeignSyntax) -> str:
             return "Flow has no references, and its text type is `Text`: write `Text`"
         case "text-reference":
             return f"Flow has no references, and its text type is `Text`: write `Text`, not `{habit}`"
+        case "reference":
+            return f"Flow has no references: a value is shared, never borrowed or changed, so write it without `{habit}`"
+    return _foreign_more(d)
+
+
+def _foreign_more(d: codes.ForeignSyntax) -> str:
+    """E012 answers, continued (one `match` for them all would be too long to read)."""
+    habit, flow, name = d.habit, d.flow, d.name
+    match d.kind:
+        case "assign-new":
+            return (
+                f"Flow binds a name with `let`: write `let {name} = ...` (a binding never changes afterwards)"
+            )
         case "ternary":
             return f"Flow has no `{habit}` conditional: `if` is an expression, so write `{flow}`"
         case "chained-comparison":
@@ -308,6 +317,4 @@ def _foreign(d: codes.ForeignSyntax) -> str:
             return f"Flow writes type arguments in `<...>`: `{flow}`, not `{habit}`"
         case "vec-macro":
             return "Flow writes a list as `[...]`, not `vec![...]`"
-        case "reference":
-            return f"Flow has no references: a value is shared, never borrowed or changed, so write it without `{habit}`"
     raise TypeError(f"no answer for the habit kind {d.kind!r}")
