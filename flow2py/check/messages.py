@@ -38,20 +38,6 @@ def _names(d: codes.CheckData) -> str | None:
             return f"unknown {kind} `{n}`" + _name_tail(s)
         case codes.UnknownType(name=n, suggestion=s):
             return f"unknown type `{n}`" + _name_tail(s)
-        case codes.ModuleNotFound(path=path, kind="file"):
-            return f"cannot read `{path}`"
-        case codes.ModuleNotFound(path=path, kind="tag", tag=tag, repo=repo, looked=looked):
-            return (
-                f"cannot find `{path}`: tag {tag} of {repo} is not in the module cache (looked for {looked})"
-            )
-        case codes.ModuleNotFound(path=path, looked=looked, candidates=cands):
-            return f"cannot find module `{path}` (looked for {looked})" + _path_tail(cands)
-        case codes.ImportCycle(cycle=cycle):
-            return "import cycle: " + " -> ".join(cycle)
-        case codes.MovedTag(repo=repo, tag=tag, pinned=pinned, commit=commit):
-            return f"tag {tag} of {repo} moved: flow.lock pins commit {pinned}, the tag now names {commit}"
-        case codes.TwoVersions(repo=repo, first=first, second=second):
-            return f"{repo} is used at two versions, {first} and {second}: a program uses one version of each repository"
         case codes.DuplicateDeclaration(name=n, kind="binding"):
             return f"`{n}` is bound twice in this pattern"
         case codes.DuplicateDeclaration(name=n, kind="declaration"):
@@ -80,6 +66,30 @@ def _names(d: codes.CheckData) -> str | None:
             return f"two `use` declarations with the alias `{alias}`"
         case codes.UnusedImport(alias=alias):
             return f"`{alias}` is imported but never used"
+        case codes.OpaqueConstruction(name=n, reading=False):
+            return f"`{n}` is opaque: it can be built and taken apart only in its own module"
+        case codes.OpaqueConstruction(name=n, reading=True):
+            return f"`{n}` is opaque: its fields are read only in its own module"
+    return _module_paths(d)
+
+
+def _module_paths(d: codes.CheckData) -> str | None:
+    """The messages about `use` paths, the modules they lead to and the repositories (E103-E106, E113)."""
+    match d:
+        case codes.ModuleNotFound(path=path, kind="file"):
+            return f"cannot read `{path}`"
+        case codes.ModuleNotFound(path=path, kind="tag", tag=tag, repo=repo, looked=looked):
+            return (
+                f"cannot find `{path}`: tag {tag} of {repo} is not in the module cache (looked for {looked})"
+            )
+        case codes.ModuleNotFound(path=path, looked=looked, candidates=cands):
+            return f"cannot find module `{path}` (looked for {looked})" + _path_tail(cands)
+        case codes.ImportCycle(cycle=cycle):
+            return "import cycle: " + " -> ".join(cycle)
+        case codes.MovedTag(repo=repo, tag=tag, pinned=pinned, commit=commit):
+            return f"tag {tag} of {repo} moved: flow.lock pins commit {pinned}, the tag now names {commit}"
+        case codes.TwoVersions(repo=repo, first=first, second=second):
+            return f"{repo} is used at two versions, {first} and {second}: a program uses one version of each repository"
         case codes.BadUsePath(path=path, kind="alias", alias=alias, candidates=cands):
             return (
                 f"`{path}`: the last path segment `{alias}` must be a lower-case name, used as the alias"
@@ -96,10 +106,6 @@ def _names(d: codes.CheckData) -> str | None:
                 f"`{path}` is not a module path: write `./name`, `std@v1/name` or `host/owner/repo@tag/name`"
                 + _path_tail(cands)
             )
-        case codes.OpaqueConstruction(name=n, reading=False):
-            return f"`{n}` is opaque: it can be built and taken apart only in its own module"
-        case codes.OpaqueConstruction(name=n, reading=True):
-            return f"`{n}` is opaque: its fields are read only in its own module"
     return None
 
 
