@@ -7,7 +7,7 @@ the host's records (`_Batch`: open and pending calls, the host tokens replies is
 checkpoint, the end state). The host's times of the calls (when each Call and the Reply or Stop
 closing it was recorded, and the Flow line that made the call, which the driver tells it through
 `call_site`) are kept in memory and written as one `call_times` row inside a commit made anyway:
-every 64 calls, the first commit a second after the oldest, the End, a pause, a pending call
+every 256 calls, the first commit a second after the oldest, the End, a pause, a pending call
 (docs/spec/trace.md "Store"; never a commit of their own for a call).
 
 Durability (the claim docs/spec/trace.md "Durability" makes): `sync()` commits, fsynced, when
@@ -80,7 +80,9 @@ def _issued_rows(run_id: str, call_id: str, reply: Any) -> list[tuple]:
 
 
 #: the calls' times are written (one call_times row) with the commit that holds this many, or ...
-_TIMES_EVERY = 64
+#: (more than a fan-out of 100: its Calls' times and its Replies' go in one row of 100 entries, not
+#: two of 100 each; the floats' text is most of a row's cost)
+_TIMES_EVERY = 256
 #: ... the first commit once the oldest of them has waited this many seconds
 _TIMES_WAIT = 1.0
 #: a Reply waiting in the buffer is committed (not fsynced) by the flusher this long after it
