@@ -93,6 +93,11 @@ _REPLY_WAIT = 0.002
 _GATHER_WAIT = 0.002
 
 
+#: facts rows a commit inserts with one statement (`_Batch.write`)
+_CHUNK = 32
+_INSERT_CHUNK = "INSERT INTO facts VALUES " + ", ".join(["(?, ?, ?, ?, ?)"] * _CHUNK)
+
+
 def _times_json(times: dict) -> str:
     """The `times` column of a call_times row: [[call, dispatched, replied, module, line], ...]."""
     return json.dumps(list(times.values()), separators=(",", ":"))
@@ -142,8 +147,17 @@ class _Batch:
         run, pending = self.run, self.pending
         if not pending:
             return
+        rows = self.rows
         try:
-            db.executemany("INSERT INTO facts VALUES (?, ?, ?, ?, ?)", self.rows)
+            # Whole chunks of _CHUNK rows one statement each (a fan-out's 100 Calls: 3 of them,
+            # then 4 rows one at a time): a row bound and stepped alone costs ~15% more.
+            k = len(rows) - len(rows) % _CHUNK
+            if k:
+                flat = [x for r in rows[:k] for x in r]
+                for i in range(0, 5 * k, 5 * _CHUNK):
+                    db.execute(_INSERT_CHUNK, flat[i : i + 5 * _CHUNK])
+            if k < len(rows):
+                db.executemany("INSERT INTO facts VALUES (?, ?, ?, ?, ?)", rows[k:] if k else rows)
         except sqlite3.IntegrityError:
             raise HistoryConflict(
                 f"run {run!r} already holds a fact numbered {pending[0][0]} or later; refusing "
