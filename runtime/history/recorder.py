@@ -536,26 +536,30 @@ class StoreRecorder:
 
     def record(self, fact: Fact) -> None:
         with self._lock:
-            self._record(fact)
+            if self._closed or self._broken is not None:
+                raise self._failed()
+            enc = _encode(fact)
+            self.head = h = _chain(self.head, enc.chained)
+            self.n = n = self.n + 1
+            self._pending.append((n, enc, h, fact))
+            t = type(fact)
+            if t is Call:
+                self._urgent = True
+                self._times[fact.id] = [fact.id, time.time(), None, None, None]
+            elif t is Reply:
+                self._reply = True  # an implementation's answer: kept across a process crash at once
+                row = self._times.get(fact.id)
+                if row is not None:
+                    row[2] = time.time()
+                else:
+                    self._closed_at(fact.id, time.time())
+            else:
+                self._others(fact, t)
 
-    def _record(self, fact: Fact) -> None:
-        if self._closed or self._broken is not None:
-            raise self._failed()
-        enc = T.encode_fact(fact)
-        h = T.chain(self.head, enc.chained)
-        self.n += 1
-        self.head = h
-        self._pending.append((self.n, enc, h, fact))
-        t = type(fact)
-        if t is Call:
-            self._urgent = True
-            self._times[fact.id] = [fact.id, time.time(), None, None, None]
-        elif t is End:
+    def _others(self, fact: Fact, t: type) -> None:
+        if t is End:
             self._urgent = True
             self._times_due = True
-        elif t is Reply:
-            self._reply = True  # an implementation's answer: kept across a process crash at once
-            self._closed_at(fact.id, time.time())
         elif t is Stop and fact.closed:
             if any(c.has_reply for c in fact.closed):
                 self._reply = True
@@ -800,5 +804,7 @@ class StoreRecorder:
     def __exit__(self, *exc):
         self.close()
 
+
+_encode, _chain = T.encode_fact, T.chain
 
 SqliteRecorder = StoreRecorder  # its name from when the store was SQLite only
