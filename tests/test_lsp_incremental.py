@@ -23,6 +23,8 @@ def _same(doc: Document, text: str):
     got = doc.check(text)
     fresh = check_program(doc.path, source=text)
     assert got.result.diagnostics == fresh.diagnostics
+    # the typed objects too (not part of a Diagnostic's equality), with their places moved back
+    assert [d.data for d in got.result.diagnostics] == [d.data for d in fresh.diagnostics]
     return got
 
 

@@ -31,7 +31,7 @@ import bisect
 import os
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 
 from flow2py.check.declare import Declarations
 from flow2py.check.driver import (
@@ -665,6 +665,22 @@ def _mapped(diags, out: EditorCheck) -> list[Diagnostic]:
                 tuple(
                     Fix(f.message, tuple(Edit(m(e.span), e.text) for e in f.edits), f.safe) for f in d.fixes
                 ),
+                _mapped_data(d.data, m),
             )
         )
     return mapped.sorted()
+
+
+def _mapped_data(data, m):
+    """The typed object with every place it holds (a span, or a tuple of spans) in real
+    coordinates, as its diagnostic's: an editor action reading `.data` sees what the author sees."""
+    if data is None:
+        return None
+    moved = {}
+    for f in fields(data):
+        v = getattr(data, f.name)
+        if isinstance(v, Span):
+            moved[f.name] = m(v)
+        elif isinstance(v, tuple) and v and all(isinstance(x, Span) for x in v):
+            moved[f.name] = tuple(m(x) for x in v)
+    return replace(data, **moved)

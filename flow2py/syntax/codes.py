@@ -5,12 +5,7 @@ text, the tokens, the span); its message is rendered in flow2py/syntax/messages.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
 from flow2py.diagnostics import Data, register
-
-if TYPE_CHECKING:
-    from flow2py.syntax.engine.scanner import Tok
 
 BAD_CHARACTER = register("E001", "bad-character", "a character that cannot start any token")
 UNTERMINATED_TEXT = register("E002", "unterminated-text", "a text or bytes literal is not closed on its line")
@@ -60,14 +55,26 @@ class BadEscape(SyntaxData):
 
 
 @dataclass(frozen=True)
+class Lexeme:
+    """A token as a diagnostic names it: its terminal and its text (its place is the span's)."""
+
+    type: str  # the terminal's name, e.g. "LOWER", "RPAR", "$END"
+    value: str
+
+    @classmethod
+    def of(cls, tok) -> Lexeme:
+        return cls(tok.type, str(tok.value))
+
+
+@dataclass(frozen=True)
 class UnexpectedToken(SyntaxData):
     """What the parser found where it expected something else; or (with `opener`) a closing
     bracket that closes nothing."""
 
     code = "E004"
-    found: Tok
+    found: Lexeme
     expected: frozenset[str] = frozenset()  # the terminal names the parser would have accepted
-    after: Tok | None = None  # the token before `found`, when it is worth naming
+    after: Lexeme | None = None  # the token before `found`, when it is worth naming
     opener: str = ""  # for a closer without its opening bracket: the bracket it lacks
 
 

@@ -126,14 +126,14 @@ def describe_expected(expected) -> str:
     return ", ".join(items[:-1]) + " or " + items[-1]
 
 
-def describe_token(tok: Tok | None) -> str:
+def describe_token(tok: Tok | codes.Lexeme | None) -> str:
     if tok is None:
         return "nothing"
     if tok.type == "$END":
         return "the end of the declaration"
     if tok.type == "_SEP":
         return "`;`" if tok.value == ";" else "the end of the line"
-    value = str(tok)
+    value = str(tok.value)
     if len(value) > 30:
         value = value[:27] + "..."
     if tok.type in ("LOWER", "UPPER"):

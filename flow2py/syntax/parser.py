@@ -456,7 +456,9 @@ def _feed_with_recovery(conf, seg, path, diags, habits_allowed=None) -> tuple[St
         if tok.type in CLOSERS and not _has_opener(seg, i):
             diags.append(
                 Diagnostic.of(
-                    codes.UnexpectedToken(span_of_token(path, tok), tok, opener=_OPEN_TEXT[tok.type])
+                    codes.UnexpectedToken(
+                        span_of_token(path, tok), codes.Lexeme.of(tok), opener=_OPEN_TEXT[tok.type]
+                    )
                 )
             )
             if errors >= MAX_ERRORS_PER_DECL:
@@ -552,5 +554,6 @@ def _unexpected(path: str, tok: Tok, prev: Tok | None, expected: set[str], opene
     if opener is not None and opener != "LBRACE":
         expected.discard("$END")
         expected.discard("_SEP")
-    after = prev if prev is not None and prev.type != "_SEP" else None
-    return Diagnostic.of(codes.UnexpectedToken(span_of_token(path, tok), tok, frozenset(expected), after))
+    after = codes.Lexeme.of(prev) if prev is not None and prev.type != "_SEP" else None
+    found = codes.Lexeme.of(tok)
+    return Diagnostic.of(codes.UnexpectedToken(span_of_token(path, tok), found, frozenset(expected), after))
