@@ -16,7 +16,8 @@ reported). Either way the parse goes on past it, and the mistakes after it are s
 
 The habits that are not tokens of Flow at all (template literals, `'text'`, `# comments`,
 `&str`) are answered right after scanning, in habits_scanned.py; some habits inside
-expressions (`c ? a : b`, `d["k"]`, `format!`) are in habits_expr.py.
+expressions (`c ? a : b`, `d["k"]`, `format!`) are in habits_expr.py, whose `habit_at` (the
+parser's) asks this module's rules first.
 """
 
 from __future__ import annotations
@@ -720,9 +721,6 @@ def _python_lambda(seg, i, expected, path):
     return Habit(_diag(_span(path, tok), fix, "lambda", f"lambda {names}:", f"flow({names}) ="), new)
 
 
-# the habits inside expressions (a module of their own, for size); they use the helpers above
-from flow2py.syntax.habits_expr import EXPRESSION_RULES  # noqa: E402
-
 _RULES = (
     _foreign_head,
     _type_name,
@@ -737,7 +735,6 @@ _RULES = (
     _bar_lambda,
     _python_lambda,
     _f_string,
-    *EXPRESSION_RULES,
     _loop,
     _reassignment,
 )

@@ -26,6 +26,7 @@ from flow2py.syntax.habits import (
     _text,
     _unsafe,
 )
+from flow2py.syntax.habits import habit_at as _statement_habit_at
 
 # Where a C-style conditional `c ? a : b` begins (its condition runs back to one of these, at
 # its depth: `?:` binds looser than every operator but assignment) and ends.
@@ -299,3 +300,15 @@ def _format_joined(body: str, args: list[str]) -> str | None:
 
 
 EXPRESSION_RULES = (_rust_macro, _ternary, _chained_comparison, _index)
+
+
+def habit_at(seg: list[Tok], i: int, expected: set[str], path: str) -> Habit | None:
+    """The habit that explains the syntax error at `seg[i]` (habits.habit_at's rules, then these)."""
+    h = _statement_habit_at(seg, i, expected, path)
+    if h is not None:
+        return h
+    for rule in EXPRESSION_RULES:
+        h = rule(seg, i, expected, path)
+        if h is not None:
+            return h
+    return None
