@@ -104,8 +104,8 @@ def show(st: BodyState, t) -> str:
 def add_effect(st: BodyState, effect: Effect, span) -> None:
     """What the innermost function (or lambda) being walked may do grows by `effect`."""
     ctx = st.fn_stack[-1]
-    if effect == TOOL and ctx.first_tool is None:
-        ctx.first_tool = span
+    if effect == TOOL:
+        ctx.tool_uses.append(span)
     ctx.effect = join(ctx.effect, effect)
 
 
