@@ -282,6 +282,7 @@ class UnknownField(CheckData):
     owner: str  # the record or constructor (its name), or the type of the value read (text)
     field: str
     meant: Suggestion  # what the misspelling most likely meant (empty: nothing close), `said()`
+    call: bool = False  # `name` is a function of the type's module taking the value alone: `.name()`
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from flow2py.check.typed import (
     TypeInfo,
 )
 from flow2py.check.typeterms import TVar, resolve, subst
-from flow2py.diagnostics import Related
+from flow2py.diagnostics import Edit, Fix, Related
 from flow2py.syntax import ast
 
 
@@ -307,14 +307,51 @@ def read_field(st: BodyState, e: ast.FieldAccess, tt):
                     return subst(f.type, {(info.decl, p): a for p, a in zip(info.type_params, tt.args)})
             sugg = field_suggestion(info, e.name, st.env.key)
             at = e.name_span if e.name_span.line else None
+            fn = None if sugg else _method_instead(st, e, tt)
+            if fn is not None:
+                _e205_call(st, e, info.name, fn)
+                return TError()
             st.problems.report(
                 codes.UnknownField(e.span, info.name, e.name, sugg.said()),
                 related=sugg.related() + declared_note(info),
                 fixes=sugg.fixes(at) if at is not None else [],
             )
             return TError()
+    fn = _method_instead(st, e, tt)
+    if fn is not None:
+        _e205_call(st, e, show(st, tt), fn)
+        return TError()
     st.problems.report(codes.UnknownField(e.span, show(st, tt), e.name, sg.Suggestion(e.name)))
     return TError()
+
+
+def _method_instead(st: BodyState, e: ast.FieldAccess, tt):
+    """Whether `x.name` read as a field is a function of the home module of x's type that takes
+    x alone (`xs.length` for `xs.length()`, JavaScript's property): then `()` is the one fix."""
+    if type(tt) is not TCon:
+        return None
+    home = tt.decl.split("::")[0]
+    menv = st.d.envs.get(home)
+    fn = menv.cm.fns.get(e.name) if menv else None
+    if fn is None or len(fn.params) != 1 or not (fn.pub or home == st.env.key):
+        return None
+    first = resolve(fn.params[0][1])
+    return fn if type(first) is TCon and first.decl == tt.decl else None
+
+
+def _e205_call(st: BodyState, e: ast.FieldAccess, owner: str, fn) -> None:
+    where = sg._decl_span(fn.node)
+    related = [Related(f"`{e.name}` is declared here", where)] if where is not None and where.line else []
+    at = e.name_span
+    fixes = []
+    if at.line:
+        end = ast.Span(at.file, at.end_line, at.end_column, at.end_line, at.end_column, at.end, at.end)
+        fixes = [Fix(f"call it: `.{e.name}()`", (Edit(end, "()"),), True)]
+    st.problems.report(
+        codes.UnknownField(e.span, owner, e.name, sg.Suggestion(e.name), call=True),
+        related=related,
+        fixes=fixes,
+    )
 
 
 def field_suggestion(info: TypeInfo, name: str, here: str, names=None) -> sg.Suggestion:
