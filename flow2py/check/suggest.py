@@ -394,7 +394,8 @@ def sub_span(span: Span, source: str, text: str) -> Span | None:
 def path_candidates(path: str, std_version: str, std_names, local_names) -> list[str]:
     """What a `use` path that does not resolve most likely meant: `./planer` is `./planner`,
     a std path without its version and `list` are `std@v1/list`, `std@v2/list` is `std@v1/list`, a `.flow` suffix
-    goes. `std_names`: std's module names; `local_names`: the `.flow` files beside the module."""
+    goes. `std_names`: std's module names; `local_names`: the `.flow` files beside the module,
+    and those in the folders below it as `folder/name`."""
     STD_VERSION = std_version
     p = path.strip()
     if p.endswith(".flow"):
@@ -417,7 +418,11 @@ def path_candidates(path: str, std_version: str, std_names, local_names) -> list
     if p.startswith(("./", "../")):
         head, _, last = p.rpartition("/")
         if head in (".", ""):
-            out += [f"./{n}" for n in near(last, local)]
+            out += [f"./{n}" for n in near(last, {n for n in local if "/" not in n})]
+        elif p.startswith("./"):
+            # a path into a folder below: the whole path against the modules there (`./libs/x`
+            # for `./lib/x`)
+            out += [f"./{n}" for n in near(p[2:], {n for n in local if "/" in n})]
         if not out and last in std:
             out.append(f"{STD_VERSION}/{last}")
         return out if [path] != out else []
