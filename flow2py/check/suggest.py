@@ -321,7 +321,9 @@ def habits(name: str, kind: str, cands) -> Suggestion | None:
             if c is not None:
                 found.append(c)
         if not found:
-            return None
+            # what Flow writes is not possible here (`None` where a List is expected): still say
+            # what Flow has instead, without a fix
+            return Suggestion(name, (), why) if why else None
         if len(found) == 1 and why:
             found = [Candidate(**{**found[0].__dict__, "note": why})]
         return Suggestion(name, tuple(found), why if len(found) > 1 else None)
