@@ -14,6 +14,7 @@ from flow2py.check.infer_ctx import QUALIFIED_ERROR, CtorHit, FnHit, LazyWhy, Wh
 from flow2py.check.infer_names import (
     ctor_access,
     fresh_tcon,
+    habit_call,
     instantiate,
     method_suggestion,
     qualified,
@@ -82,6 +83,9 @@ def call(st: BodyState, e: ast.Call, expected):
     hit = None
     receiver = None
     if isinstance(callee, ast.Name) and lookup(st, callee.name) is None:
+        habit = habit_call(st, e)
+        if habit is not None:
+            return habit
         hit = resolve_value(st, callee.name, expected, callee.span)
         if hit is None:
             return _args_poison(st, e)

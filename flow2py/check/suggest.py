@@ -242,6 +242,16 @@ _VALUE_HABITS: dict[str, tuple[tuple[str, ...], str | None]] = {
     "String": (("data.to_text",), None),
 }
 
+
+def method_habit(name: str) -> set[str]:
+    """The method names another language's function `name(x)` is in Flow (`len` -> `length`),
+    when every spelling Flow has for it is a std module's function (`list.length`)."""
+    h = _VALUE_HABITS.get(name)
+    if h is None or not all("." in t for t in h[0]):
+        return set()
+    return {t.rsplit(".", 1)[1] for t in h[0]}
+
+
 # spellings of Flow's literals and `None`: never a misspelling of something the program declares
 _LITERAL_SPELLINGS = {"True", "TRUE", "False", "FALSE", "null", "NULL", "nil", "Nil", "none", "undefined"}
 
