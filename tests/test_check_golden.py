@@ -67,6 +67,7 @@ WITH_SAFE_FIXES = {
     "E101_other_language_values",
     "E103_path_into_a_folder",
     "E112_unused_import",
+    "E201_value_where_a_function_is_expected",
     "E205_function_read_as_field",
     "E209_text_concat",
     "E301_at_the_call",

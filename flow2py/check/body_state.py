@@ -24,10 +24,11 @@ from flow2py.check.infer_ctx import (
     TailRoot,
     Why,
 )
-from flow2py.check.typed import TOOL, CheckedProgram, Effect, FnInfo, TError
-from flow2py.check.typeterms import join, unify
+from flow2py.check.typed import PURE, TOOL, CheckedProgram, Effect, FnInfo, TError, TFun, TNever
+from flow2py.check.typeterms import TVar, join, resolve, unify
 from flow2py.check.typeterms import show as show_type
-from flow2py.diagnostics import Problems, Related
+from flow2py.diagnostics import Edit, Fix, Problems, Related
+from flow2py.span import Span
 
 
 @dataclass(slots=True)
@@ -81,11 +82,26 @@ def expr(st: BodyState, e, expected=None, why: Why | None = None):
 def expect(st: BodyState, actual, expected, node, why: Why | None):
     if unify(actual, expected):
         return actual
-    mismatch(st, actual, expected, node.span, why)
+    hint, fixes = _thunk(st, actual, expected, node)
+    mismatch(st, actual, expected, node.span, why, hint, fixes)
     return TError()
 
 
-def mismatch(st: BodyState, actual, expected, span, why: Why | None) -> None:
+def _thunk(st: BodyState, actual, expected, node) -> tuple[str, list]:
+    """A value where a function of no parameters is expected whose result it fits
+    (`task.spawn(quote(x))`): the work was meant, not its value, and `flow() = ` before it is the
+    one fix; safe unless the function type is pure (the value's calls may reach a Tool)."""
+    x, a = resolve(expected), resolve(actual)
+    if type(x) is not TFun or x.params or type(a) in (TFun, TError, TNever, TVar):
+        return "", []
+    if not unify(a, x.result) or not node.span.line:
+        return "", []
+    sp = node.span
+    at = Span(sp.file, sp.line, sp.column, sp.line, sp.column, sp.start, sp.start)
+    return "thunk", [Fix("make it a function: `flow() = ...`", (Edit(at, "flow() = "),), x.effect != PURE)]
+
+
+def mismatch(st: BodyState, actual, expected, span, why: Why | None, hint: str = "", fixes=()) -> None:
     related = []
     because = None
     if why is not None:
@@ -93,7 +109,9 @@ def mismatch(st: BodyState, actual, expected, span, why: Why | None) -> None:
         if why.span is not None and why.span.line:
             related.append(Related(why.text, why.span))
     st.problems.report(
-        codes.TypeMismatch(span, show(st, actual), show(st, expected), because=because), related=related
+        codes.TypeMismatch(span, show(st, actual), show(st, expected), because=because, hint=hint),
+        related=related,
+        fixes=list(fixes),
     )
 
 

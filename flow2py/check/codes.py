@@ -242,6 +242,9 @@ class TypeMismatch(CheckData):
     name: str = ""  # the pattern's constructor ("ctor-pattern"), the name bound ("alternative")
     items: int = 0  # the items of a "tuple-pattern"
     names: tuple[str, ...] = ()  # the names the first alternative binds ("alternative-names")
+    # what the mistake most likely was, for a "value": "thunk" (a value where a function of no
+    # parameters returning it is expected)
+    hint: str = ""
 
 
 @dataclass(frozen=True)

@@ -119,6 +119,12 @@ def _path_tail(cands: tuple[str, ...]) -> str:
 
 def _types(d: codes.CheckData) -> str | None:
     match d:
+        case codes.TypeMismatch(place="value", expected=exp, found=found, because=because, hint="thunk"):
+            why = f" (expected because of {because})" if because is not None else ""
+            return (
+                f"type mismatch: expected `{exp}`, found `{found}`{why} — a function is expected: "
+                "write `flow() = ...` to pass the work, not its value"
+            )
         case codes.TypeMismatch(place="value", expected=exp, found=found, because=because):
             why = f" (expected because of {because})" if because is not None else ""
             return f"type mismatch: expected `{exp}`, found `{found}`{why}"
