@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from flow2py.check import codes
-from flow2py.check.declare import Declarations, ModEnv
+from flow2py.check.declare import Declarations, ModEnv, field_span
 from flow2py.check.infer_ctx import (
     Binding,
     DataReq,
@@ -24,7 +24,18 @@ from flow2py.check.infer_ctx import (
     TailRoot,
     Why,
 )
-from flow2py.check.typed import PURE, TOOL, CheckedProgram, Effect, FnInfo, TError, TFun, TNever
+from flow2py.check.typed import (
+    PURE,
+    TOOL,
+    CheckedProgram,
+    Effect,
+    FieldRef,
+    FnInfo,
+    LocalRef,
+    TError,
+    TFun,
+    TNever,
+)
 from flow2py.check.typeterms import TVar, join, resolve, unify
 from flow2py.check.typeterms import show as show_type
 from flow2py.diagnostics import Edit, Fix, Problems, Related
@@ -56,6 +67,8 @@ class BodyState:
     insts: list[Instantiation] = field(default_factory=list)  # whole program: generic uses
     bad: set[int] = field(default_factory=set)  # whole patterns whose checking reported a mistake
     field_binders: set[int] = field(default_factory=set)  # BindPatterns written `{ x }` or `{ x: y }`
+    # BindPattern id -> where its type is declared (a constructor's value): E201's note on its uses
+    origins: dict[int, Related] = field(default_factory=dict)
     # the `why` of the `expr` call now dispatching: read first thing by `block`, `if_expr` and
     # `match_expr`, whose parts then say what fixed their expected type (a signature, an annotation)
     why_in: object = None
@@ -83,8 +96,25 @@ def expect(st: BodyState, actual, expected, node, why: Why | None):
     if unify(actual, expected):
         return actual
     hint, fixes = _thunk(st, actual, expected, node)
-    mismatch(st, actual, expected, node.span, why, hint, fixes)
+    mismatch(st, actual, expected, node.span, why, hint, fixes, _found_notes(st, node))
     return TError()
+
+
+def _found_notes(st: BodyState, node) -> list[Related]:
+    """Where the found type comes from, when the value is a record field read (`c.company`: the
+    field's declaration) or a name a constructor pattern bound (the constructor's value)."""
+    ref = st.refs.get(node.id)
+    if type(ref) is FieldRef:
+        info = st.d.type_decls.get(ref.type_decl)
+        if info is not None and info.node is not None:
+            sp = field_span(info, ref.field)
+            if sp is not None and sp.line:
+                return [Related(f"`{ref.field}` is declared here", sp)]
+    elif type(ref) is LocalRef:
+        origin = st.origins.get(ref.binder)
+        if origin is not None:
+            return [origin]
+    return []
 
 
 def _thunk(st: BodyState, actual, expected, node) -> tuple[str, list]:
@@ -101,13 +131,16 @@ def _thunk(st: BodyState, actual, expected, node) -> tuple[str, list]:
     return "thunk", [Fix("make it a function: `flow() = ...`", (Edit(at, "flow() = "),), x.effect != PURE)]
 
 
-def mismatch(st: BodyState, actual, expected, span, why: Why | None, hint: str = "", fixes=()) -> None:
+def mismatch(
+    st: BodyState, actual, expected, span, why: Why | None, hint: str = "", fixes=(), found=()
+) -> None:
     related = []
     because = None
     if why is not None:
         because = why.text
         if why.span is not None and why.span.line:
             related.append(Related(why.text, why.span))
+    related += [r for r in found if r not in related]
     st.problems.report(
         codes.TypeMismatch(span, show(st, actual), show(st, expected), because=because, hint=hint),
         related=related,
