@@ -64,6 +64,7 @@ def test_no_orphaned_expected_files():
 
 #: golden cases whose mistakes have safe fixes (so the property above is not vacuous for them)
 WITH_SAFE_FIXES = {
+    "E101_constructor_the_other_arms_leave",
     "E101_other_language_values",
     "E103_path_into_a_folder",
     "E112_unused_import",

@@ -69,6 +69,8 @@ class BodyState:
     field_binders: set[int] = field(default_factory=set)  # BindPatterns written `{ x }` or `{ x: y }`
     # BindPattern id -> where its type is declared (a constructor's value): E201's note on its uses
     origins: dict[int, Related] = field(default_factory=dict)
+    # an arm's top-level constructor pattern id -> the constructors the match's other arms name
+    arm_siblings: dict[int, frozenset] = field(default_factory=dict)
     # the `why` of the `expr` call now dispatching: read first thing by `block`, `if_expr` and
     # `match_expr`, whose parts then say what fixed their expected type (a signature, an annotation)
     why_in: object = None

@@ -301,7 +301,17 @@ def match_expr(st: BodyState, e: ast.Match, expected):
     scrutinee = expr(st, e.scrutinee)
     result = expected
     seen_value = expected is not None
+    named = [
+        a.pattern.name for a in e.arms if type(a.pattern) is ast.CtorPattern and a.pattern.module is None
+    ]
     for arm in e.arms:
+        if type(arm.pattern) is ast.CtorPattern:
+            # the constructors the other arms name: a constructor of another type in this arm most
+            # likely meant the one of the scrutinee's type they leave (patterns.py)
+            others = list(named)
+            if arm.pattern.module is None:
+                others.remove(arm.pattern.name)
+            st.arm_siblings[arm.pattern.id] = frozenset(others)
         st.scopes.append({})
         bind_pattern(st, arm.pattern, scrutinee)
         if arm.guard is not None:
