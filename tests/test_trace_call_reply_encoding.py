@@ -50,6 +50,9 @@ _INTS = [
     2**32,
     2**63 - 1,
     -(2**63),
+    -(2**63) - 1,
+    -(2**64),
+    -(2**64) - 1,
     2**64,
     10**30,
 ]
@@ -67,8 +70,11 @@ def _value(depth: int = 0):
         return _text(_rnd.choice([0, 1, 23, 24, 255, 256, 1100]))
     if k == 2:
         return _rnd.choice([True, False, ()])
-    if k == 3:
-        return V.Ok(_rnd.randrange(-100, 100))
+    if k == 3:  # an Ok or Err of an Int or a Str (a fast path of its own) or of anything else
+        wrap = _rnd.choice([V.Ok, V.Err])
+        return wrap(
+            _rnd.choice([_rnd.randrange(-100, 100), _rnd.choice(_INTS), _text(24), _value(depth + 1)])
+        )
     if k == 4:
         return V.list_of([_value(depth + 1) for _ in range(_rnd.choice([0, 1, 5, 40]))])
     if k == 5:

@@ -61,6 +61,12 @@ def _names(d: codes.CheckData) -> str | None:
             return f"{kind} `{n}` is declared twice in this module"
         case codes.DuplicateDeclaration(name=n, kind=kind):  # type parameter, field, constructor, parameter
             return f"{kind} `{n}` is declared twice"
+        case _:
+            return _names_more(d)
+
+
+def _names_more(d: codes.CheckData) -> str | None:
+    match d:
         case codes.PreludeNameRedeclared(name=n, ctor=False):
             return f"`{n}` is a prelude name and cannot be declared again"
         case codes.PreludeNameRedeclared(name=n, ctor=True):
@@ -105,8 +111,24 @@ def _names(d: codes.CheckData) -> str | None:
 
 
 def _name_tail(s) -> str:
-    """What a name's message says after the mistake: its suggestion (flow2py/check/suggest.py)."""
-    return s.tail() if s is not None else ""
+    """What a name's message says after the mistake: its suggestion (flow2py/check/suggest.py),
+    ` — did you mean `x`?`, or a habit's note."""
+    if s is None:
+        return ""
+    cands = s.cands
+    if len(cands) == 1 and cands[0].note:
+        return " — " + cands[0].note
+    if len(cands) == 1 and cands[0].text == s.name and cands[0].use_path:
+        return f' — add `use "{cands[0].use_path}"`'
+    if cands:
+        names = [f"`{c.text}`" for c in cands]
+        listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+        if s.note:
+            return f" — {s.note} (or {listed})"
+        return f" — did you mean {listed}?"
+    if s.note:
+        return " — " + s.note
+    return ""
 
 
 def _path_tail(cands: tuple[str, ...]) -> str:
@@ -179,7 +201,7 @@ def _types_more(d: codes.CheckData) -> str | None:
         case codes.UnknownField(owner=owner, field=name, call=True):
             return f"`{owner}` has no field `{name}` — `{name}` is a function: write `.{name}()`"
         case codes.UnknownField(owner=owner, field=name, meant=meant):
-            return f"`{owner}` has no field `{name}`" + meant.tail()
+            return f"`{owner}` has no field `{name}`" + _name_tail(meant)
         case codes.MissingField(missing=missing, name=name):
             listed = ", ".join(f"`{m}`" for m in missing)
             fields = "fields" if len(missing) > 1 else "field"
@@ -204,10 +226,10 @@ def _types_more(d: codes.CheckData) -> str | None:
         case codes.UnknownMethod(name=name, receiver=t, home=None, meant=meant):
             return (
                 f"no function `{name}` for `{t}`: its type has no home module, "
-                "so only generic std functions apply" + meant.tail()
+                "so only generic std functions apply" + _name_tail(meant)
             )
         case codes.UnknownMethod(name=name, receiver=t, home=home, meant=meant):
-            return f"no function `{name}` for `{t}` in its module {home}" + meant.tail()
+            return f"no function `{name}` for `{t}` in its module {home}" + _name_tail(meant)
         case codes.AliasCycle(name=name):
             return f"type alias `{name}` refers to itself"
         case codes.CannotInfer(what="field", name=name):

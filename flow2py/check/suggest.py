@@ -65,25 +65,9 @@ class Suggestion:
     def unique(self) -> Candidate | None:
         return self.cands[0] if len(self.cands) == 1 else None
 
-    def tail(self) -> str:
-        """What the message says after the mistake: ` — did you mean `x`?`, or a habit's note."""
-        if len(self.cands) == 1 and self.cands[0].note:
-            return " — " + self.cands[0].note
-        if len(self.cands) == 1 and self.cands[0].text == self.name and self.cands[0].use_path:
-            return f' — add `use "{self.cands[0].use_path}"`'
-        if self.cands:
-            names = [f"`{c.text}`" for c in self.cands]
-            listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
-            if self.note:
-                return f" — {self.note} (or {listed})"
-            return f" — did you mean {listed}?"
-        if self.note:
-            return " — " + self.note
-        return ""
-
     def said(self) -> Suggestion:
-        """What `tail` says of it, and only that: the candidates without their places and
-        targets, so that a diagnostic's data holding it compares by value."""
+        """What its message says of it (check/messages.py `_name_tail`), and only that: the
+        candidates without their places and targets, so that a diagnostic's data holding it compares by value."""
         cands = tuple(Candidate(c.text, c.kind, use_path=c.use_path, note=c.note) for c in self.cands)
         return Suggestion(self.name, cands, self.note)
 

@@ -553,8 +553,11 @@ class Dispatcher:
         """Send several calls, `(call_id, impl, spec, args, type_args)` each, in order: the sync
         ones handed to the worker pool at once (flowrt.engine.record.send: a round's calls)."""
         jobs = []
+        run_id, store, failures = self.run_id, self.store, self.failures
         for call_id, impl, spec, args, type_args in calls:
-            ctx = self.context(call_id)
+            # The context's fields as a tuple (`current_call()` builds the CallContext only if the
+            # implementation asks: a frozen dataclass a call cost ~1 µs); a WholeCall gets the object.
+            ctx = self.context(call_id) if isinstance(impl, WholeCall) else (run_id, call_id, store, failures)
             if self.is_async(impl):
                 _loop().submit(self.completions, call_id, impl, spec, args, type_args, ctx)
             else:

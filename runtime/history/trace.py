@@ -335,7 +335,7 @@ _b3 = blake3.blake3
 
 
 def _head(major: int, n: int) -> bytes:
-    """A CBOR item's head, major type `major` (shifted: 0x40 bytes, 0x60 text, 0x80 array) and
+    """A CBOR item's head, major type `major` (shifted: 0 and 0x20 Ints, 0x40 bytes, 0x60 text, 0x80 array) and
     argument `n`, in its shortest form (what cbor2 writes)."""
     if n < 24:
         return _HEADS[major | n]
@@ -348,7 +348,7 @@ def _head(major: int, n: int) -> bytes:
     return bytes((major | 27,)) + n.to_bytes(8, "big")
 
 
-_HEADS = {m | n: bytes((m | n,)) for m in (0x40, 0x60, 0x80) for n in range(24)}
+_HEADS = {m | n: bytes((m | n,)) for m in (0x00, 0x20, 0x40, 0x60, 0x80) for n in range(24)}
 _DIGEST_HEAD = _head(0x40, 32)  # a 32-byte digest as a CBOR byte string
 _CALL_HEAD, _REPLY_HEAD = bytes((0x86, CALL)), bytes((0x83, REPLY))  # the arrays' heads, the kinds
 _TEXTS: dict[str, bytes] = {}  # the CBOR of the Tool names and ids met (a program has few)
@@ -374,17 +374,61 @@ def _name(s: str) -> bytes:
     return b
 
 
+_U64 = 1 << 64
+_OK_HEAD, _ERR_HEAD = bytes((0x82, OK)), bytes((0x82, ERR))  # [OK, x], [ERR, x]
+
+
+def _scalar(v):
+    """The CBOR of an Int within 64 bits or a Str, written here (the bytes cbor2 writes); None for
+    any other value (cbor2 writes it: `_item`)."""
+    t = type(v)
+    if t is int:
+        if 0 <= v < _U64:
+            return _head(0, v)
+        if -_U64 <= v < 0:
+            return _head(0x20, -1 - v)
+        return None
+    if t is str:
+        try:
+            return _text(v)
+        except UnicodeEncodeError:  # a lone surrogate: cbor2 refuses it as it always did
+            return None
+    return None
+
+
+_TOOLS: dict[tuple[str, str], bytes] = {}  # a Call's tool and tool id as CBOR, by the pair met
+
+
+def _tool(tool: str, tool_id: str) -> bytes:
+    """`_name(tool) + _name(tool_id)`, kept for the pair."""
+    b = _TOOLS.get((tool, tool_id))
+    if b is None:
+        b = _name(tool) + _name(tool_id)
+        if len(_TOOLS) < 4096:
+            _TOOLS[(tool, tool_id)] = b
+    return b
+
+
 def _slot(v, threshold: int, blobs: list):
     """One value slot: (its stored form as CBOR, its digest), its blob appended to `blobs` (the
     fast path of `_Slots` for the two facts a run records most, a Call and a Reply: the fact's
-    array is written here around the slots, the bytes cbor2 would write for it)."""
-    if type(v) is V.Hole:
+    array is written here around the slots, the bytes cbor2 would write for it; an Int or a Str,
+    bare or in an Ok or Err, is written here too: `_scalar`)."""
+    t = type(v)
+    if t is V.Ok or t is V.Err:
+        b = _scalar(v._0)
+        if b is not None:
+            b = (_OK_HEAD if t is V.Ok else _ERR_HEAD) + b
+    elif t is V.Hole:
         h = bytes.fromhex(v.hash)
         return _dumps([HOLE, h]), h
-    try:
-        b = _dumps(_item(v))
-    except RecursionError:
-        raise TraceError("cannot encode a value nested this deeply") from None
+    else:
+        b = _scalar(v)
+    if b is None:
+        try:
+            b = _dumps(_item(v))
+        except RecursionError:
+            raise TraceError("cannot encode a value nested this deeply") from None
     h = _b3(b).digest()
     if len(b) > threshold:
         blobs.append((h, b))
@@ -399,7 +443,7 @@ def encode_fact(fact: Fact, threshold: int = BLOB_THRESHOLD) -> EncodedFact:
         blobs: list = []
         r, rd = _slot(fact.reply, threshold, blobs)
         head = _REPLY_HEAD + _text(fact.id)
-        return EncodedFact(REPLY, head + r, head + _digest_item(rd), tuple(blobs), (rd,))
+        return EncodedFact(REPLY, head + r, head + _digest_item(rd), tuple(blobs) if blobs else (), (rd,))
     if t is Call:  # [CALL, id, tool, tool_id, [slot...], [type arg...]]
         blobs = []
         args = fact.args
@@ -418,9 +462,14 @@ def encode_fact(fact: Fact, threshold: int = BLOB_THRESHOLD) -> EncodedFact:
             a, ad = ah + b"".join(xs), ah + b"".join(_digest_item(h) for h in hs)
             digests = tuple(hs)
         ta = fact.type_args
-        tail = _HEADS[0x80 | len(ta)] + b"".join(_text(x) for x in ta) if len(ta) < 24 else _dumps(list(ta))
-        head = _CALL_HEAD + _text(fact.id) + _name(fact.tool) + _name(fact.tool_id)
-        return EncodedFact(CALL, head + a + tail, head + ad + tail, tuple(blobs), digests)
+        if not ta:
+            tail = b"\x80"
+        else:
+            tail = (
+                _HEADS[0x80 | len(ta)] + b"".join(_text(x) for x in ta) if len(ta) < 24 else _dumps(list(ta))
+            )
+        head = _CALL_HEAD + _text(fact.id) + _tool(fact.tool, fact.tool_id)
+        return EncodedFact(CALL, head + a + tail, head + ad + tail, tuple(blobs) if blobs else (), digests)
     s = _Slots(threshold)
     if t is Start:
         if fact.data_version != DATA_VERSION:
