@@ -359,7 +359,12 @@ def read_field(st: BodyState, e: ast.FieldAccess, tt):
     if fn is not None:
         _e205_call(st, e, show(st, tt), fn)
         return TError()
-    st.problems.report(codes.UnknownField(e.span, show(st, tt), e.name, sg.Suggestion(e.name)))
+    ref = st.refs.get(e.target.id)
+    origin = st.origins.get(ref.binder) if type(ref) is LocalRef else None
+    st.problems.report(
+        codes.UnknownField(e.span, show(st, tt), e.name, sg.Suggestion(e.name)),
+        related=[origin] if origin is not None else [],
+    )
     return TError()
 
 
