@@ -103,6 +103,9 @@ def test_safe_habits_are_the_ones_with_one_equivalent():
         "comments_and_quotes",
         "other_lambdas",
         "arm_arrow",
+        "ternary",
+        "type_arguments",
+        "assignment_new_name",
     }
 
 

@@ -67,6 +67,9 @@ class BodyState:
     insts: list[Instantiation] = field(default_factory=list)  # whole program: generic uses
     bad: set[int] = field(default_factory=set)  # whole patterns whose checking reported a mistake
     field_binders: set[int] = field(default_factory=set)  # BindPatterns written `{ x }` or `{ x: y }`
+    # record patterns that left out fields (E206 reported), with the bindings standing for them:
+    # (diagnostic, pattern, bindings), its fix settled in post.py once their uses are known
+    left_out: list = field(default_factory=list)
     # BindPattern id -> where its type is declared (a constructor's value): E201's note on its uses
     origins: dict[int, Related] = field(default_factory=dict)
     # an arm's top-level constructor pattern id -> the constructors the match's other arms name

@@ -293,6 +293,7 @@ class MissingField(CheckData):
     code = "E206"
     missing: tuple[str, ...]
     name: str = ""  # the record (or constructor) of a literal; "" for a pattern
+    used: tuple[str, ...] = ()  # of a pattern: the fields left out that its arm uses
 
 
 @dataclass(frozen=True)

@@ -282,6 +282,9 @@ def if_expr(st: BodyState, e: ast.If, expected):
             unify(t, st.d.unit())
         elif type(t) not in (TError, TNever) and not unify(t, st.d.unit()):
             st.problems.report(codes.IfWithoutElse(e.then.span, show(st, t)))
+            # the author meant a value here (the `else` is what is missing): its type is not
+            # known, so nothing that uses it is reported as well
+            return TError()
         return st.d.unit()
     if expected is not None:
         why = _placed(outer, "the expected type of this `if`")

@@ -202,6 +202,13 @@ def _types_more(d: codes.CheckData) -> str | None:
             return f"`{owner}` has no field `{name}` — `{name}` is a function: write `.{name}()`"
         case codes.UnknownField(owner=owner, field=name, meant=meant):
             return f"`{owner}` has no field `{name}`" + _name_tail(meant)
+        case codes.MissingField(missing=missing, name="", used=used) if used:
+            listed = ", ".join(f"`{m}`" for m in used)
+            fields = "fields" if len(used) > 1 else "field"
+            said = (
+                f"this pattern leaves out {fields} {listed}, which its arm uses: name {listed} in the pattern"
+            )
+            return said + (" (and end it with `..` for the others)" if len(missing) > len(used) else "")
         case codes.MissingField(missing=missing, name=name):
             listed = ", ".join(f"`{m}`" for m in missing)
             fields = "fields" if len(missing) > 1 else "field"

@@ -5,7 +5,9 @@ later (exhaust.py, from post.py), once types are solved."""
 
 from __future__ import annotations
 
-from flow2py.check.body_state import BodyState, bind, mark_used, mismatch, show
+import dataclasses
+
+from flow2py.check.body_state import BodyState, bind, lookup, mark_used, mismatch, show
 from flow2py.check import codes
 from flow2py.check import suggest as sg
 from flow2py.check.declare import field_span, ordinal
@@ -13,7 +15,7 @@ from flow2py.check.infer_ctx import RecordTarget
 from flow2py.check.infer_names import ctor_access, declared_note, fresh_tcon, literal
 from flow2py.check.typed import CtorRef, TCon, TError, TNever, TTuple
 from flow2py.check.typeterms import TVar, resolve, subst, unify
-from flow2py.diagnostics import Edit, Fix, Related
+from flow2py.diagnostics import Diagnostic, Edit, Fix, Related
 from flow2py.syntax import ast
 
 
@@ -222,11 +224,70 @@ def _named_fields(
         _pat(st, sub, ft, names)
     missing = [n for n, _, _ in fields if n not in seen and n not in meant]
     if missing and not p.rest:
-        st.problems.report(
+        d = st.problems.report(
             codes.MissingField(p.span, tuple(missing)),
             related=declared_note(info),
             fixes=_rest_fix(st, p),
         )
+        # An arm that uses a field the pattern left out meant to name it: the field is bound
+        # (silently: never reported unused), so that use is not also an unknown name (E101),
+        # and the fix names it (left_out_fixes). Not when the name means something already (a
+        # local, a function of the module).
+        bound = []
+        for n, ft, _ in fields:
+            if n in missing and n not in names and lookup(st, n) is None and n not in st.env.cm.fns:
+                b = bind(st, n, ft, p, p.span)
+                b.silent = True
+                bound.append(b)
+        if bound:
+            st.left_out.append((d, p, bound))
+
+
+def left_out_fixes(st: BodyState) -> None:
+    """Once the function is walked: a pattern that left out fields its arm uses gets, in place of
+    the fix ending it with `..`, the safe fix naming them (and `..` for the other fields left
+    out): the arm says which fields it needs, so there is no choice."""
+    items = st.problems.items
+    for d, p, bound in st.left_out:
+        used = [b.name for b in bound if b.used]
+        if not used or d not in items:
+            continue
+        rest = len(used) < len(d.data.missing)
+        at = _pattern_end(st, p)
+        if at is None:
+            continue
+        i, src = at
+        names = ", ".join(used) + (", .." if rest else "")
+        text = {"{": f" {names} ", ",": f" {names}"}.get(src[i - 1], f", {names}")
+        fix = Fix(
+            f"name {_listed(used)} in the pattern" + (", then `..`" if rest else ""),
+            (Edit(_point(p, src, i), text),),
+            True,
+        )
+        data = dataclasses.replace(d.data, used=tuple(used))
+        items[items.index(d)] = Diagnostic.of(data, d.related, (fix,))
+
+
+def _listed(names: list) -> str:
+    return ", ".join(f"`{n}`" for n in names)
+
+
+def _pattern_end(st: BodyState, p: ast.CtorPattern):
+    """Where text goes before a record pattern's `}` (after its last field), and the source."""
+    src = st.env.lm.ast.source or ""
+    sp = p.span
+    if sp.end <= sp.start or src[sp.end - 1 : sp.end] != "}":
+        return None
+    i = sp.end - 1
+    while i > sp.start and src[i - 1] in " \t\r\n":
+        i -= 1
+    return i, src
+
+
+def _point(p: ast.CtorPattern, src: str, i: int) -> ast.Span:
+    line = src.count("\n", 0, i) + 1
+    col = i - (src.rfind("\n", 0, i) + 1) + 1
+    return ast.Span(p.span.file, line, col, line, col, i, i)
 
 
 def _field_at(target: RecordTarget, name: str):

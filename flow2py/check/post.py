@@ -8,6 +8,7 @@ from flow2py.check import codes
 from flow2py.check import pattern_form as pf
 from flow2py.check.body_state import BodyState
 from flow2py.check.exhaust import Exhaust
+from flow2py.check.patterns import left_out_fixes
 from flow2py.check.typed import (
     PURE,
     CheckpointSite,
@@ -58,6 +59,7 @@ def finish_fn(st: BodyState, exhaust: Exhaust) -> None:
         v = exhaust.check_match([(forms[p.id], False)], zonk(site.type, unit))
         if v.missing:
             problems.report(codes.RefutableLet(p.span, tuple(v.missing), v.truncated))
+    left_out_fixes(st)
     source = st.env.lm.ast.source or ""
     # a @test with parameters is E504 already: its parameters are the mistake, not unused bindings
     test_params = {p.id for p in st.fn.node.params} if st.fn.is_test else set()

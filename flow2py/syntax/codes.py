@@ -133,7 +133,8 @@ class ForeignSyntax(SyntaxData):
     # "not-compound", "equality", "const", "mut", "assign", "update", "loop", "lambda",
     # "f-string", "f-string-plain", "fn-head", "type-head", "import", "top-level-value",
     # "number", "type-name", "arm-arrow", "template", "template-plain", "single-quote",
-    # "comment", "text-reference", "reference"
+    # "comment", "text-reference", "reference", "ternary", "chained-comparison", "index",
+    # "format", "format-plain", "vec-macro", "type-args", "assign-new"
     kind: str
     habit: str  # what was written, as the answer quotes it: `elif`, `===`, `x =>`, `&mut`, `for`
     flow: str = ""  # what Flow writes instead, as quoted: `else if`, `==`, `flow(x) =`, `Text`

@@ -15,7 +15,9 @@ of the fixed source, and checking goes on as if the fix were applied), or with a
 reported). Either way the parse goes on past it, and the mistakes after it are still found.
 
 The habits that are not tokens of Flow at all (template literals, `'text'`, `# comments`,
-`&str`) are answered right after scanning, in habits_scanned.py.
+`&str`) are answered right after scanning, in habits_scanned.py; some habits inside
+expressions (`c ? a : b`, `d["k"]`, `format!`) are in habits_expr.py, whose `habit_at` (the
+parser's) asks this module's rules first.
 """
 
 from __future__ import annotations
@@ -363,11 +365,17 @@ def _reassignment(seg, i, expected, path):
         return None
     if op is None:
         new = seg[:k] + [_like("LET", "let", name)] + seg[k:]
-        fix = _unsafe(
-            f"bind a new `{name.value}` with `let` (it shadows the old one from here on)",
-            _insert_before(path, name, "let "),
-        )
-        diag = _diag(_span(path, name, tok), fix, "assign", f"{name.value} =", "let", name=name.value)
+        message = f"bind a new `{name.value}` with `let` (it shadows the old one from here on)"
+        # A name the declaration has not written before is no binding of it: the `let` is all
+        # that is missing (no old value to shadow, so no choice), when the name is read after.
+        new_name = not any(t.type == "LOWER" and t.value == name.value for t in seg[:k])
+        read_after = _read_in_block(seg, i + 1, name.value)
+        if new_name and read_after:
+            fix = _safe(f"bind `{name.value}` with `let`", _insert_before(path, name, "let "))
+        else:
+            fix = _unsafe(message, _insert_before(path, name, "let "))
+        kind = "assign-new" if fix.safe else "assign"
+        diag = _diag(_span(path, name, tok), fix, kind, f"{name.value} =", "let", name=name.value)
     else:
         sym = _OP_ASSIGN[op.type]
         new = (
@@ -391,6 +399,21 @@ def _reassignment(seg, i, expected, path):
         )
     # The rewritten `let` may bind a name nothing reads (the old binding was meant): not reported.
     return Habit(diag, new, region=[name, tok])
+
+
+def _read_in_block(seg: list[Tok], k: int, name: str) -> bool:
+    """Whether `name` is written from `seg[k]` to the end of the block holding it."""
+    depth = 0
+    for t in seg[k:]:
+        if t.type in OPENERS:
+            depth += 1
+        elif t.type in CLOSERS:
+            depth -= 1
+            if depth < 0:
+                return False
+        elif t.type == "LOWER" and t.value == name:
+            return True
+    return False
 
 
 _LOOPS = frozenset({"for", "while", "loop"})  # their answers: messages.py

@@ -15,7 +15,7 @@ import re
 
 from flow2py.diagnostics import Diagnostic
 from flow2py.syntax.broken import hole
-from flow2py.syntax.engine.scanner import Tok
+from flow2py.syntax.engine.scanner import Tok, separator_after
 from flow2py.syntax.habits import (
     _NAME,
     _at,
@@ -73,6 +73,7 @@ def _template(tokens, diags, source, path, p, bad, drop, regions):
     diags[:] = [d for d in diags if not (d.code in ("E001", "E002", "E003") and p <= d.span.start <= q)]
     kept = [t for t in tokens if not (p <= t.start_pos <= q)]
     at = next((k for k, t in enumerate(kept) if t.start_pos > q), len(kept))
+    ends = _ends_statement(tokens, p, q)
     if "${" not in body:
         text = '"' + body.replace("\\`", "`").replace('"', '\\"') + '"'
         tok = Tok("TEXT", text, p, first.line, first.column, last.end_line, last.end_column, q + 1)
@@ -89,7 +90,7 @@ def _template(tokens, diags, source, path, p, bad, drop, regions):
         fix = _unsafe("join the parts with `++`", _replace(path, first, last, joined_template(body)))
         kind = "template"
     diags.append(_diag(_span(path, first, last), fix, kind, "`"))
-    return kept[:at] + [tok] + kept[at:]
+    return kept[:at] + [tok, *_separator(tok, ends)] + kept[at:]
 
 
 def _inside(tokens, diags, p, q, bad, drop):
@@ -107,13 +108,25 @@ def _single_quoted(tokens, diags, source, path, p, bad, drop):
         return tokens
     body = source[p + 1 : q]
     first, last = _pos_tok(source, path, p), _pos_tok(source, path, q)
+    ends = _ends_statement(tokens, p, q)
     kept = _inside(tokens, diags, p, q, bad, drop)
     text = '"' + body.replace("\\'", "'").replace('"', '\\"') + '"'
     tok = Tok("TEXT", text, p, first.line, first.column, last.end_line, last.end_column, q + 1)
     fix = _safe("write it in double quotes", _replace(path, first, last, text))
     diags.append(_diag(_span(path, first, last), fix, "single-quote", "'", text))
     at = next((k for k, t in enumerate(kept) if t.start_pos > q), len(kept))
-    return kept[:at] + [tok] + kept[at:]
+    return kept[:at] + [tok, *_separator(tok, ends)] + kept[at:]
+
+
+def _ends_statement(tokens: list[Tok], p: int, q: int) -> bool:
+    """Whether the scanner ended a statement inside source[p..q]: it put the `_SEP` of the line's
+    end after the last token it read there (the literal's inside), so the `_SEP` goes with what
+    replaces the literal, or the next line would read as part of this statement."""
+    return any(t.type == "_SEP" and p <= t.start_pos <= q for t in tokens)
+
+
+def _separator(tok: Tok, ends: bool) -> list[Tok]:
+    return [separator_after(tok)] if ends else []
 
 
 def _hash_comment(tokens, diags, source, path, p, bad, drop):

@@ -289,4 +289,32 @@ def _foreign(d: codes.ForeignSyntax) -> str:
             return f"Flow has no references, and its text type is `Text`: write `Text`, not `{habit}`"
         case "reference":
             return f"Flow has no references: a value is shared, never borrowed or changed, so write it without `{habit}`"
+    return _foreign_more(d)
+
+
+def _foreign_more(d: codes.ForeignSyntax) -> str:
+    """E012 answers, continued (one `match` for them all would be too long to read)."""
+    habit, flow, name = d.habit, d.flow, d.name
+    match d.kind:
+        case "assign-new":
+            return (
+                f"Flow binds a name with `let`: write `let {name} = ...` (a binding never changes afterwards)"
+            )
+        case "ternary":
+            return f"Flow has no `{habit}` conditional: `if` is an expression, so write `{flow}`"
+        case "chained-comparison":
+            return f"Flow compares two values at a time: write `{flow}`"
+        case "index":
+            return (
+                f"Flow has no indexing `{habit}`: write `{flow}` (dict.get, list.get), which gives an "
+                "Option, since the key or index may be missing"
+            )
+        case "format":
+            return "Flow has no `format!`: join text with " + _JOIN
+        case "format-plain":
+            return f"Flow has no `format!`: this one formats nothing, so it is the text {flow}"
+        case "type-args":
+            return f"Flow writes type arguments in `<...>`: `{flow}`, not `{habit}`"
+        case "vec-macro":
+            return "Flow writes a list as `[...]`, not `vec![...]`"
     raise TypeError(f"no answer for the habit kind {d.kind!r}")

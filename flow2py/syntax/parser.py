@@ -59,7 +59,8 @@ from flow2py.syntax.engine.scanner import (
     starts_declaration,
 )
 from flow2py.syntax.engine.scanner import tokenize as scan
-from flow2py.syntax.habits import Habit, habit_at
+from flow2py.syntax.habits import Habit
+from flow2py.syntax.habits_expr import habit_at
 from flow2py.syntax.habits_scanned import scanned
 
 MAX_ERRORS_PER_DECL = 5

@@ -1,0 +1,314 @@
+"""Habits from other languages inside an expression, answered in Flow (E012; habits.py has the
+why and the rest): the C conditional `c ? a : b`, a chained comparison `0 <= x < 15`, indexing
+`d["k"]` / `xs[0]`, `List[Int]` in a type, and Rust's `format!(...)` and `vec![...]`."""
+
+from __future__ import annotations
+
+import re
+
+from flow2py.syntax.broken import hole
+from flow2py.syntax.engine.scanner import CLOSERS, OPENERS, Tok
+from flow2py.syntax.habits import (
+    _NAME,
+    Habit,
+    _at,
+    _delete_between,
+    _diag,
+    _insert_after,
+    _insert_before,
+    _is,
+    _like,
+    _matching,
+    _opening,
+    _replace,
+    _safe,
+    _span,
+    _text,
+    _unsafe,
+)
+from flow2py.syntax.habits import habit_at as _statement_habit_at
+
+# Where a C-style conditional `c ? a : b` begins (its condition runs back to one of these, at
+# its depth: `?:` binds looser than every operator but assignment) and ends.
+_TERNARY_BEFORE = frozenset(
+    {"LPAR", "LSQB", "LBRACE", "COMMA", "_SEP", "EQUAL", "RETURN", "FATARROW", "COLON"}
+)
+_TERNARY_AFTER = frozenset({"COMMA", "_SEP", "RPAR", "RSQB", "RBRACE"})
+
+
+def _ternary(seg, i, expected, path):
+    """`c ? a : b` (C, JavaScript, Java): Flow's `if` is an expression, `if c { a } else { b }`."""
+    # the `?`: at the error or before it in this expression (`c ? (a) : b` reads as a call of
+    # `c?` and fails at the `:`)
+    q = i
+    while q > 0 and seg[q].type != "QMARK":
+        if seg[q].type in CLOSERS:
+            o = _opening(seg, q)
+            if o is None:
+                return None
+            q = o
+        elif q < i and seg[q].type in _TERNARY_BEFORE:
+            return None
+        q -= 1
+    if seg[q].type != "QMARK":
+        return None
+    # the condition: back from the `?` to where the expression began, at its depth
+    start = q
+    while start > 0 and seg[start - 1].type not in _TERNARY_BEFORE:
+        if seg[start - 1].type in CLOSERS:
+            o = _opening(seg, start - 1)
+            if o is None:
+                return None
+            start = o
+        else:
+            start -= 1
+        if seg[start].type in ("IF", "GUARD", "MATCH", "LET", "QMARK"):
+            return None
+    colon = _depth0(seg, q + 1, {"COLON"} | _TERNARY_AFTER)
+    if colon is None or seg[colon].type != "COLON" or colon == q + 1 or start == q or colon < i:
+        return None
+    end = _depth0(seg, colon + 1, _TERNARY_AFTER | {"COLON", "QMARK"})
+    end = len(seg) if end is None else end
+    if end == colon + 1 or (end < len(seg) and seg[end].type in ("COLON", "QMARK")):
+        return None  # nested conditionals: which reading is meant is for the author to say
+    cond, then, other = seg[start:q], seg[q + 1 : colon], seg[colon + 1 : end]
+    qt, ct, last = seg[q], seg[colon], seg[end - 1]
+    new = (
+        seg[:start]
+        + [_like("IF", "if", seg[start]), *cond, _like("LBRACE", "{", qt), *then]
+        + [_like("RBRACE", "}", ct), _like("ELSE", "else", ct), _like("LBRACE", "{", ct), *other]
+        + [_like("RBRACE", "}", last)]
+        + seg[end:]
+    )
+    fix = _safe(
+        "write `if c { a } else { b }`",
+        _insert_before(path, seg[start], "if "),
+        _replace(path, qt, qt, "{"),
+        _replace(path, ct, ct, "} else {"),
+        _insert_after(path, last, " }"),
+    )
+    flow = f"if {_text(cond)} {{ {_text(then)} }} else {{ {_text(other)} }}"
+    if len(flow) > 60:
+        flow = "if c { a } else { b }"
+    return Habit(_diag(_span(path, qt, ct), fix, "ternary", "c ? a : b", flow), new)
+
+
+def _depth0(seg, k, stops):
+    """The index of the first token from `seg[k]` on whose type is in `stops`, outside brackets
+    opened from `k` on (None: the segment ends first)."""
+    depth = 0
+    for j in range(k, len(seg)):
+        t = seg[j].type
+        if depth == 0 and t in stops:
+            return j
+        if t in OPENERS:
+            depth += 1
+        elif t in CLOSERS:
+            depth -= 1
+    return None
+
+
+_ORDERING = frozenset({"LESSTHAN", "LESSEQ", "MORETHAN", "MOREEQ"})
+_PURE_OPERAND = frozenset({"LOWER", "UPPER", "DOT", "INT", "DECIMAL", "DURATION", "PLUS", "MINUS", "STAR"})
+
+
+def _chained_comparison(seg, i, expected, path):
+    """`0 <= x < 15` (Python; in C and JavaScript it compares a Bool): Flow compares two values
+    at a time, `0 <= x && x < 15`."""
+    op2 = seg[i]
+    if op2.type not in _ORDERING or "ANDAND" not in expected:
+        return None  # (not after an expression: `<`, `>` in a type)
+    # the middle operand: back from the second comparison to the first, at this depth
+    k = i - 1
+    while k > 0 and seg[k].type not in _ORDERING:
+        t = seg[k].type
+        if t in CLOSERS:
+            o = _opening(seg, k)
+            if o is None:
+                return None
+            k = o
+        elif t in OPENERS or t in _TERNARY_BEFORE or t in ("ANDAND", "OROR", "EQEQ", "NOTEQ"):
+            return None
+        k -= 1
+    if k <= 0 or seg[k].type not in _ORDERING or k == i - 1:
+        return None
+    middle = seg[k + 1 : i]
+    written = _text(middle)
+    copy = [_like(t.type, t.value, op2) for t in middle]
+    new = seg[:i] + [_like("ANDAND", "&&", op2), *copy] + seg[i:]
+    edit = _insert_after(path, middle[-1], f" && {written}")
+    if all(t.type in _PURE_OPERAND for t in middle):
+        fix = _safe(f"write `&& {written}`", edit)
+    else:
+        # the middle holds a call: written twice, it runs twice (bind it with `let` first)
+        fix = _unsafe(f"write `&& {written}` (or bind it with `let` first: it is computed twice)", edit)
+    before, after = _text([seg[k]]), _text([op2])
+    flow = f"a {before} {written} && {written} {after} b"
+    return Habit(_diag(_span(path, seg[k], op2), fix, "chained-comparison", written, flow), new)
+
+
+def _index(seg, i, expected, path):
+    """`d["key"]`, `xs[0]` (most languages): Flow has no indexing; `d.get("key")` and `xs.get(0)`
+    (dict.get, list.get) give an Option, since the key or index may be missing."""
+    tok = seg[i]
+    prev = _at(seg, i - 1)
+    if tok.type != "LSQB" or prev is None or prev.type not in ("LOWER", "UPPER", "RPAR", "RSQB", "QMARK"):
+        return None
+    if prev.end_pos != tok.start_pos or "LSQB" in expected:
+        return None
+    close = _matching(seg, i)
+    # `xs[1:3]`, `d[a, b]` (a slice, a tuple key) have no one answer
+    if close is None or close == i + 1 or _depth0(seg, i + 1, {"COMMA", "COLON", "RSQB"}) != close:
+        return None
+    if "PLUS" not in expected:
+        if prev.type != "UPPER" or "LESSTHAN" not in expected:
+            return None
+        # a type `List[Text]` (Python): Flow writes type arguments in `<...>`
+        args = _text(seg[i + 1 : close])
+        new = seg[:i] + [_like("LESSTHAN", "<", tok), *seg[i + 1 : close], _like("MORETHAN", ">", seg[close])]
+        fix = _safe(
+            "write `<...>`", _replace(path, tok, tok, "<"), _replace(path, seg[close], seg[close], ">")
+        )
+        written, flow = f"{prev.value}[{args}]", f"{prev.value}<{args}>"
+        diag = _diag(_span(path, tok, seg[close]), fix, "type-args", written, flow)
+        return Habit(diag, new + seg[close + 1 :])
+    # the indexed value: the postfix chain before the `[` (`cfg.values`, `load(x)`)
+    start = i - 1
+    while True:
+        if seg[start].type in CLOSERS:
+            o = _opening(seg, start)
+            if o is None:
+                return None
+            start = o
+        if start > 0 and seg[start - 1].type in ("DOT", "LOWER", "UPPER", "RPAR", "RSQB", "QMARK"):
+            if seg[start - 1].type in ("LOWER", "UPPER") and seg[start].type in ("LOWER", "UPPER"):
+                break
+            start -= 1
+            continue
+        break
+    recv, key = _text(seg[start:i]), _text(seg[i + 1 : close])
+    flow = f"{recv}.get({key})"
+    fix = _unsafe(
+        f"write `{flow}` (an Option: match on it)",
+        _replace(path, tok, tok, ".get("),
+        _replace(path, seg[close], seg[close], ")"),
+    )
+    # The value read would be an Option, not what `[]` gave: a hole keeps its uses quiet.
+    new = seg[:start] + [hole(seg[start], seg[close])] + seg[close + 1 :]
+    diag = _diag(_span(path, tok, seg[close]), fix, "index", f"{recv}[{key}]", flow)
+    return Habit(diag, new, region=seg[start : close + 1])
+
+
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+
+
+def _rust_macro(seg, i, expected, path):
+    """`format!("{} items", n)` (Rust): Flow joins text with `++`; `vec![1, 2]` is `[1, 2]`."""
+    tok = seg[i]
+    name = _at(seg, i - 1)
+    if tok.type != "BANG" or not _is(name, "LOWER") or name.end_pos != tok.start_pos:
+        return None
+    opener = _at(seg, i + 1)
+    if name.value == "vec" and _is(opener, "LSQB"):
+        new = seg[: i - 1] + seg[i + 1 :]
+        fix = _safe("write the list without `vec!`", _delete_between(path, name, opener))
+        return Habit(_diag(_span(path, name, tok), fix, "vec-macro", "vec![...]", "[...]"), new)
+    if name.value != "format" or not _is(opener, "LPAR"):
+        return None
+    close = _matching(seg, i + 1)
+    text = _at(seg, i + 2)
+    if close is None or not _is(text, "TEXT"):
+        return None
+    args = _split_args(seg[i + 3 : close])
+    body = text.value[1:-1]
+    parts = _PLACEHOLDER.findall(body.replace("{{", "").replace("}}", ""))
+    if not parts and not args:
+        plain = '"' + body.replace("{{", "{").replace("}}", "}") + '"'
+        new = seg[: i - 1] + [_like("TEXT", plain, text)] + seg[close + 1 :]
+        fix = _safe("write the text", _replace(path, name, seg[close], plain))
+        return Habit(_diag(_span(path, name, seg[close]), fix, "format-plain", "format!", plain), new)
+    joined = _format_joined(body, args)
+    fix = _unsafe("join the parts with `++`", _replace(path, name, seg[close], joined)) if joined else None
+    new = seg[: i - 1] + [hole(name, seg[close])] + seg[close + 1 :]
+    named = [_like("LOWER", n, text) for p in parts for n in _NAME.findall(p)]
+    diag = _diag(_span(path, name, seg[close]), fix, "format", "format!")
+    return Habit(diag, new, region=[name, *named, *seg[i : close + 1]])
+
+
+def _split_args(toks: list[Tok]) -> list[str]:
+    """The texts of `, a, b` (the arguments after a format string), split at depth 0."""
+    out: list[list[Tok]] = []
+    depth = 0
+    for t in toks:
+        if t.type in OPENERS:
+            depth += 1
+        elif t.type in CLOSERS:
+            depth -= 1
+        if depth == 0 and t.type == "COMMA":
+            out.append([])
+            continue
+        if out:
+            out[-1].append(t)
+    return [_text(a) for a in out if a]
+
+
+def _format_joined(body: str, args: list[str]) -> str | None:
+    """`"a" ++ x ++ "b"` for a Rust format string `a{}b` with arguments `args` (`{}` takes the
+    next one, `{0}` one by position, `{name}` the name); None when a placeholder is of another
+    kind (`{:?}`, `{:>8}`) or the arguments do not match."""
+    out = []
+    nxt = 0
+    used = set()
+    k = 0
+    lit = ""
+    while k < len(body):
+        if body.startswith("{{", k) or body.startswith("}}", k):
+            lit += body[k]
+            k += 2
+            continue
+        if body[k] == "{":
+            end = body.find("}", k)
+            if end < 0:
+                return None
+            inner = body[k + 1 : end]
+            if inner == "":
+                if nxt >= len(args):
+                    return None
+                part = args[nxt]
+                used.add(nxt)
+                nxt += 1
+            elif inner.isdigit() and int(inner) < len(args):
+                part = args[int(inner)]
+                used.add(int(inner))
+            elif _NAME.fullmatch(inner):
+                part = inner
+            else:
+                return None
+            if lit:
+                out.append('"' + lit + '"')
+                lit = ""
+            out.append(part)
+            k = end + 1
+            continue
+        lit += body[k]
+        k += 1
+    if lit:
+        out.append('"' + lit + '"')
+    if len(used) != len(args):
+        return None
+    return " ++ ".join(out) if out else '""'
+
+
+EXPRESSION_RULES = (_rust_macro, _ternary, _chained_comparison, _index)
+
+
+def habit_at(seg: list[Tok], i: int, expected: set[str], path: str) -> Habit | None:
+    """The habit that explains the syntax error at `seg[i]` (habits.habit_at's rules, then these)."""
+    h = _statement_habit_at(seg, i, expected, path)
+    if h is not None:
+        return h
+    for rule in EXPRESSION_RULES:
+        h = rule(seg, i, expected, path)
+        if h is not None:
+            return h
+    return None
