@@ -66,6 +66,9 @@ class BodyState:
     data_reqs: list[DataReq] = field(default_factory=list)  # whole program: types that must be data
     insts: list[Instantiation] = field(default_factory=list)  # whole program: generic uses
     bad: set[int] = field(default_factory=set)  # whole patterns whose checking reported a mistake
+    # constructor patterns misspelling exactly one constructor (their fix safe): reported, then
+    # checked as the constructor meant, so their match's coverage is still checked
+    meant: set[int] = field(default_factory=set)
     field_binders: set[int] = field(default_factory=set)  # BindPatterns written `{ x }` or `{ x: y }`
     # record patterns that left out fields (E206 reported), with the bindings standing for them:
     # (diagnostic, pattern, bindings), its fix settled in post.py once their uses are known

@@ -25,10 +25,14 @@ def bind_pattern(st: BodyState, p, t) -> None:
     exhaustiveness, so one wrong pattern is reported once)."""
     before = len(st.problems.items)
     bad_before = len(st.bad)
+    meant_before = len(st.meant)
     if type(resolve(t)) is TError and not isinstance(p, (ast.BindPattern, ast.WildcardPattern)):
         st.bad.add(p.id)  # the value's type is unknown (reported where it was made): so is coverage
     _pat(st, p, t, {})
-    if len(st.problems.items) != before or len(st.bad) != bad_before:
+    # a misspelled constructor read as the one it meant leaves coverage checkable (its fix would
+    # make it so; a missing arm then shows now, not only once the fix is applied)
+    recovered = len(st.meant) - meant_before
+    if len(st.problems.items) - recovered != before or len(st.bad) != bad_before:
         st.bad.add(p.id)
 
 
@@ -342,12 +346,13 @@ def _resolve(st: BodyState, p: ast.CtorPattern, t) -> RecordTarget | None:
         src = st.env.lm.ast.source or ""
         head = sg.sub_span(p.span, src, p.module + ".")
         at = sg.sub_span(_after(head), src, p.name) if head is not None else None
+        fixes = sugg.fixes(at) if at is not None else []
         st.problems.report(
             codes.UnknownMember(p.span, p.module, p.name, "constructor", sugg.said()),
             related=sugg.related(),
-            fixes=sugg.fixes(at) if at is not None else [],
+            fixes=fixes,
         )
-        return None
+        return _meant(st, p, fixes, sugg, menv.ctors.get)
     r = resolve(t)
     if type(r) is TCon:
         info = st.d.type_decls.get(r.decl)
@@ -363,12 +368,14 @@ def _resolve(st: BodyState, p: ast.CtorPattern, t) -> RecordTarget | None:
                 if not sugg:
                     sugg = _left_by_siblings(st, p, info)
                 at = sg.sub_span(p.span, st.env.lm.ast.source or "", p.name)
+                fixes = sugg.fixes(at) if at is not None else []
                 st.problems.report(
                     codes.UnknownName(p.span, p.name, "constructor", info.name, sugg.said()),
                     related=sugg.related() or declared_note(info),
-                    fixes=sugg.fixes(at) if at is not None else [],
+                    fixes=fixes,
                 )
-                return None
+                by_name = {x.name: (info, x) for x in info.ctors}
+                return _meant(st, p, fixes, sugg, by_name.get)
     info = st.env.cm.types.get(p.name)
     if info is not None and info.kind == "record":
         return RecordTarget(info, None)
@@ -388,6 +395,19 @@ def _resolve(st: BodyState, p: ast.CtorPattern, t) -> RecordTarget | None:
         fixes=sugg.fixes(at, sg.use_site(st.env.lm.ast)) if at is not None else [],
     )
     return None
+
+
+def _meant(st: BodyState, p: ast.CtorPattern, fixes, sugg, lookup) -> RecordTarget | None:
+    """The constructor a misspelled constructor pattern meant, when it is the one candidate and
+    its fix is safe (no choice): the pattern is then checked as that constructor (`st.meant`)."""
+    one = sugg.unique
+    if one is None or not any(f.safe for f in fixes):
+        return None
+    hit = lookup(one.text)
+    if hit is None:
+        return None
+    st.meant.add(p.id)
+    return RecordTarget(hit[0], hit[1])
 
 
 def _after(head):
