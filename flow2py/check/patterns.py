@@ -143,6 +143,10 @@ def _ctor_pat(st: BodyState, p: ast.CtorPattern, t, names: dict) -> None:
             codes.TypeMismatch(p.span, show(st, t), info.name, place="ctor-pattern", name=name)
         )
         mapping = {k2: TError() for k2 in mapping}
+    elif type(resolve(t)) is TError:
+        # the value matched has no known type (its mistake is reported where it was made): nor
+        # have the values it holds, so their uses are not mistakes of their own (no E212 cascade)
+        mapping = {k2: TError() for k2 in mapping}
     if ctor is None:
         fields = [(f.name, subst(f.type, mapping), f.pub) for f in info.fields]
         named = True
