@@ -237,6 +237,7 @@ class TypeMismatch(CheckData):
     expected: str = ""  # the type expected there (text); for "ctor-pattern" the pattern's type name
     # what is mismatched: "value" | "tuple-pattern" | "list-pattern" | "ctor-pattern"
     # | "alternative" (a name bound at two types) | "alternative-names" (other names bound) | "try"
+    # | "swapped" (two arguments of a call, each of the type the other's parameter takes)
     place: str = "value"
     because: str | None = None  # for a "value": what fixed the expected type (a signature, ...)
     name: str = ""  # the pattern's constructor ("ctor-pattern"), the name bound ("alternative")
@@ -245,6 +246,9 @@ class TypeMismatch(CheckData):
     # what the mistake most likely was, for a "value": "thunk" (a value where a function of no
     # parameters returning it is expected)
     hint: str = ""
+    # for "swapped": the two arguments (0-based) of the call `name` given in each other's place
+    # (`expected`: what the first's parameter takes; `found`: what it was given)
+    swapped: tuple[int, int] = ()
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,7 @@ from flow2py.check.typeterms import (
     unify,
 )
 from flow2py.diagnostics import Edit, Fix, Related
+from flow2py.span import Span
 from flow2py.syntax import ast
 
 
@@ -198,11 +199,14 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver):
         return result
     eff = fn.effect
     call_eff = TOOL if eff == TOOL else PURE
+    reported = []  # the diagnostics each argument's check added
     for i, a in enumerate(args):
         pi = i + offset
         pt = params[pi]
         why = LazyWhy(_arg_why, (i, label), fn.node.params[pi].span)
+        before = len(st.problems.items)
         expr(st, a, pt, why)
+        reported.append(st.problems.items[before:])
         ae = value_effect(st, a)
         if has_effect(pt, PURE) and ae != PURE:
             st.problems.report(
@@ -211,11 +215,58 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver):
             )
         if eff == POLY and pi in fn.poly_params:
             call_eff = join(call_eff, ae)
+    if len(args) > 1:
+        _swapped(st, args, reported, label, fn, offset)
     if receiver is not None and eff == POLY and 0 in fn.poly_params:
         call_eff = join(call_eff, value_effect(st, receiver))
     st.effects[e.id] = call_eff
     add_effect(st, call_eff, e.span)
     return result
+
+
+def _swapped(st: BodyState, args, reported, label: str, fn: FnInfo, offset: int) -> None:
+    """Two arguments each of the type the other's parameter takes, and no other mistake in
+    either: one mistake (the order), not two mismatches. Its fix swaps them; not safe, since the
+    author may have meant other values."""
+    only = {}
+    for i, ds in enumerate(reported):
+        if len(ds) == 1 and isinstance(ds[0].data, codes.TypeMismatch) and ds[0].data.place == "value":
+            only[i] = ds[0]
+    for i in sorted(only):
+        for j in sorted(only):
+            if j <= i or i not in only or j not in only:
+                continue
+            a, b = only[i].data, only[j].data
+            if a.found != b.expected or b.found != a.expected or a.span != args[i].span:
+                continue
+            if b.span != args[j].span:
+                continue
+            src = st.env.lm.ast.source or ""
+            x, y = args[i].span, args[j].span
+            fixes = []
+            if x.end > x.start and y.end > y.start:
+                fixes = [
+                    Fix(
+                        "swap them",
+                        (Edit(x, src[y.start : y.end]), Edit(y, src[x.start : x.end])),
+                        False,
+                    )
+                ]
+            span = Span(x.file, x.line, x.column, y.end_line, y.end_column, x.start, y.end)
+            keep = [d for d in st.problems.items if d is not only[i] and d is not only[j]]
+            st.problems.items[:] = keep
+            st.problems.report(
+                codes.TypeMismatch(span, a.found, a.expected, place="swapped", name=label, swapped=(i, j)),
+                related=[
+                    Related(
+                        f"the {ordinal(k + offset)} parameter of `{fn.name}` is declared here",
+                        fn.node.params[k + offset].span,
+                    )
+                    for k in (i, j)
+                ],
+                fixes=fixes,
+            )
+            del only[i], only[j]
 
 
 def _fn_label(st: BodyState, callee, fn: FnInfo) -> str:

@@ -141,6 +141,11 @@ def _path_tail(cands: tuple[str, ...]) -> str:
 
 def _types(d: codes.CheckData) -> str | None:
     match d:
+        case codes.TypeMismatch(place="swapped", name=label, expected=exp, found=found, swapped=(i, j)):
+            return (
+                f"the {ordinal(i)} and {ordinal(j)} arguments of `{label}` look swapped: "
+                f"the {ordinal(i)} takes `{exp}` and the {ordinal(j)} `{found}`, given the other way round"
+            )
         case codes.TypeMismatch(place="value", expected=exp, found=found, because=because, hint="thunk"):
             why = f" (expected because of {because})" if because is not None else ""
             return (
