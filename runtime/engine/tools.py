@@ -585,15 +585,19 @@ class Dispatcher:
         """Send several calls, `(call_id, impl, spec, args, type_args)` each, in order: the sync
         ones handed to the worker pool at once (flowrt.engine.record.send: a round's calls)."""
         jobs = []
-        run_id, store, failures = self.run_id, self.store, self.failures
+        run_id, store, failures, completions = self.run_id, self.store, self.failures, self.completions
+        kinds: dict = {}  # impl -> (a WholeCall, async): a round's calls mostly share one
         for call_id, impl, spec, args, type_args in calls:
+            kind = kinds.get(impl)
+            if kind is None:
+                kind = kinds[impl] = (isinstance(impl, WholeCall), self.is_async(impl))
             # The context's fields as a tuple (`current_call()` builds the CallContext only if the
             # implementation asks: a frozen dataclass a call cost ~1 µs); a WholeCall gets the object.
-            ctx = self.context(call_id) if isinstance(impl, WholeCall) else (run_id, call_id, store, failures)
-            if self.is_async(impl):
-                _loop().submit(self.completions, call_id, impl, spec, args, type_args, ctx)
+            ctx = self.context(call_id) if kind[0] else (run_id, call_id, store, failures)
+            if kind[1]:
+                _loop().submit(completions, call_id, impl, spec, args, type_args, ctx)
             else:
-                jobs.append((self.completions, call_id, impl, spec, args, type_args, ctx))
+                jobs.append((completions, call_id, impl, spec, args, type_args, ctx))
         if jobs:
             _pool().submit_many(jobs)
 
