@@ -437,7 +437,8 @@ class _Pool:
         self.submit_many((job,))
 
     def submit_many(self, jobs):
-        """Queue `jobs` in order (a round's calls, handed over at once) and wake one worker."""
+        """Queue `jobs` in order (a round's calls, handed over at once) and wake one worker. (A
+        worker takes jobs without the lock; it parks only under it, seeing the queue empty.)"""
         with self.lock:
             self.jobs.extend(jobs)
             start = self._another()
@@ -473,13 +474,18 @@ class _Pool:
                 self.idle -= 1
                 self.waking -= 1
             while True:
-                with lock:
-                    if not jobs:
-                        self.idle += 1
-                        break
+                try:
                     completions, call_id, impl, spec, args, type_args, context = jobs.popleft()
-                    start = self._another() if jobs else None
-                self._go(start)
+                except IndexError:
+                    with lock:  # parked only under the lock `submit_many` queues under: no job is missed
+                        if jobs:
+                            continue
+                        self.idle += 1
+                    break
+                if jobs and not self.waking:  # read unlocked: _another decides under the lock
+                    with lock:
+                        start = self._another()
+                    self._go(start)
                 try:
                     outcome = call_implementation(impl, spec, args, type_args, context)
                 except BaseException as e:  # never lose a completion, whatever the implementation did
