@@ -64,8 +64,14 @@ def test_no_orphaned_expected_files():
 
 #: golden cases whose mistakes have safe fixes (so the property above is not vacuous for them)
 WITH_SAFE_FIXES = {
+    "E101_constructor_the_other_arms_leave",
+    "E101_other_language_values",
+    "E103_path_into_a_folder",
     "E112_unused_import",
+    "E201_value_where_a_function_is_expected",
+    "E205_function_read_as_field",
     "E209_text_concat",
+    "E301_at_the_call",
     "E301_fix_marks_the_signature",
     "E301_undeclared_effect",
     "E403_discard_with_let",
@@ -81,13 +87,14 @@ def _counts(diags):
 def _callers_reported(diags, fixed_fn: str, texts) -> bool:
     """Whether each diagnostic is E301 on a function that calls `fixed_fn`: the one consequence
     a safe fix may have (marking a function `!tool` makes its unmarked callers reach a Tool),
-    itself reported with a safe fix."""
+    itself reported with a safe fix. E301 is at the first call that reaches a Tool, the others
+    are its notes "this also reaches a Tool"."""
     for d in diags:
         if d.code != "E301" or not any(f.safe for f in d.fixes):
             return False
-        related = [r for r in d.related if r.message == "this reaches a Tool"]
         source = texts.get(d.span.file, "")
-        if not related or fixed_fn not in source[related[0].span.start : related[0].span.end]:
+        uses = [d.span] + [r.span for r in d.related if r.message == "this also reaches a Tool"]
+        if not any(fixed_fn in source[u.start : u.end] for u in uses):
             return False
     return True
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from flow2py.check import codes
-from flow2py.check.declare import Declarations, ModEnv
+from flow2py.check.declare import Declarations, ModEnv, field_span
 from flow2py.check.infer_ctx import (
     Binding,
     DataReq,
@@ -24,10 +24,22 @@ from flow2py.check.infer_ctx import (
     TailRoot,
     Why,
 )
-from flow2py.check.typed import TOOL, CheckedProgram, Effect, FnInfo, TError
-from flow2py.check.typeterms import join, unify
+from flow2py.check.typed import (
+    PURE,
+    TOOL,
+    CheckedProgram,
+    Effect,
+    FieldRef,
+    FnInfo,
+    LocalRef,
+    TError,
+    TFun,
+    TNever,
+)
+from flow2py.check.typeterms import TVar, join, resolve, unify
 from flow2py.check.typeterms import show as show_type
-from flow2py.diagnostics import Problems, Related
+from flow2py.diagnostics import Edit, Fix, Problems, Related
+from flow2py.span import Span
 
 
 @dataclass(slots=True)
@@ -55,6 +67,10 @@ class BodyState:
     insts: list[Instantiation] = field(default_factory=list)  # whole program: generic uses
     bad: set[int] = field(default_factory=set)  # whole patterns whose checking reported a mistake
     field_binders: set[int] = field(default_factory=set)  # BindPatterns written `{ x }` or `{ x: y }`
+    # BindPattern id -> where its type is declared (a constructor's value): E201's note on its uses
+    origins: dict[int, Related] = field(default_factory=dict)
+    # an arm's top-level constructor pattern id -> the constructors the match's other arms name
+    arm_siblings: dict[int, frozenset] = field(default_factory=dict)
     # the `why` of the `expr` call now dispatching: read first thing by `block`, `if_expr` and
     # `match_expr`, whose parts then say what fixed their expected type (a signature, an annotation)
     why_in: object = None
@@ -81,19 +97,56 @@ def expr(st: BodyState, e, expected=None, why: Why | None = None):
 def expect(st: BodyState, actual, expected, node, why: Why | None):
     if unify(actual, expected):
         return actual
-    mismatch(st, actual, expected, node.span, why)
+    hint, fixes = _thunk(st, actual, expected, node)
+    mismatch(st, actual, expected, node.span, why, hint, fixes, _found_notes(st, node))
     return TError()
 
 
-def mismatch(st: BodyState, actual, expected, span, why: Why | None) -> None:
+def _found_notes(st: BodyState, node) -> list[Related]:
+    """Where the found type comes from, when the value is a record field read (`c.company`: the
+    field's declaration) or a name a constructor pattern bound (the constructor's value)."""
+    ref = st.refs.get(node.id)
+    if type(ref) is FieldRef:
+        info = st.d.type_decls.get(ref.type_decl)
+        if info is not None and info.node is not None:
+            sp = field_span(info, ref.field)
+            if sp is not None and sp.line:
+                return [Related(f"`{ref.field}` is declared here", sp)]
+    elif type(ref) is LocalRef:
+        origin = st.origins.get(ref.binder)
+        if origin is not None:
+            return [origin]
+    return []
+
+
+def _thunk(st: BodyState, actual, expected, node) -> tuple[str, list]:
+    """A value where a function of no parameters is expected whose result it fits
+    (`task.spawn(quote(x))`): the work was meant, not its value, and `flow() = ` before it is the
+    one fix; safe unless the function type is pure (the value's calls may reach a Tool)."""
+    x, a = resolve(expected), resolve(actual)
+    if type(x) is not TFun or x.params or type(a) in (TFun, TError, TNever, TVar):
+        return "", []
+    if not unify(a, x.result) or not node.span.line:
+        return "", []
+    sp = node.span
+    at = Span(sp.file, sp.line, sp.column, sp.line, sp.column, sp.start, sp.start)
+    return "thunk", [Fix("make it a function: `flow() = ...`", (Edit(at, "flow() = "),), x.effect != PURE)]
+
+
+def mismatch(
+    st: BodyState, actual, expected, span, why: Why | None, hint: str = "", fixes=(), found=()
+) -> None:
     related = []
     because = None
     if why is not None:
         because = why.text
         if why.span is not None and why.span.line:
             related.append(Related(why.text, why.span))
+    related += [r for r in found if r not in related]
     st.problems.report(
-        codes.TypeMismatch(span, show(st, actual), show(st, expected), because=because), related=related
+        codes.TypeMismatch(span, show(st, actual), show(st, expected), because=because, hint=hint),
+        related=related,
+        fixes=list(fixes),
     )
 
 
@@ -104,8 +157,8 @@ def show(st: BodyState, t) -> str:
 def add_effect(st: BodyState, effect: Effect, span) -> None:
     """What the innermost function (or lambda) being walked may do grows by `effect`."""
     ctx = st.fn_stack[-1]
-    if effect == TOOL and ctx.first_tool is None:
-        ctx.first_tool = span
+    if effect == TOOL:
+        ctx.tool_uses.append(span)
     ctx.effect = join(ctx.effect, effect)
 
 

@@ -242,6 +242,9 @@ class TypeMismatch(CheckData):
     name: str = ""  # the pattern's constructor ("ctor-pattern"), the name bound ("alternative")
     items: int = 0  # the items of a "tuple-pattern"
     names: tuple[str, ...] = ()  # the names the first alternative binds ("alternative-names")
+    # what the mistake most likely was, for a "value": "thunk" (a value where a function of no
+    # parameters returning it is expected)
+    hint: str = ""
 
 
 @dataclass(frozen=True)
@@ -282,6 +285,7 @@ class UnknownField(CheckData):
     owner: str  # the record or constructor (its name), or the type of the value read (text)
     field: str
     meant: Suggestion  # what the misspelling most likely meant (empty: nothing close), `said()`
+    call: bool = False  # `name` is a function of the type's module taking the value alone: `.name()`
 
 
 @dataclass(frozen=True)

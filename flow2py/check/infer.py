@@ -90,10 +90,21 @@ def check_fn(st: BodyState, env: ModEnv, fn: FnInfo) -> None:
 
 
 def _e301(st: BodyState, fn: FnInfo, ctx: FnCtx) -> None:
+    """Reported at the first call that reaches a Tool, as rustc reports `.await` outside an async
+    fn at the `.await`: that is where the author just wrote something the signature does not
+    allow. The signature (where the fix goes) and the other such calls are notes."""
     node = fn.node
-    related = [Related("this reaches a Tool", ctx.first_tool)] if ctx.first_tool else []
+    sig = node.name_span if node.name_span.line else node.span
+    uses: list = []
+    for u in ctx.tool_uses:
+        if u not in uses:
+            uses.append(u)
+    at = uses[0] if uses else sig
+    how = "`!pure`" if node.effect == "pure" else "without `!tool`"
+    related = [Related(f"`{fn.name}` is declared {how} here", sig)] if uses else []
+    related += [Related("this also reaches a Tool", u) for u in uses[1:]]
     st.problems.report(
-        codes.UndeclaredEffect(node.name_span if node.name_span.line else node.span, fn.name),
+        codes.UndeclaredEffect(at, fn.name),
         related=related,
         fixes=_e301_fixes(node, st.env.lm.ast.source or ""),
     )

@@ -14,6 +14,7 @@ from flow2py.check.infer_ctx import QUALIFIED_ERROR, CtorHit, FnHit, LazyWhy, Wh
 from flow2py.check.infer_names import (
     ctor_access,
     fresh_tcon,
+    habit_call,
     instantiate,
     method_suggestion,
     qualified,
@@ -82,6 +83,9 @@ def call(st: BodyState, e: ast.Call, expected):
     hit = None
     receiver = None
     if isinstance(callee, ast.Name) and lookup(st, callee.name) is None:
+        habit = habit_call(st, e)
+        if habit is not None:
+            return habit
         hit = resolve_value(st, callee.name, expected, callee.span)
         if hit is None:
             return _args_poison(st, e)
@@ -284,7 +288,11 @@ def _call_ctor(st: BodyState, e: ast.Call, info: TypeInfo, c: CtorInfo, expected
             expr(st, a)
         return tcon if ok else TError()
     if len(c.params) != len(e.args):
-        st.problems.report(codes.WrongArity(e.span, "values", c.name, len(c.params), len(e.args)))
+        decl = _ctor_decl(info, c.name)
+        st.problems.report(
+            codes.WrongArity(e.span, "values", c.name, len(c.params), len(e.args)),
+            related=[Related(f"`{c.name}` is declared here", decl.span)] if decl is not None else [],
+        )
         for a in e.args:
             expr(st, a)
         return tcon if ok else TError()
@@ -295,11 +303,19 @@ def _call_ctor(st: BodyState, e: ast.Call, info: TypeInfo, c: CtorInfo, expected
     return tcon if ok else TError()
 
 
+def _ctor_decl(info: TypeInfo, name: str):
+    """The declaration of constructor `name` (E202's note), if the type's node has it."""
+    for cd in getattr(info.node, "ctors", None) or ():
+        if cd.name == name and cd.span.line:
+            return cd
+    return None
+
+
 def _ctor_value_span(info: TypeInfo, name: str, i: int):
     """Where the type of the `i`th value of constructor `name` is declared (E201's note)."""
-    for cd in getattr(info.node, "ctors", None) or ():
-        if cd.name == name and cd.positional and i < len(cd.positional):
-            return cd.positional[i].span
+    cd = _ctor_decl(info, name)
+    if cd is not None and cd.positional and i < len(cd.positional):
+        return cd.positional[i].span
     return None
 
 

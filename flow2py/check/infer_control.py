@@ -11,7 +11,7 @@ from flow2py.check.body_state import BodyState, add_effect, bind, expect, expr, 
 from flow2py.check.infer_calls import pure_slot, value_effect
 from flow2py.check.infer_ctx import FnCtx, LetSite, MatchSite, PendingTry, TailRoot, Why
 from flow2py.check.patterns import bind_pattern
-from flow2py.check.typed import POLY, TOOL, TError, TFun, TNever, TParam
+from flow2py.check.typed import POLY, TOOL, FnRef, TError, TFun, TNever, TParam
 from flow2py.check.typeterms import TVar, resolve, unify
 from flow2py.diagnostics import Edit, Fix, Related
 from flow2py.syntax import ast
@@ -296,14 +296,42 @@ def if_expr(st: BodyState, e: ast.If, expected):
     return t1
 
 
+def _result_origin(st: BodyState, scrutinee) -> Related | None:
+    """A match on a call of a function: where its result type is declared, the type the names
+    its arms bind come from (E201's and E205's note on their uses)."""
+    if type(scrutinee) is not ast.Call:
+        return None
+    ref = st.refs.get(scrutinee.callee.id)
+    fn = st.d.fn_decls.get(ref.decl) if type(ref) is FnRef else None
+    res = getattr(fn.node, "result", None) if fn is not None else None
+    if res is None or not res.span.line:
+        return None
+    return Related(f"the result type of `{fn.name}`, which the arms match", res.span)
+
+
 def match_expr(st: BodyState, e: ast.Match, expected):
     outer = st.why_in
     scrutinee = expr(st, e.scrutinee)
+    origin = _result_origin(st, e.scrutinee)
     result = expected
     seen_value = expected is not None
+    named = [
+        a.pattern.name for a in e.arms if type(a.pattern) is ast.CtorPattern and a.pattern.module is None
+    ]
     for arm in e.arms:
+        if type(arm.pattern) is ast.CtorPattern:
+            # the constructors the other arms name: a constructor of another type in this arm most
+            # likely meant the one of the scrutinee's type they leave (patterns.py)
+            others = list(named)
+            if arm.pattern.module is None:
+                others.remove(arm.pattern.name)
+            st.arm_siblings[arm.pattern.id] = frozenset(others)
         st.scopes.append({})
         bind_pattern(st, arm.pattern, scrutinee)
+        if origin is not None and type(arm.pattern) is ast.CtorPattern:
+            for sub in arm.pattern.args or ():
+                if type(sub) is ast.BindPattern:
+                    st.origins.setdefault(sub.id, origin)
         if arm.guard is not None:
             expr(st, arm.guard, st.d.lang_con("Bool"), Why("an arm's `if` guard"))
         if result is None:

@@ -100,7 +100,7 @@ class FnCtx:
     name: str  # for diagnostics: the function's name, or "this function" for a lambda
     result_span: ast.Span
     effect: Effect = PURE  # what its body may do, so far
-    first_tool: ast.Span | None = None  # where it first reaches a Tool (E301's note)
+    tool_uses: list = field(default_factory=list)  # the spans of the calls that reach a Tool (E301)
     captures: list = field(default_factory=list)  # binders of enclosing locals it uses, in order
     captured: set = field(default_factory=set)  # the same, as a set
     pending_tries: list[PendingTry] = field(default_factory=list)

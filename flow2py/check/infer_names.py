@@ -28,7 +28,7 @@ from flow2py.check.typed import (
     TypeInfo,
 )
 from flow2py.check.typeterms import TVar, resolve, subst
-from flow2py.diagnostics import Related
+from flow2py.diagnostics import Edit, Fix, Related
 from flow2py.syntax import ast
 
 
@@ -68,7 +68,45 @@ def resolve_value(st: BodyState, name: str, expected, span):
     return None
 
 
-def _unknown_name(st: BodyState, name: str, span, exp=None) -> None:
+def habit_call(st: BodyState, e: ast.Call):
+    """`len(x)`: another language's function of one value that Flow writes as a method of the
+    home module of x's type (`x.length()`). When x's type picks one such method, E101 is reported
+    with the safe fix `x.length()` and the call has that method's result type (when it is not
+    generic); None when the rule does not apply (nothing is reported or inferred then)."""
+    callee, env = e.callee, st.env
+    name = callee.name
+    if len(e.args) != 1 or type(e.args[0]) is ast.Lambda or not callee.span.line:
+        return None
+    if name in env.cm.fns or name in env.ctors or name in st.d.prelude_ctors or name in env.lm.aliases:
+        return None
+    methods = sg.method_habit(name)
+    if not methods:
+        return None
+    (arg,) = e.args
+    t = resolve(expr(st, arg))
+    fns = []
+    if type(t) is TCon:
+        home = t.decl.split("::")[0]
+        menv = st.d.envs.get(home)
+        for m in sorted(methods):
+            fn = menv.cm.fns.get(m) if menv else None
+            if fn is not None and len(fn.params) == 1 and (fn.pub or home == st.env.key):
+                first = resolve(fn.params[0][1])
+                if type(first) is TCon and first.decl == t.decl:
+                    fns.append(fn)
+    source = env.lm.ast.source or ""
+    fixes = []
+    if len(fns) == 1 and e.span.end <= len(source) and arg.span.end <= len(source):
+        text = source[arg.span.start : arg.span.end]
+        if not isinstance(arg, (ast.Name, ast.FieldAccess, ast.Call)):
+            text = f"({text})"
+        fixes = [Fix(f"write `{text}.{fns[0].name}()`", (Edit(e.span, f"{text}.{fns[0].name}()"),), True)]
+    _unknown_name(st, name, callee.span, None, fixes=fixes)
+    res = resolve(fns[0].result) if len(fns) == 1 else None
+    return res if type(res) is TCon and not res.args else TError()
+
+
+def _unknown_name(st: BodyState, name: str, span, exp=None, fixes=None) -> None:
     env = st.env
     if name in env.lm.aliases:
         st.problems.report(codes.UnknownName(span, name, "module-value"))
@@ -81,7 +119,7 @@ def _unknown_name(st: BodyState, name: str, span, exp=None) -> None:
     st.problems.report(
         codes.UnknownName(span, name, "name", suggestion=sugg.said()),
         related=sugg.related(),
-        fixes=sugg.fixes(span, sg.use_site(env.lm.ast)),
+        fixes=sugg.fixes(span, sg.use_site(env.lm.ast)) if not fixes else fixes,
     )
 
 
@@ -307,14 +345,56 @@ def read_field(st: BodyState, e: ast.FieldAccess, tt):
                     return subst(f.type, {(info.decl, p): a for p, a in zip(info.type_params, tt.args)})
             sugg = field_suggestion(info, e.name, st.env.key)
             at = e.name_span if e.name_span.line else None
+            fn = None if sugg else _method_instead(st, e, tt)
+            if fn is not None:
+                _e205_call(st, e, info.name, fn)
+                return TError()
             st.problems.report(
                 codes.UnknownField(e.span, info.name, e.name, sugg.said()),
                 related=sugg.related() + declared_note(info),
                 fixes=sugg.fixes(at) if at is not None else [],
             )
             return TError()
-    st.problems.report(codes.UnknownField(e.span, show(st, tt), e.name, sg.Suggestion(e.name)))
+    fn = _method_instead(st, e, tt)
+    if fn is not None:
+        _e205_call(st, e, show(st, tt), fn)
+        return TError()
+    ref = st.refs.get(e.target.id)
+    origin = st.origins.get(ref.binder) if type(ref) is LocalRef else None
+    st.problems.report(
+        codes.UnknownField(e.span, show(st, tt), e.name, sg.Suggestion(e.name)),
+        related=[origin] if origin is not None else [],
+    )
     return TError()
+
+
+def _method_instead(st: BodyState, e: ast.FieldAccess, tt):
+    """Whether `x.name` read as a field is a function of the home module of x's type that takes
+    x alone (`xs.length` for `xs.length()`, JavaScript's property): then `()` is the one fix."""
+    if type(tt) is not TCon:
+        return None
+    home = tt.decl.split("::")[0]
+    menv = st.d.envs.get(home)
+    fn = menv.cm.fns.get(e.name) if menv else None
+    if fn is None or len(fn.params) != 1 or not (fn.pub or home == st.env.key):
+        return None
+    first = resolve(fn.params[0][1])
+    return fn if type(first) is TCon and first.decl == tt.decl else None
+
+
+def _e205_call(st: BodyState, e: ast.FieldAccess, owner: str, fn) -> None:
+    where = sg._decl_span(fn.node)
+    related = [Related(f"`{e.name}` is declared here", where)] if where is not None and where.line else []
+    at = e.name_span
+    fixes = []
+    if at.line:
+        end = ast.Span(at.file, at.end_line, at.end_column, at.end_line, at.end_column, at.end, at.end)
+        fixes = [Fix(f"call it: `.{e.name}()`", (Edit(end, "()"),), True)]
+    st.problems.report(
+        codes.UnknownField(e.span, owner, e.name, sg.Suggestion(e.name), call=True),
+        related=related,
+        fixes=fixes,
+    )
 
 
 def field_suggestion(info: TypeInfo, name: str, here: str, names=None) -> sg.Suggestion:

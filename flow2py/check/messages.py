@@ -141,6 +141,12 @@ def _path_tail(cands: tuple[str, ...]) -> str:
 
 def _types(d: codes.CheckData) -> str | None:
     match d:
+        case codes.TypeMismatch(place="value", expected=exp, found=found, because=because, hint="thunk"):
+            why = f" (expected because of {because})" if because is not None else ""
+            return (
+                f"type mismatch: expected `{exp}`, found `{found}`{why} — a function is expected: "
+                "write `flow() = ...` to pass the work, not its value"
+            )
         case codes.TypeMismatch(place="value", expected=exp, found=found, because=because):
             why = f" (expected because of {because})" if because is not None else ""
             return f"type mismatch: expected `{exp}`, found `{found}`{why}"
@@ -192,6 +198,8 @@ def _types(d: codes.CheckData) -> str | None:
 def _types_more(d: codes.CheckData) -> str | None:
     """E205-E212 (a function of its own: one `match` for E2xx would be too long to read)."""
     match d:
+        case codes.UnknownField(owner=owner, field=name, call=True):
+            return f"`{owner}` has no field `{name}` — `{name}` is a function: write `.{name}()`"
         case codes.UnknownField(owner=owner, field=name, meant=meant):
             return f"`{owner}` has no field `{name}`" + _name_tail(meant)
         case codes.MissingField(missing=missing, name=name):
@@ -244,7 +252,7 @@ def _types_more(d: codes.CheckData) -> str | None:
 def _effects(d: codes.CheckData) -> str | None:
     match d:
         case codes.UndeclaredEffect(name=name):
-            return f"`{name}` may reach a Tool but is not marked `!tool`"
+            return f"this reaches a Tool, but `{name}` is not marked `!tool`"
         case codes.EffectfulArgument(callee=""):
             return (
                 "this function may reach a Tool, but the type it is stored as is pure: mark the type `!tool`"

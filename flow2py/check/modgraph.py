@@ -71,6 +71,9 @@ def _span_at_file(path: str) -> ast.Span:
     return ast.Span(path, 1, 1, 1, 1, 0, 0)
 
 
+_BELOW = 2  # how many folders below a module E103 looks for the path it meant
+
+
 class Loader:
     def __init__(
         self,
@@ -314,19 +317,30 @@ class Loader:
         return [k[len(prefix) :] for k in self.modules if k.startswith(prefix)]
 
     def _beside(self, lm: LoadedModule) -> list[str]:
-        """The modules beside `lm`: the `.flow` files in its folder (or the bundle's, stored)."""
+        """The modules beside `lm`: the `.flow` files in its folder (or the bundle's, stored),
+        and as `folder/name` those in the folders below it, `_BELOW` deep."""
         if self.stored is not None or self.bundle is not None:
             texts = self.stored if self.stored is not None else self.bundle
             base = os.path.dirname(lm.key)
-            return [
-                k.rsplit("/", 1)[-1]
-                for k in texts
-                if os.path.dirname(k) == base and not k.startswith(STD_VERSION + "/")
-            ]
-        try:
-            return [n[:-5] for n in os.listdir(os.path.dirname(lm.file) or ".") if n.endswith(".flow")]
-        except OSError:
-            return []
+            out = []
+            for k in texts:
+                if k.startswith(STD_VERSION + "/"):
+                    continue
+                rel = k[len(base) + 1 :] if base else k
+                if (not base or k.startswith(base + "/")) and rel.count("/") <= _BELOW:
+                    out.append(rel)
+            return out
+        top = os.path.dirname(lm.file) or "."
+        out = []
+        for dirpath, dirs, files in os.walk(top):
+            rel = os.path.relpath(dirpath, top)
+            depth = 0 if rel == "." else rel.count(os.sep) + 1
+            # hidden folders and the module cache hold no module of the program
+            dirs[:] = [] if depth >= _BELOW else [d for d in dirs if not d.startswith(".") and d != "cache"]
+            for n in files:
+                if n.endswith(".flow"):
+                    out.append(n[:-5] if depth == 0 else f"{rel.replace(os.sep, '/')}/{n[:-5]}")
+        return out
 
     def _resolve(self, lm: LoadedModule, u: ast.Use):
         """Where `use` `u` in `lm` leads: (key, file, is_std, repo, display), or None (reported)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 from flow2py.check.body_state import BodyState, bind, mark_used, mismatch, show
 from flow2py.check import codes
 from flow2py.check import suggest as sg
-from flow2py.check.declare import field_span
+from flow2py.check.declare import field_span, ordinal
 from flow2py.check.infer_ctx import RecordTarget
 from flow2py.check.infer_names import ctor_access, declared_note, fresh_tcon, literal
 from flow2py.check.typed import CtorRef, TCon, TError, TNever, TTuple
@@ -168,7 +168,13 @@ def _ctor_pat(st: BodyState, p: ast.CtorPattern, t, names: dict) -> None:
         for sub in args:
             _pat(st, sub, TError(), names)
         return
-    for sub, (_, ft, _) in zip(args, fields):
+    for i, (sub, (_, ft, _)) in enumerate(zip(args, fields)):
+        if not mapping and type(sub) is ast.BindPattern:
+            # a value of a constructor of a type without parameters: its declared type is the
+            # name's, and a mismatch at a use of the name notes it
+            sp = _ctor_value_at(info, name, i)
+            if sp is not None:
+                st.origins[sub.id] = Related(f"the {ordinal(i)} value of `{name}` is declared here", sp)
         _pat(st, sub, ft, names)
 
 
@@ -293,6 +299,8 @@ def _resolve(st: BodyState, p: ast.CtorPattern, t) -> RecordTarget | None:
             if info.ctors:
                 cands = [sg.Candidate(x.name, sg.CTOR, _ctor_at(info, x.name)) for x in info.ctors]
                 sugg = sg.suggest(p.name, cands, sg.CTOR)
+                if not sugg:
+                    sugg = _left_by_siblings(st, p, info)
                 at = sg.sub_span(p.span, st.env.lm.ast.source or "", p.name)
                 st.problems.report(
                     codes.UnknownName(p.span, p.name, "constructor", info.name, sugg.said()),
@@ -326,6 +334,30 @@ def _after(head):
     return ast.Span(
         head.file, head.line, head.end_column, head.line, head.end_column + 1, head.end, head.end + 1
     )
+
+
+def _left_by_siblings(st: BodyState, p: ast.CtorPattern, info) -> sg.Suggestion:
+    """An arm's constructor of another type (`Some(w)` on a Result, Option's habit): the one
+    constructor of the scrutinee's type, taking as many values, that no other arm names (`Err(_)`
+    is there: `Ok`). Unique or nothing."""
+    others = st.arm_siblings.get(p.id)
+    known = st.env.ctors.get(p.name) or st.d.prelude_ctors.get(p.name)
+    if others is None or known is None or p.fields is not None:
+        return sg.Suggestion(p.name)
+    n = len(p.args or [])
+    left = [
+        ct for ct in info.ctors if ct.field_names is None and len(ct.params) == n and ct.name not in others
+    ]
+    if len(left) != 1:
+        return sg.Suggestion(p.name)
+    return sg.Suggestion(p.name, (sg.Candidate(left[0].name, sg.CTOR, _ctor_at(info, left[0].name)),))
+
+
+def _ctor_value_at(info, name: str, i: int):
+    for c in getattr(info.node, "ctors", None) or ():
+        if c.name == name and c.positional and i < len(c.positional) and c.positional[i].span.line:
+            return c.positional[i].span
+    return None
 
 
 def _ctor_at(info, name: str):

@@ -226,6 +226,16 @@ _VALUE_HABITS: dict[str, tuple[tuple[str, ...], str | None]] = {
     "String": (("data.to_text",), None),
 }
 
+
+def method_habit(name: str) -> set[str]:
+    """The method names another language's function `name(x)` is in Flow (`len` -> `length`),
+    when every spelling Flow has for it is a std module's function (`list.length`)."""
+    h = _VALUE_HABITS.get(name)
+    if h is None or not all("." in t for t in h[0]):
+        return set()
+    return {t.rsplit(".", 1)[1] for t in h[0]}
+
+
 # spellings of Flow's literals and `None`: never a misspelling of something the program declares
 _LITERAL_SPELLINGS = {"True", "TRUE", "False", "FALSE", "null", "NULL", "nil", "Nil", "none", "undefined"}
 
@@ -305,7 +315,9 @@ def habits(name: str, kind: str, cands) -> Suggestion | None:
             if c is not None:
                 found.append(c)
         if not found:
-            return None
+            # what Flow writes is not possible here (`None` where a List is expected): still say
+            # what Flow has instead, without a fix
+            return Suggestion(name, (), why) if why else None
         if len(found) == 1 and why:
             found = [Candidate(**{**found[0].__dict__, "note": why})]
         return Suggestion(name, tuple(found), why if len(found) > 1 else None)
@@ -378,7 +390,8 @@ def sub_span(span: Span, source: str, text: str) -> Span | None:
 def path_candidates(path: str, std_version: str, std_names, local_names) -> list[str]:
     """What a `use` path that does not resolve most likely meant: `./planer` is `./planner`,
     a std path without its version and `list` are `std@v1/list`, `std@v2/list` is `std@v1/list`, a `.flow` suffix
-    goes. `std_names`: std's module names; `local_names`: the `.flow` files beside the module."""
+    goes. `std_names`: std's module names; `local_names`: the `.flow` files beside the module,
+    and those in the folders below it as `folder/name`."""
     STD_VERSION = std_version
     p = path.strip()
     if p.endswith(".flow"):
@@ -401,7 +414,11 @@ def path_candidates(path: str, std_version: str, std_names, local_names) -> list
     if p.startswith(("./", "../")):
         head, _, last = p.rpartition("/")
         if head in (".", ""):
-            out += [f"./{n}" for n in near(last, local)]
+            out += [f"./{n}" for n in near(last, {n for n in local if "/" not in n})]
+        elif p.startswith("./"):
+            # a path into a folder below: the whole path against the modules there (`./libs/x`
+            # for `./lib/x`)
+            out += [f"./{n}" for n in near(p[2:], {n for n in local if "/" in n})]
         if not out and last in std:
             out.append(f"{STD_VERSION}/{last}")
         return out if [path] != out else []
