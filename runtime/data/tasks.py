@@ -128,6 +128,8 @@ def scan(value: Any) -> tuple[list, bool, bool]:
     t = type(value)
     if t in _ATOMS:
         return [], False, False
+    if t is Task:  # a frame returning the task it spawned (task.spawn, task.all's spawning map)
+        return [value], False, False
     tasks: list = []
     fns = holes = False
     seen: set = set()

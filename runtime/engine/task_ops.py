@@ -52,7 +52,7 @@ def spawn(run: RunState, task: Task, req: Spawn) -> Task:
     fn = req.fn
     depth = len(task.stack) - 1
     task.nspawns += 1
-    child = Task(f"{task.id}/{task.nspawns}", lambda: fn(), task, depth)
+    child = Task(f"{task.id}/{task.nspawns}", fn, task, depth)  # fn: the task's start, no arguments
     owned = task.owned.get(depth)
     if owned is None:
         owned = task.owned[depth] = {}
@@ -138,7 +138,8 @@ def finish(run: RunState, task: Task, value):
     """`task` finished with `value`: the root's finishing ends the run; its waiters wake."""
     task.state = FINISHED
     task.value = value
-    task.stack = []
+    if task.stack:  # the trampoline popped its last frame: it is already empty
+        task.stack = []
     run.finish_seq += 1
     task.finish_seq = run.finish_seq
     if task is run.root:
@@ -146,6 +147,8 @@ def finish(run: RunState, task: Task, value):
     if task.settled:
         run.live.pop(task, None)
     waiters = task.waiters
+    if not waiters:
+        return
     task.waiters = {}
     for w, token in waiters.items():
         if w.waiting is None or w.waiting[0] is not token:
@@ -282,11 +285,15 @@ def frame_returns(run: RunState, task: Task, depth: int, value):
         for u in found:
             if u in mine and to is not None:
                 del mine[u]
-                to.owned.setdefault(to_depth, {})[u] = None
+                into = to.owned.get(to_depth)
+                if into is None:
+                    into = to.owned[to_depth] = {}
+                into[u] = None
                 u.owner, u.odepth = to, to_depth
-    for u in list(mine):
-        if not u.settled and u.state != STOPPED:
-            stop_tree(run, u)
+    if mine:
+        for u in list(mine):
+            if not u.settled and u.state != STOPPED:
+                stop_tree(run, u)
 
 
 # ---- faults ---------------------------------------------------------------------------------------

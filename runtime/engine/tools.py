@@ -30,6 +30,7 @@ from bdb import BdbQuit
 import time
 import traceback
 from dataclasses import dataclass, field
+from collections import deque
 from queue import SimpleQueue
 from typing import Any, Callable, Iterable, Optional
 
@@ -414,47 +415,84 @@ def _unanswered(e: BaseException):
 
 
 class _Pool:
-    """Daemon worker threads pulling jobs from one queue; grows while every worker is busy."""
+    """Daemon worker threads taking jobs from one deque; grows while every worker is busy.
+
+    Threads are woken only as needed: a hand-over (a round's calls) wakes one idle worker, and a
+    worker that takes a job while more wait wakes (or starts) one more before running it, unless
+    one is already on its way. So every job still gets a thread of its own as soon as one can
+    reach it (an implementation that blocks never holds the others up), while a round of quick
+    calls is taken by the few threads already awake instead of waking one thread a call.
+    """
 
     def __init__(self, max_workers: int = 64):
         self.max_workers = max_workers
-        self.jobs: SimpleQueue = SimpleQueue()
+        self.jobs: deque = deque()
+        self.wake: SimpleQueue = SimpleQueue()  # a token a parked worker waits for
         self.lock = threading.Lock()
         self.threads = 0
-        self.busy = 0  # jobs submitted and not finished
+        self.idle = 0  # workers parked on `wake` (or started and not yet looking)
+        self.waking = 0  # tokens put and not yet taken: workers on their way
 
     def submit(self, job):
         self.submit_many((job,))
 
     def submit_many(self, jobs):
-        """Queue `jobs` in order: one lock taken for all of them (a round's calls, handed over at
-        once), the threads they need started after they are queued, outside the lock."""
+        """Queue `jobs` in order (a round's calls, handed over at once) and wake one worker. (A
+        worker takes jobs without the lock; it parks only under it, seeing the queue empty.)"""
         with self.lock:
-            self.busy += len(jobs)
-            start = min(self.busy, self.max_workers) - self.threads
-            if start > 0:
-                first = self.threads + 1
-                self.threads += start
-        put = self.jobs.put
-        for job in jobs:
-            put(job)
-        if start > 0:
-            for k in range(first, first + start):
-                threading.Thread(target=self._work, name=f"flowrt-tool-{k}", daemon=True).start()
+            self.jobs.extend(jobs)
+            start = self._another()
+        self._go(start)
+
+    def _another(self) -> Optional[bool]:
+        """(Under the lock) one more worker should look at the jobs: None when one is already on
+        its way or none can be had, False to wake a parked one, True to start a new one."""
+        if self.waking:
+            return None
+        if self.idle:
+            self.waking += 1
+            return False
+        if self.threads < self.max_workers:
+            self.threads += 1
+            self.idle += 1
+            self.waking += 1
+            return True
+        return None  # every worker is busy: the first to finish takes the next job
+
+    def _go(self, start: Optional[bool]) -> None:
+        if start is None:
+            return
+        if start:
+            threading.Thread(target=self._work, name=f"flowrt-tool-{self.threads}", daemon=True).start()
+        self.wake.put(None)
 
     def _work(self):
-        jobs = self.jobs
+        jobs, lock, wake = self.jobs, self.lock, self.wake
         while True:
-            completions, call_id, impl, spec, args, type_args, context = jobs.get()
-            try:
-                outcome = call_implementation(impl, spec, args, type_args, context)
-            except BaseException as e:  # never lose a completion, whatever the implementation did
-                outcome = _unanswered(e)
-                if type(outcome) is not Interruption:
-                    _keep(context, e)
-            with self.lock:
-                self.busy -= 1
-            completions.put((call_id, outcome))
+            wake.get()
+            with lock:
+                self.idle -= 1
+                self.waking -= 1
+            while True:
+                try:
+                    completions, call_id, impl, spec, args, type_args, context = jobs.popleft()
+                except IndexError:
+                    with lock:  # parked only under the lock `submit_many` queues under: no job is missed
+                        if jobs:
+                            continue
+                        self.idle += 1
+                    break
+                if jobs and not self.waking:  # read unlocked: _another decides under the lock
+                    with lock:
+                        start = self._another()
+                    self._go(start)
+                try:
+                    outcome = call_implementation(impl, spec, args, type_args, context)
+                except BaseException as e:  # never lose a completion, whatever the implementation did
+                    outcome = _unanswered(e)
+                    if type(outcome) is not Interruption:
+                        _keep(context, e)
+                completions.put((call_id, outcome))
 
 
 class _Loop:
@@ -553,15 +591,19 @@ class Dispatcher:
         """Send several calls, `(call_id, impl, spec, args, type_args)` each, in order: the sync
         ones handed to the worker pool at once (flowrt.engine.record.send: a round's calls)."""
         jobs = []
-        run_id, store, failures = self.run_id, self.store, self.failures
+        run_id, store, failures, completions = self.run_id, self.store, self.failures, self.completions
+        kinds: dict = {}  # impl -> (a WholeCall, async): a round's calls mostly share one
         for call_id, impl, spec, args, type_args in calls:
+            kind = kinds.get(impl)
+            if kind is None:
+                kind = kinds[impl] = (isinstance(impl, WholeCall), self.is_async(impl))
             # The context's fields as a tuple (`current_call()` builds the CallContext only if the
             # implementation asks: a frozen dataclass a call cost ~1 µs); a WholeCall gets the object.
-            ctx = self.context(call_id) if isinstance(impl, WholeCall) else (run_id, call_id, store, failures)
-            if self.is_async(impl):
-                _loop().submit(self.completions, call_id, impl, spec, args, type_args, ctx)
+            ctx = self.context(call_id) if kind[0] else (run_id, call_id, store, failures)
+            if kind[1]:
+                _loop().submit(completions, call_id, impl, spec, args, type_args, ctx)
             else:
-                jobs.append((self.completions, call_id, impl, spec, args, type_args, ctx))
+                jobs.append((completions, call_id, impl, spec, args, type_args, ctx))
         if jobs:
             _pool().submit_many(jobs)
 
