@@ -106,6 +106,7 @@ def test_safe_habits_are_the_ones_with_one_equivalent():
         "ternary",
         "type_arguments",
         "assignment_new_name",
+        "tuple_unpacking",
     }
 
 

@@ -401,6 +401,47 @@ def _reassignment(seg, i, expected, path):
     return Habit(diag, new, region=[name, tok])
 
 
+def _unpacking(seg, i, expected, path):
+    """`a, b = pair` (Python) as a statement: Flow takes a tuple apart with a `let` pattern,
+    `let (a, b) = pair`. Safe when no name was written before in the declaration (each one new:
+    no old binding the author may have meant to change)."""
+    if seg[i].type != "COMMA":
+        return None
+    k = i - 1
+    first = _at(seg, k)
+    if not _is(first, "LOWER") or not _stmt_start(seg, k) or k == 0:
+        return None
+    names = [first]
+    j = i
+    while (
+        _is(_at(seg, j), "COMMA")
+        and _at(seg, j + 1) is not None
+        and seg[j + 1].type in ("LOWER", "UNDERSCORE")
+    ):
+        names.append(seg[j + 1])
+        j += 2
+    last = names[-1]
+    if len(names) < 2 or not _is(_at(seg, j), "EQUAL") or seg[j].line != first.line:
+        return None
+    new = (
+        seg[:k]
+        + [_like("LET", "let", first), _like("LPAR", "(", first)]
+        + seg[k:j]
+        + [_like("RPAR", ")", last)]
+        + seg[j:]
+    )
+    written = {t.value for t in seg[:k] if t.type == "LOWER"}
+    make = _unsafe if any(t.value in written for t in names if t.type == "LOWER") else _safe
+    listed = ", ".join(t.value for t in names)
+    fix = make(
+        f"take the tuple apart with `let ({listed}) =`",
+        _insert_before(path, first, "let ("),
+        _insert_after(path, last, ")"),
+    )
+    diag = _diag(_span(path, first, seg[j]), fix, "unpack", f"{listed} =", f"let ({listed}) =")
+    return Habit(diag, new, region=names + [seg[j]])
+
+
 def _read_in_block(seg: list[Tok], k: int, name: str) -> bool:
     """Whether `name` is written from `seg[k]` to the end of the block holding it."""
     depth = 0
@@ -737,4 +778,5 @@ _RULES = (
     _f_string,
     _loop,
     _reassignment,
+    _unpacking,
 )

@@ -296,6 +296,8 @@ def _foreign_more(d: codes.ForeignSyntax) -> str:
     """E012 answers, continued (one `match` for them all would be too long to read)."""
     habit, flow, name = d.habit, d.flow, d.name
     match d.kind:
+        case "unpack":
+            return f"Flow takes a tuple apart with a `let` pattern: write `{flow}`, not `{habit}`"
         case "assign-new":
             return (
                 f"Flow binds a name with `let`: write `let {name} = ...` (a binding never changes afterwards)"
