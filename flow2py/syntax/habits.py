@@ -632,16 +632,19 @@ def _foreign_head(seg, i, expected, path):
     """A declaration head in another language's style at the top of a declaration: `fn f(`,
     `def f(`, `function f(` (Flow writes `flow`), `struct P {`, `enum E {` (Flow writes `type`),
     `const X = 1` (Flow has no top-level values: a function with no parameters is one)."""
-    tok = seg[0]
-    if i != 0 or tok.type not in ("LOWER", "LET") or len(seg) < 2:
+    h = 1 if seg and seg[0].type == "PUB" else 0  # `pub fn f(`, `pub struct P {`
+    if i != h or len(seg) < h + 2:
         return None
-    name = seg[1]
+    tok = seg[h]
+    if tok.type not in ("LOWER", "LET") or (
+        h and tok.value not in _FOREIGN_FN and tok.value not in _FOREIGN_TYPE
+    ):
+        return None
+    name = seg[h + 1]
     if tok.type == "LOWER" and tok.value in _FOREIGN_FN and name.type == "LOWER":
-        new = [_like("FLOW", "flow", tok)] + seg[1:]
-        fix = _safe("write `flow`", _replace(path, tok, tok, "flow"))
-        return Habit(_diag(_span(path, tok), fix, "fn-head", tok.value, "flow"), new)
+        return _fn_head(seg, h, path)
     if tok.type == "LOWER" and tok.value in _FOREIGN_TYPE and name.type == "UPPER":
-        new = [_like("TYPE", "type", tok)] + seg[1:]
+        new = seg[:h] + [_like("TYPE", "type", tok)] + seg[h + 1 :]
         fix = _safe("write `type`", _replace(path, tok, tok, "type"))
         return Habit(_diag(_span(path, tok), fix, "type-head", tok.value, "type"), new)
     if tok.value in ("import", "from", "require") and name.type == "LOWER":
@@ -653,6 +656,50 @@ def _foreign_head(seg, i, expected, path):
         diag = _diag(_span(path, tok), None, "top-level-value", tok.value, name=name.value.lower())
         return Habit(diag, None)
     return None
+
+
+def _fn_head(seg, h, path):
+    """`fn f(`, `def f(` ... after an optional `pub` (at `seg[h]`): Flow writes `flow`; and a
+    Python `def f(x) -> T: return e` on one line is one habit, its `:` (and `return`) Flow's `=`."""
+    tok = seg[h]
+    colon = _python_body_colon(seg, h) if tok.value == "def" else None
+    if colon is None:
+        new = seg[:h] + [_like("FLOW", "flow", tok)] + seg[h + 1 :]
+        fix = _safe("write `flow`", _replace(path, tok, tok, "flow"))
+        return Habit(_diag(_span(path, tok), fix, "fn-head", tok.value, "flow"), new)
+    c, upto = colon
+    new = (
+        seg[:h]
+        + [_like("FLOW", "flow", tok)]
+        + seg[h + 1 : c]
+        + [_like("EQUAL", "=", seg[c])]
+        + seg[upto + 1 :]
+    )
+    fix = _safe(
+        "write `flow` and `=`", _replace(path, tok, tok, "flow"), _replace(path, seg[c], seg[upto], " =")
+    )
+    said = "return" if upto > c else ""
+    return Habit(_diag(_span(path, tok), fix, "def-colon", tok.value, "flow", name=said), new)
+
+
+def _python_body_colon(seg, h=0):
+    """In `def f(x) -> T: return e` (one line): the index of the `:` ending the head and of the
+    last token Flow's `=` replaces (`return`, or the `:` itself); None for any other shape."""
+    if len(seg) < h + 4 or seg[h + 2].type != "LPAR":
+        return None
+    close = _matching(seg, h + 2)
+    if close is None:
+        return None
+    c = close + 1
+    while c < len(seg) and seg[c].type not in ("COLON", "EQUAL", "LBRACE", "_SEP", "$END"):
+        c += 1
+    if c + 1 >= len(seg) or seg[c].type != "COLON" or seg[c + 1].line != seg[c].line:
+        return None
+    if seg[c + 1].type in ("_SEP", "$END"):
+        return None  # a body on the lines below, by indentation: Flow's needs braces (a choice)
+    if seg[c + 1].type == "RETURN":
+        return (c, c + 1) if c + 2 < len(seg) and seg[c + 2].type not in ("_SEP", "$END") else None
+    return (c, c)
 
 
 _TYPE_NAMES = {

@@ -253,6 +253,9 @@ def _foreign(d: codes.ForeignSyntax) -> str:
             return "Flow has no f-strings: join text with " + _JOIN
         case "fn-head":
             return f"Flow declares a function with `flow`, not `{habit}`"
+        case "def-colon":
+            written = f"`{habit} f(...): {name + ' ' if name else ''}e`"
+            return f"Flow declares a function with `flow` and gives its body after `=`: write `flow f(...) = e`, not {written}"
         case "type-head":
             return f"Flow declares {_FOREIGN_TYPE[habit]} with `type`, not `{habit}`"
         case "import":
