@@ -108,6 +108,7 @@ def test_safe_habits_are_the_ones_with_one_equivalent():
         "assignment_new_name",
         "tuple_unpacking",
         "python_def_body",
+        "case_arm",
     }
 
 

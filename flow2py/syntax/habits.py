@@ -769,6 +769,41 @@ def _arm_arrow(seg, i, expected, path):
     return Habit(_diag(_span(path, tok), fix, "arm-arrow", f"{pattern} ->", f"{pattern} =>"), new)
 
 
+def _case_arm(seg, i, expected, path):
+    """`case Pro: 12` as a match arm (Python's `match`, Swift, JavaScript's `switch`): Flow
+    writes `Pro => 12`."""
+    case = _at(seg, i - 1)
+    if (
+        not _is(case, "LOWER", "case")
+        or _at(seg, i - 2) is None
+        or seg[i - 2].type not in ("LBRACE", "COMMA", "_SEP")
+    ):
+        return None
+    depth = 0
+    c = i
+    while c < len(seg):
+        t = seg[c].type
+        if t in OPENERS:
+            depth += 1
+        elif t in CLOSERS:
+            if depth == 0:
+                return None
+            depth -= 1
+        elif depth == 0 and t in ("COMMA", "_SEP", "FATARROW", "$END"):
+            return None
+        elif depth == 0 and t == "COLON":
+            break
+        c += 1
+    if c >= len(seg) or c == i or c + 1 >= len(seg) or seg[c + 1].type in ("_SEP", "$END"):
+        return None
+    new = seg[: i - 1] + seg[i:c] + [_like("FATARROW", "=>", seg[c])] + seg[c + 1 :]
+    fix = _safe(
+        "write the arm with `=>`", _delete_between(path, case, seg[i]), _replace(path, seg[c], seg[c], " =>")
+    )
+    pattern = _text(seg[i:c])
+    return Habit(_diag(_span(path, case, seg[c]), fix, "case-arm", f"case {pattern}:", f"{pattern} =>"), new)
+
+
 def _bar_lambda(seg, i, expected, path):
     """`|x| x + 1`, `|| 0` (Rust closures): Flow writes `flow(x) = x + 1`."""
     tok = seg[i]
@@ -820,6 +855,7 @@ _RULES = (
     _const,
     _arrow_lambda,
     _arm_arrow,
+    _case_arm,
     _bar_lambda,
     _python_lambda,
     _f_string,
