@@ -401,6 +401,47 @@ def _reassignment(seg, i, expected, path):
     return Habit(diag, new, region=[name, tok])
 
 
+def _unpacking(seg, i, expected, path):
+    """`a, b = pair` (Python) as a statement: Flow takes a tuple apart with a `let` pattern,
+    `let (a, b) = pair`. Safe when no name was written before in the declaration (each one new:
+    no old binding the author may have meant to change)."""
+    if seg[i].type != "COMMA":
+        return None
+    k = i - 1
+    first = _at(seg, k)
+    if not _is(first, "LOWER") or not _stmt_start(seg, k) or k == 0:
+        return None
+    names = [first]
+    j = i
+    while (
+        _is(_at(seg, j), "COMMA")
+        and _at(seg, j + 1) is not None
+        and seg[j + 1].type in ("LOWER", "UNDERSCORE")
+    ):
+        names.append(seg[j + 1])
+        j += 2
+    last = names[-1]
+    if len(names) < 2 or not _is(_at(seg, j), "EQUAL") or seg[j].line != first.line:
+        return None
+    new = (
+        seg[:k]
+        + [_like("LET", "let", first), _like("LPAR", "(", first)]
+        + seg[k:j]
+        + [_like("RPAR", ")", last)]
+        + seg[j:]
+    )
+    written = {t.value for t in seg[:k] if t.type == "LOWER"}
+    make = _unsafe if any(t.value in written for t in names if t.type == "LOWER") else _safe
+    listed = ", ".join(t.value for t in names)
+    fix = make(
+        f"take the tuple apart with `let ({listed}) =`",
+        _insert_before(path, first, "let ("),
+        _insert_after(path, last, ")"),
+    )
+    diag = _diag(_span(path, first, seg[j]), fix, "unpack", f"{listed} =", f"let ({listed}) =")
+    return Habit(diag, new, region=names + [seg[j]])
+
+
 def _read_in_block(seg: list[Tok], k: int, name: str) -> bool:
     """Whether `name` is written from `seg[k]` to the end of the block holding it."""
     depth = 0
@@ -591,16 +632,19 @@ def _foreign_head(seg, i, expected, path):
     """A declaration head in another language's style at the top of a declaration: `fn f(`,
     `def f(`, `function f(` (Flow writes `flow`), `struct P {`, `enum E {` (Flow writes `type`),
     `const X = 1` (Flow has no top-level values: a function with no parameters is one)."""
-    tok = seg[0]
-    if i != 0 or tok.type not in ("LOWER", "LET") or len(seg) < 2:
+    h = 1 if seg and seg[0].type == "PUB" else 0  # `pub fn f(`, `pub struct P {`
+    if i != h or len(seg) < h + 2:
         return None
-    name = seg[1]
+    tok = seg[h]
+    if tok.type not in ("LOWER", "LET") or (
+        h and tok.value not in _FOREIGN_FN and tok.value not in _FOREIGN_TYPE
+    ):
+        return None
+    name = seg[h + 1]
     if tok.type == "LOWER" and tok.value in _FOREIGN_FN and name.type == "LOWER":
-        new = [_like("FLOW", "flow", tok)] + seg[1:]
-        fix = _safe("write `flow`", _replace(path, tok, tok, "flow"))
-        return Habit(_diag(_span(path, tok), fix, "fn-head", tok.value, "flow"), new)
+        return _fn_head(seg, h, path)
     if tok.type == "LOWER" and tok.value in _FOREIGN_TYPE and name.type == "UPPER":
-        new = [_like("TYPE", "type", tok)] + seg[1:]
+        new = seg[:h] + [_like("TYPE", "type", tok)] + seg[h + 1 :]
         fix = _safe("write `type`", _replace(path, tok, tok, "type"))
         return Habit(_diag(_span(path, tok), fix, "type-head", tok.value, "type"), new)
     if tok.value in ("import", "from", "require") and name.type == "LOWER":
@@ -612,6 +656,50 @@ def _foreign_head(seg, i, expected, path):
         diag = _diag(_span(path, tok), None, "top-level-value", tok.value, name=name.value.lower())
         return Habit(diag, None)
     return None
+
+
+def _fn_head(seg, h, path):
+    """`fn f(`, `def f(` ... after an optional `pub` (at `seg[h]`): Flow writes `flow`; and a
+    Python `def f(x) -> T: return e` on one line is one habit, its `:` (and `return`) Flow's `=`."""
+    tok = seg[h]
+    colon = _python_body_colon(seg, h) if tok.value == "def" else None
+    if colon is None:
+        new = seg[:h] + [_like("FLOW", "flow", tok)] + seg[h + 1 :]
+        fix = _safe("write `flow`", _replace(path, tok, tok, "flow"))
+        return Habit(_diag(_span(path, tok), fix, "fn-head", tok.value, "flow"), new)
+    c, upto = colon
+    new = (
+        seg[:h]
+        + [_like("FLOW", "flow", tok)]
+        + seg[h + 1 : c]
+        + [_like("EQUAL", "=", seg[c])]
+        + seg[upto + 1 :]
+    )
+    fix = _safe(
+        "write `flow` and `=`", _replace(path, tok, tok, "flow"), _replace(path, seg[c], seg[upto], " =")
+    )
+    said = "return" if upto > c else ""
+    return Habit(_diag(_span(path, tok), fix, "def-colon", tok.value, "flow", name=said), new)
+
+
+def _python_body_colon(seg, h=0):
+    """In `def f(x) -> T: return e` (one line): the index of the `:` ending the head and of the
+    last token Flow's `=` replaces (`return`, or the `:` itself); None for any other shape."""
+    if len(seg) < h + 4 or seg[h + 2].type != "LPAR":
+        return None
+    close = _matching(seg, h + 2)
+    if close is None:
+        return None
+    c = close + 1
+    while c < len(seg) and seg[c].type not in ("COLON", "EQUAL", "LBRACE", "_SEP", "$END"):
+        c += 1
+    if c + 1 >= len(seg) or seg[c].type != "COLON" or seg[c + 1].line != seg[c].line:
+        return None
+    if seg[c + 1].type in ("_SEP", "$END"):
+        return None  # a body on the lines below, by indentation: Flow's needs braces (a choice)
+    if seg[c + 1].type == "RETURN":
+        return (c, c + 1) if c + 2 < len(seg) and seg[c + 2].type not in ("_SEP", "$END") else None
+    return (c, c)
 
 
 _TYPE_NAMES = {
@@ -681,6 +769,41 @@ def _arm_arrow(seg, i, expected, path):
     return Habit(_diag(_span(path, tok), fix, "arm-arrow", f"{pattern} ->", f"{pattern} =>"), new)
 
 
+def _case_arm(seg, i, expected, path):
+    """`case Pro: 12` as a match arm (Python's `match`, Swift, JavaScript's `switch`): Flow
+    writes `Pro => 12`."""
+    case = _at(seg, i - 1)
+    if (
+        not _is(case, "LOWER", "case")
+        or _at(seg, i - 2) is None
+        or seg[i - 2].type not in ("LBRACE", "COMMA", "_SEP")
+    ):
+        return None
+    depth = 0
+    c = i
+    while c < len(seg):
+        t = seg[c].type
+        if t in OPENERS:
+            depth += 1
+        elif t in CLOSERS:
+            if depth == 0:
+                return None
+            depth -= 1
+        elif depth == 0 and t in ("COMMA", "_SEP", "FATARROW", "$END"):
+            return None
+        elif depth == 0 and t == "COLON":
+            break
+        c += 1
+    if c >= len(seg) or c == i or c + 1 >= len(seg) or seg[c + 1].type in ("_SEP", "$END"):
+        return None
+    new = seg[: i - 1] + seg[i:c] + [_like("FATARROW", "=>", seg[c])] + seg[c + 1 :]
+    fix = _safe(
+        "write the arm with `=>`", _delete_between(path, case, seg[i]), _replace(path, seg[c], seg[c], " =>")
+    )
+    pattern = _text(seg[i:c])
+    return Habit(_diag(_span(path, case, seg[c]), fix, "case-arm", f"case {pattern}:", f"{pattern} =>"), new)
+
+
 def _bar_lambda(seg, i, expected, path):
     """`|x| x + 1`, `|| 0` (Rust closures): Flow writes `flow(x) = x + 1`."""
     tok = seg[i]
@@ -732,9 +855,11 @@ _RULES = (
     _const,
     _arrow_lambda,
     _arm_arrow,
+    _case_arm,
     _bar_lambda,
     _python_lambda,
     _f_string,
     _loop,
     _reassignment,
+    _unpacking,
 )

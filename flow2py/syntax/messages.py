@@ -253,6 +253,9 @@ def _foreign(d: codes.ForeignSyntax) -> str:
             return "Flow has no f-strings: join text with " + _JOIN
         case "fn-head":
             return f"Flow declares a function with `flow`, not `{habit}`"
+        case "def-colon":
+            written = f"`{habit} f(...): {name + ' ' if name else ''}e`"
+            return f"Flow declares a function with `flow` and gives its body after `=`: write `flow f(...) = e`, not {written}"
         case "type-head":
             return f"Flow declares {_FOREIGN_TYPE[habit]} with `type`, not `{habit}`"
         case "import":
@@ -296,6 +299,10 @@ def _foreign_more(d: codes.ForeignSyntax) -> str:
     """E012 answers, continued (one `match` for them all would be too long to read)."""
     habit, flow, name = d.habit, d.flow, d.name
     match d.kind:
+        case "case-arm":
+            return f"Flow writes a match arm as `{flow} ...`, not `{habit} ...`"
+        case "unpack":
+            return f"Flow takes a tuple apart with a `let` pattern: write `{flow}`, not `{habit}`"
         case "assign-new":
             return (
                 f"Flow binds a name with `let`: write `let {name} = ...` (a binding never changes afterwards)"

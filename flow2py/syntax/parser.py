@@ -207,7 +207,11 @@ def _is_decl_start(tok: Tok, nxt: Tok | None) -> bool:
     if t in ("AT", "USE", "TYPE", "OPAQUE"):
         return True
     if t == "PUB":
-        return nxt is not None and nxt.type in ("FLOW", "TYPE", "OPAQUE")
+        # `pub fn f(`, `pub struct P {`: another language's head (habits.py names it), cut at
+        # like Flow's own so that it does not break the declaration above it
+        return nxt is not None and (
+            nxt.type in ("FLOW", "TYPE", "OPAQUE") or nxt.type == "LOWER" and nxt.value in _FOREIGN_HEADS
+        )
     if t == "FLOW":
         return nxt is not None and nxt.type == "LOWER"
     return False
