@@ -299,7 +299,40 @@ def _format_joined(body: str, args: list[str]) -> str | None:
     return " ++ ".join(out) if out else '""'
 
 
-EXPRESSION_RULES = (_rust_macro, _ternary, _chained_comparison, _index)
+def _increment(seg, i, expected, path):
+    """`n++` (C, JavaScript, Go) as a value: Flow values never change, so it is `n + 1`. Safe
+    where the value is passed on (before `)`, `,`, `]` or `}`); the same answer at the end of a
+    line, to review (a statement `n++` meant a new binding: `let n = n + 1`)."""
+    op = _at(seg, i - 1)
+    name = _at(seg, i - 2)
+    if not _is(op, "PLUSPLUS") or not _is(name, "LOWER") or op.start_pos != name.end_pos:
+        return None
+    if seg[i].type not in ("RPAR", "COMMA", "RSQB", "RBRACE", "_SEP", "$END"):
+        return None
+    new = seg[: i - 1] + [_like("PLUS", "+", op), _like("INT", "1", op)] + seg[i:]
+    make = _safe if seg[i].type in ("RPAR", "COMMA", "RSQB", "RBRACE") else _unsafe
+    fix = make(f"write `{name.value} + 1`", _replace(path, op, op, " + 1"))
+    return Habit(_diag(_span(path, op), fix, "increment", f"{name.value}++", f"{name.value} + 1"), new)
+
+
+def _spread(seg, i, expected, path):
+    """`[x, ...rest]`, `{ ...base, f: 1 }` (JavaScript's spread): Flow writes `..rest`, `..base`."""
+    dots = _at(seg, i - 1)
+    tok = seg[i]
+    if not _is(tok, "DOT") or not _is(dots, "DOTDOT") or dots.end_pos != tok.start_pos:
+        return None
+    before = _at(seg, i - 2)
+    if before is None or before.type not in ("LSQB", "COMMA", "LBRACE"):
+        return None
+    after = _at(seg, i + 1)
+    if after is None or after.type not in ("LOWER", "UNDERSCORE", "RSQB", "RBRACE", "COMMA"):
+        return None
+    new = seg[:i] + seg[i + 1 :]
+    fix = _safe("write `..`", _replace(path, dots, tok, ".."))
+    return Habit(_diag(_span(path, dots, tok), fix, "spread", "...", ".."), new)
+
+
+EXPRESSION_RULES = (_rust_macro, _ternary, _chained_comparison, _index, _increment, _spread)
 
 
 def habit_at(seg: list[Tok], i: int, expected: set[str], path: str) -> Habit | None:

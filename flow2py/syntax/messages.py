@@ -301,6 +301,10 @@ def _foreign_more(d: codes.ForeignSyntax) -> str:
     match d.kind:
         case "case-arm":
             return f"Flow writes a match arm as `{flow} ...`, not `{habit} ...`"
+        case "increment":
+            return f"Flow values never change, so there is no `++` on a number: write `{flow}`"
+        case "spread":
+            return "Flow writes the rest of a list or record with `..`, not `...`"
         case "unpack":
             return f"Flow takes a tuple apart with a `let` pattern: write `{flow}`, not `{habit}`"
         case "assign-new":
