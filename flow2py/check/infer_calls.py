@@ -199,14 +199,13 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver):
         return result
     eff = fn.effect
     call_eff = TOOL if eff == TOOL else PURE
-    reported = []  # the diagnostics each argument's check added
+    starts = []  # how many diagnostics there were before each argument's check
     for i, a in enumerate(args):
         pi = i + offset
         pt = params[pi]
         why = LazyWhy(_arg_why, (i, label), fn.node.params[pi].span)
-        before = len(st.problems.items)
+        starts.append(len(st.problems.items))
         expr(st, a, pt, why)
-        reported.append(st.problems.items[before:])
         ae = value_effect(st, a)
         if has_effect(pt, PURE) and ae != PURE:
             st.problems.report(
@@ -215,8 +214,8 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver):
             )
         if eff == POLY and pi in fn.poly_params:
             call_eff = join(call_eff, ae)
-    if len(args) > 1:
-        _swapped(st, args, reported, label, fn, offset)
+    if len(args) > 1 and len(st.problems.items) > starts[0] + 1:
+        _swapped(st, args, starts, label, fn, offset)
     if receiver is not None and eff == POLY and 0 in fn.poly_params:
         call_eff = join(call_eff, value_effect(st, receiver))
     st.effects[e.id] = call_eff
@@ -224,49 +223,57 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver):
     return result
 
 
-def _swapped(st: BodyState, args, reported, label: str, fn: FnInfo, offset: int) -> None:
+def _swapped(st: BodyState, args, starts: list[int], label: str, fn: FnInfo, offset: int) -> None:
     """Two arguments each of the type the other's parameter takes, and no other mistake in
     either: one mistake (the order), not two mismatches. Its fix swaps them; not safe, since the
     author may have meant other values."""
-    only = {}
-    for i, ds in enumerate(reported):
-        if len(ds) == 1 and isinstance(ds[0].data, codes.TypeMismatch) and ds[0].data.place == "value":
-            only[i] = ds[0]
-    for i in sorted(only):
-        for j in sorted(only):
-            if j <= i or i not in only or j not in only:
-                continue
-            a, b = only[i].data, only[j].data
-            if a.found != b.expected or b.found != a.expected or a.span != args[i].span:
-                continue
-            if b.span != args[j].span:
-                continue
-            src = st.env.lm.ast.source or ""
-            x, y = args[i].span, args[j].span
-            fixes = []
-            if x.end > x.start and y.end > y.start:
-                fixes = [
-                    Fix(
-                        "swap them",
-                        (Edit(x, src[y.start : y.end]), Edit(y, src[x.start : x.end])),
-                        False,
-                    )
-                ]
-            span = Span(x.file, x.line, x.column, y.end_line, y.end_column, x.start, y.end)
-            keep = [d for d in st.problems.items if d is not only[i] and d is not only[j]]
-            st.problems.items[:] = keep
-            st.problems.report(
-                codes.TypeMismatch(span, a.found, a.expected, place="swapped", name=label, swapped=(i, j)),
-                related=[
-                    Related(
-                        f"the {ordinal(k + offset)} parameter of `{fn.name}` is declared here",
-                        fn.node.params[k + offset].span,
-                    )
-                    for k in (i, j)
-                ],
-                fixes=fixes,
+    items = st.problems.items
+    ends = starts[1:] + [len(items)]
+    only = {}  # argument -> its one diagnostic, a plain mismatch at the argument itself
+    for i, (lo, hi) in enumerate(zip(starts, ends)):
+        d = items[lo] if hi - lo == 1 else None
+        if d is not None and isinstance(d.data, codes.TypeMismatch) and d.data.place == "value":
+            if d.data.span == args[i].span:
+                only[i] = d
+    pair = next(
+        (
+            (i, j)
+            for i in only
+            for j in only
+            if i < j
+            and only[i].data.found == only[j].data.expected
+            and only[j].data.found == only[i].data.expected
+        ),
+        None,
+    )
+    if pair is None:
+        return
+    i, j = pair
+    a = only[i].data
+    src = st.env.lm.ast.source or ""
+    x, y = args[i].span, args[j].span
+    fixes = []
+    if x.end > x.start and y.end > y.start:
+        fixes = [Fix("swap them", (Edit(x, src[y.start : y.end]), Edit(y, src[x.start : x.end])), False)]
+    items[:] = [d for d in items if d is not only[i] and d is not only[j]]
+    st.problems.report(
+        codes.TypeMismatch(
+            Span(x.file, x.line, x.column, y.end_line, y.end_column, x.start, y.end),
+            a.found,
+            a.expected,
+            place="swapped",
+            name=label,
+            swapped=(i, j),
+        ),
+        related=[
+            Related(
+                f"the {ordinal(k + offset)} parameter of `{fn.name}` is declared here",
+                fn.node.params[k + offset].span,
             )
-            del only[i], only[j]
+            for k in (i, j)
+        ],
+        fixes=fixes,
+    )
 
 
 def _fn_label(st: BodyState, callee, fn: FnInfo) -> str:

@@ -67,7 +67,8 @@ class Suggestion:
 
     def said(self) -> Suggestion:
         """What its message says of it (check/messages.py `_name_tail`), and only that: the
-        candidates without their places and targets, so that a diagnostic's data holding it compares by value."""
+        candidates without their places and targets, so that a diagnostic's data holding it
+        compares by value."""
         cands = tuple(Candidate(c.text, c.kind, use_path=c.use_path, note=c.note) for c in self.cands)
         return Suggestion(self.name, cands, self.note)
 
