@@ -411,6 +411,7 @@ class UnusedDeclaration(CheckData):
 @dataclass(frozen=True)
 class GuardMustLeave(CheckData):
     code = "E406"
+    value: bool = False  # reported at the block's value, which is of the function's result type
 
 
 @dataclass(frozen=True)

@@ -315,6 +315,8 @@ def _checks(d: codes.CheckData) -> str | None:
             return f"`{name}` is never used: use it, or name it `_{name}` (or `_`)"
         case codes.UnusedDeclaration(kind=kind, name=name):
             return f"private {kind} `{name}` is never used: use it, make it `pub`, or remove it"
+        case codes.GuardMustLeave(value=True):
+            return "the `else` block of `guard` must leave, and this is its value: write `return` before it"
         case codes.GuardMustLeave():
             return "the `else` block of `guard` must leave: end it with `return ...`"
         case codes.IfWithoutElse(found=found):
