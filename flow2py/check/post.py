@@ -12,6 +12,7 @@ from flow2py.check.patterns import left_out_fixes
 from flow2py.check.typed import (
     PURE,
     CheckpointSite,
+    TCon,
     CtorRef,
     FnRef,
     MethodRef,
@@ -45,6 +46,7 @@ def finish_fn(st: BodyState, exhaust: Exhaust) -> None:
         if v.missing:
             problems.report(
                 codes.NonExhaustiveMatch(_head(m.span), tuple(v.missing), v.truncated),
+                related=_missing_declared(st, t, v.missing),
                 fixes=_add_arms_fix(m, v.missing, v.truncated, st.env.lm.ast.source or ""),
             )
         for i, above in v.unreachable:
@@ -72,6 +74,22 @@ def finish_fn(st: BodyState, exhaust: Exhaust) -> None:
         )
     for root in st.tail_roots:
         _mark_tail(st, root.expr, root.top)
+
+
+def _missing_declared(st: BodyState, t, missing) -> list[Related]:
+    """E401's notes: where each missing constructor of a type the program declares is declared
+    (as rustc notes the variants not covered); none for std's types or other witnesses."""
+    info = st.d.type_decls.get(t.decl) if type(t) is TCon else None
+    if info is None or info.node is None or info.module.startswith("std@"):
+        return []
+    declared = {c.name: c for c in getattr(info.node, "ctors", None) or () if c.span.line}
+    notes = []
+    for w in missing:
+        head = w.split("(", 1)[0].split(" {", 1)[0].rsplit(".", 1)[-1].strip()
+        c = declared.get(head)
+        if c is not None:
+            notes.append(Related(f"`{head}` is declared here", c.span))
+    return notes
 
 
 #: the children of each expression and statement node that may hold a pattern site
