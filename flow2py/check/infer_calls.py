@@ -433,10 +433,15 @@ def binary(st: BodyState, e: ast.Binary, expected):
         why1 = LazyWhy(_right_why, (st, e.op, lt))
     else:
         why1 = Why(_right_why(st, e.op, lt))
+    mark = len(st.problems.items)
     if rt is None:
         expr(st, e.right, params[1], why1)
     else:
         expect(st, rt, params[1], e.right, why1)
+    if len(st.problems.items) > mark and resolve(result) == resolve(params[0]):
+        # `Int * Decimal`: which type was meant is not known, so neither is the result's (a use
+        # of it is not reported again); a comparison is Bool all the same
+        return TError()
     return result
 
 
