@@ -30,6 +30,7 @@ from flow2py.check.typed import (
     CheckedProgram,
     Effect,
     FieldRef,
+    FnRef,
     FnInfo,
     LocalRef,
     TError,
@@ -40,6 +41,7 @@ from flow2py.check.typeterms import TVar, join, resolve, unify
 from flow2py.check.typeterms import show as show_type
 from flow2py.diagnostics import Edit, Fix, Problems, Related
 from flow2py.span import Span
+from flow2py.syntax import ast
 
 
 @dataclass(slots=True)
@@ -122,7 +124,19 @@ def _found_notes(st: BodyState, node) -> list[Related]:
         origin = st.origins.get(ref.binder)
         if origin is not None:
             return [origin]
+    elif type(node) is ast.Call:
+        return _result_note(st, st.refs.get(node.callee.id))
     return []
+
+
+def _result_note(st: BodyState, ref) -> list[Related]:
+    """The result type of the function a call calls, where it is written as it is found (not
+    generic, not a Tool, whose call returns a Result with ToolProblem)."""
+    fn = st.d.fn_decls.get(ref.decl) if type(ref) is FnRef else None
+    if fn is None or fn.node is None or fn.type_params or fn.is_tool or fn.lang is not None:
+        return []
+    sp = fn.node.result.span
+    return [Related(f"`{fn.name}` returns `{show(st, fn.result)}`", sp)] if sp.line else []
 
 
 def _thunk(st: BodyState, actual, expected, node) -> tuple[str, list]:
