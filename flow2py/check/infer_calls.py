@@ -14,6 +14,7 @@ from flow2py.check.infer_ctx import QUALIFIED_ERROR, CtorHit, FnHit, LazyWhy, Wh
 from flow2py.check.infer_names import (
     ctor_access,
     ctor_decl,
+    declared_note,
     empty_parens,
     fresh_tcon,
     habit_call,
@@ -86,7 +87,7 @@ def call(st: BodyState, e: ast.Call, expected):
     hit = None
     receiver = None
     if isinstance(callee, ast.Name) and lookup(st, callee.name) is None:
-        habit = habit_call(st, e)
+        habit = habit_call(st, e) or _record_called(st, e)
         if habit is not None:
             return habit
         hit = resolve_value(st, callee.name, expected, callee.span)
@@ -115,6 +116,36 @@ def call(st: BodyState, e: ast.Call, expected):
     if type(hit) is CtorHit:
         return _call_ctor(st, e, hit.info, hit.ctor, expected)
     return _call_fn(st, e, hit.fn, receiver)
+
+
+def _record_called(st: BodyState, e: ast.Call):
+    """`Stats(count, mean)` of a record type: its fields are named, so it is built with a record
+    literal. The fix writes one with the values in the order of the fields: safe when each value
+    is a name that is its field's (`Stats { count, mean }`: no choice), else to review."""
+    info = st.env.cm.types.get(e.callee.name)
+    if info is None or info.kind != "record":
+        return None
+    mark_used(st, info.decl)
+    names = tuple(f.name for f in info.fields)
+    for a in e.args:
+        expr(st, a)
+    src = st.env.lm.ast.source or ""
+    fixes = []
+    if len(e.args) == len(names) and names and e.span.end > e.span.start:
+        parts = []
+        for f, a in zip(names, e.args):
+            text = src[a.span.start : a.span.end]
+            parts.append(f if text == f else f"{f}: {text}")
+        safe = all(type(a) is ast.Name and a.name == f for f, a in zip(names, e.args))
+        literal = f"{e.callee.name} {{ {', '.join(parts)} }}"
+        fixes = [Fix(f"write `{literal}`", (Edit(e.span, literal),), safe)]
+    st.problems.report(
+        codes.WrongArity(e.span, "record-call", info.name, fields=names),
+        related=declared_note(info),
+        fixes=fixes,
+    )
+    tcon, _ = fresh_tcon(info)
+    return tcon
 
 
 def _record_field_fn(st: BodyState, tt, name: str) -> bool:

@@ -188,6 +188,10 @@ def _types(d: codes.CheckData) -> str | None:
             return f"constructor `{name}` has named fields: write `{name} {{ ... }}`"
         case codes.WrongArity(form="named-call", name=name, fields=fields):
             return f"constructor `{name}` has named fields: write `{name} {{ {', '.join(fields)} }}`"
+        case codes.WrongArity(form="record-call", name=name, fields=fields):
+            return (
+                f"`{name}` is a record, built with its fields named: write `{name} {{ {', '.join(fields)} }}`"
+            )
         case codes.WrongArity(form="named-pattern", name=name):
             return f"`{name}` has named fields: write `{name} {{ ... }}`"
         case codes.WrongArity(form="bare-pattern", name=name):
