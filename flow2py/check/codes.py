@@ -238,6 +238,7 @@ class TypeMismatch(CheckData):
     # what is mismatched: "value" | "tuple-pattern" | "list-pattern" | "ctor-pattern"
     # | "alternative" (a name bound at two types) | "alternative-names" (other names bound) | "try"
     # | "swapped" (two arguments of a call, each of the type the other's parameter takes)
+    # | "swapped-receiver" (a method call's receiver and an argument, the same way)
     place: str = "value"
     because: str | None = None  # for a "value": what fixed the expected type (a signature, ...)
     name: str = ""  # the pattern's constructor ("ctor-pattern"), the name bound ("alternative")
@@ -247,7 +248,8 @@ class TypeMismatch(CheckData):
     # parameters returning it is expected)
     hint: str = ""
     # for "swapped": the two arguments (0-based) of the call `name` given in each other's place
-    # (`expected`: what the first's parameter takes; `found`: what it was given)
+    # (`expected`: what the first's parameter takes; `found`: what it was given); for
+    # "swapped-receiver": (0, j), the receiver and the argument j
     swapped: tuple[int, int] = ()
 
 

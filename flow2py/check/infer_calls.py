@@ -8,9 +8,11 @@ generic one). Constructs: `call`, `binary`, `unary`; `value_effect` and `pure_sl
 from __future__ import annotations
 
 from flow2py.check import codes
+from flow2py.check import suggest as sg
 from flow2py.check.body_state import BodyState, add_effect, expect, expr, lookup, mark_used, show
 from flow2py.check.declare import ordinal
 from flow2py.check.infer_ctx import QUALIFIED_ERROR, CtorHit, FnHit, LazyWhy, Why
+from flow2py.check.modgraph import STD_VERSION
 from flow2py.check.infer_names import (
     ctor_access,
     ctor_decl,
@@ -217,6 +219,7 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver):
     st.types[callee.id] = TFun(tuple(params), result, fn.effect)
     args = list(e.args)
     offset = 0
+    rstart = len(st.problems.items)
     if receiver is not None:
         offset = 1
         rt = st.types[receiver.id]
@@ -247,7 +250,9 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver):
             )
         if eff == POLY and pi in fn.poly_params:
             call_eff = join(call_eff, ae)
-    if len(args) > 1 and len(st.problems.items) > starts[0] + 1:
+    if receiver is not None and args and len(st.problems.items) > rstart + 1:
+        _swapped(st, [receiver, *args], [rstart, *starts], label, fn, 0, receiver=True, call=e)
+    elif len(args) > 1 and len(st.problems.items) > starts[0] + 1:
         _swapped(st, args, starts, label, fn, offset)
     if receiver is not None and eff == POLY and 0 in fn.poly_params:
         call_eff = join(call_eff, value_effect(st, receiver))
@@ -256,10 +261,21 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver):
     return result
 
 
-def _swapped(st: BodyState, args, starts: list[int], label: str, fn: FnInfo, offset: int) -> None:
+def _swapped(
+    st: BodyState,
+    args,
+    starts: list[int],
+    label: str,
+    fn: FnInfo,
+    offset: int,
+    receiver: bool = False,
+    call: ast.Call | None = None,
+) -> None:
     """Two arguments each of the type the other's parameter takes, and no other mistake in
     either: one mistake (the order), not two mismatches. Its fix swaps them; not safe, since the
-    author may have meant other values."""
+    author may have meant other values. With `receiver`, `args[0]` is a method call's receiver
+    (`", ".join(names)`, Python's order): the fix then calls the function by its module
+    (`_receiver_swap_fix`)."""
     items = st.problems.items
     ends = starts[1:] + [len(items)]
     only = {}  # argument -> its one diagnostic, a plain mismatch at the argument itself
@@ -286,7 +302,9 @@ def _swapped(st: BodyState, args, starts: list[int], label: str, fn: FnInfo, off
     src = st.env.lm.ast.source or ""
     x, y = args[i].span, args[j].span
     fixes = []
-    if x.end > x.start and y.end > y.start:
+    if receiver and i == 0:
+        fixes = _receiver_swap_fix(st, call, fn, args, j)
+    elif x.end > x.start and y.end > y.start:
         fixes = [Fix("swap them", (Edit(x, src[y.start : y.end]), Edit(y, src[x.start : x.end])), False)]
     items[:] = [d for d in items if d is not only[i] and d is not only[j]]
     st.problems.report(
@@ -294,9 +312,9 @@ def _swapped(st: BodyState, args, starts: list[int], label: str, fn: FnInfo, off
             Span(x.file, x.line, x.column, y.end_line, y.end_column, x.start, y.end),
             a.found,
             a.expected,
-            place="swapped",
+            place="swapped-receiver" if receiver and i == 0 else "swapped",
             name=label,
-            swapped=(i, j),
+            swapped=(i, j) if not receiver else (i - 1, j - 1) if i else (0, j - 1),
         ),
         related=[
             Related(
@@ -307,6 +325,31 @@ def _swapped(st: BodyState, args, starts: list[int], label: str, fn: FnInfo, off
         ],
         fixes=fixes,
     )
+
+
+def _receiver_swap_fix(st: BodyState, e: ast.Call, fn: FnInfo, vals: list, j: int) -> list:
+    """`", ".join(names)` -> `text.join(names, ", ")`: the function called by its module's alias
+    (its `use` added when the module is std's and not imported), the receiver and argument `j`
+    in each other's place. Method syntax would look the function up in the other type's home
+    module, so the call is written qualified. Safe for `text.join` (the Python habit, whose one
+    Flow form this is), else to review."""
+    src = st.env.lm.ast.source or ""
+    if e.span.end <= e.span.start or any(v.span.end <= v.span.start for v in vals):
+        return []
+    aliases = st.env.lm.aliases
+    alias = next((a for a, k in aliases.items() if k == fn.module), None)
+    edits = []
+    if alias is None:
+        alias = fn.module.rsplit("/", 1)[-1]
+        site = sg.use_site(st.env.lm.ast)
+        if not fn.module.startswith(STD_VERSION + "/") or alias in aliases or site is None:
+            return []
+        edits.append(site.edit(fn.module))
+    texts = [src[v.span.start : v.span.end] for v in vals]
+    texts[0], texts[j] = texts[j], texts[0]
+    call = f"{alias}.{fn.name}({', '.join(texts)})"
+    edits.insert(0, Edit(e.span, call))
+    return [Fix(f"write `{call}`", tuple(edits), fn.lang == "text.join")]
 
 
 def _fn_label(st: BodyState, callee, fn: FnInfo) -> str:

@@ -141,6 +141,13 @@ def _path_tail(cands: tuple[str, ...]) -> str:
 
 def _types(d: codes.CheckData) -> str | None:
     match d:
+        case codes.TypeMismatch(
+            place="swapped-receiver", name=label, expected=exp, found=found, swapped=(_, j)
+        ):
+            return (
+                f"the receiver and the {ordinal(j)} argument of `{label}` look swapped: "
+                f"the receiver takes `{exp}` and the {ordinal(j)} argument `{found}`, given the other way round"
+            )
         case codes.TypeMismatch(place="swapped", name=label, expected=exp, found=found, swapped=(i, j)):
             return (
                 f"the {ordinal(i)} and {ordinal(j)} arguments of `{label}` look swapped: "
