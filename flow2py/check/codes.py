@@ -402,6 +402,7 @@ class NonUnitStatement(CheckData):
 class UnusedBinding(CheckData):
     code = "E404"
     name: str
+    no_value: bool = False  # `null`/`nil`/`undefined`/`none` bound where an Option is matched
 
 
 @dataclass(frozen=True)

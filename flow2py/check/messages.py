@@ -322,6 +322,10 @@ def _checks(d: codes.CheckData) -> str | None:
             return "this arm can never be reached: the arms before it match every value it matches"
         case codes.NonUnitStatement(found=found):
             return f"this statement's value is `{found}`, not Unit: use it, or discard it with `let _ = `"
+        case codes.UnusedBinding(name=name, no_value=True):
+            return (
+                f"`{name}` binds a new name here, never used: an `Option` without a value is `None` in Flow"
+            )
         case codes.UnusedBinding(name=name):
             return f"`{name}` is never used: use it, or name it `_{name}` (or `_`)"
         case codes.UnusedDeclaration(kind=kind, name=name):

@@ -17,7 +17,7 @@ from flow2py.check.typed import (
     FnRef,
     MethodRef,
 )
-from flow2py.check.typeterms import zonk
+from flow2py.check.typeterms import resolve, zonk
 from flow2py.diagnostics import Edit, Fix, Related
 from flow2py.syntax import ast
 
@@ -67,6 +67,15 @@ def finish_fn(st: BodyState, exhaust: Exhaust) -> None:
     test_params = {p.id for p in st.fn.node.params} if st.fn.is_test else set()
     for b in st.binders:
         if b.used or b.silent or b.name.startswith("_") or b.node.id in test_params:
+            continue
+        if b.name in _NO_VALUE and type(b.node) is ast.BindPattern and _is_option(st, b.type):
+            # `Ok(null) =>`: another language's "no value", bound as a name; Flow's is `None`
+            problems.report(
+                codes.UnusedBinding(b.span, b.name, no_value=True),
+                fixes=[Fix("write `None`", (Edit(b.span, "None"),), True)]
+                if source[b.span.start : b.span.end] == b.name
+                else [],
+            )
             continue
         problems.report(
             codes.UnusedBinding(b.span, b.name),
@@ -234,6 +243,15 @@ def _covering_arms(m: ast.Match, above) -> list:
     return [
         Related("the arms above together match every value it matches", m.arms[j].pattern.span) for j in above
     ]
+
+
+_NO_VALUE = ("null", "nil", "undefined", "none")
+
+
+def _is_option(st: BodyState, t) -> bool:
+    r = resolve(t)
+    info = st.d.lang_types.get("Option")
+    return type(r) is TCon and info is not None and r.decl == info.decl
 
 
 def _rename_fix(b, source: str, field_binders: set) -> list:
