@@ -28,6 +28,7 @@ from flow2py.check.typed import (
     PURE,
     TOOL,
     CheckedProgram,
+    CtorRef,
     Effect,
     FieldRef,
     FnRef,
@@ -105,9 +106,33 @@ def expr(st: BodyState, e, expected=None, why: Why | None = None):
 def expect(st: BodyState, actual, expected, node, why: Why | None):
     if unify(actual, expected):
         return actual
+    if _unapplied_ctor(st, actual, expected, node):
+        return TError()
     hint, fixes = _thunk(st, actual, expected, node)
     mismatch(st, actual, expected, node.span, why, hint, fixes, _found_notes(st, node))
     return TError()
+
+
+def _unapplied_ctor(st: BodyState, actual, expected, node) -> bool:
+    """`Rejected` where a `Kyc` is expected, of a constructor `Rejected(Text)`: its values are
+    what is missing (E202, with a note at its declaration), not a function that was meant."""
+    ref = st.refs.get(node.id)
+    a, x = resolve(actual), resolve(expected)
+    if type(ref) is not CtorRef or type(a) is not TFun or type(x) in (TFun, TVar):
+        return False
+    if not unify(a.result, x):
+        return False
+    info = st.d.type_decls.get(ref.type_decl)
+    decl = (
+        next((c for c in getattr(info.node, "ctors", None) or () if c.name == ref.ctor and c.span.line), None)
+        if info is not None
+        else None
+    )
+    st.problems.report(
+        codes.WrongArity(node.span, "unapplied", ref.ctor, len(a.params)),
+        related=[Related(f"`{ref.ctor}` is declared here", decl.span)] if decl is not None else [],
+    )
+    return True
 
 
 def _found_notes(st: BodyState, node) -> list[Related]:

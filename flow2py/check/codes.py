@@ -263,7 +263,8 @@ class WrongArity(CheckData):
     # given named fields), "named-value" / "named-call" / "named-pattern" (a constructor with
     # named fields used as a value, called, matched positionally), "unit" / "unit-pattern" (a
     # constructor without values written `Name()`), "record-call" (a record type called like a
-    # function: `fields` its fields), "bare-pattern" (a record or
+    # function: `fields` its fields), "unapplied" (a constructor with values written bare
+    # where its type is expected), "bare-pattern" (a record or
     # named constructor matched without its fields), "base" (`..base` for a constructor)
     form: str
     name: str = ""  # the function as called (`f`, `m.f`, `.f`) or the constructor

@@ -185,6 +185,8 @@ def _types(d: codes.CheckData) -> str | None:
             return f"constructor `{name}` takes {n} value{'s' if n != 1 else ''}, found {k}"
         case codes.WrongArity(form="pattern-values", name=name, expected=n, given=k):
             return f"constructor `{name}` takes {n} value{'s' if n != 1 else ''}, this pattern gives {k}"
+        case codes.WrongArity(form="unapplied", name=name, expected=n):
+            return f"constructor `{name}` takes {n} value{'s' if n != 1 else ''}: write `{name}(...)`"
         case codes.WrongArity(form="unit", name=name):
             return f"constructor `{name}` takes no values: write `{name}` without `()`"
         case codes.WrongArity(form="unit-pattern", name=name):
