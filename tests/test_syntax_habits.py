@@ -110,6 +110,7 @@ def test_safe_habits_are_the_ones_with_one_equivalent():
         "python_def_body",
         "case_arm",
         "increment_and_spread",
+        "let_else",
     }
 
 

@@ -28,8 +28,10 @@ from flow2py.check.typed import (
     PURE,
     TOOL,
     CheckedProgram,
+    CtorRef,
     Effect,
     FieldRef,
+    FnRef,
     FnInfo,
     LocalRef,
     TError,
@@ -40,6 +42,7 @@ from flow2py.check.typeterms import TVar, join, resolve, unify
 from flow2py.check.typeterms import show as show_type
 from flow2py.diagnostics import Edit, Fix, Problems, Related
 from flow2py.span import Span
+from flow2py.syntax import ast
 
 
 @dataclass(slots=True)
@@ -103,9 +106,33 @@ def expr(st: BodyState, e, expected=None, why: Why | None = None):
 def expect(st: BodyState, actual, expected, node, why: Why | None):
     if unify(actual, expected):
         return actual
+    if _unapplied_ctor(st, actual, expected, node):
+        return TError()
     hint, fixes = _thunk(st, actual, expected, node)
     mismatch(st, actual, expected, node.span, why, hint, fixes, _found_notes(st, node))
     return TError()
+
+
+def _unapplied_ctor(st: BodyState, actual, expected, node) -> bool:
+    """`Rejected` where a `Kyc` is expected, of a constructor `Rejected(Text)`: its values are
+    what is missing (E202, with a note at its declaration), not a function that was meant."""
+    ref = st.refs.get(node.id)
+    a, x = resolve(actual), resolve(expected)
+    if type(ref) is not CtorRef or type(a) is not TFun or type(x) in (TFun, TVar):
+        return False
+    if not unify(a.result, x):
+        return False
+    info = st.d.type_decls.get(ref.type_decl)
+    decl = (
+        next((c for c in getattr(info.node, "ctors", None) or () if c.name == ref.ctor and c.span.line), None)
+        if info is not None
+        else None
+    )
+    st.problems.report(
+        codes.WrongArity(node.span, "unapplied", ref.ctor, len(a.params)),
+        related=[Related(f"`{ref.ctor}` is declared here", decl.span)] if decl is not None else [],
+    )
+    return True
 
 
 def _found_notes(st: BodyState, node) -> list[Related]:
@@ -122,7 +149,19 @@ def _found_notes(st: BodyState, node) -> list[Related]:
         origin = st.origins.get(ref.binder)
         if origin is not None:
             return [origin]
+    elif type(node) is ast.Call:
+        return _result_note(st, st.refs.get(node.callee.id))
     return []
+
+
+def _result_note(st: BodyState, ref) -> list[Related]:
+    """The result type of the function a call calls, where it is written as it is found (not
+    generic, not a Tool, whose call returns a Result with ToolProblem)."""
+    fn = st.d.fn_decls.get(ref.decl) if type(ref) is FnRef else None
+    if fn is None or fn.node is None or fn.type_params or fn.is_tool or fn.lang is not None:
+        return []
+    sp = fn.node.result.span
+    return [Related(f"`{fn.name}` returns `{show(st, fn.result)}`", sp)] if sp.line else []
 
 
 def _thunk(st: BodyState, actual, expected, node) -> tuple[str, list]:

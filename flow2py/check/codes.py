@@ -238,6 +238,7 @@ class TypeMismatch(CheckData):
     # what is mismatched: "value" | "tuple-pattern" | "list-pattern" | "ctor-pattern"
     # | "alternative" (a name bound at two types) | "alternative-names" (other names bound) | "try"
     # | "swapped" (two arguments of a call, each of the type the other's parameter takes)
+    # | "swapped-receiver" (a method call's receiver and an argument, the same way)
     place: str = "value"
     because: str | None = None  # for a "value": what fixed the expected type (a signature, ...)
     name: str = ""  # the pattern's constructor ("ctor-pattern"), the name bound ("alternative")
@@ -247,7 +248,8 @@ class TypeMismatch(CheckData):
     # parameters returning it is expected)
     hint: str = ""
     # for "swapped": the two arguments (0-based) of the call `name` given in each other's place
-    # (`expected`: what the first's parameter takes; `found`: what it was given)
+    # (`expected`: what the first's parameter takes; `found`: what it was given); for
+    # "swapped-receiver": (0, j), the receiver and the argument j
     swapped: tuple[int, int] = ()
 
 
@@ -260,7 +262,9 @@ class WrongArity(CheckData):
     # call), "pattern-values" (a constructor pattern), "positional" (a positional constructor
     # given named fields), "named-value" / "named-call" / "named-pattern" (a constructor with
     # named fields used as a value, called, matched positionally), "unit" / "unit-pattern" (a
-    # constructor without values written `Name()`), "bare-pattern" (a record or
+    # constructor without values written `Name()`), "record-call" (a record type called like a
+    # function: `fields` its fields), "unapplied" (a constructor with values written bare
+    # where its type is expected), "bare-pattern" (a record or
     # named constructor matched without its fields), "base" (`..base` for a constructor)
     form: str
     name: str = ""  # the function as called (`f`, `m.f`, `.f`) or the constructor
@@ -399,6 +403,7 @@ class NonUnitStatement(CheckData):
 class UnusedBinding(CheckData):
     code = "E404"
     name: str
+    no_value: bool = False  # `null`/`nil`/`undefined`/`none` bound where an Option is matched
 
 
 @dataclass(frozen=True)
@@ -411,6 +416,7 @@ class UnusedDeclaration(CheckData):
 @dataclass(frozen=True)
 class GuardMustLeave(CheckData):
     code = "E406"
+    value: bool = False  # reported at the block's value, which is of the function's result type
 
 
 @dataclass(frozen=True)

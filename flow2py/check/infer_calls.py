@@ -8,12 +8,15 @@ generic one). Constructs: `call`, `binary`, `unary`; `value_effect` and `pure_sl
 from __future__ import annotations
 
 from flow2py.check import codes
+from flow2py.check import suggest as sg
 from flow2py.check.body_state import BodyState, add_effect, expect, expr, lookup, mark_used, show
 from flow2py.check.declare import ordinal
 from flow2py.check.infer_ctx import QUALIFIED_ERROR, CtorHit, FnHit, LazyWhy, Why
+from flow2py.check.modgraph import STD_VERSION
 from flow2py.check.infer_names import (
     ctor_access,
     ctor_decl,
+    declared_note,
     empty_parens,
     fresh_tcon,
     habit_call,
@@ -86,7 +89,7 @@ def call(st: BodyState, e: ast.Call, expected):
     hit = None
     receiver = None
     if isinstance(callee, ast.Name) and lookup(st, callee.name) is None:
-        habit = habit_call(st, e)
+        habit = habit_call(st, e) or _record_called(st, e)
         if habit is not None:
             return habit
         hit = resolve_value(st, callee.name, expected, callee.span)
@@ -115,6 +118,36 @@ def call(st: BodyState, e: ast.Call, expected):
     if type(hit) is CtorHit:
         return _call_ctor(st, e, hit.info, hit.ctor, expected)
     return _call_fn(st, e, hit.fn, receiver)
+
+
+def _record_called(st: BodyState, e: ast.Call):
+    """`Stats(count, mean)` of a record type: its fields are named, so it is built with a record
+    literal. The fix writes one with the values in the order of the fields: safe when each value
+    is a name that is its field's (`Stats { count, mean }`: no choice), else to review."""
+    info = st.env.cm.types.get(e.callee.name)
+    if info is None or info.kind != "record":
+        return None
+    mark_used(st, info.decl)
+    names = tuple(f.name for f in info.fields)
+    for a in e.args:
+        expr(st, a)
+    src = st.env.lm.ast.source or ""
+    fixes = []
+    if len(e.args) == len(names) and names and e.span.end > e.span.start:
+        parts = []
+        for f, a in zip(names, e.args):
+            text = src[a.span.start : a.span.end]
+            parts.append(f if text == f else f"{f}: {text}")
+        safe = all(type(a) is ast.Name and a.name == f for f, a in zip(names, e.args))
+        literal = f"{e.callee.name} {{ {', '.join(parts)} }}"
+        fixes = [Fix(f"write `{literal}`", (Edit(e.span, literal),), safe)]
+    st.problems.report(
+        codes.WrongArity(e.span, "record-call", info.name, fields=names),
+        related=declared_note(info),
+        fixes=fixes,
+    )
+    tcon, _ = fresh_tcon(info)
+    return tcon
 
 
 def _record_field_fn(st: BodyState, tt, name: str) -> bool:
@@ -186,6 +219,7 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver):
     st.types[callee.id] = TFun(tuple(params), result, fn.effect)
     args = list(e.args)
     offset = 0
+    rstart = len(st.problems.items)
     if receiver is not None:
         offset = 1
         rt = st.types[receiver.id]
@@ -216,7 +250,9 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver):
             )
         if eff == POLY and pi in fn.poly_params:
             call_eff = join(call_eff, ae)
-    if len(args) > 1 and len(st.problems.items) > starts[0] + 1:
+    if receiver is not None and args and len(st.problems.items) > rstart + 1:
+        _swapped(st, [receiver, *args], [rstart, *starts], label, fn, 0, receiver=True, call=e)
+    elif len(args) > 1 and len(st.problems.items) > starts[0] + 1:
         _swapped(st, args, starts, label, fn, offset)
     if receiver is not None and eff == POLY and 0 in fn.poly_params:
         call_eff = join(call_eff, value_effect(st, receiver))
@@ -225,10 +261,21 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver):
     return result
 
 
-def _swapped(st: BodyState, args, starts: list[int], label: str, fn: FnInfo, offset: int) -> None:
+def _swapped(
+    st: BodyState,
+    args,
+    starts: list[int],
+    label: str,
+    fn: FnInfo,
+    offset: int,
+    receiver: bool = False,
+    call: ast.Call | None = None,
+) -> None:
     """Two arguments each of the type the other's parameter takes, and no other mistake in
     either: one mistake (the order), not two mismatches. Its fix swaps them; not safe, since the
-    author may have meant other values."""
+    author may have meant other values. With `receiver`, `args[0]` is a method call's receiver
+    (`", ".join(names)`, Python's order): the fix then calls the function by its module
+    (`_receiver_swap_fix`)."""
     items = st.problems.items
     ends = starts[1:] + [len(items)]
     only = {}  # argument -> its one diagnostic, a plain mismatch at the argument itself
@@ -255,7 +302,9 @@ def _swapped(st: BodyState, args, starts: list[int], label: str, fn: FnInfo, off
     src = st.env.lm.ast.source or ""
     x, y = args[i].span, args[j].span
     fixes = []
-    if x.end > x.start and y.end > y.start:
+    if receiver and i == 0:
+        fixes = _receiver_swap_fix(st, call, fn, args, j)
+    elif x.end > x.start and y.end > y.start:
         fixes = [Fix("swap them", (Edit(x, src[y.start : y.end]), Edit(y, src[x.start : x.end])), False)]
     items[:] = [d for d in items if d is not only[i] and d is not only[j]]
     st.problems.report(
@@ -263,9 +312,9 @@ def _swapped(st: BodyState, args, starts: list[int], label: str, fn: FnInfo, off
             Span(x.file, x.line, x.column, y.end_line, y.end_column, x.start, y.end),
             a.found,
             a.expected,
-            place="swapped",
+            place="swapped-receiver" if receiver and i == 0 else "swapped",
             name=label,
-            swapped=(i, j),
+            swapped=(i, j) if not receiver else (i - 1, j - 1) if i else (0, j - 1),
         ),
         related=[
             Related(
@@ -276,6 +325,31 @@ def _swapped(st: BodyState, args, starts: list[int], label: str, fn: FnInfo, off
         ],
         fixes=fixes,
     )
+
+
+def _receiver_swap_fix(st: BodyState, e: ast.Call, fn: FnInfo, vals: list, j: int) -> list:
+    """`", ".join(names)` -> `text.join(names, ", ")`: the function called by its module's alias
+    (its `use` added when the module is std's and not imported), the receiver and argument `j`
+    in each other's place. Method syntax would look the function up in the other type's home
+    module, so the call is written qualified. Safe for `text.join` (the Python habit, whose one
+    Flow form this is), else to review."""
+    src = st.env.lm.ast.source or ""
+    if e.span.end <= e.span.start or any(v.span.end <= v.span.start for v in vals):
+        return []
+    aliases = st.env.lm.aliases
+    alias = next((a for a, k in aliases.items() if k == fn.module), None)
+    edits = []
+    if alias is None:
+        alias = fn.module.rsplit("/", 1)[-1]
+        site = sg.use_site(st.env.lm.ast)
+        if not fn.module.startswith(STD_VERSION + "/") or alias in aliases or site is None:
+            return []
+        edits.append(site.edit(fn.module))
+    texts = [src[v.span.start : v.span.end] for v in vals]
+    texts[0], texts[j] = texts[j], texts[0]
+    call = f"{alias}.{fn.name}({', '.join(texts)})"
+    edits.insert(0, Edit(e.span, call))
+    return [Fix(f"write `{call}`", tuple(edits), fn.lang == "text.join")]
 
 
 def _fn_label(st: BodyState, callee, fn: FnInfo) -> str:
@@ -433,10 +507,15 @@ def binary(st: BodyState, e: ast.Binary, expected):
         why1 = LazyWhy(_right_why, (st, e.op, lt))
     else:
         why1 = Why(_right_why(st, e.op, lt))
+    mark = len(st.problems.items)
     if rt is None:
         expr(st, e.right, params[1], why1)
     else:
         expect(st, rt, params[1], e.right, why1)
+    if len(st.problems.items) > mark and resolve(result) == resolve(params[0]):
+        # `Int * Decimal`: which type was meant is not known, so neither is the result's (a use
+        # of it is not reported again); a comparison is Bool all the same
+        return TError()
     return result
 
 

@@ -11,7 +11,7 @@ from flow2py.check.body_state import BodyState, add_effect, bind, expect, expr, 
 from flow2py.check.infer_calls import pure_slot, value_effect
 from flow2py.check.infer_ctx import FnCtx, LetSite, MatchSite, PendingTry, TailRoot, Why
 from flow2py.check.patterns import bind_pattern
-from flow2py.check.typed import POLY, TOOL, FnRef, TError, TFun, TNever, TParam
+from flow2py.check.typed import POLY, TOOL, FnRef, TCon, TError, TFun, TNever, TParam
 from flow2py.check.typeterms import TVar, resolve, unify
 from flow2py.diagnostics import Edit, Fix, Related
 from flow2py.syntax import ast
@@ -256,9 +256,27 @@ def _statement(st: BodyState, s: ast.ExprStmt) -> bool:
 
 
 def _else_leaves(st: BodyState, blk: ast.Block) -> None:
+    """E406 for a `guard`'s `else` block that can finish. When its value is of the function's
+    result type, `return` is what is missing: the report is at the value, with the safe fix
+    that writes `return` before it."""
     t = resolve(expr(st, blk))
-    if type(t) not in (TNever, TError):
-        st.problems.report(codes.GuardMustLeave(blk.span))
+    if type(t) in (TNever, TError):
+        return
+    last = blk.stmts[-1] if blk.stmts else None
+    result = resolve(st.fn_stack[-1].result)
+    if (
+        isinstance(last, ast.ExprStmt)
+        and type(t) is TCon
+        and type(result) is TCon
+        and t.decl == result.decl
+        and unify(t, result)
+    ):
+        sp = last.expr.span
+        at = ast.Span(sp.file, sp.line, sp.column, sp.line, sp.column, sp.start, sp.start)
+        fix = Fix("write `return` before it", (Edit(at, "return "),), True)
+        st.problems.report(codes.GuardMustLeave(sp, value=True), fixes=[fix])
+        return
+    st.problems.report(codes.GuardMustLeave(blk.span))
 
 
 def _let(st: BodyState, s: ast.Let) -> None:

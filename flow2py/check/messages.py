@@ -141,6 +141,13 @@ def _path_tail(cands: tuple[str, ...]) -> str:
 
 def _types(d: codes.CheckData) -> str | None:
     match d:
+        case codes.TypeMismatch(
+            place="swapped-receiver", name=label, expected=exp, found=found, swapped=(_, j)
+        ):
+            return (
+                f"the receiver and the {ordinal(j)} argument of `{label}` look swapped: "
+                f"the receiver takes `{exp}` and the {ordinal(j)} argument `{found}`, given the other way round"
+            )
         case codes.TypeMismatch(place="swapped", name=label, expected=exp, found=found, swapped=(i, j)):
             return (
                 f"the {ordinal(i)} and {ordinal(j)} arguments of `{label}` look swapped: "
@@ -178,6 +185,8 @@ def _types(d: codes.CheckData) -> str | None:
             return f"constructor `{name}` takes {n} value{'s' if n != 1 else ''}, found {k}"
         case codes.WrongArity(form="pattern-values", name=name, expected=n, given=k):
             return f"constructor `{name}` takes {n} value{'s' if n != 1 else ''}, this pattern gives {k}"
+        case codes.WrongArity(form="unapplied", name=name, expected=n):
+            return f"constructor `{name}` takes {n} value{'s' if n != 1 else ''}: write `{name}(...)`"
         case codes.WrongArity(form="unit", name=name):
             return f"constructor `{name}` takes no values: write `{name}` without `()`"
         case codes.WrongArity(form="unit-pattern", name=name):
@@ -188,6 +197,10 @@ def _types(d: codes.CheckData) -> str | None:
             return f"constructor `{name}` has named fields: write `{name} {{ ... }}`"
         case codes.WrongArity(form="named-call", name=name, fields=fields):
             return f"constructor `{name}` has named fields: write `{name} {{ {', '.join(fields)} }}`"
+        case codes.WrongArity(form="record-call", name=name, fields=fields):
+            return (
+                f"`{name}` is a record, built with its fields named: write `{name} {{ {', '.join(fields)} }}`"
+            )
         case codes.WrongArity(form="named-pattern", name=name):
             return f"`{name}` has named fields: write `{name} {{ ... }}`"
         case codes.WrongArity(form="bare-pattern", name=name):
@@ -311,10 +324,16 @@ def _checks(d: codes.CheckData) -> str | None:
             return "this arm can never be reached: the arms before it match every value it matches"
         case codes.NonUnitStatement(found=found):
             return f"this statement's value is `{found}`, not Unit: use it, or discard it with `let _ = `"
+        case codes.UnusedBinding(name=name, no_value=True):
+            return (
+                f"`{name}` binds a new name here, never used: an `Option` without a value is `None` in Flow"
+            )
         case codes.UnusedBinding(name=name):
             return f"`{name}` is never used: use it, or name it `_{name}` (or `_`)"
         case codes.UnusedDeclaration(kind=kind, name=name):
             return f"private {kind} `{name}` is never used: use it, make it `pub`, or remove it"
+        case codes.GuardMustLeave(value=True):
+            return "the `else` block of `guard` must leave, and this is its value: write `return` before it"
         case codes.GuardMustLeave():
             return "the `else` block of `guard` must leave: end it with `return ...`"
         case codes.IfWithoutElse(found=found):

@@ -304,8 +304,23 @@ class Loader:
             for c in cands:
                 new_alias = c.rsplit("/", 1)[-1]
                 # a new alias is safe only when nothing used the old one (the body names the new)
-                renamed = new_alias != old_alias and re.search(
-                    r"(?<![\w.\"])" + re.escape(old_alias) + r"\s*\.", _without_uses(src or "")
+                body = _without_uses(src or "")
+                renamed = (
+                    new_alias != old_alias
+                    and re.search(r"(?<![\w.\"])" + re.escape(old_alias) + r"\s*\.", body)
+                    # `let tasks = ...` / `tasks: List<...>`: a local of that name, whose fields
+                    # and methods those are, while the body writes the new alias's members
+                    and not (
+                        re.search(
+                            r"\blet\s+"
+                            + re.escape(old_alias)
+                            + r"\b|\b"
+                            + re.escape(old_alias)
+                            + r"\s*:[^:]",
+                            body,
+                        )
+                        and re.search(r"(?<![\w.\"])" + re.escape(new_alias) + r"\s*\.", body)
+                    )
                 )
                 taken = new_alias in (lm.aliases if lm else {}) and new_alias != old_alias
                 if at is not None:

@@ -356,7 +356,7 @@ def _resolve(st: BodyState, p: ast.CtorPattern, t) -> RecordTarget | None:
         fixes = sugg.fixes(at) if at is not None else []
         st.problems.report(
             codes.UnknownMember(p.span, p.module, p.name, "constructor", sugg.said()),
-            related=sugg.related(),
+            related=sugg.related() or _matched_type_note(t, menv),
             fixes=fixes,
         )
         return _meant(st, p, fixes, sugg, menv.ctors.get)
@@ -402,6 +402,18 @@ def _resolve(st: BodyState, p: ast.CtorPattern, t) -> RecordTarget | None:
         fixes=sugg.fixes(at, sg.use_site(st.env.lm.ast)) if at is not None else [],
     )
     return None
+
+
+def _matched_type_note(t, menv) -> list[Related]:
+    """Where the type matched is declared, when that module declares it: its constructors are
+    the ones the pattern can name (E110 with no close spelling)."""
+    r = resolve(t)
+    if type(r) is not TCon:
+        return []
+    for info, _ in menv.ctors.values():
+        if info.decl == r.decl:
+            return declared_note(info)
+    return []
 
 
 def _meant(st: BodyState, p: ast.CtorPattern, fixes, sugg, lookup) -> RecordTarget | None:

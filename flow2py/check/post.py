@@ -12,11 +12,12 @@ from flow2py.check.patterns import left_out_fixes
 from flow2py.check.typed import (
     PURE,
     CheckpointSite,
+    TCon,
     CtorRef,
     FnRef,
     MethodRef,
 )
-from flow2py.check.typeterms import zonk
+from flow2py.check.typeterms import resolve, zonk
 from flow2py.diagnostics import Edit, Fix, Related
 from flow2py.syntax import ast
 
@@ -45,6 +46,7 @@ def finish_fn(st: BodyState, exhaust: Exhaust) -> None:
         if v.missing:
             problems.report(
                 codes.NonExhaustiveMatch(_head(m.span), tuple(v.missing), v.truncated),
+                related=_missing_declared(st, t, v.missing),
                 fixes=_add_arms_fix(m, v.missing, v.truncated, st.env.lm.ast.source or ""),
             )
         for i, above in v.unreachable:
@@ -66,12 +68,37 @@ def finish_fn(st: BodyState, exhaust: Exhaust) -> None:
     for b in st.binders:
         if b.used or b.silent or b.name.startswith("_") or b.node.id in test_params:
             continue
+        if b.name in _NO_VALUE and type(b.node) is ast.BindPattern and _is_option(st, b.type):
+            # `Ok(null) =>`: another language's "no value", bound as a name; Flow's is `None`
+            problems.report(
+                codes.UnusedBinding(b.span, b.name, no_value=True),
+                fixes=[Fix("write `None`", (Edit(b.span, "None"),), True)]
+                if source[b.span.start : b.span.end] == b.name
+                else [],
+            )
+            continue
         problems.report(
             codes.UnusedBinding(b.span, b.name),
             fixes=_rename_fix(b, source, st.field_binders),
         )
     for root in st.tail_roots:
         _mark_tail(st, root.expr, root.top)
+
+
+def _missing_declared(st: BodyState, t, missing) -> list[Related]:
+    """E401's notes: where each missing constructor of a type the program declares is declared
+    (as rustc notes the variants not covered); none for std's types or other witnesses."""
+    info = st.d.type_decls.get(t.decl) if type(t) is TCon else None
+    if info is None or info.node is None or info.module.startswith("std@"):
+        return []
+    declared = {c.name: c for c in getattr(info.node, "ctors", None) or () if c.span.line}
+    notes = []
+    for w in missing:
+        head = w.split("(", 1)[0].split(" {", 1)[0].rsplit(".", 1)[-1].strip()
+        c = declared.get(head)
+        if c is not None:
+            notes.append(Related(f"`{head}` is declared here", c.span))
+    return notes
 
 
 #: the children of each expression and statement node that may hold a pattern site
@@ -216,6 +243,15 @@ def _covering_arms(m: ast.Match, above) -> list:
     return [
         Related("the arms above together match every value it matches", m.arms[j].pattern.span) for j in above
     ]
+
+
+_NO_VALUE = ("null", "nil", "undefined", "none")
+
+
+def _is_option(st: BodyState, t) -> bool:
+    r = resolve(t)
+    info = st.d.lang_types.get("Option")
+    return type(r) is TCon and info is not None and r.decl == info.decl
 
 
 def _rename_fix(b, source: str, field_binders: set) -> list:

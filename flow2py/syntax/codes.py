@@ -131,7 +131,8 @@ class ForeignSyntax(SyntaxData):
     code = "E012"
     # which answer (one `case` each in messages.py): "writes" (plainly another spelling),
     # "not-compound", "equality", "const", "mut", "assign", "update", "loop", "lambda",
-    # "f-string", "f-string-plain", "fn-head", "type-head", "import", "top-level-value",
+    # "f-string", "f-string-plain", "fn-head", "type-head", "import", "import-path", "import-from",
+    # "keyword-args", "let-else", "top-level-value",
     # "number", "type-name", "arm-arrow", "template", "template-plain", "single-quote",
     # "comment", "text-reference", "reference", "ternary", "chained-comparison", "index",
     # "format", "format-plain", "vec-macro", "type-args", "assign-new"

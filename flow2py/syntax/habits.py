@@ -647,6 +647,10 @@ def _foreign_head(seg, i, expected, path):
         new = seg[:h] + [_like("TYPE", "type", tok)] + seg[h + 1 :]
         fix = _safe("write `type`", _replace(path, tok, tok, "type"))
         return Habit(_diag(_span(path, tok), fix, "type-head", tok.value, "type"), new)
+    if tok.value == "import":
+        got = _import_path(seg, h, path)
+        if got is not None:
+            return got
     if tok.value in ("import", "from", "require") and name.type == "LOWER":
         return Habit(_diag(_span(path, tok), None, "import", tok.value, "use", name=name.value), None)
     if (tok.type == "LET" or tok.value in ("const", "var", "static", "val")) and name.type in (
@@ -656,6 +660,30 @@ def _foreign_head(seg, i, expected, path):
         diag = _diag(_span(path, tok), None, "top-level-value", tok.value, name=name.value.lower())
         return Habit(diag, None)
     return None
+
+
+def _import_path(seg, h, path):
+    """`import "std@v1/task"` (Go, Python's spelling of a path) and `import task from "..."`
+    (JavaScript): Flow's `use "path"`, whose alias is the path's last part. Safe for the first,
+    and for the second when its name is that alias (the body's `task.x` then resolve)."""
+    tok, nxt = seg[h], seg[h + 1]
+    if nxt.type == "TEXT":
+        new = seg[:h] + [_like("USE", "use", tok)] + seg[h + 1 :]
+        fix = _safe("write `use`", _replace(path, tok, tok, "use"))
+        return Habit(_diag(_span(path, tok), fix, "import-path", tok.value, "use"), new)
+    if len(seg) < h + 4 or nxt.type not in ("LOWER", "UPPER") or not _is(seg[h + 2], "LOWER", "from"):
+        return None
+    text = seg[h + 3]
+    if text.type != "TEXT":
+        return None
+    alias = text.value.strip("\"'").rstrip("/").rsplit("/", 1)[-1].removesuffix(".flow")
+    new = seg[:h] + [_like("USE", "use", tok)] + seg[h + 3 :]
+    edit = Edit(
+        Span(path, tok.line, tok.column, text.line, text.column, tok.start_pos, text.start_pos), "use "
+    )
+    fix = (_safe if alias == nxt.value else _unsafe)(f"write `use {text.value}`", edit)
+    diag = _diag(_span(path, tok, seg[h + 2]), fix, "import-from", tok.value, "use", name=alias)
+    return Habit(diag, new)
 
 
 def _fn_head(seg, h, path):

@@ -332,7 +332,95 @@ def _spread(seg, i, expected, path):
     return Habit(_diag(_span(path, dots, tok), fix, "spread", "...", ".."), new)
 
 
-EXPRESSION_RULES = (_rust_macro, _ternary, _chained_comparison, _index, _increment, _spread)
+def _innermost_open(seg, i):
+    """The index of the innermost bracket still open before `seg[i]`."""
+    depth = 0
+    for k in range(i - 1, -1, -1):
+        t = seg[k].type
+        if t in CLOSERS:
+            depth += 1
+        elif t in OPENERS:
+            if depth == 0:
+                return k
+            depth -= 1
+    return None
+
+
+def _keyword_args(seg, i, expected, path):
+    """`agent(goal, history=[], budget=n)` (Python's keyword arguments): Flow passes arguments
+    by position. One diagnostic for the call, naming every `name=`; the call is parsed with them
+    dropped (the values in the order written). To review: the parameters' order may differ."""
+    if not _is(seg[i], "EQUAL") or not _is(_at(seg, i - 1), "LOWER"):
+        return None
+    before = _at(seg, i - 2)
+    if before is None or before.type not in ("LPAR", "COMMA"):
+        return None
+    o = _innermost_open(seg, i)
+    if o is None or seg[o].type != "LPAR" or o == 0 or seg[o - 1].type not in ("LOWER", "UPPER", "RPAR"):
+        return None
+    if o >= 2 and (seg[o - 2].type == "FLOW" or seg[o - 2].value in ("def", "fn", "function", "func")):
+        return None  # a declaration's parameters with defaults: not a call
+    close = _matching(seg, o)
+    if close is None:
+        return None
+    drop = []  # (name index, `=` index) of each keyword argument at the call's own depth
+    depth = 0
+    for k in range(o + 1, close):
+        t = seg[k].type
+        if t in OPENERS:
+            depth += 1
+        elif t in CLOSERS:
+            depth -= 1
+        elif (
+            depth == 0
+            and t == "LOWER"
+            and _is(_at(seg, k + 1), "EQUAL")
+            and seg[k - 1].type in ("LPAR", "COMMA")
+        ):
+            drop.append(k)
+    gone = {k for n in drop for k in (n, n + 1)}
+    new = [t for k, t in enumerate(seg) if k not in gone]
+    names = ", ".join(f"`{seg[n].value}=`" for n in drop)
+    fix = _unsafe("pass the values by position", *(_delete_between(path, seg[n], seg[n + 2]) for n in drop))
+    diag = _diag(_span(path, seg[drop[0]], seg[drop[-1] + 1]), fix, "keyword-args", names)
+    return Habit(diag, new)
+
+
+def _let_else(seg, i, expected, path):
+    """`let Some(x) = e else { return ... }` (Rust's let-else): Flow's `guard let`."""
+    if not _is(seg[i], "ELSE") or not _is(_at(seg, i + 1), "LBRACE"):
+        return None
+    depth = 0
+    for k in range(i - 1, -1, -1):
+        t = seg[k].type
+        if t in CLOSERS:
+            depth += 1
+        elif t in OPENERS:
+            if depth == 0:
+                return None
+            depth -= 1
+        elif depth == 0 and t == "_SEP":
+            return None
+        elif depth == 0 and t == "LET":
+            if k > 0 and seg[k - 1].type not in ("LBRACE", "_SEP"):
+                return None
+            let = seg[k]
+            new = seg[:k] + [_like("GUARD", "guard", let)] + seg[k:]
+            fix = _safe("write `guard let`", _insert_before(path, let, "guard "))
+            return Habit(_diag(_span(path, let), fix, "let-else", "let ... else", "guard let ... else"), new)
+    return None
+
+
+EXPRESSION_RULES = (
+    _rust_macro,
+    _ternary,
+    _chained_comparison,
+    _index,
+    _increment,
+    _spread,
+    _keyword_args,
+    _let_else,
+)
 
 
 def habit_at(seg: list[Tok], i: int, expected: set[str], path: str) -> Habit | None:

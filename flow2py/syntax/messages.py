@@ -301,6 +301,20 @@ def _foreign_more(d: codes.ForeignSyntax) -> str:
     match d.kind:
         case "case-arm":
             return f"Flow writes a match arm as `{flow} ...`, not `{habit} ...`"
+        case "let-else":
+            return "Flow writes Rust's `let PATTERN = e else { ... }` as `guard let PATTERN = e else { ... }`"
+        case "keyword-args":
+            return (
+                f"Flow passes arguments by position, not by name: drop {habit} and give the values "
+                "in the order of the parameters"
+            )
+        case "import-path":
+            return f'Flow imports a module with `use "path"`, not `{habit} "path"`'
+        case "import-from":
+            return (
+                f'Flow imports a module with `use "path"`, and names it by the path\'s last part '
+                f'(`{name}.name`), not `{habit} x from "path"`'
+            )
         case "increment":
             return f"Flow values never change, so there is no `++` on a number: write `{flow}`"
         case "spread":

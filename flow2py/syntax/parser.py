@@ -226,6 +226,8 @@ def _foreign_head(tok: Tok, nxt: Tok | None) -> bool:
         return False
     if tok.type == "LET":
         return True
+    if tok.type == "LOWER" and tok.value == "import" and nxt.type == "TEXT":
+        return True  # `import "std@v1/task"`
     return tok.type == "LOWER" and tok.value in _FOREIGN_HEADS and nxt.type in ("LOWER", "UPPER")
 
 
