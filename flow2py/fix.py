@@ -24,6 +24,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 
+from flow2py.check.codes import UnknownName
 from flow2py.check.post import PLACEHOLDER
 from flow2py.diagnostics import Diagnostic, Edit, Fix
 
@@ -83,9 +84,9 @@ def _overlaps(a: Edit, b: Edit) -> bool:
     return s1 < e2 and s2 < e1
 
 
-def _is_placeholder(d: Diagnostic, sources: dict[str, str]) -> bool:
-    text = sources.get(d.span.file, "")
-    return d.code == "E101" and text[d.span.start : d.span.end] == PLACEHOLDER
+def _is_placeholder(d: Diagnostic) -> bool:
+    """The `todo` an arm inserted by E401's fix holds (reported unknown until it is written)."""
+    return isinstance(d.data, UnknownName) and d.data.name == PLACEHOLDER
 
 
 def plan_fixes(
@@ -99,7 +100,7 @@ def plan_fixes(
     taken: list[Edit] = []
     for d in diags:
         fix = chosen_fix(d, unsafe)
-        if fix is None or not fix.edits or _is_placeholder(d, sources):
+        if fix is None or not fix.edits or _is_placeholder(d):
             continue
         edits = fix.edits
         if any(
