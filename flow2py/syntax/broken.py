@@ -44,6 +44,9 @@ class Region:
 class Broken:
     names: frozenset[str] = frozenset()
     regions: tuple[Region, ...] = ()
+    # where a `match` begins that recovery left a broken arm out of: it is not reported
+    # non-exhaustive (E401), as the arm may be what covers the rest
+    matches: frozenset[int] = frozenset()
 
     def __bool__(self) -> bool:
         return bool(self.names or self.regions)
@@ -63,6 +66,13 @@ class Broken:
             ):
                 return True
         return False
+
+    def mentioned_before(self, name: str, within: Span | None, at: Span) -> bool:
+        """Whether a region inside `within` and ending before `at` writes `name`."""
+        return within is not None and any(
+            name in r.mentions and within.start <= r.span.start and r.span.end <= at.start
+            for r in self.regions
+        )
 
 
 NOTHING_BROKEN = Broken()

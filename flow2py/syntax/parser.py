@@ -62,6 +62,7 @@ from flow2py.syntax.engine.scanner import tokenize as scan
 from flow2py.syntax.habits import Habit
 from flow2py.syntax.habits_expr import habit_at
 from flow2py.syntax.habits_scanned import scanned
+from flow2py.syntax.recover import recover
 
 MAX_ERRORS_PER_DECL = 5
 MAX_HABITS = 20  # habits reported in one declaration (each costs a parse of it)
@@ -158,6 +159,7 @@ class _BrokenSink:
         self.path = path
         self.names: set[str] = set()
         self.regions: list[Region] = []
+        self.matches: list[int] = []
 
     def whole(self, seg: list[Tok]) -> None:
         """The declaration `seg` is not in the tree."""
@@ -169,10 +171,17 @@ class _BrokenSink:
         if toks:
             self.regions.append(Region(token_span(self.path, toks[0], toks[-1]), frozenset(mentions(toks))))
 
+    def pieces(self, pieces) -> None:
+        """The holes recovery left in a body (recover.py); a match it left an arm out of."""
+        for p in pieces:
+            self.part(list(p.region))
+            if p.match is not None:
+                self.matches.append(p.match.start_pos)
+
     def result(self) -> Broken:
         if not self.names and not self.regions:
             return NOTHING_BROKEN
-        return Broken(frozenset(self.names), tuple(self.regions))
+        return Broken(frozenset(self.names), tuple(self.regions), frozenset(self.matches))
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -361,6 +370,10 @@ def _parse_declaration(conf, seg, deepest, source, path, diags, verify_fixes, dr
         return node
     body = _body_start(seg)
     if body is not None and first is not None and first >= seg[body].start_pos:
+        recovered = _recover_body(seg, body, diags[mark:], dropped, path)
+        if recovered is not None:
+            sink.pieces(recovered.pieces)
+            return recovered.node
         stand_in = [synthetic("EQUAL", "=", seg[body - 1]), hole(seg[body], seg[-1])]
         header = _parse_quiet(seg[:body] + stand_in, path)
         if isinstance(header, ast.FnDecl):
@@ -368,6 +381,20 @@ def _parse_declaration(conf, seg, deepest, source, path, diags, verify_fixes, dr
             return header
     sink.whole(seg)
     return None
+
+
+def _recover_body(seg, body, found, dropped, path):
+    """The declaration with a hole for the smallest piece around each syntax error of its body
+    (recover.py), or None (an unclosed bracket or too deep a nesting: the body is one hole)."""
+    if any(d.code in ("E005", "E009") for d in found):
+        return None
+    positions = [d.span.start for d in found if d.code in _BREAKING]
+    lo = bisect_left(dropped, seg[0].start_pos)
+    hi = bisect_left(dropped, seg[-1].end_pos + 1)
+    positions.extend(dropped[lo:hi])
+    if not positions:
+        return None
+    return recover(seg, body, positions, path)
 
 
 class _Rewrite(Exception):

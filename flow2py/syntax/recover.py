@@ -1,0 +1,234 @@
+"""Recovery inside a function body: a syntax error costs the smallest statement it is in.
+
+parser.py reports every syntax error of a declaration first; this module then finds, for each
+error, the innermost piece of the body that holds it and can stand as a hole, replaces it, and
+parses the declaration again, quietly, so that the rest of the body is in the tree and checked:
+
+- a statement of a block (the tokens between two `_SEP`s of the block): the hole stands in its
+  place, a value the checker knows nothing about (a poison type, so neither a type mismatch nor
+  an unused value); a `let` keeps its pattern and only its right side is a hole, so its names
+  stay bound (except as the last statement of a block, where the block's value would then be
+  Unit: there the whole statement is the hole);
+- a match arm: a hole for its body when the error is after `=>`; otherwise the arm is left out,
+  and the match is recorded as missing an arm (`Piece.match`), so it is not reported
+  non-exhaustive (E401);
+- a field of a record literal or pattern (`name: value`): a hole for the value.
+
+When the declaration still does not parse, the piece where the quiet parse stops is widened to
+the statement around its block (or a new piece made where a new error shows up), at most
+`MAX_TRIES` times; when nothing smaller than the whole body parses, the caller keeps today's
+rule (the body is one hole). Each piece is a region (broken.py): nothing in it is reported by the
+checker, and the names written in it may be used, or bound, there.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass
+
+from flow2py.syntax.broken import hole
+from flow2py.syntax.build import Builder
+from flow2py.syntax.engine.lalr import Conf, State, end_token, feed_end, feed_run
+from flow2py.syntax.engine.lark_tables import table
+from flow2py.syntax.engine.scanner import CLOSERS, OPENERS, Tok
+
+MAX_TRIES = 12  # quiet parses of one declaration before giving up on small holes
+_SEPS = ("_SEP", "COMMA")
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Tokens `start..end` (inclusive) of the declaration, replaced by `new`."""
+
+    start: int
+    end: int
+    new: tuple[Tok, ...]
+    key: int  # the error token it was made for (widened together)
+    region: tuple[Tok, ...]  # what the tree does not hold
+    match: Tok | None = None  # the `match` whose arm was left out
+
+
+@dataclass(frozen=True)
+class Recovered:
+    node: object
+    pieces: tuple[Piece, ...]
+
+
+class _Shape:
+    """Bracket structure of a declaration: depth before each token, the innermost opener
+    around each token, the closer of each opener."""
+
+    def __init__(self, seg: list[Tok]) -> None:
+        n = len(seg)
+        self.depth = [0] * n
+        self.parent = [-1] * n
+        self.closer: dict[int, int] = {}
+        stack: list[int] = []
+        for i, tok in enumerate(seg):
+            self.depth[i] = len(stack)
+            self.parent[i] = stack[-1] if stack else -1
+            if tok.type in OPENERS:
+                stack.append(i)
+            elif tok.type in CLOSERS and stack:
+                self.closer[stack.pop()] = i
+        self.n = n
+
+    def braces(self, i: int, body: int) -> list[int]:
+        """The `{` openers around token i, innermost first, from the body on."""
+        out = []
+        o = self.parent[i]
+        while o >= body:
+            out.append(o)
+            o = self.parent[o]
+        return out
+
+
+def recover(seg: list[Tok], body: int, positions: list[int], path: str) -> Recovered | None:
+    """The declaration `seg` (whose body starts at index `body`) parsed with a hole for the
+    smallest piece around each place in `positions` (where a syntax error is, as source
+    offsets), or None when only the whole body can be the hole."""
+    shape = _Shape(seg)
+    starts = [t.start_pos for t in seg]
+    levels: dict[int, int] = {}
+    for p in positions:
+        i = max(min(bisect_right(starts, p) - 1, len(seg) - 1), body)
+        levels.setdefault(_reference(seg, shape, i), 0)
+    for _ in range(MAX_TRIES):
+        pieces = []
+        for key, lvl in levels.items():
+            p = _piece(seg, shape, key, lvl, body)
+            if p is None:
+                return None
+            pieces.append(p)
+        pieces = _outermost(pieces)
+        new, origin = _apply(seg, pieces)
+        node, stop = _quiet(new, path)
+        if stop is None:
+            return Recovered(node, tuple(pieces))
+        j = origin[min(stop, len(new) - 1)]
+        touched = next((p for p in pieces if p.start <= j <= p.end + 1), None)
+        if touched is not None:
+            levels[touched.key] += 1
+        else:
+            key = _reference(seg, shape, j)
+            if key in levels:
+                levels[key] += 1
+            else:
+                levels[key] = 0
+    return None
+
+
+def _reference(seg: list[Tok], shape: _Shape, i: int) -> int:
+    """The token whose statement an error at token i breaks: a separator or closer ends the
+    statement before it."""
+    while i > 0 and seg[i].type in ("_SEP", "COMMA", *CLOSERS) and seg[i - 1].type not in OPENERS:
+        i -= 1
+    return i
+
+
+def _piece(seg: list[Tok], shape: _Shape, i: int, lvl: int, body: int) -> Piece | None:
+    braces = [o for o in shape.braces(i, body) if seg[o].type == "LBRACE"]
+    for o in braces[lvl:]:
+        p = _piece_in(seg, shape, i, o)
+        if p is not None:
+            return p
+    return None
+
+
+def _piece_in(seg: list[Tok], shape: _Shape, i: int, o: int) -> Piece | None:
+    """The piece of the brace body opened at `o` that holds token i, or None when that entry
+    cannot stand as a hole."""
+    d = shape.depth[o] + 1
+    close = shape.closer.get(o, shape.n)
+    a = i
+    while a > o + 1 and not (shape.depth[a - 1] == d and seg[a - 1].type in _SEPS):
+        a -= 1
+    b = i
+    while b + 1 < close and not (shape.depth[b + 1] == d and seg[b + 1].type in _SEPS):
+        b += 1
+    if a > b or seg[a].type in _SEPS:
+        return None
+    top = [k for k in range(a, b + 1) if shape.depth[k] == d]
+    last = b + 1 >= close
+    record = o > 0 and seg[o - 1].type == "UPPER"
+    head = seg[a].type
+    if head == "LOWER" and a + 1 <= b and seg[a + 1].type == "COLON":
+        return _tail(seg, a, b, a + 1, i) if i > a + 1 else None
+    if record:
+        return None  # a record's entry: only its value can be a hole
+    arrow = next((k for k in top if seg[k].type == "FATARROW"), None)
+    if arrow is not None:
+        if i > arrow:
+            return _tail(seg, a, b, arrow, i)
+        match = _match_of(seg, shape, o)
+        if match is None:
+            return None
+        # the arm is left out, with its separator
+        end = b + 1 if b + 1 < close and seg[b + 1].type in _SEPS else b
+        return Piece(a, end, (), i, tuple(seg[a : b + 1]), match)
+    if head == "LET" and not last:
+        eq = next((k for k in top if seg[k].type == "EQUAL"), None)
+        if eq is not None and i > eq:
+            return _tail(seg, a, b, eq, i)
+    return Piece(a, b, (hole(seg[a], seg[b]),), i, tuple(seg[a : b + 1]))
+
+
+def _tail(seg: list[Tok], a: int, b: int, at: int, i: int) -> Piece:
+    """A hole for what follows token `at` (`=`, `=>`, `:`) in the piece `a..b`."""
+    if at == b:  # nothing after it: the hole stands at it, and the piece is it
+        return Piece(at + 1, at, (hole(seg[at], seg[at]),), i, (seg[at],))
+    return Piece(at + 1, b, (hole(seg[at + 1], seg[b]),), i, tuple(seg[at + 1 : b + 1]))
+
+
+def _match_of(seg: list[Tok], shape: _Shape, o: int) -> Tok | None:
+    """The `match` keyword whose arms the brace at `o` opens, or None."""
+    d = shape.depth[o]
+    for k in range(o - 1, -1, -1):
+        if shape.depth[k] < d:
+            return None
+        if shape.depth[k] == d:
+            t = seg[k].type
+            if t == "MATCH":
+                return seg[k]
+            if t in _SEPS or t in ("LBRACE", "EQUAL", "FATARROW", "ELSE"):
+                return None
+    return None
+
+
+def _outermost(pieces: list[Piece]) -> list[Piece]:
+    """The pieces with those inside another dropped, in order."""
+    pieces = sorted(pieces, key=lambda p: (p.start, -p.end))
+    out: list[Piece] = []
+    for p in pieces:
+        if out and p.start <= out[-1].end:
+            continue
+        out.append(p)
+    return out
+
+
+def _apply(seg: list[Tok], pieces: list[Piece]) -> tuple[list[Tok], list[int]]:
+    """The declaration with each piece replaced, and for each of its tokens the index of the
+    token of `seg` it comes from (a hole: the piece's first token)."""
+    new: list[Tok] = []
+    origin: list[int] = []
+    k = 0
+    for p in pieces:
+        new.extend(seg[k : p.start])
+        origin.extend(range(k, p.start))
+        new.extend(p.new)
+        origin.extend([p.start] * len(p.new))
+        k = max(k, p.end + 1)
+    new.extend(seg[k:])
+    origin.extend(range(k, len(seg)))
+    return new, origin
+
+
+def _quiet(seg: list[Tok], path: str):
+    """(the node, None) when `seg` parses without an error, else (None, where it stopped)."""
+    conf = Conf(table(), Builder(path, []))
+    ps = State([conf.start], [])
+    stop = feed_run(conf, ps, seg, 0)
+    if stop < len(seg):
+        return None, stop
+    node = feed_end(conf, ps, end_token(seg))
+    return (node, None) if node is not None else (None, len(seg))
