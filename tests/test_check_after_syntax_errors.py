@@ -42,13 +42,21 @@ def test_a_function_whose_body_does_not_parse_keeps_its_signature_for_its_caller
     assert r.diagnostics[1].span.line == 6
 
 
-def test_nothing_inside_a_broken_body_is_reported_but_its_syntax_error():
+def test_a_broken_statement_costs_only_itself_and_the_rest_of_its_body_is_checked():
     r = check("""
         pub flow f(n: Int) -> Int = {
             let unused = missing_name + "x"
-            let = n
+            let = n + missing_too
             n
         }
+    """)
+    assert _where(r) == [("E404", 3), ("E101", 3), ("E004", 4)]
+    assert "missing_name" in r.diagnostics[1].message
+
+
+def test_nothing_inside_a_broken_body_is_reported_when_no_statement_of_it_can_be_the_hole():
+    r = check("""
+        pub flow f(n: Int) -> Int = (missing_name + "x") + + n
     """)
     assert codes(r) == ["E004"]
 

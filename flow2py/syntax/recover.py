@@ -9,7 +9,7 @@ parses the declaration again, quietly, so that the rest of the body is in the tr
   an unused value); a `let` keeps its pattern and only its right side is a hole, so its names
   stay bound (except as the last statement of a block, where the block's value would then be
   Unit: there the whole statement is the hole);
-- a match arm: a hole for its body when the error is after `=>`; otherwise the arm is left out,
+- a match arm: a hole for its body when the error is after its one `=>`; otherwise the arm is left out,
   and the match is recorded as missing an arm (`Piece.match`), so it is not reported
   non-exhaustive (E401);
 - a field of a record literal or pattern (`name: value`): a hole for the value.
@@ -63,14 +63,22 @@ class _Shape:
         self.depth = [0] * n
         self.parent = [-1] * n
         self.closer: dict[int, int] = {}
+        self.closes: set[int] = set()  # the closers that close an opener
         stack: list[int] = []
         for i, tok in enumerate(seg):
             self.depth[i] = len(stack)
             self.parent[i] = stack[-1] if stack else -1
             if tok.type in OPENERS:
                 stack.append(i)
-            elif tok.type in CLOSERS and stack:
-                self.closer[stack.pop()] = i
+            elif tok.type in CLOSERS:
+                # a closer that closes nothing open is a token of its statement, like any other
+                want = CLOSERS[tok.type]
+                for k in range(len(stack) - 1, -1, -1):
+                    if seg[stack[k]].type == want:
+                        self.closer[stack[k]] = i
+                        self.closes.add(i)
+                        del stack[k:]
+                        break
         self.n = n
 
     def braces(self, i: int, body: int) -> list[int]:
@@ -121,7 +129,11 @@ def recover(seg: list[Tok], body: int, positions: list[int], path: str) -> Recov
 def _reference(seg: list[Tok], shape: _Shape, i: int) -> int:
     """The token whose statement an error at token i breaks: a separator or closer ends the
     statement before it."""
-    while i > 0 and seg[i].type in ("_SEP", "COMMA", *CLOSERS) and seg[i - 1].type not in OPENERS:
+    while (
+        i > 0
+        and (seg[i].type in _SEPS or i in shape.closes)
+        and seg[i - 1].type not in OPENERS
+    ):
         i -= 1
     return i
 
@@ -156,9 +168,11 @@ def _piece_in(seg: list[Tok], shape: _Shape, i: int, o: int) -> Piece | None:
         return _tail(seg, a, b, a + 1, i) if i > a + 1 else None
     if record:
         return None  # a record's entry: only its value can be a hole
-    arrow = next((k for k in top if seg[k].type == "FATARROW"), None)
-    if arrow is not None:
-        if i > arrow:
+    arrows = [k for k in top if seg[k].type == "FATARROW"]
+    if arrows:
+        arrow = arrows[0]
+        # with a second `=>`, which one ends the pattern is not known: the arm is left out
+        if i > arrow and len(arrows) == 1:
             return _tail(seg, a, b, arrow, i)
         match = _match_of(seg, shape, o)
         if match is None:
