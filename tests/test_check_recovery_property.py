@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from check_helpers import SEEDS, SUPPORT
 from flow2py.check import check_source
 
-INLINE = '''\
+INLINE = """\
 @tool
 pub flow fetch(url: Text) -> Result<Text, Text>
 
@@ -48,7 +48,7 @@ pub flow main(url: Text) -> Text !tool = {
     let counts = sizes([Circle(1.5), Dot], 3)
     text ++ counts.length().to_text()
 }
-'''
+"""
 
 
 def _programs():
@@ -104,7 +104,7 @@ def test_a_stray_token_in_one_statement_reports_only_syntax_errors(program, data
 
 def test_the_property_is_not_vacuous_a_broken_statement_leaves_the_rest_checked():
     broken = INLINE.replace("let big = areas", "let big = ) areas").replace(
-        'text ++ counts.length().to_text()', "text ++ counts.length()"
+        "text ++ counts.length().to_text()", "text ++ counts.length()"
     )
     r = check_source(broken, os.path.join("x", "inline_main.flow"))
     assert [d.code for d in r.diagnostics] == ["E004", "E201"]

@@ -218,10 +218,12 @@ def _check(mods: Modules, problems: Problems) -> CheckResult:
 
 def _explained_by_syntax_errors(mods: Modules, problems: Problems) -> None:
     """Drop the checker's diagnostics that only a syntax error explains: anything inside a part
-    the tree does not hold (a declaration that failed to parse, a broken body, a hole for a
-    habit); a name a broken declaration would have declared reported unknown (E101, E102,
-    E110); an import, private declaration or binding reported unused (E112, E405, E404) whose
-    name a broken part writes, as that part may be what uses it."""
+    the tree does not hold (a declaration that failed to parse, a broken statement or body, a
+    hole for a habit); a name a broken declaration would have declared reported unknown (E101,
+    E102, E110), or a name written in a broken statement earlier in the same function (E101:
+    it may be what binds it); an import, private declaration or binding reported unused (E112,
+    E405, E404) whose name a broken part writes, as that part may be what uses it; a match
+    recovery left a broken arm out of reported non-exhaustive (E401)."""
     if not any(m.broken for m in mods.modules):
         return
     by_file = {m.display: m for m in mods.modules}
@@ -263,7 +265,7 @@ def _explained(d: Diagnostic, m: LoadedModule, by_key: dict[str, LoadedModule]) 
     return False
 
 
-def _decl_around(m: LoadedModule, sp) -> object:
+def _decl_around(m: LoadedModule, sp: ast.Span) -> ast.Span | None:
     """The span of the declaration of `m` that holds `sp`, or None."""
     return next((x.span for x in m.ast.decls if x.span.start <= sp.start and sp.end <= x.span.end), None)
 

@@ -10,7 +10,8 @@ Feeding tokens ourselves instead of calling `Lark.parse` is what makes error rec
 on an unexpected token we report it in words (messages.py), drop parser states until the
 parser can go on from the next separator (or the offending closing bracket), and continue.
 Cutting the stream into declarations first means an error costs at most the declaration it is
-in, and the other declarations still reach the Module. An unclosed bracket at the end of a
+in, and the other declarations still reach the Module; inside a function's body it costs only
+the statement it is in (recover.py puts a hole there and parses the declaration again). An unclosed bracket at the end of a
 declaration is closed for the parser (and offered as a fix when that makes the file parse
 cleanly).
 """
@@ -332,8 +333,10 @@ def _parse_declaration(conf, seg, deepest, source, path, diags, verify_fixes, dr
     """The AST node for one declaration (None when it is not in the tree: then `sink` records
     what it would have declared). A habit from another language (habits.py) is reported once
     and the declaration parsed again as Flow would write it (or with a hole where Flow has no
-    one equivalent), so the mistakes after it are still found. A declaration with a syntax error
-    in its body keeps its signature in the tree, with a hole for the body."""
+    one equivalent), so the mistakes after it are still found. A syntax error in a function's
+    body costs the smallest statement around it (recover.py: a hole, and the declaration parsed
+    again); where no statement can be the hole, the declaration keeps its signature in the
+    tree, with a hole for the whole body."""
     if deepest > MAX_DEPTH:
         at = seg[_depths(seg).index(MAX_DEPTH + 1)]
         diags.append(Diagnostic.of(codes.TooDeep(span_of_token(path, at), MAX_DEPTH)))

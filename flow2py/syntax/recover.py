@@ -129,11 +129,7 @@ def recover(seg: list[Tok], body: int, positions: list[int], path: str) -> Recov
 def _reference(seg: list[Tok], shape: _Shape, i: int) -> int:
     """The token whose statement an error at token i breaks: a separator or closer ends the
     statement before it."""
-    while (
-        i > 0
-        and (seg[i].type in _SEPS or i in shape.closes)
-        and seg[i - 1].type not in OPENERS
-    ):
+    while i > 0 and (seg[i].type in _SEPS or i in shape.closes) and seg[i - 1].type not in OPENERS:
         i -= 1
     return i
 
