@@ -247,6 +247,12 @@ def _explained(d: Diagnostic, m: LoadedModule, by_key: dict[str, LoadedModule]) 
     text = (m.ast.source or "")[sp.start : sp.end]
     if d.code == "E401":
         return sp.start in m.broken.matches
+    if d.code == "E202":
+        # a broken argument may have been several
+        return any(
+            r.span.file == sp.file and sp.start <= r.span.start and r.span.end <= sp.end
+            for r in m.broken.regions
+        )
     if d.code in ("E101", "E102", "E110"):
         # the name as written at the place: `Circle` of `Circle(r)`, `shapes.Circle`
         alias, _, name = _PATH.match(text).group().rpartition(".")

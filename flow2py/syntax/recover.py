@@ -12,7 +12,14 @@ parses the declaration again, quietly, so that the rest of the body is in the tr
 - a match arm: a hole for its body when the error is after its one `=>`; otherwise the arm is left out,
   and the match is recorded as missing an arm (`Piece.match`), so it is not reported
   non-exhaustive (E401);
-- a field of a record literal or pattern (`name: value`): a hole for the value.
+- a field of a record literal or pattern, or an entry of a dictionary (`name: value`): a hole
+  for the value;
+- an argument of a call, an element of a list or a tuple, in an expression (not in a pattern,
+  where a hole would be a name that matches everything, nor a lambda's parameters, whose
+  number is part of its type): the hole stands in its place (a call holding one is not
+  reported for its number of arguments, E202: a broken argument may have been several).
+
+The smallest piece is tried first; a statement is the largest.
 
 When the declaration still does not parse, the piece where the quiet parse stops is widened to
 the statement around its block (or a new piece made where a new error shows up), at most
@@ -135,17 +142,26 @@ def _reference(seg: list[Tok], shape: _Shape, i: int) -> int:
 
 
 def _piece(seg: list[Tok], shape: _Shape, i: int, lvl: int, body: int) -> Piece | None:
-    braces = [o for o in shape.braces(i, body) if seg[o].type == "LBRACE"]
-    for o in braces[lvl:]:
-        p = _piece_in(seg, shape, i, o)
+    """The piece for token i, `lvl` levels out from the smallest one that can be a hole."""
+    openers = shape.braces(i, body)
+    usable = 0
+    for k, o in enumerate(openers):
+        if seg[o].type == "LBRACE":
+            p = _piece_in(seg, shape, i, o)
+        elif _in_expression(seg, shape, o, openers[k + 1 :], body):
+            p = _element_in(seg, shape, i, o)
+        else:
+            p = None
         if p is not None:
-            return p
+            if usable == lvl:
+                return p
+            usable += 1
     return None
 
 
-def _piece_in(seg: list[Tok], shape: _Shape, i: int, o: int) -> Piece | None:
-    """The piece of the brace body opened at `o` that holds token i, or None when that entry
-    cannot stand as a hole."""
+def _entry(seg: list[Tok], shape: _Shape, i: int, o: int) -> tuple[int, int, int, int]:
+    """The entry of the bracket opened at `o` that holds token i: its first and last token,
+    the bracket's closer, and the depth of the entry."""
     d = shape.depth[o] + 1
     close = shape.closer.get(o, shape.n)
     a = i
@@ -154,6 +170,13 @@ def _piece_in(seg: list[Tok], shape: _Shape, i: int, o: int) -> Piece | None:
     b = i
     while b + 1 < close and not (shape.depth[b + 1] == d and seg[b + 1].type in _SEPS):
         b += 1
+    return a, b, close, d
+
+
+def _piece_in(seg: list[Tok], shape: _Shape, i: int, o: int) -> Piece | None:
+    """The piece of the brace body opened at `o` that holds token i, or None when that entry
+    cannot stand as a hole."""
+    a, b, close, d = _entry(seg, shape, i, o)
     if a > b or seg[a].type in _SEPS:
         return None
     top = [k for k in range(a, b + 1) if shape.depth[k] == d]
@@ -181,6 +204,42 @@ def _piece_in(seg: list[Tok], shape: _Shape, i: int, o: int) -> Piece | None:
         if eq is not None and i > eq:
             return _tail(seg, a, b, eq, i)
     return Piece(a, b, (hole(seg[a], seg[b]),), i, tuple(seg[a : b + 1]))
+
+
+def _element_in(seg: list[Tok], shape: _Shape, i: int, o: int) -> Piece | None:
+    """The piece of the `(` or `[` opened at `o` (a call's arguments, a tuple's or a list's
+    elements) that holds token i: the whole element, or the value of a dictionary entry."""
+    a, b, _close, d = _entry(seg, shape, i, o)
+    if a > b or seg[a].type in _SEPS:
+        return None
+    colon = next((k for k in range(a, b + 1) if shape.depth[k] == d and seg[k].type == "COLON"), None)
+    if colon is not None:
+        return _tail(seg, a, b, colon, i) if i > colon and seg[o].type == "LSQB" else None
+    return Piece(a, b, (hole(seg[a], seg[b]),), i, tuple(seg[a : b + 1]))
+
+
+def _in_expression(seg: list[Tok], shape: _Shape, o: int, outer: list[int], body: int) -> bool:
+    """Whether the `(` or `[` at `o` is a bracket of an expression (not of a pattern, a lambda's
+    parameters or a type), so that one of its elements can be a hole."""
+    if o > 0 and seg[o - 1].type == "FLOW":
+        return False
+    brace = next((x for x in outer if seg[x].type == "LBRACE"), None)
+    if brace is None:  # the body `= expr` itself
+        return seg[body].type == "EQUAL" and o > body
+    a, b, _close, d = _entry(seg, shape, o, brace)
+    top = [k for k in range(a, b + 1) if shape.depth[k] == d]
+    kinds = [seg[k].type for k in top]
+    if "FATARROW" in kinds:
+        start = top[kinds.index("FATARROW")] + 1
+    elif seg[a].type in ("LET", "GUARD") and "EQUAL" in kinds:
+        start = top[kinds.index("EQUAL")] + 1
+    elif seg[a].type == "LOWER" and a + 1 <= b and seg[a + 1].type == "COLON":
+        start = a + 2
+    elif seg[a].type == "LET" or seg[brace - 1].type == "UPPER":
+        return False  # a record pattern or literal entry without a value, or a `let` pattern
+    else:
+        start = a
+    return o >= start
 
 
 def _tail(seg: list[Tok], a: int, b: int, at: int, i: int) -> Piece:
