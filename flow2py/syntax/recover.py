@@ -31,7 +31,7 @@ checker, and the names written in it may be used, or bound, there.
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from flow2py.syntax.broken import hole
 from flow2py.syntax.build import Builder
@@ -53,6 +53,7 @@ class Piece:
     key: int  # the error token it was made for (widened together)
     region: tuple[Tok, ...]  # what the tree does not hold
     match: Tok | None = None  # the `match` whose arm was left out
+    opener: int = -1  # the bracket it is an entry of
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ class _Shape:
         self.depth = [0] * n
         self.parent = [-1] * n
         self.closer: dict[int, int] = {}
-        self.closes: set[int] = set()  # the closers that close an opener
+        self.opener_of: dict[int, int] = {}  # each closer that closes an opener: that opener
         stack: list[int] = []
         for i, tok in enumerate(seg):
             self.depth[i] = len(stack)
@@ -83,7 +84,7 @@ class _Shape:
                 for k in range(len(stack) - 1, -1, -1):
                     if seg[stack[k]].type == want:
                         self.closer[stack[k]] = i
-                        self.closes.add(i)
+                        self.opener_of[i] = stack[k]
                         del stack[k:]
                         break
         self.n = n
@@ -105,15 +106,24 @@ def recover(seg: list[Tok], body: int, positions: list[int], path: str) -> Recov
     shape = _Shape(seg)
     starts = [t.start_pos for t in seg]
     levels: dict[int, int] = {}
+    moved: set[int] = set()  # errors at the separator or closer just after their token
+    stray: dict[int, int] = {}  # a piece followed by separators up to this index: not an entry
     for p in positions:
         i = max(min(bisect_right(starts, p) - 1, len(seg) - 1), body)
-        levels.setdefault(_reference(seg, shape, i), 0)
+        key, after = _reference(seg, shape, i)
+        levels.setdefault(key, 0)
+        if after:
+            moved.add(key)
     for _ in range(MAX_TRIES):
         pieces = []
         for key, lvl in levels.items():
-            p = _piece(seg, shape, key, lvl, body)
+            p = _piece(seg, shape, key, lvl, body, key in moved)
             if p is None:
                 return None
+            if key in stray:  # separators written twice after it: all but the last go with it
+                p = replace(
+                    p, end=max(p.end, stray[key] - 1), region=p.region + tuple(seg[p.end + 1 : stray[key]])
+                )
             pieces.append(p)
         pieces = _outermost(pieces)
         new, origin = _apply(seg, pieces)
@@ -122,10 +132,18 @@ def recover(seg: list[Tok], body: int, positions: list[int], path: str) -> Recov
             return Recovered(node, tuple(pieces))
         j = origin[min(stop, len(new) - 1)]
         touched = next((p for p in pieces if p.start <= j <= p.end + 1), None)
-        if touched is not None:
+        after_seps = next(
+            (p for p in pieces if p.end < j and all(seg[k].type in _SEPS for k in range(p.end + 1, j + 1))),
+            None,
+        )
+        if touched is None and _statement(seg, after_seps) and stray.get(after_seps.key) != j:
+            stray[after_seps.key] = j
+        elif touched is not None:
             levels[touched.key] += 1
         else:
-            key = _reference(seg, shape, j)
+            key, after = _reference(seg, shape, j)
+            if after:
+                moved.add(key)
             if key in levels:
                 levels[key] += 1
             else:
@@ -133,28 +151,45 @@ def recover(seg: list[Tok], body: int, positions: list[int], path: str) -> Recov
     return None
 
 
-def _reference(seg: list[Tok], shape: _Shape, i: int) -> int:
-    """The token whose statement an error at token i breaks: a separator or closer ends the
-    statement before it."""
-    while i > 0 and (seg[i].type in _SEPS or i in shape.closes) and seg[i - 1].type not in OPENERS:
+def _statement(seg: list[Tok], p: Piece | None) -> bool:
+    """Whether `p` is a statement of a block or an arm of a match (where a separator written
+    twice is only that: in a call, a list or a record, it would be an entry more)."""
+    return p is not None and seg[p.opener].type == "LBRACE" and seg[p.opener - 1].type != "UPPER"
+
+
+def _reference(seg: list[Tok], shape: _Shape, i: int) -> tuple[int, bool]:
+    """The token whose piece an error at token i breaks, and whether the error is just after
+    it: an error at a closer is at the end of what the bracket holds, one at a separator at the
+    end of the statement before it (a bracket that ends it stands for it whole)."""
+    moved = False
+    if i in shape.opener_of and i > 0 and seg[i - 1].type not in OPENERS:
         i -= 1
-    return i
+        moved = True
+    while i > 0 and seg[i].type in _SEPS and seg[i - 1].type not in OPENERS:
+        i -= 1
+        moved = True
+    if moved and i in shape.opener_of:
+        i = shape.opener_of[i]
+    return i, moved
 
 
-def _piece(seg: list[Tok], shape: _Shape, i: int, lvl: int, body: int) -> Piece | None:
-    """The piece for token i, `lvl` levels out from the smallest one that can be a hole."""
+def _piece(seg: list[Tok], shape: _Shape, i: int, lvl: int, body: int, after: bool) -> Piece | None:
+    """The piece for token i, `lvl` levels out from the smallest one that can be a hole
+    (`after`: the error is just after token i, at the separator or closer that follows it)."""
+    at = i + 0.5 if after else i
     openers = shape.braces(i, body)
     usable = 0
     for k, o in enumerate(openers):
+        expression = _in_expression(seg, shape, o, openers[k + 1 :], body)
         if seg[o].type == "LBRACE":
-            p = _piece_in(seg, shape, i, o)
-        elif _in_expression(seg, shape, o, openers[k + 1 :], body):
-            p = _element_in(seg, shape, i, o)
+            p = _piece_in(seg, shape, i, o, at, expression)
+        elif expression:
+            p = _element_in(seg, shape, i, o, at)
         else:
             p = None
         if p is not None:
             if usable == lvl:
-                return p
+                return replace(p, opener=o)
             usable += 1
     return None
 
@@ -173,40 +208,54 @@ def _entry(seg: list[Tok], shape: _Shape, i: int, o: int) -> tuple[int, int, int
     return a, b, close, d
 
 
-def _piece_in(seg: list[Tok], shape: _Shape, i: int, o: int) -> Piece | None:
+def _piece_in(seg: list[Tok], shape: _Shape, i: int, o: int, at: float, expression: bool) -> Piece | None:
     """The piece of the brace body opened at `o` that holds token i, or None when that entry
-    cannot stand as a hole."""
+    cannot stand as a hole (`expression`: the brace is in an expression, not in a pattern)."""
     a, b, close, d = _entry(seg, shape, i, o)
     if a > b or seg[a].type in _SEPS:
         return None
+    if o > 0 and seg[o - 1].type == "UPPER":  # a record's entry: only its value can be a hole
+        if expression and seg[a].type == "LOWER" and a + 1 <= b and seg[a + 1].type == "COLON":
+            return _tail(seg, a, b, a + 1, i) if at > a + 1 else None
+        return None
+    match = _match_of(seg, shape, o)
+    if match is not None:
+        return _arm(seg, shape, o, a, b, i, at, match)
     top = [k for k in range(a, b + 1) if shape.depth[k] == d]
-    last = b + 1 >= close
-    record = o > 0 and seg[o - 1].type == "UPPER"
-    head = seg[a].type
-    if head == "LOWER" and a + 1 <= b and seg[a + 1].type == "COLON":
-        return _tail(seg, a, b, a + 1, i) if i > a + 1 else None
-    if record:
-        return None  # a record's entry: only its value can be a hole
-    arrows = [k for k in top if seg[k].type == "FATARROW"]
-    if arrows:
-        arrow = arrows[0]
-        # with a second `=>`, which one ends the pattern is not known: the arm is left out
-        if i > arrow and len(arrows) == 1:
-            return _tail(seg, a, b, arrow, i)
-        match = _match_of(seg, shape, o)
-        if match is None:
-            return None
-        # the arm is left out, with its separator
-        end = b + 1 if b + 1 < close and seg[b + 1].type in _SEPS else b
-        return Piece(a, end, (), i, tuple(seg[a : b + 1]), match)
-    if head == "LET" and not last:
+    if seg[a].type == "LET" and b + 1 < close:
         eq = next((k for k in top if seg[k].type == "EQUAL"), None)
-        if eq is not None and i > eq:
+        if eq is not None and at > eq:
             return _tail(seg, a, b, eq, i)
     return Piece(a, b, (hole(seg[a], seg[b]),), i, tuple(seg[a : b + 1]))
 
 
-def _element_in(seg: list[Tok], shape: _Shape, i: int, o: int) -> Piece | None:
+def _arm(seg: list[Tok], shape: _Shape, o: int, a: int, b: int, i: int, at: float, match: Tok) -> Piece:
+    """The piece for an error in the arm `a..b` of a match: a hole for its body when the error
+    is after its one `=>`, else the arm left out."""
+    d = shape.depth[o] + 1
+    close = shape.closer.get(o, shape.n)
+    b = _whole_arm(seg, shape, a, b, close, d)
+    arrows = [k for k in range(a, b + 1) if shape.depth[k] == d and seg[k].type == "FATARROW"]
+    # with a second `=>`, which one ends the pattern is not known
+    if len(arrows) == 1 and at > arrows[0]:
+        return _tail(seg, a, b, arrows[0], i)
+    if (
+        (not arrows or at < arrows[0])
+        and a - 1 > o + 1
+        and seg[a - 1].type == "COMMA"
+        and seg[a - 1].line == seg[a].line
+    ):
+        # an arm that does not begin as one, after a `,` on its line: a stray closer may have
+        # ended the arm before it early, so that one goes too
+        a -= 2
+        while a > o + 1 and not (shape.depth[a - 1] == d and seg[a - 1].type in _SEPS):
+            a -= 1
+    # the arm is left out, with its separator
+    end = b + 1 if b + 1 < close and seg[b + 1].type in _SEPS else b
+    return Piece(a, end, (), i, tuple(seg[a : b + 1]), match)
+
+
+def _element_in(seg: list[Tok], shape: _Shape, i: int, o: int, at: float) -> Piece | None:
     """The piece of the `(` or `[` opened at `o` (a call's arguments, a tuple's or a list's
     elements) that holds token i: the whole element, or the value of a dictionary entry."""
     a, b, _close, d = _entry(seg, shape, i, o)
@@ -214,7 +263,7 @@ def _element_in(seg: list[Tok], shape: _Shape, i: int, o: int) -> Piece | None:
         return None
     colon = next((k for k in range(a, b + 1) if shape.depth[k] == d and seg[k].type == "COLON"), None)
     if colon is not None:
-        return _tail(seg, a, b, colon, i) if i > colon and seg[o].type == "LSQB" else None
+        return _tail(seg, a, b, colon, i) if at > colon and seg[o].type == "LSQB" else None
     return Piece(a, b, (hole(seg[a], seg[b]),), i, tuple(seg[a : b + 1]))
 
 
@@ -240,6 +289,25 @@ def _in_expression(seg: list[Tok], shape: _Shape, o: int, outer: list[int], body
     else:
         start = a
     return o >= start
+
+
+def _whole_arm(seg: list[Tok], shape: _Shape, a: int, b: int, close: int, d: int) -> int:
+    """The last token of the arm that begins at `a`, from `b` on: a stray `,` may have cut it
+    before its `=>` or right after it, so it goes on until it has an `=>` and a body."""
+
+    def arrow_at(k: int) -> bool:
+        return shape.depth[k] == d and seg[k].type == "FATARROW"
+
+    while b + 1 < close:
+        arrows = [k for k in range(a, b + 1) if arrow_at(k)]
+        if arrows and any(
+            shape.depth[k] >= d and seg[k].type not in _SEPS for k in range(arrows[-1] + 1, b + 1)
+        ):
+            break
+        b += 1
+        while b + 1 < close and not (shape.depth[b + 1] == d and seg[b + 1].type in _SEPS):
+            b += 1
+    return b
 
 
 def _tail(seg: list[Tok], a: int, b: int, at: int, i: int) -> Piece:
