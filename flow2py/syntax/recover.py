@@ -1,4 +1,4 @@
-"""Recovery inside a function body: a syntax error costs the smallest statement it is in.
+"""Recovery inside a function body: a syntax error costs the smallest piece of it that it is in.
 
 parser.py reports every syntax error of a declaration first; this module then finds, for each
 error, the innermost piece of the body that holds it and can stand as a hole, replaces it, and
@@ -9,8 +9,8 @@ parses the declaration again, quietly, so that the rest of the body is in the tr
   an unused value); a `let` keeps its pattern and only its right side is a hole, so its names
   stay bound (except as the last statement of a block, where the block's value would then be
   Unit: there the whole statement is the hole);
-- a match arm: a hole for its body when the error is after its one `=>`; otherwise the arm is left out,
-  and the match is recorded as missing an arm (`Piece.match`), so it is not reported
+- a match arm: a hole for its body when the error is after its one `=>`; otherwise the arm is
+  left out, and the match is recorded as missing an arm (`Piece.match`), so it is not reported
   non-exhaustive (E401);
 - a field of a record literal or pattern, or an entry of a dictionary (`name: value`): a hole
   for the value;
@@ -22,8 +22,8 @@ parses the declaration again, quietly, so that the rest of the body is in the tr
 The smallest piece is tried first; a statement is the largest.
 
 When the declaration still does not parse, the piece where the quiet parse stops is widened to
-the statement around its block (or a new piece made where a new error shows up), at most
-`MAX_TRIES` times; when nothing smaller than the whole body parses, the caller keeps today's
+the next piece around it (or a new piece made where an error the first parse skipped over
+shows up; a separator written twice after a statement goes with it), at most `MAX_TRIES` times; when nothing smaller than the whole body parses, the caller keeps today's
 rule (the body is one hole). Each piece is a region (broken.py): nothing in it is reported by the
 checker, and the names written in it may be used, or bound, there.
 """
@@ -89,8 +89,8 @@ class _Shape:
                         break
         self.n = n
 
-    def braces(self, i: int, body: int) -> list[int]:
-        """The `{` openers around token i, innermost first, from the body on."""
+    def openers_around(self, i: int, body: int) -> list[int]:
+        """The brackets open around token i, innermost first, from the body on."""
         out = []
         o = self.parent[i]
         while o >= body:
@@ -177,7 +177,7 @@ def _piece(seg: list[Tok], shape: _Shape, i: int, lvl: int, body: int, after: bo
     """The piece for token i, `lvl` levels out from the smallest one that can be a hole
     (`after`: the error is just after token i, at the separator or closer that follows it)."""
     at = i + 0.5 if after else i
-    openers = shape.braces(i, body)
+    openers = shape.openers_around(i, body)
     usable = 0
     for k, o in enumerate(openers):
         expression = _in_expression(seg, shape, o, openers[k + 1 :], body)
