@@ -42,13 +42,21 @@ def test_a_function_whose_body_does_not_parse_keeps_its_signature_for_its_caller
     assert r.diagnostics[1].span.line == 6
 
 
-def test_nothing_inside_a_broken_body_is_reported_but_its_syntax_error():
+def test_a_broken_statement_costs_only_itself_and_the_rest_of_its_body_is_checked():
     r = check("""
         pub flow f(n: Int) -> Int = {
             let unused = missing_name + "x"
-            let = n
+            let = n + missing_too
             n
         }
+    """)
+    assert _where(r) == [("E404", 3), ("E101", 3), ("E004", 4)]
+    assert "missing_name" in r.diagnostics[1].message
+
+
+def test_nothing_inside_a_broken_body_is_reported_when_no_statement_of_it_can_be_the_hole():
+    r = check("""
+        pub flow f(n: Int) -> Int = (missing_name + "x") + + n
     """)
     assert codes(r) == ["E004"]
 
@@ -144,3 +152,34 @@ def test_a_program_whose_only_error_is_a_habit_with_a_safe_fix_is_still_refused(
         pub flow main(x: Int) -> Int = if x > 0 { 1 } elif x < 0 { 2 } else { 3 }
     """)
     assert codes(r) == ["E012"] and r.program is None
+
+
+def test_a_broken_argument_costs_only_itself_and_the_call_is_not_miscounted():
+    r = check("""
+        pub flow f(xs: List<Int>) -> Int = xs.fold(0, flow(a, b) = a + + b) + "x"
+        pub flow two(a: Int, b: Int) -> Int = a + b
+        pub flow g(n: Int) -> Int = two(n n) + "y"
+    """)
+    assert _where(r) == [("E004", 2), ("E201", 2), ("E004", 4), ("E201", 4)]
+
+
+def test_an_arm_whose_pattern_is_broken_is_left_out_without_a_missing_arm():
+    r = check("""
+        pub type T { A(Int), B, C }
+        pub flow f(t: T) -> Int = match t {
+            A(x x) => 1,
+            B => "b",
+            C => 3,
+        }
+    """)
+    assert _where(r) == [("E004", 4), ("E201", 5)]
+
+
+def test_a_name_written_in_a_broken_statement_is_not_unknown_after_it():
+    r = check("""
+        pub flow f(n: Int) -> Int = {
+            let (a, b)) = (n, n)
+            a + b + c
+        }
+    """)
+    assert _where(r) == [("E004", 3), ("E101", 4)]

@@ -222,10 +222,12 @@ def _check(mods: Modules, problems: Problems) -> CheckResult:
 
 def _explained_by_syntax_errors(mods: Modules, problems: Problems) -> None:
     """Drop the checker's diagnostics that only a syntax error explains: anything inside a part
-    the tree does not hold (a declaration that failed to parse, a broken body, a hole for a
-    habit); a name a broken declaration would have declared reported unknown (E101, E102,
-    E110); an import, private declaration or binding reported unused (E112, E405, E404) whose
-    name a broken part writes, as that part may be what uses it."""
+    the tree does not hold (a declaration that failed to parse, a broken statement or body, a
+    hole for a habit); a name a broken declaration would have declared reported unknown (E101,
+    E102, E110), or a name written in a broken statement earlier in the same function (E101:
+    it may be what binds it); an import, private declaration or binding reported unused (E112,
+    E405, E404) whose name a broken part writes, as that part may be what uses it; a match
+    recovery left a broken arm out of reported non-exhaustive (E401)."""
     if not any(m.broken for m in mods.modules):
         return
     by_file = {m.display: m for m in mods.modules}
@@ -247,21 +249,35 @@ def _explained(d: Diagnostic, m: LoadedModule, by_key: dict[str, LoadedModule]) 
     if m.broken.covers(sp):
         return True
     text = (m.ast.source or "")[sp.start : sp.end]
+    if d.code == "E401":
+        return sp.start in m.broken.matches
+    if d.code == "E202":
+        # a broken argument may have been several
+        return any(
+            r.span.file == sp.file and sp.start <= r.span.start and r.span.end <= sp.end
+            for r in m.broken.regions
+        )
     if d.code in ("E101", "E102", "E110"):
         # the name as written at the place: `Circle` of `Circle(r)`, `shapes.Circle`
         alias, _, name = _PATH.match(text).group().rpartition(".")
         target = by_key.get(m.aliases.get(alias) or "") if alias else m
-        return target is not None and name in target.broken.names
+        if target is not None and name in target.broken.names:
+            return True
+        # a broken statement earlier in the same function may be what binds it
+        return d.code == "E101" and not alias and m.broken.mentioned_before(name, _decl_around(m, sp), sp)
     if d.code == "E112":
         return any(u.span == sp and m.broken.mentioned(a) for a, u in m.alias_uses.items())
     if d.code == "E405":
         return m.broken.mentioned(text)
     if d.code == "E404":
-        within = next(
-            (x.span for x in m.ast.decls if x.span.start <= sp.start and sp.end <= x.span.end), None
-        )
+        within = _decl_around(m, sp)
         return within is not None and m.broken.mentioned(text, within)
     return False
+
+
+def _decl_around(m: LoadedModule, sp: ast.Span) -> ast.Span | None:
+    """The span of the declaration of `m` that holds `sp`, or None."""
+    return next((x.span for x in m.ast.decls if x.span.start <= sp.start and sp.end <= x.span.end), None)
 
 
 def _data_requirements(decls: Declarations, st: BodyState, problems: Problems) -> None:

@@ -298,7 +298,9 @@ def if_expr(st: BodyState, e: ast.If, expected):
         t = resolve(expr(st, e.then))
         if type(t) is TVar:
             unify(t, st.d.unit())
-        elif type(t) not in (TError, TNever) and not unify(t, st.d.unit()):
+        elif type(t) is TError:
+            return t  # the block's value is not known (a hole, a mistake): nor is the `if`'s
+        elif type(t) is not TNever and not unify(t, st.d.unit()):
             st.problems.report(codes.IfWithoutElse(e.then.span, show(st, t)))
             # the author meant a value here (the `else` is what is missing): its type is not
             # known, so nothing that uses it is reported as well

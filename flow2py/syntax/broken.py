@@ -9,12 +9,17 @@ that is:
   `type NAME` and its constructors, a `use`'s alias, `fn NAME`/`def NAME`/`const NAME` heads
   written in another language's style). A use of one of them is not "unknown".
 - `regions`: the stretches of source the tree does not hold faithfully: a declaration that
-  failed to parse, the body of a function whose signature parsed but whose body did not (the
-  tree holds the signature and a hole for the body), and the holes the parser leaves for a
-  habit from another language that has no one Flow equivalent (a `for` loop, a template
-  literal). Nothing inside a region is reported by the checker, and a binding, import or
-  private declaration whose name is written in a region may be used there, so it is not
-  reported as unused either (`Region.mentions`).
+  failed to parse, the statement (or match arm, or right side of a `let`) of a function body
+  that a syntax error broke (recover.py: the tree holds a hole in its place), the body of a
+  function where no smaller piece could be the hole (the tree holds the signature and a hole
+  for the body), and the holes the parser leaves for a habit from another language that has no
+  one Flow equivalent (a `for` loop, a template literal). Nothing inside a region is reported
+  by the checker; a binding, import or private declaration whose name is written in a region
+  may be used there, so it is not reported as unused either, and a name written in a region
+  may be bound there, so it is not reported unknown later in the same declaration
+  (`Region.mentions`).
+- `matches`: where a `match` begins that recovery left a broken arm out of; it is not
+  reported non-exhaustive.
 
 The checker reads these per module (`LoadedModule.broken`, flow2py/check/modgraph.py) and drops
 what they explain (flow2py/check/driver.py). A module with any syntax error never compiles:
@@ -44,6 +49,9 @@ class Region:
 class Broken:
     names: frozenset[str] = frozenset()
     regions: tuple[Region, ...] = ()
+    # where a `match` begins that recovery left a broken arm out of: it is not reported
+    # non-exhaustive (E401), as the arm may be what covers the rest
+    matches: frozenset[int] = frozenset()
 
     def __bool__(self) -> bool:
         return bool(self.names or self.regions)
@@ -63,6 +71,13 @@ class Broken:
             ):
                 return True
         return False
+
+    def mentioned_before(self, name: str, within: Span | None, at: Span) -> bool:
+        """Whether a region inside `within` and ending before `at` writes `name`."""
+        return within is not None and any(
+            name in r.mentions and within.start <= r.span.start and r.span.end <= at.start
+            for r in self.regions
+        )
 
 
 NOTHING_BROKEN = Broken()

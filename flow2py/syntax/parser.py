@@ -10,7 +10,8 @@ Feeding tokens ourselves instead of calling `Lark.parse` is what makes error rec
 on an unexpected token we report it in words (messages.py), drop parser states until the
 parser can go on from the next separator (or the offending closing bracket), and continue.
 Cutting the stream into declarations first means an error costs at most the declaration it is
-in, and the other declarations still reach the Module. An unclosed bracket at the end of a
+in, and the other declarations still reach the Module; inside a function's body it costs only
+the statement it is in (recover.py puts a hole there and parses the declaration again). An unclosed bracket at the end of a
 declaration is closed for the parser (and offered as a fix when that makes the file parse
 cleanly).
 """
@@ -62,6 +63,7 @@ from flow2py.syntax.engine.scanner import tokenize as scan
 from flow2py.syntax.habits import Habit
 from flow2py.syntax.habits_expr import habit_at
 from flow2py.syntax.habits_scanned import scanned
+from flow2py.syntax.recover import recover
 
 MAX_ERRORS_PER_DECL = 5
 MAX_HABITS = 20  # habits reported in one declaration (each costs a parse of it)
@@ -158,6 +160,7 @@ class _BrokenSink:
         self.path = path
         self.names: set[str] = set()
         self.regions: list[Region] = []
+        self.matches: list[int] = []
 
     def whole(self, seg: list[Tok]) -> None:
         """The declaration `seg` is not in the tree."""
@@ -169,10 +172,17 @@ class _BrokenSink:
         if toks:
             self.regions.append(Region(token_span(self.path, toks[0], toks[-1]), frozenset(mentions(toks))))
 
+    def pieces(self, pieces) -> None:
+        """The holes recovery left in a body (recover.py); a match it left an arm out of."""
+        for p in pieces:
+            self.part(list(p.region))
+            if p.match is not None:
+                self.matches.append(p.match.start_pos)
+
     def result(self) -> Broken:
         if not self.names and not self.regions:
             return NOTHING_BROKEN
-        return Broken(frozenset(self.names), tuple(self.regions))
+        return Broken(frozenset(self.names), tuple(self.regions), frozenset(self.matches))
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -325,8 +335,10 @@ def _parse_declaration(conf, seg, deepest, source, path, diags, verify_fixes, dr
     """The AST node for one declaration (None when it is not in the tree: then `sink` records
     what it would have declared). A habit from another language (habits.py) is reported once
     and the declaration parsed again as Flow would write it (or with a hole where Flow has no
-    one equivalent), so the mistakes after it are still found. A declaration with a syntax error
-    in its body keeps its signature in the tree, with a hole for the body."""
+    one equivalent), so the mistakes after it are still found. A syntax error in a function's
+    body costs the smallest statement around it (recover.py: a hole, and the declaration parsed
+    again); where no statement can be the hole, the declaration keeps its signature in the
+    tree, with a hole for the whole body."""
     if deepest > MAX_DEPTH:
         at = seg[_depths(seg).index(MAX_DEPTH + 1)]
         diags.append(Diagnostic.of(codes.TooDeep(span_of_token(path, at), MAX_DEPTH)))
@@ -363,6 +375,10 @@ def _parse_declaration(conf, seg, deepest, source, path, diags, verify_fixes, dr
         return node
     body = _body_start(seg)
     if body is not None and first is not None and first >= seg[body].start_pos:
+        recovered = _recover_body(seg, body, diags[mark:], dropped, path)
+        if recovered is not None:
+            sink.pieces(recovered.pieces)
+            return recovered.node
         stand_in = [synthetic("EQUAL", "=", seg[body - 1]), hole(seg[body], seg[-1])]
         header = _parse_quiet(seg[:body] + stand_in, path)
         if isinstance(header, ast.FnDecl):
@@ -370,6 +386,20 @@ def _parse_declaration(conf, seg, deepest, source, path, diags, verify_fixes, dr
             return header
     sink.whole(seg)
     return None
+
+
+def _recover_body(seg, body, found, dropped, path):
+    """The declaration with a hole for the smallest piece around each syntax error of its body
+    (recover.py), or None (an unclosed bracket or too deep a nesting: the body is one hole)."""
+    if any(d.code in ("E005", "E009") for d in found):
+        return None
+    positions = [d.span.start for d in found if d.code in _BREAKING]
+    lo = bisect_left(dropped, seg[0].start_pos)
+    hi = bisect_left(dropped, seg[-1].end_pos + 1)
+    positions.extend(dropped[lo:hi])
+    if not positions:
+        return None
+    return recover(seg, body, positions, path)
 
 
 class _Rewrite(Exception):
