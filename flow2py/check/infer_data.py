@@ -93,6 +93,12 @@ def _fields(
         if fi.name not in by_name:
             unused = [n for n in by_name if n not in {f.name for f in e.fields}]
             sugg = _field_sugg(st, target, fi.name, list(by_name), unused)
+            unknown = [f for f in e.fields if f.name not in by_name]
+            if not sugg.cands and len(unknown) == 1 and len(unused) == 1:
+                # one field given that the record does not have, one it has left out: one
+                # mistake, the name (to review: nothing says the value is that field's)
+                c = sg.Candidate(unused[0], sg.FIELD, _field_decl_span(target, unused[0]), fits=False)
+                sugg = sg.Suggestion(fi.name, (c,))
             meant.update(c.text for c in sugg.cands)
             at = sg.sub_span(fi.span, st.env.lm.ast.source or "", fi.name) if fi.value is not None else None
             st.problems.report(

@@ -98,9 +98,16 @@ def habit_call(st: BodyState, e: ast.Call):
     fixes = []
     if len(fns) == 1 and e.span.end <= len(source) and arg.span.end <= len(source):
         text = source[arg.span.start : arg.span.end]
-        if not isinstance(arg, (ast.Name, ast.FieldAccess, ast.Call)):
-            text = f"({text})"
-        fixes = [Fix(f"write `{text}.{fns[0].name}()`", (Edit(e.span, f"{text}.{fns[0].name}()"),), True)]
+        # the home module imported: `list.length(xs)`, as the file already names it (the `use`
+        # stays used); else the method, `xs.length()`
+        alias = next((a for a, k in env.lm.aliases.items() if k == fns[0].module), None)
+        if alias is not None:
+            written = f"{alias}.{fns[0].name}({text})"
+        else:
+            if not isinstance(arg, (ast.Name, ast.FieldAccess, ast.Call)):
+                text = f"({text})"
+            written = f"{text}.{fns[0].name}()"
+        fixes = [Fix(f"write `{written}`", (Edit(e.span, written),), True)]
     _unknown_name(st, name, callee.span, None, fixes=fixes)
     res = resolve(fns[0].result) if len(fns) == 1 else None
     return res if type(res) is TCon and not res.args else TError()

@@ -12,7 +12,7 @@ from flow2py.check import codes
 from flow2py.check import suggest as sg
 from flow2py.check.declare import field_span, ordinal
 from flow2py.check.infer_ctx import RecordTarget
-from flow2py.check.infer_names import ctor_access, declared_note, empty_parens, fresh_tcon, literal
+from flow2py.check.infer_names import ctor_access, ctor_decl, declared_note, empty_parens, fresh_tcon, literal
 from flow2py.check.typed import CtorRef, TCon, TError, TNever, TTuple
 from flow2py.check.typeterms import TVar, resolve, subst, unify
 from flow2py.diagnostics import Diagnostic, Edit, Fix, Related
@@ -177,7 +177,11 @@ def _ctor_pat(st: BodyState, p: ast.CtorPattern, t, names: dict) -> None:
         empty_parens(st, p.span, info, name, pattern=True)
         return
     if len(args) != len(fields):
-        st.problems.report(codes.WrongArity(p.span, "pattern-values", name, len(fields), len(args)))
+        decl = ctor_decl(info, name)
+        st.problems.report(
+            codes.WrongArity(p.span, "pattern-values", name, len(fields), len(args)),
+            related=[Related(f"`{name}` is declared here", decl.span)] if decl is not None else [],
+        )
         for sub in args:
             _pat(st, sub, TError(), names)
         return

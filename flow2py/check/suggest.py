@@ -177,9 +177,23 @@ def rank(name: str, cands, kind: str, most: int = 3) -> list[Candidate]:
         if prev is None or score < prev[0]:
             scored[c.text] = (score, c)
     if not scored:
-        return []
+        return _by_prefix(name, cands, kind)
     best = min(s for s, _ in scored.values())
     return sorted((c for s, c in scored.values() if s == best), key=lambda c: c.text)[:most]
+
+
+def _by_prefix(name: str, cands, kind: str) -> list[Candidate]:
+    """When nothing is a few edits away: the one candidate of the kind wanted that `name`
+    lengthens or shortens (`Warning` for `Warn`, `Err` for `Error`), at least 3 letters shared."""
+    low = name.lower()
+    hits = {}
+    for c in cands:
+        kl = c.key.lower()
+        if c.kind != kind or kl == low or c.use_path is not None or min(len(kl), len(low)) < 3:
+            continue
+        if kl.startswith(low) or low.startswith(kl):
+            hits[c.text] = c
+    return list(hits.values()) if len(hits) == 1 else []
 
 
 def suggest(name: str, cands, kind: str) -> Suggestion:
@@ -282,7 +296,10 @@ _METHOD_HABITS: dict[str, tuple[tuple[str, ...], bool, str | None]] = {
     **dict.fromkeys(["toString", "to_string", "str", "toStr", "string"], (("to_text",), False, None)),
     **dict.fromkeys(["toUpperCase", "upper", "uppercase", "toUpper"], (("to_upper",), False, None)),
     **dict.fromkeys(["toLowerCase", "lower", "lowercase", "toLower"], (("to_lower",), False, None)),
-    **dict.fromkeys(["strip"], (("trim",), False, None)),
+    **dict.fromkeys(["strip", "trim_whitespace"], (("trim",), False, None)),
+    **dict.fromkeys(["as_string", "as_str", "asString", "as_String"], (("as_text",), False, None)),
+    **dict.fromkeys(["stringify", "dumps", "to_json", "serialize"], (("render",), False, None)),
+    **dict.fromkeys(["loads", "from_json", "deserialize"], (("parse",), False, None)),
     **dict.fromkeys(["startswith"], (("starts_with",), False, None)),
     **dict.fromkeys(["endswith"], (("ends_with",), False, None)),
     **dict.fromkeys(
@@ -306,7 +323,11 @@ def habits(name: str, kind: str, cands) -> Suggestion | None:
             return Suggestion(name, (), _NO_PRINT.format(name=name))
         h = _VALUE_HABITS.get(name)
         if h is None:
-            return None
+            # a module's member spelled as another language's function (`text.strip`,
+            # `json.stringify`): the method habits, among the module's exports
+            m = _METHOD_HABITS.get(name)
+            found = [by_text[t] for t in m[0] if t in by_text and t != name] if m else []
+            return Suggestion(name, tuple(found)) if found and not m[1] else None
         texts, why = h
         found = []
         for t in texts:

@@ -9,6 +9,7 @@ import re
 from flow2py.syntax.broken import hole
 from flow2py.syntax.engine.scanner import CLOSERS, OPENERS, Tok
 from flow2py.syntax.habits import (
+    _EXPR_START,
     _NAME,
     Habit,
     _at,
@@ -411,7 +412,67 @@ def _let_else(seg, i, expected, path):
     return None
 
 
+# a word of another language before an expression, and what Flow writes in its place
+_PREFIX_WORDS = {"await": None, "switch": "match"}
+
+
+def _prefix_word(seg, i, expected, path):
+    """`await warehouse.ship(id)` (JavaScript, Python, Rust): a Tool call in Flow is awaited by
+    the runtime, so there is nothing to write; `switch x {` (C, JavaScript, Go) is `match x {`."""
+    word = _at(seg, i - 1)
+    if not _is(word, "LOWER") or word.value not in _PREFIX_WORDS or seg[i].type not in _EXPR_START:
+        return None
+    if i >= 2 and seg[i - 2].type in ("DOT", "LOWER", "UPPER", "RPAR", "RSQB"):
+        return None  # `x.await`, or the word as an operand: not the habit
+    flow = _PREFIX_WORDS[word.value]
+    if flow is None:
+        new = seg[: i - 1] + seg[i:]
+        fix = _safe(f"remove `{word.value}`", _delete_between(path, word, seg[i]))
+        return Habit(_diag(_span(path, word), fix, "await", word.value), new)
+    if not _opens_block_after(seg, i):
+        return None
+    new = seg[: i - 1] + [_like("MATCH", "match", word)] + seg[i:]
+    fix = _safe(f"write `{flow}`", _replace(path, word, word, flow))
+    return Habit(_diag(_span(path, word), fix, "writes", word.value, flow), new)
+
+
+def _opens_block_after(seg, i) -> bool:
+    """Whether a `{` follows on the line, at the depth of `seg[i]`: the body of `switch x {`."""
+    depth = 0
+    for k in range(i, len(seg)):
+        t = seg[k].type
+        if t == "LBRACE" and depth == 0:
+            return True
+        if t in OPENERS:
+            depth += 1
+        elif t in CLOSERS:
+            depth -= 1
+            if depth < 0:
+                return False
+        elif t == "_SEP" and depth == 0:
+            return False
+    return False
+
+
+def _short_declaration(seg, i, expected, path):
+    """`p := probe(url)` (Go's short declaration): Flow's `let p = probe(url)`."""
+    name, colon, eq = _at(seg, i - 1), seg[i], _at(seg, i + 1)
+    if not _is(name, "LOWER") or not _is(colon, "COLON") or not _is(eq, "EQUAL"):
+        return None
+    if colon.end_pos != eq.start_pos or (i >= 2 and seg[i - 2].type not in ("LBRACE", "_SEP")):
+        return None
+    new = seg[: i - 1] + [_like("LET", "let", name), name, _like("EQUAL", "=", colon)] + seg[i + 2 :]
+    fix = _safe(
+        f"write `let {name.value} =`",
+        _insert_before(path, name, "let "),
+        _replace(path, colon, eq, "="),
+    )
+    return Habit(_diag(_span(path, colon, eq), fix, "writes", f"{name.value} :=", f"let {name.value} ="), new)
+
+
 EXPRESSION_RULES = (
+    _prefix_word,
+    _short_declaration,
     _rust_macro,
     _ternary,
     _chained_comparison,

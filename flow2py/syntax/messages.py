@@ -301,6 +301,11 @@ def _foreign_more(d: codes.ForeignSyntax) -> str:
     match d.kind:
         case "case-arm":
             return f"Flow writes a match arm as `{flow} ...`, not `{habit} ...`"
+        case "await":
+            return (
+                f"Flow has no `{habit}`: a call of a Tool returns its result, and the runtime waits for "
+                "it (run calls side by side with std@v1/task)"
+            )
         case "let-else":
             return "Flow writes Rust's `let PATTERN = e else { ... }` as `guard let PATTERN = e else { ... }`"
         case "keyword-args":
