@@ -99,7 +99,9 @@ def test_a_round_of_more_calls_than_a_chunk_has_a_row_each_with_its_fact_number(
         for i in range(70):
             rec.record(_call(i))
         rec.sync()
-        rows = store.file.db.execute("SELECT call, tool_id, n FROM open_calls WHERE run='f' ORDER BY n").fetchall()
+        rows = store.file.db.execute(
+            "SELECT call, tool_id, n FROM open_calls WHERE run='f' ORDER BY n"
+        ).fetchall()
         assert rows == [(f"root/{i}#1", "t.echo", i + 2) for i in range(70)]
         for i in range(0, 70, 2):
             rec.record(Reply(f"root/{i}#1", rt.Ok(i)))

@@ -92,7 +92,6 @@ class DefCtx:
     #: an effectful lambda whose whole body is one task operation (`lower_lambda.requesting`):
     #: that request is returned, not yielded, when its arguments need no statements
     request_body: bool = False
-    returns_request: bool = False  # it was: the `def` is a plain function (no generator marker)
 
 
 @dataclass(slots=True)

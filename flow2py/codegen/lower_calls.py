@@ -140,7 +140,6 @@ def apply(b: Body, e: A.Node, info: P.FnInfo, xs: list, s: list, tail: bool, fir
         request = py.call(py.dotted(LANG_REQUESTS[info.lang]), xs)
         if tail and b.ctx.request_body and not s and not b.ctx.has_yield:
             # the whole body of an effectful lambda: the request itself (abi.md, "Requests")
-            b.ctx.returns_request = True
             return [py.return_(request, mk)], py.const(None)
         if tail:
             return s + [py.return_(yield_(b, request), mk)], py.const(None)

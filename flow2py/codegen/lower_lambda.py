@@ -13,7 +13,6 @@ from flow2py.codegen.lower_base import (
     RETURN,
     Body,
     DefCtx,
-    _generator_marker,
     bind,
     eff,
     expr,
@@ -85,8 +84,6 @@ def lambda_(b: Body, e: A.Lambda, hint: str | None = None, binder: int | None = 
         body = parked(b, e.body) if generator else None
         if body is None:
             body = to_sink(b, e.body, RETURN)
-        if generator and not b.ctx.has_yield and not b.ctx.returns_request:
-            body.append(_generator_marker())
     finally:
         b.ctx, b.scopes = saved_ctx, saved_scopes
     d = py.def_(fname, params, body, mark(b, e), kwonly=kwonly)

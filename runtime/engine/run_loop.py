@@ -165,6 +165,11 @@ def _first_frame(run: RunState, task: Task):
     start, task.start = task.start, None
     try:
         gen = start()
+        # a body that is one tail call (a lambda `flow() = work(i)`: a plain function returning
+        # rt.TailCall) starts in its callee's frame; the root's goes through run_task's tail-call
+        # path, where a checkpoint may be taken
+        while type(gen) is TailCall and task is not run.root:
+            gen = gen.fn(*gen.args)
     except Exception as e:
         fault_exception(run, task, e)
     if type(gen) is not GeneratorType:  # a pure function, a body that is one tail call or request
