@@ -240,3 +240,29 @@ def test_saving_an_imported_module_rechecks_the_documents_that_use_it(tmp_path):
         assert x["code"] == "E202" and x["range"]["start"]["line"] == 12
     finally:
         c.close()
+
+
+def test_an_unsaved_change_to_an_open_import_rechecks_its_importers_and_closing_it_reads_the_file(tmp_path):
+    (tmp_path / "planner.flow").write_text(PLANNER)
+    c = Client(cwd=str(tmp_path))
+    try:
+        c.initialize(str(tmp_path))
+        main = str(tmp_path / "main.flow")
+        c.open(main, MAIN.replace("flow load(key: Text) -> Text =", "flow load(key: Text) -> Text !tool ="))
+        assert c.diagnostics(uri(main)) == []
+        planner = str(tmp_path / "planner.flow")
+        c.open(planner, PLANNER)
+        assert c.diagnostics(uri(main)) == []  # its importer, checked again against the same text
+        # `next` takes a second argument in the editor only: the file on disk is unchanged
+        changed = PLANNER.replace("next(s: Step)", "next(s: Step, k: Int)").replace(
+            "s.cost + 1", "s.cost + k"
+        )
+        c.change(planner, 2, (4, 0), (5, 0), changed.splitlines(keepends=True)[4])
+        assert c.diagnostics(uri(planner)) == []
+        (x,) = c.diagnostics(uri(main))
+        assert x["code"] == "E202" and x["range"]["start"]["line"] == 12
+        c.notify("textDocument/didClose", {"textDocument": {"uri": uri(planner)}})
+        assert c.diagnostics(uri(planner)) == []  # a closed document's diagnostics are cleared
+        assert c.diagnostics(uri(main)) == []  # the file on disk again
+    finally:
+        c.close()

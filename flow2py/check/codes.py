@@ -259,7 +259,8 @@ class WrongArity(CheckData):
     # "arguments" (a function call; `name` "" for a function value), "values" (a constructor
     # call), "pattern-values" (a constructor pattern), "positional" (a positional constructor
     # given named fields), "named-value" / "named-call" / "named-pattern" (a constructor with
-    # named fields used as a value, called, matched positionally), "bare-pattern" (a record or
+    # named fields used as a value, called, matched positionally), "unit" / "unit-pattern" (a
+    # constructor without values written `Name()`), "bare-pattern" (a record or
     # named constructor matched without its fields), "base" (`..base` for a constructor)
     form: str
     name: str = ""  # the function as called (`f`, `m.f`, `.f`) or the constructor

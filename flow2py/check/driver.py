@@ -105,9 +105,12 @@ def read_modules(
     commits: dict[str, str] | None = None,
     bundle: dict[str, str] | None = None,
     pins: dict | None = None,
+    open_texts: dict[str, str] | None = None,
 ) -> Modules:
     """Find, read and parse the program's modules (the arguments as `check_program`'s; `bundle`,
-    module key -> text, and `pins`, flow.lock's `repos`: a submitted bundle, flow2py/bundles.py)."""
+    module key -> text, and `pins`, flow.lock's `repos`: a submitted bundle, flow2py/bundles.py;
+    `open_texts`, absolute path -> text of local modules open in an editor, read instead of
+    their files)."""
     problems = Problems()
     with _checking(entry_path, problems):
         loader = Loader(
@@ -119,6 +122,7 @@ def read_modules(
             stored_commits=commits,
             bundle=bundle,
             pins=pins,
+            open_texts=open_texts,
         )
         modules = loader.load()
         return Modules(

@@ -13,6 +13,8 @@ from flow2py.check.declare import ordinal
 from flow2py.check.infer_ctx import QUALIFIED_ERROR, CtorHit, FnHit, LazyWhy, Why
 from flow2py.check.infer_names import (
     ctor_access,
+    ctor_decl,
+    empty_parens,
     fresh_tcon,
     habit_call,
     instantiate,
@@ -345,8 +347,11 @@ def _call_ctor(st: BodyState, e: ast.Call, info: TypeInfo, c: CtorInfo, expected
         for a in e.args:
             expr(st, a)
         return tcon if ok else TError()
+    if not c.params and not e.args:
+        empty_parens(st, e.span, info, c.name, pattern=False)
+        return tcon if ok else TError()
     if len(c.params) != len(e.args):
-        decl = _ctor_decl(info, c.name)
+        decl = ctor_decl(info, c.name)
         st.problems.report(
             codes.WrongArity(e.span, "values", c.name, len(c.params), len(e.args)),
             related=[Related(f"`{c.name}` is declared here", decl.span)] if decl is not None else [],
@@ -361,17 +366,9 @@ def _call_ctor(st: BodyState, e: ast.Call, info: TypeInfo, c: CtorInfo, expected
     return tcon if ok else TError()
 
 
-def _ctor_decl(info: TypeInfo, name: str):
-    """The declaration of constructor `name` (E202's note), if the type's node has it."""
-    for cd in getattr(info.node, "ctors", None) or ():
-        if cd.name == name and cd.span.line:
-            return cd
-    return None
-
-
 def _ctor_value_span(info: TypeInfo, name: str, i: int):
     """Where the type of the `i`th value of constructor `name` is declared (E201's note)."""
-    cd = _ctor_decl(info, name)
+    cd = ctor_decl(info, name)
     if cd is not None and cd.positional and i < len(cd.positional):
         return cd.positional[i].span
     return None

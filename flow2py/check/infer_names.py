@@ -172,6 +172,32 @@ def value_of(st: BodyState, e, hit):
     return tcon
 
 
+def ctor_decl(info: TypeInfo, name: str):
+    """The declaration of constructor `name` (E202's note), if the type's node has it."""
+    for cd in getattr(info.node, "ctors", None) or ():
+        if cd.name == name and cd.span.line:
+            return cd
+    return None
+
+
+def empty_parens(st: BodyState, span, info: TypeInfo, name: str, pattern: bool) -> None:
+    """E202 for `Name()` of a constructor that takes no values (a value or a pattern), with the
+    safe fix that removes the `()`: Flow writes such a constructor bare (`Lost`)."""
+    src = st.env.lm.ast.source or ""
+    text = src[span.start : span.end]
+    i = text.rfind("(")
+    fixes = []
+    if i > 0 and "\n" not in text and text[i + 1 :].strip() == ")":
+        at = ast.Span(
+            span.file, span.line, span.column + i, span.end_line, span.end_column, span.start + i, span.end
+        )
+        fixes = [Fix(f"write `{text[:i].rstrip()}`", (Edit(at, ""),), True)]
+    form = "unit-pattern" if pattern else "unit"
+    decl = ctor_decl(info, name)
+    related = [Related(f"`{name}` is declared here", decl.span)] if decl is not None else []
+    st.problems.report(codes.WrongArity(span, form, name), related=related, fixes=fixes)
+
+
 def ctor_access(st: BodyState, info: TypeInfo, span) -> bool:
     """Whether this module may build or take apart values of `info` (E114, E109 when not)."""
     if info.module != st.env.key:

@@ -178,6 +178,10 @@ def _types(d: codes.CheckData) -> str | None:
             return f"constructor `{name}` takes {n} value{'s' if n != 1 else ''}, found {k}"
         case codes.WrongArity(form="pattern-values", name=name, expected=n, given=k):
             return f"constructor `{name}` takes {n} value{'s' if n != 1 else ''}, this pattern gives {k}"
+        case codes.WrongArity(form="unit", name=name):
+            return f"constructor `{name}` takes no values: write `{name}` without `()`"
+        case codes.WrongArity(form="unit-pattern", name=name):
+            return f"constructor `{name}` takes no values: match it as `{name}`, without `()`"
         case codes.WrongArity(form="positional", name=name):
             return f"constructor `{name}` takes positional values: write `{name}(...)`"
         case codes.WrongArity(form="named-value", name=name):

@@ -85,7 +85,11 @@ class Loader:
         stored_commits: dict[str, str] | None = None,
         bundle: dict[str, str] | None = None,
         pins: dict | None = None,
+        open_texts: dict[str, str] | None = None,
     ) -> None:
+        # `open_texts`: absolute path -> text of a local module open in an editor, read instead
+        # of its file (the language server checks against the unsaved text of other documents).
+        self.open_texts = open_texts or {}
         # `stored`: module key -> source, the exact program a run recorded. Every module (std and
         # repository modules included) is then read from it and never from disk or the cache, so
         # resume and replay run on the program the run started with.
@@ -180,6 +184,8 @@ class Loader:
             hit = _std_cache.get(file)
             if hit and hit[0] == mtime:
                 return hit[1:]
+        if source is None and not is_std:
+            source = self.open_texts.get(os.path.abspath(file))
         if source is None:
             try:
                 # surrogatepass: bytes that encode a lone surrogate read as one, so the parser

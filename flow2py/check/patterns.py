@@ -12,7 +12,7 @@ from flow2py.check import codes
 from flow2py.check import suggest as sg
 from flow2py.check.declare import field_span, ordinal
 from flow2py.check.infer_ctx import RecordTarget
-from flow2py.check.infer_names import ctor_access, declared_note, fresh_tcon, literal
+from flow2py.check.infer_names import ctor_access, declared_note, empty_parens, fresh_tcon, literal
 from flow2py.check.typed import CtorRef, TCon, TError, TNever, TTuple
 from flow2py.check.typeterms import TVar, resolve, subst, unify
 from flow2py.diagnostics import Diagnostic, Edit, Fix, Related
@@ -173,6 +173,9 @@ def _ctor_pat(st: BodyState, p: ast.CtorPattern, t, names: dict) -> None:
         st.problems.report(codes.WrongArity(p.span, "bare-pattern", name))
         return
     args = p.args or []
+    if p.args is not None and not args and not fields:
+        empty_parens(st, p.span, info, name, pattern=True)
+        return
     if len(args) != len(fields):
         st.problems.report(codes.WrongArity(p.span, "pattern-values", name, len(fields), len(args)))
         for sub in args:

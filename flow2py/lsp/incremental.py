@@ -185,8 +185,12 @@ class Document:
         self.headers: dict[str, str] = {}  # function declaration id -> its piece's signature
         self.tables: tuple | None = None  # the side tables the walks filled (persistent)
         self._decls = None  # the last declarations pass, when it reported nothing
+        self.open_texts: dict[str, str] = {}
 
-    def check(self, text: str) -> EditorCheck:
+    def check(self, text: str, open_texts: dict[str, str] | None = None) -> EditorCheck:
+        """The check of `text` as the entry module; `open_texts` (absolute path -> text) holds
+        the other documents open in the editor, read instead of their files where imported."""
+        self.open_texts = open_texts or {}
         with collection_paused():
             try:
                 return self._check(text)
@@ -204,7 +208,7 @@ class Document:
     # -- whole --------------------------------------------------------------------------------
 
     def _whole(self, text: str) -> EditorCheck:
-        mods = read_modules(self.path, cache_dir=self.cache_dir, source=text)
+        mods = read_modules(self.path, cache_dir=self.cache_dir, source=text, open_texts=self.open_texts)
         r = check_modules(mods)
         display = _display_of(mods)
         return EditorCheck(r, mods.modules, r.program or r.partial, mods.entry_key, display)
@@ -253,7 +257,14 @@ class Document:
             span=Span(display, 1, 1, self.vlines + 1, 1, 0, len(virtual)),
         )
         problems = Problems()
-        loader = _EditorLoader(self.path, problems, self.cache_dir, entry_source=text, entry_module=module)
+        loader = _EditorLoader(
+            self.path,
+            problems,
+            self.cache_dir,
+            entry_source=text,
+            entry_module=module,
+            open_texts=self.open_texts,
+        )
         modules = loader.load()
         mods = Modules(
             self.path,
@@ -553,7 +564,7 @@ def _walk(st, env, fn, exhaust, decls, problems, prog) -> _FnWalk:
 
 class _EditorLoader(Loader):
     """The driver's loader, with the entry module given as a tree (the virtual module) and local
-    imports kept parsed while their file is unchanged."""
+    imports kept parsed while their file (or their text open in the editor) is unchanged."""
 
     _local_cache: dict[str, tuple[tuple, tuple]] = {}
 
@@ -567,11 +578,15 @@ class _EditorLoader(Loader):
             return self._entry_module.source, self._entry_module, [], NOTHING_BROKEN
         if is_std or source is not None:
             return super()._read(file, display, is_std, source)
-        try:
-            st = os.stat(file)
-        except OSError:
-            return None
-        stamp = (st.st_mtime_ns, st.st_size, display)
+        opened = self.open_texts.get(os.path.abspath(file))
+        if opened is not None:
+            stamp: tuple = ("open", opened, display)
+        else:
+            try:
+                st = os.stat(file)
+            except OSError:
+                return None
+            stamp = (st.st_mtime_ns, st.st_size, display)
         hit = self._local_cache.get(file)
         if hit and hit[0] == stamp:
             return hit[1]

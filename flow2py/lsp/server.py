@@ -1,7 +1,9 @@
 """`flow2py lsp`: the language server over stdio (pygls), docs/spec/editor.md.
 
-Every open document is checked as the entry module of its program (its `use`s read from disk)
-on open and on each change, incrementally (incremental.py); the answers come from analysis.py.
+Every open document is checked as the entry module of its program (its `use`s read from the
+editor's text where they are open, else from disk) on open and on each change, incrementally
+(incremental.py), and so is every open document that imports it; the answers come from
+analysis.py.
 """
 
 from __future__ import annotations
@@ -93,10 +95,10 @@ class Open:
         self.good: EditorCheck | None = None
         self.good_text = ""
 
-    def update(self, text: str) -> EditorCheck:
+    def update(self, text: str, open_texts: dict[str, str]) -> EditorCheck:
         self.text = text
         self.lines = Lines(text)
-        self.check = self.doc.check(text)
+        self.check = self.doc.check(text, open_texts)
         c = self.check
         if c.program is not None and not any(m.broken for m in c.modules if m.key == c.entry_key):
             self.good, self.good_text = c, text
@@ -123,7 +125,7 @@ class FlowServer(LanguageServer):
         t0 = time.perf_counter()
         text = self.workspace.get_text_document(uri).source
         t1 = time.perf_counter()
-        check = o.update(text)
+        check = o.update(text, self.open_texts(uri))
         t2 = time.perf_counter()
         diags = [self.to_lsp(o, check, d) for d in check.result.diagnostics if d.span.file == check.display]
         self.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=uri, diagnostics=diags))
@@ -136,6 +138,24 @@ class FlowServer(LanguageServer):
                 flush=True,
             )
         self._settle()
+
+    def open_texts(self, but: str) -> dict[str, str]:
+        """The text of every other open document, by absolute path: what its importers read."""
+        return {os.path.abspath(o.path): o.text for u, o in self.open.items() if u != but and o.check}
+
+    def importers(self, uri: str) -> list[str]:
+        """The other open documents whose newest check read the module at `uri`."""
+        o = self.open.get(uri)
+        path = os.path.abspath(o.path if o is not None else to_fs_path(uri) or uri)
+        return [
+            u
+            for u, other in self.open.items()
+            if u != uri
+            and other.check is not None
+            and any(
+                os.path.abspath(m.file) == path for m in other.check.modules if m.key != other.check.entry_key
+            )
+        ]
 
     def _settle(self) -> None:
         """What the checks keep lives long: moved out of the collector's way (a full collection
@@ -194,12 +214,20 @@ server = FlowServer()
 
 @server.feature(T.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: FlowServer, params: T.DidOpenTextDocumentParams) -> None:
-    ls.refresh(params.text_document.uri)
+    _refresh_with_importers(ls, params.text_document.uri)
 
 
 @server.feature(T.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: FlowServer, params: T.DidChangeTextDocumentParams) -> None:
-    ls.refresh(params.text_document.uri)
+    _refresh_with_importers(ls, params.text_document.uri)
+
+
+def _refresh_with_importers(ls: FlowServer, uri: str) -> None:
+    """The document checked, then every open document that imports it (which now reads the
+    document's text from the editor, saved or not)."""
+    ls.refresh(uri)
+    for other in ls.importers(uri):
+        ls.refresh(other)
 
 
 @server.feature(T.TEXT_DOCUMENT_DID_SAVE)
@@ -212,10 +240,13 @@ def did_save(ls: FlowServer, params: T.DidSaveTextDocumentParams) -> None:
 
 @server.feature(T.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: FlowServer, params: T.DidCloseTextDocumentParams) -> None:
+    importers = ls.importers(params.text_document.uri)
     ls.open.pop(params.text_document.uri, None)
     ls.text_document_publish_diagnostics(
         T.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[])
     )
+    for other in importers:  # they read the module from disk again
+        ls.refresh(other)
 
 
 # -- code actions ----------------------------------------------------------------------------------
