@@ -7,6 +7,8 @@ values, task ownership, faults, constant stack, Tools, and Flow lines in traceba
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 
 import flowrt as rt
@@ -265,6 +267,47 @@ def test_pure_function_values_work_in_every_effectful_slot(tmp_path):
         [("root/2#1", False)],
     )
     assert isinstance(p.replay(rec.facts), Matched)
+
+
+REQUESTING = {
+    "main.flow": """
+use "std@v1/task"
+use "./web"
+
+// Each of the lambdas `flow(...) = task.await(...)` is one task operation: generated as a plain
+// function returning the request (abi.md, "Requests"), which the driver runs as a task's body, a
+// tail call's target and a `map` callback; `flow() = n(q)` returns its tail call. The `spawn` of
+// a lambda needs a statement (its def): a generator, as before.
+pub flow main(q: Text) -> (Int, Int, List<Int>) !tool = {
+    let t = task.spawn(flow() = n(q))
+    let waiter = task.spawn(flow() = task.await(t))
+    let a = task.await(waiter)
+    let await_it = flow(x: task.Task<Int>) = task.await(x)
+    let b = tail(await_it, task.spawn(flow() = n("ab")))
+    let ts = [q, "a"].map(flow(s) = task.spawn(flow() = n(s)))
+    (a, b, ts.map(flow(x) = task.await(x)))
+}
+
+flow n(q: Text) -> Int !tool = match web.len(q) {
+    Ok(k) => k,
+    Err(_) => 0,
+}
+
+flow tail(f: (task.Task<Int>) -> Int !tool, t: task.Task<Int>) -> Int !tool = f(t)
+""",
+    "web.flow": "@tool pub flow len(q: Text) -> Result<Int, Text>\n",
+}
+
+
+def test_a_lambda_that_is_one_task_operation_runs_as_a_task_body_a_tail_call_and_a_callback(tmp_path):
+    p = flow_program(tmp_path, REQUESTING)
+    out, rec = p.run("main", ("abc",), tools={"web.len": lambda q: {"Ok": len(q)}})
+    assert out == RunCompleted((3, 2, rt.list_of((3, 1))))
+    assert isinstance(p.replay(rec.facts), Matched)
+    defs = [c for c in p.fn("main").__code__.co_consts if inspect.iscode(c)]
+    generators = sorted(c.co_name for c in defs if c.co_flags & inspect.CO_GENERATOR)
+    # only the lambda that defines one yields: the others return their request or tail call
+    assert generators == ["_flow15"] and len(defs) == 6, [(c.co_name, c.co_flags) for c in defs]
 
 
 # ---- 3. task rules through Flow ----------------------------------------------------------------------

@@ -89,3 +89,22 @@ def test_replies_closing_some_open_calls_leave_the_others_and_a_new_recorder_kno
         rec.sync()
         assert _rows(store) == [] and len(deletes.sql) == 1
     store.close()
+
+
+def test_a_round_of_more_calls_than_a_chunk_has_a_row_each_with_its_fact_number(tmp_path):
+    # 70 Calls in one commit: two chunks of 32 rows a statement, then 6 rows one at a time
+    store = Store(tmp_path / "runs.db")
+    store.history.create_run("f", _start(), {})
+    with SqliteRecorder(store, "f") as rec:
+        for i in range(70):
+            rec.record(_call(i))
+        rec.sync()
+        rows = store.file.db.execute(
+            "SELECT call, tool_id, n FROM open_calls WHERE run='f' ORDER BY n"
+        ).fetchall()
+        assert rows == [(f"root/{i}#1", "t.echo", i + 2) for i in range(70)]
+        for i in range(0, 70, 2):
+            rec.record(Reply(f"root/{i}#1", rt.Ok(i)))
+        rec.sync()
+        assert _rows(store) == sorted(f"root/{i}#1" for i in range(1, 70, 2))
+    store.close()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 import string
 
+import blake3
 import cbor2
 
 from flowrt.data import values as V
@@ -115,3 +116,19 @@ def test_an_unencodable_value_in_a_call_is_a_trace_error():
         assert "Int of" in str(e)
     else:
         raise AssertionError("an Int beyond the stored bound was encoded")
+
+
+def test_a_reused_hasher_gives_the_same_encodings_and_chain_as_a_new_one_each_hash():
+    # the recorder reuses one blake3 object for every fact it records (StoreRecorder.record)
+    hasher = blake3.blake3()
+    prev = prev_reused = T.ZERO_HASH
+    for _ in range(200):
+        call = Call(_text(5), "t.t", "m::t", tuple(_value() for _ in range(_rnd.choice([1, 2, 5]))), ())
+        reply = Reply(call.id, _value())
+        for fact in (call, reply):
+            for threshold in (T.BLOB_THRESHOLD, 10):
+                e, r = T.encode_fact(fact, threshold), T.encode_fact(fact, threshold, hasher)
+                assert (e.data, e.chained, e.blobs, e.slots) == (r.data, r.chained, r.blobs, r.slots)
+            prev = T.chain(prev, e.chained)
+            prev_reused = T.chain(prev_reused, r.chained, hasher)
+            assert prev == prev_reused

@@ -89,6 +89,9 @@ class DefCtx:
     has_yield: bool = False  # a `yield` was emitted (else a marker keeps it a generator)
     loop: Loop | None = None  # the loop its tail calls continue, if any
     bouncing: bool = False  # pure, wrapped by rt.bouncing: pure tail calls through values return rt.Tail
+    #: an effectful lambda whose whole body is one task operation (`lower_lambda.requesting`):
+    #: that request is returned, not yielded, when its arguments need no statements
+    request_body: bool = False
 
 
 @dataclass(slots=True)

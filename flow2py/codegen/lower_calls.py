@@ -138,6 +138,9 @@ def apply(b: Body, e: A.Node, info: P.FnInfo, xs: list, s: list, tail: bool, fir
     effectful = call_eff == "tool" or info.effect == "tool"
     if bodyless and info.lang in LANG_REQUESTS:
         request = py.call(py.dotted(LANG_REQUESTS[info.lang]), xs)
+        if tail and b.ctx.request_body and not s and not b.ctx.has_yield:
+            # the whole body of an effectful lambda: the request itself (abi.md, "Requests")
+            return [py.return_(request, mk)], py.const(None)
         if tail:
             return s + [py.return_(yield_(b, request), mk)], py.const(None)
         return yielded(b, request, e, s)

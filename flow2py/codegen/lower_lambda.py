@@ -13,7 +13,6 @@ from flow2py.codegen.lower_base import (
     RETURN,
     Body,
     DefCtx,
-    _generator_marker,
     bind,
     eff,
     expr,
@@ -78,15 +77,13 @@ def lambda_(b: Body, e: A.Lambda, hint: str | None = None, binder: int | None = 
         through_value, callees = tail_calls_of(b.prog, e.body)
         bouncing = through_value or bool(callees & b.mg.names.bouncing)
     saved_ctx, saved_scopes = b.ctx, b.scopes
-    b.ctx = DefCtx(generator=generator, bouncing=bouncing)
+    b.ctx = DefCtx(generator=generator, bouncing=bouncing, request_body=generator and requesting(b, e))
     b.scopes = saved_scopes + [{}]
     try:
         params = [py.param(bind(b, p.id, p.name)) for p in e.params]
         body = parked(b, e.body) if generator else None
         if body is None:
             body = to_sink(b, e.body, RETURN)
-        if generator and not b.ctx.has_yield:
-            body.append(_generator_marker())
     finally:
         b.ctx, b.scopes = saved_ctx, saved_scopes
     d = py.def_(fname, params, body, mark(b, e), kwonly=kwonly)
@@ -94,6 +91,21 @@ def lambda_(b: Body, e: A.Lambda, hint: str | None = None, binder: int | None = 
         wrap = py.assign(py.name(fname), py.call(py.dotted("rt.bouncing"), [py.name(fname)]), mark(b, e))
         return [d, wrap], py.name(fname)
     return [d], py.name(fname)
+
+
+def requesting(b: Body, e: A.Lambda) -> bool:
+    """Whether the whole body of an effectful lambda is one call of a task operation (`spawn`,
+    `await`, `stop`, `first`: `flow(f) = task.spawn(f)`, as std's `task.all` has two): it is
+    emitted as a plain function returning the request, `return rt.Spawn(f)`, when its arguments
+    need no statements (lower_calls.apply), instead of a generator yielding it (one generator
+    frame, two sends and a StopIteration less a task operation: abi.md, "Requests")."""
+    body = e.body
+    while isinstance(body, A.Block) and len(body.stmts) == 1 and isinstance(body.stmts[0], A.ExprStmt):
+        body = body.stmts[0].expr
+    if not isinstance(body, A.Call):
+        return False
+    info, _ = callee_fn(b, body)
+    return info is not None and info.lang in LANG_REQUESTS and (info.node is None or info.node.body is None)
 
 
 def forwarded(b: Body, e: A.Lambda) -> py.Expr | None:

@@ -37,7 +37,6 @@ def main(words):  # flow: poly_map.flow:13
 
     def _flow15(w):  # flow: poly_map.flow:15
         return rt.TailCall(fetch, (w,))  # flow: poly_map.flow:15
-        yield  # (unreachable: makes this function a generator)
 
     return rt.TailCall(
         _twice__tool, (loud, _flow15), type_args=(rt.T.TEXT,)

@@ -62,6 +62,19 @@ REQUESTS: dict[type, Callable] = {Spawn: spawn, Await: await_, First: first, Sto
 _RETURN = object()
 
 
+def _requesting(req):
+    """A frame that makes one request (a task operation) and returns its answer: lets a function
+    value that returns its request instead of yielding it (an effectful lambda whose whole body is
+    one task operation, abi.md "Requests") run as a task's body or a tail call's target."""
+    return (yield req)
+
+
+def _frame(value):
+    """The frame of a function that made no frame of its own (returned `value`: a request, a
+    TailCall or a plain value)."""
+    return _requesting(value) if type(value) in REQUESTS else _returning(value)
+
+
 def _returning(value):
     """A frame that returns `value` at once: lets a function that made no frame of its own (a pure
     function value, or an effectful one whose whole body is `return TailCall(...)`) go through
@@ -152,10 +165,15 @@ def _first_frame(run: RunState, task: Task):
     start, task.start = task.start, None
     try:
         gen = start()
+        # a body that is one tail call (a lambda `flow() = work(i)`: a plain function returning
+        # rt.TailCall) starts in its callee's frame; the root's goes through run_task's tail-call
+        # path, where a checkpoint may be taken
+        while type(gen) is TailCall and task is not run.root:
+            gen = gen.fn(*gen.args)
     except Exception as e:
         fault_exception(run, task, e)
-    if type(gen) is not GeneratorType:  # a pure function, or a body that is one tail call
-        gen = _returning(gen)
+    if type(gen) is not GeneratorType:  # a pure function, a body that is one tail call or request
+        gen = _frame(gen)
     task.stack.append(gen)
     return gen
 
@@ -190,8 +208,8 @@ def run_task(run: RunState, task: Task):
                     value = tc.fn(*tc.args)
                 except Exception as e:
                     fault_exception(run, task, e)
-                if type(value) is GeneratorType:
-                    stack[depth] = gen = value
+                if type(value) is GeneratorType or type(value) in REQUESTS:
+                    stack[depth] = gen = value if type(value) is GeneratorType else _requesting(value)
                     send = gen.send
                     value = None
                     break

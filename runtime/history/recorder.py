@@ -53,6 +53,8 @@ import time
 import weakref
 from typing import Any, Optional
 
+import blake3
+
 from flowrt.data.facts import Call, Checkpoint, Completed, End, Fact, Reply, Stop
 from flowrt.history import trace as T
 from flowrt.history.host_records import (
@@ -98,14 +100,52 @@ _GATHER_WAIT = 0.002
 #: the copy (~0.25 µs a row). The stored BLOB, and what reads it back (bytes), are the same.
 _blob = bytearray
 
-#: facts rows a commit inserts with one statement (`_Batch.write`)
+#: rows a commit inserts with one statement (`_insert_rows`)
 _CHUNK = 32
-_INSERT_CHUNK = "INSERT INTO facts VALUES " + ", ".join(["(?, ?, ?, ?, ?)"] * _CHUNK)
+
+
+def _inserts(head: str, width: int) -> tuple[str, str, int]:
+    """The INSERT of one row and of `_CHUNK` rows (`head` "INSERT INTO t VALUES", `width` values
+    a row)."""
+    row = "(" + ", ".join(["?"] * width) + ")"
+    return f"{head} {row}", f"{head} " + ", ".join([row] * _CHUNK), width
+
+
+_FACTS_INSERT = _inserts("INSERT INTO facts VALUES", 5)
+_OPEN_INSERT = _inserts("INSERT OR REPLACE INTO open_calls VALUES", 4)
+
+
+def _insert_rows(db, inserts: tuple[str, str, int], rows: list) -> None:
+    """Insert `rows`: whole chunks of `_CHUNK` one statement each, the rest through executemany
+    (a row bound and stepped alone costs ~15% more; a fan-out's 100 Calls: 3 statements, then 4
+    rows one at a time)."""
+    one, chunk, width = inserts
+    k = len(rows) - len(rows) % _CHUNK
+    if k:
+        flat = [x for r in rows[:k] for x in r]
+        step = width * _CHUNK
+        for i in range(0, width * k, step):
+            db.execute(chunk, flat[i : i + step])
+    if k < len(rows):
+        db.executemany(one, rows[k:] if k else rows)
+
+
+_jstr = json.encoder.encode_basestring_ascii  # a JSON string, as json.dumps writes it
 
 
 def _times_json(times: dict) -> str:
-    """The `times` column of a call_times row: [[call, dispatched, replied, module, line], ...]."""
-    return json.dumps(list(times.values()), separators=(",", ":"))
+    """The `times` column of a call_times row: [[call, dispatched, replied, module, line], ...],
+    what `json.dumps(..., separators=(",", ":"))` writes, except that a time (kept as
+    `time.time_ns()`) is written as its nanoseconds with an exponent, `1764644000123456789e-9`:
+    a JSON number, the same POSIX seconds to every reader (json.loads gives the float), without
+    a float's shortest repr (~7,000 instructions a time, two an entry: most of a row's cost)."""
+    q = _jstr
+    entries = [
+        f"[{q(c)},{'null' if s is None else f'{s}e-9'},{'null' if r is None else f'{r}e-9'},"
+        f"{'null' if m is None else q(m)},{'null' if ln is None else int(ln)}]"
+        for c, s, r, m, ln in times.values()
+    ]
+    return "[" + ",".join(entries) + "]"
 
 
 class _Batch:
@@ -152,17 +192,8 @@ class _Batch:
         run, pending = self.run, self.pending
         if not pending:
             return
-        rows = self.rows
         try:
-            # Whole chunks of _CHUNK rows one statement each (a fan-out's 100 Calls: 3 of them,
-            # then 4 rows one at a time): a row bound and stepped alone costs ~15% more.
-            k = len(rows) - len(rows) % _CHUNK
-            if k:
-                flat = [x for r in rows[:k] for x in r]
-                for i in range(0, 5 * k, 5 * _CHUNK):
-                    db.execute(_INSERT_CHUNK, flat[i : i + 5 * _CHUNK])
-            if k < len(rows):
-                db.executemany("INSERT INTO facts VALUES (?, ?, ?, ?, ?)", rows[k:] if k else rows)
+            _insert_rows(db, _FACTS_INSERT, self.rows)
         except sqlite3.IntegrityError:
             raise HistoryConflict(
                 f"run {run!r} already holds a fact numbered {pending[0][0]} or later; refusing "
@@ -187,8 +218,8 @@ class _Batch:
         if self.issued:  # the host's record of the tokens these replies issued (flowrt.history.tokens)
             db.executemany("INSERT OR IGNORE INTO host_tokens VALUES (?, ?, ?, ?, ?)", self.issued)
         opened = [o for o in self.opened if o[1] not in done] if done else self.opened
-        if opened:
-            db.executemany("INSERT OR REPLACE INTO open_calls VALUES (?, ?, ?, ?)", opened)
+        if opened:  # (a call id is in one Call fact: no row twice in one statement)
+            _insert_rows(db, _OPEN_INSERT, opened)
         if closed or opened:
             self.open_rows = frozenset(before - done).union(o[1] for o in opened)
 
@@ -466,9 +497,11 @@ class StoreRecorder:
         self._releasing = False  # the commit being made holds the End: it releases the lease
         self._released = False  # the End is committed and the lease released with it
         self._lock = threading.RLock()  # the driver's thread and the flusher's, one at a time
+        self._hasher = blake3.blake3()  # reused for every fact's digests, under the lock (`record`)
         self._explicit = False  # the commit being made was asked for (close, call_pending)
         # The host's times of the calls recorded since they were last written (`call_times`), call
-        # id -> [call, dispatched, replied, module, line] (None: not known here). They are written
+        # id -> [call, dispatched, replied, module, line] (None: not known here; the times as
+        # time.time_ns(), written as seconds by `_times_json`). They are written
         # as one row inside a commit made anyway, not in every one (`_TIMES_EVERY`): see `_write`.
         self._times: dict[str, list] = {}
         self._times_since = time.monotonic()
@@ -538,21 +571,22 @@ class StoreRecorder:
         with self._lock:
             if self._closed or self._broken is not None:
                 raise self._failed()
-            enc = _encode(fact)
-            self.head = h = _chain(self.head, enc.chained)
+            hasher = self._hasher
+            enc = _encode(fact, T.BLOB_THRESHOLD, hasher)
+            self.head = h = _chain(self.head, enc.chained, hasher)
             self.n = n = self.n + 1
             self._pending.append((n, enc, h, fact))
             t = type(fact)
             if t is Call:
                 self._urgent = True
-                self._times[fact.id] = [fact.id, time.time(), None, None, None]
+                self._times[fact.id] = [fact.id, time.time_ns(), None, None, None]
             elif t is Reply:
                 self._reply = True  # an implementation's answer: kept across a process crash at once
                 row = self._times.get(fact.id)
                 if row is not None:
-                    row[2] = time.time()
+                    row[2] = time.time_ns()
                 else:
-                    self._closed_at(fact.id, time.time())
+                    self._closed_at(fact.id, time.time_ns())
             else:
                 self._others(fact, t)
 
@@ -563,11 +597,11 @@ class StoreRecorder:
         elif t is Stop and fact.closed:
             if any(c.has_reply for c in fact.closed):
                 self._reply = True
-            now = time.time()
+            now = time.time_ns()
             for c in fact.closed:
                 self._closed_at(c.call, now)
 
-    def _closed_at(self, call_id: str, now: float) -> None:
+    def _closed_at(self, call_id: str, now: int) -> None:
         row = self._times.get(call_id)
         if row is None:  # its Call's time is already written (or was never kept): merged on reading
             self._times[call_id] = [call_id, None, now, None, None]

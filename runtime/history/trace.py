@@ -409,7 +409,17 @@ def _tool(tool: str, tool_id: str) -> bytes:
     return b
 
 
-def _slot(v, threshold: int, blobs: list):
+def _hash(b: bytes, hasher) -> bytes:
+    """blake3(b), by `hasher` (a blake3 object reused: reset, update, digest) when given: a new
+    blake3 object a hash costs ~1,800 instructions more, and a Tool call makes four hashes."""
+    if hasher is None:
+        return _b3(b).digest()
+    hasher.reset()
+    hasher.update(b)
+    return hasher.digest()
+
+
+def _slot(v, threshold: int, blobs: list, hasher=None):
     """One value slot: (its stored form as CBOR, its digest), its blob appended to `blobs` (the
     fast path of `_Slots` for the two facts a run records most, a Call and a Reply: the fact's
     array is written here around the slots, the bytes cbor2 would write for it; an Int or a Str,
@@ -429,19 +439,21 @@ def _slot(v, threshold: int, blobs: list):
             b = _dumps(_item(v))
         except RecursionError:
             raise TraceError("cannot encode a value nested this deeply") from None
-    h = _b3(b).digest()
+    h = _hash(b, hasher)
     if len(b) > threshold:
         blobs.append((h, b))
         return _dumps([BLOB, h]), h
     return _head(0x40, len(b)) + b, h
 
 
-def encode_fact(fact: Fact, threshold: int = BLOB_THRESHOLD) -> EncodedFact:
-    """The stored form and the skeleton of one fact (values over `threshold` bytes become blobs)."""
+def encode_fact(fact: Fact, threshold: int = BLOB_THRESHOLD, hasher=None) -> EncodedFact:
+    """The stored form and the skeleton of one fact (values over `threshold` bytes become blobs).
+    `hasher`: a blake3 object the caller owns (one thread at a time), reused for a Call's and a
+    Reply's slot digests (the same digests)."""
     t = type(fact)
     if t is Reply:  # [REPLY, id, slot]
         blobs: list = []
-        r, rd = _slot(fact.reply, threshold, blobs)
+        r, rd = _slot(fact.reply, threshold, blobs, hasher)
         head = _REPLY_HEAD + _text(fact.id)
         return EncodedFact(REPLY, head + r, head + _digest_item(rd), tuple(blobs) if blobs else (), (rd,))
     if t is Call:  # [CALL, id, tool, tool_id, [slot...], [type arg...]]
@@ -449,13 +461,13 @@ def encode_fact(fact: Fact, threshold: int = BLOB_THRESHOLD) -> EncodedFact:
         args = fact.args
         n = len(args)
         if n == 1:
-            x, h = _slot(args[0], threshold, blobs)
+            x, h = _slot(args[0], threshold, blobs, hasher)
             a, ad = _HEADS[0x81] + x, _HEADS[0x81] + _digest_item(h)
             digests: tuple = (h,)
         else:
             xs, hs = [], []
             for v in args:
-                x, h = _slot(v, threshold, blobs)
+                x, h = _slot(v, threshold, blobs, hasher)
                 xs.append(x)
                 hs.append(h)
             ah = _head(0x80, n)
@@ -509,9 +521,14 @@ def encode_fact(fact: Fact, threshold: int = BLOB_THRESHOLD) -> EncodedFact:
     return EncodedFact(KINDS[t], cbor2.dumps(stored), cbor2.dumps(skel), tuple(s.blobs), tuple(s.digests))
 
 
-def chain(prev: bytes, chained: bytes) -> bytes:
-    """hash_n = blake3(hash_(n-1) || skeleton_n)."""
-    return blake3.blake3(prev + chained).digest()
+def chain(prev: bytes, chained: bytes, hasher=None) -> bytes:
+    """hash_n = blake3(hash_(n-1) || skeleton_n); by `hasher` (as `encode_fact`'s) when given."""
+    if hasher is None:
+        return blake3.blake3(prev + chained).digest()
+    hasher.reset()
+    hasher.update(prev)
+    hasher.update(chained)
+    return hasher.digest()
 
 
 def _raw(data: bytes, kind: Optional[int] = None) -> list:
