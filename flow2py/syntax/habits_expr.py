@@ -413,12 +413,14 @@ def _let_else(seg, i, expected, path):
 
 
 # a word of another language before an expression, and what Flow writes in its place
-_PREFIX_WORDS = {"await": None, "switch": "match"}
+_PREFIX_WORDS = {"await": None, "new": None, "switch": "match"}
 
 
 def _prefix_word(seg, i, expected, path):
     """`await warehouse.ship(id)` (JavaScript, Python, Rust): a Tool call in Flow is awaited by
-    the runtime, so there is nothing to write; `switch x {` (C, JavaScript, Go) is `match x {`."""
+    the runtime, so there is nothing to write; `new Order { ... }` (Java, JavaScript, Kotlin): a
+    record or constructor is built by its name alone; `switch x {` (C, JavaScript, Go) is
+    `match x {`."""
     word = _at(seg, i - 1)
     if not _is(word, "LOWER") or word.value not in _PREFIX_WORDS or seg[i].type not in _EXPR_START:
         return None
@@ -426,9 +428,11 @@ def _prefix_word(seg, i, expected, path):
         return None  # `x.await`, or the word as an operand: not the habit
     flow = _PREFIX_WORDS[word.value]
     if flow is None:
+        if word.value == "new" and seg[i].type != "UPPER":
+            return None  # `new Order {`, `new Order(...)`: only before a type's name
         new = seg[: i - 1] + seg[i:]
         fix = _safe(f"remove `{word.value}`", _delete_between(path, word, seg[i]))
-        return Habit(_diag(_span(path, word), fix, "await", word.value), new)
+        return Habit(_diag(_span(path, word), fix, word.value, word.value), new)
     if not _opens_block_after(seg, i):
         return None
     new = seg[: i - 1] + [_like("MATCH", "match", word)] + seg[i:]
