@@ -94,10 +94,16 @@ def _fields(
             unused = [n for n in by_name if n not in {f.name for f in e.fields}]
             sugg = _field_sugg(st, target, fi.name, list(by_name), unused)
             unknown = [f for f in e.fields if f.name not in by_name]
+            typed = False
             if not sugg.cands and len(unknown) == 1 and len(unused) == 1:
                 # one field given that the record does not have, one it has left out: one
-                # mistake, the name (to review: nothing says the value is that field's)
-                c = sg.Candidate(unused[0], sg.FIELD, _field_decl_span(target, unused[0]), fits=False)
+                # mistake, the name; safe when the value is of that field's type
+                _field_init(st, fi, None)
+                typed = True
+                vt = resolve(st.types.get(fi.value.id)) if fi.value is not None else None
+                ft = resolve(subst(by_name[unused[0]][0], mapping))
+                fits = type(vt) is TCon and type(ft) is TCon and vt == ft and not mapping
+                c = sg.Candidate(unused[0], sg.FIELD, _field_decl_span(target, unused[0]), fits=fits)
                 sugg = sg.Suggestion(fi.name, (c,))
             meant.update(c.text for c in sugg.cands)
             at = sg.sub_span(fi.span, st.env.lm.ast.source or "", fi.name) if fi.value is not None else None
@@ -106,7 +112,8 @@ def _fields(
                 related=sugg.related() + declared_note(info),
                 fixes=sugg.fixes(at) if at is not None else [],
             )
-            _field_init(st, fi, None)
+            if not typed:
+                _field_init(st, fi, None)
             continue
         t, pub = by_name[fi.name]
         if not pub and info.module != st.env.key and not private_reported and ok:
