@@ -9,6 +9,7 @@ type through `st.dispatch` (the table in infer.py).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -114,8 +115,31 @@ def expect(st: BodyState, actual, expected, node, why: Why | None):
     hint, fixes = _thunk(st, actual, expected, node)
     if not fixes and why is not None and "operand of `" in why.text:
         fixes = _conversion(st, actual, expected, node)
+    if not fixes:
+        fixes = _number_in_quotes(st, expected, node)
     mismatch(st, actual, expected, node.span, why, hint, fixes, _found_notes(st, node))
     return TError()
+
+
+def _number_in_quotes(st: BodyState, expected, node) -> list:
+    """`nights: "3"` where an Int (or Decimal) is expected: the number, without the quotes."""
+    x = resolve(expected)
+    if type(node) is not ast.Literal or node.kind != "text" or type(x) is not TCon:
+        return []
+    want = next(
+        (k for k in ("Int", "Decimal") if k in st.d.lang_types and st.d.lang_types[k].decl == x.decl), None
+    )
+    v = node.value
+    ok = (
+        re.fullmatch(r"-?[0-9]+", v)
+        if want == "Int"
+        else re.fullmatch(r"-?[0-9]+\.[0-9]+", v)
+        if want
+        else None
+    )
+    if not ok or node.span.end <= node.span.start:
+        return []
+    return [Fix(f"write `{v}`", (Edit(node.span, v),), True)]
 
 
 def _conversion(st: BodyState, actual, expected, node) -> list:

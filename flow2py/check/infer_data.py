@@ -60,8 +60,37 @@ def record(st: BodyState, e: ast.RecordLiteral, expected):
             st.problems.report(
                 codes.MissingField(e.span, tuple(missing), name),
                 related=_declared_fields(target, missing),
+                fixes=_in_scope_fix(st, e, missing),
             )
     return tcon if ok else TError()
+
+
+def _in_scope_fix(st: BodyState, e: ast.RecordLiteral, missing: list) -> list:
+    """Each missing field a local of that name holds, given as `name` (shorthand) before the
+    closing brace: safe when every missing field has its local, none of them used yet (the
+    binding left unused was meant for the field; it is then not also reported unused)."""
+    src = st.env.lm.ast.source or ""
+    sp = e.span
+    binds = [lookup(st, n) for n in missing]
+    if any(b is None or b.used for b in binds) or sp.end <= sp.start or src[sp.end - 1 : sp.end] != "}":
+        return []
+    i = sp.end - 1
+    while i > sp.start and src[i - 1] in " \t\r\n":
+        i -= 1
+    sep = "" if src[i - 1] in "{," else ","
+    text = sep + " " + ", ".join(missing) + (" " if src[i - 1] == "{" else "")
+    for b in binds:
+        b.used = True
+    line = src.count("\n", 0, i) + 1
+    col = i - (src.rfind("\n", 0, i) + 1) + 1
+    at = ast.Span(sp.file, line, col, line, col, i, i)
+    return [
+        Fix(
+            f"give {', '.join(f'`{n}`' for n in missing)}, the local{'s' if len(missing) > 1 else ''} of that name",
+            (Edit(at, text),),
+            True,
+        )
+    ]
 
 
 def _fields(
