@@ -112,6 +112,7 @@ def test_safe_habits_are_the_ones_with_one_equivalent():
         "increment_and_spread",
         "let_else",
         "await_switch_short_declaration",
+        "paths_and_await",
     }
 
 

@@ -9,6 +9,7 @@ type through `st.dispatch` (the table in infer.py).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -29,6 +30,7 @@ from flow2py.check.typed import (
     TOOL,
     CheckedProgram,
     CtorRef,
+    TCon,
     Effect,
     FieldRef,
     FnRef,
@@ -43,6 +45,8 @@ from flow2py.check.typeterms import show as show_type
 from flow2py.diagnostics import Edit, Fix, Problems, Related
 from flow2py.span import Span
 from flow2py.syntax import ast
+from flow2py.check.modgraph import STD_VERSION
+from flow2py.check.suggest import use_site
 
 
 @dataclass(slots=True)
@@ -109,8 +113,68 @@ def expect(st: BodyState, actual, expected, node, why: Why | None):
     if _unapplied_ctor(st, actual, expected, node):
         return TError()
     hint, fixes = _thunk(st, actual, expected, node)
+    if not fixes and why is not None and "operand of `" in why.text:
+        fixes = _conversion(st, actual, expected, node)
+    if not fixes:
+        fixes = _number_in_quotes(st, expected, node)
     mismatch(st, actual, expected, node.span, why, hint, fixes, _found_notes(st, node))
     return TError()
+
+
+def _number_in_quotes(st: BodyState, expected, node) -> list:
+    """`nights: "3"` where an Int (or Decimal) is expected: the number, without the quotes."""
+    x = resolve(expected)
+    if type(node) is not ast.Literal or node.kind != "text" or type(x) is not TCon:
+        return []
+    want = next(
+        (k for k in ("Int", "Decimal") if k in st.d.lang_types and st.d.lang_types[k].decl == x.decl), None
+    )
+    v = node.value
+    ok = (
+        re.fullmatch(r"-?[0-9]+", v)
+        if want == "Int"
+        else re.fullmatch(r"-?[0-9]+\.[0-9]+", v)
+        if want
+        else None
+    )
+    if not ok or node.span.end <= node.span.start:
+        return []
+    return [Fix(f"write `{v}`", (Edit(node.span, v),), True)]
+
+
+def _conversion(st: BodyState, actual, expected, node) -> list:
+    """An operand of the wrong one of Flow's number and text types, where one conversion is
+    what was meant: an Int, Decimal or Bool joined to Text with `++` (`n.to_text()`), an Int in
+    Decimal arithmetic (`decimal.from_int(n)`, its `use` added when missing; `2` as `2.0`)."""
+    a, x = resolve(actual), resolve(expected)
+    lang = {st.d.lang_types[k].decl: k for k in ("Text", "Int", "Decimal", "Bool") if k in st.d.lang_types}
+    if type(a) is not TCon or type(x) is not TCon or a.decl not in lang or x.decl not in lang:
+        return []
+    sp = node.span
+    src = st.env.lm.ast.source or ""
+    if sp.end <= sp.start:
+        return []
+    text = src[sp.start : sp.end]
+    postfix = isinstance(node, (ast.Name, ast.FieldAccess, ast.Call, ast.Literal))
+    found, want = lang[a.decl], lang[x.decl]
+    if want == "Text" and found != "Text":
+        written = f"{text if postfix else f'({text})'}.to_text()"
+        return [Fix(f"write `{written}`", (Edit(sp, written),), True)]
+    if want == "Decimal" and found == "Int":
+        if isinstance(node, ast.Literal) and text.isdigit():
+            return [Fix(f"write `{text}.0`", (Edit(sp, f"{text}.0"),), True)]
+        key = STD_VERSION + "/decimal"
+        alias = next((al for al, k in st.env.lm.aliases.items() if k == key), None)
+        edits = []
+        if alias is None:
+            site = use_site(st.env.lm.ast)
+            if site is None or "decimal" in st.env.lm.aliases:
+                return []
+            alias = "decimal"
+            edits.append(site.edit(key))
+        written = f"{alias}.from_int({text})"
+        return [Fix(f"write `{written}`", (Edit(sp, written), *edits), True)]
+    return []
 
 
 def _unapplied_ctor(st: BodyState, actual, expected, node) -> bool:

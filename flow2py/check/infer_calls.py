@@ -305,7 +305,9 @@ def _swapped(
     if receiver and i == 0:
         fixes = _receiver_swap_fix(st, call, fn, args, j)
     elif x.end > x.start and y.end > y.start:
-        fixes = [Fix("swap them", (Edit(x, src[y.start : y.end]), Edit(y, src[x.start : x.end])), False)]
+        # `text.join(", ", parts)`: Python's order, the habit whose one Flow form the swap is
+        safe = fn.lang == "text.join"
+        fixes = [Fix("swap them", (Edit(x, src[y.start : y.end]), Edit(y, src[x.start : x.end])), safe)]
     items[:] = [d for d in items if d is not only[i] and d is not only[j]]
     st.problems.report(
         codes.TypeMismatch(

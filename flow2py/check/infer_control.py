@@ -227,8 +227,28 @@ def block(st: BodyState, e: ast.Block, expected):
             )
     st.scopes.pop()
     if n == 0 and expected is not None:
-        expect(st, st.d.unit(), expected, e, Why("the value of this empty block"))
+        return _empty_block(st, e, expected)
     return result
+
+
+def _empty_block(st: BodyState, e: ast.Block, expected):
+    """`{}` where a value is expected: Unit, reported once (its type then unknown). Where a Dict
+    is expected it is another language's empty dictionary: Flow's `[:]`, a safe fix."""
+    x = resolve(expected)
+    why = st.why_in or Why("the value of this empty block")
+    info = st.d.lang_types.get("Dict")
+    if type(x) is TCon and info is not None and x.decl == info.decl and e.span.end > e.span.start:
+        mismatch(
+            st,
+            st.d.unit(),
+            expected,
+            e.span,
+            why,
+            fixes=[Fix("write `[:]`, Flow's empty dictionary", (Edit(e.span, "[:]"),), True)],
+        )
+        return TError()
+    t = expect(st, st.d.unit(), expected, e, Why("the value of this empty block"))
+    return t
 
 
 def _statement(st: BodyState, s: ast.ExprStmt) -> bool:

@@ -60,8 +60,37 @@ def record(st: BodyState, e: ast.RecordLiteral, expected):
             st.problems.report(
                 codes.MissingField(e.span, tuple(missing), name),
                 related=_declared_fields(target, missing),
+                fixes=_in_scope_fix(st, e, missing),
             )
     return tcon if ok else TError()
+
+
+def _in_scope_fix(st: BodyState, e: ast.RecordLiteral, missing: list) -> list:
+    """Each missing field a local of that name holds, given as `name` (shorthand) before the
+    closing brace: safe when every missing field has its local, none of them used yet (the
+    binding left unused was meant for the field; it is then not also reported unused)."""
+    src = st.env.lm.ast.source or ""
+    sp = e.span
+    binds = [lookup(st, n) for n in missing]
+    if any(b is None or b.used for b in binds) or sp.end <= sp.start or src[sp.end - 1 : sp.end] != "}":
+        return []
+    i = sp.end - 1
+    while i > sp.start and src[i - 1] in " \t\r\n":
+        i -= 1
+    sep = "" if src[i - 1] in "{," else ","
+    text = sep + " " + ", ".join(missing) + (" " if src[i - 1] == "{" else "")
+    for b in binds:
+        b.used = True
+    line = src.count("\n", 0, i) + 1
+    col = i - (src.rfind("\n", 0, i) + 1) + 1
+    at = ast.Span(sp.file, line, col, line, col, i, i)
+    return [
+        Fix(
+            f"give {', '.join(f'`{n}`' for n in missing)}, the local{'s' if len(missing) > 1 else ''} of that name",
+            (Edit(at, text),),
+            True,
+        )
+    ]
 
 
 def _fields(
@@ -94,10 +123,16 @@ def _fields(
             unused = [n for n in by_name if n not in {f.name for f in e.fields}]
             sugg = _field_sugg(st, target, fi.name, list(by_name), unused)
             unknown = [f for f in e.fields if f.name not in by_name]
+            typed = False
             if not sugg.cands and len(unknown) == 1 and len(unused) == 1:
                 # one field given that the record does not have, one it has left out: one
-                # mistake, the name (to review: nothing says the value is that field's)
-                c = sg.Candidate(unused[0], sg.FIELD, _field_decl_span(target, unused[0]), fits=False)
+                # mistake, the name; safe when the value is of that field's type
+                _field_init(st, fi, None)
+                typed = True
+                vt = resolve(st.types.get(fi.value.id)) if fi.value is not None else None
+                ft = resolve(subst(by_name[unused[0]][0], mapping))
+                fits = type(vt) is TCon and type(ft) is TCon and vt == ft and not mapping
+                c = sg.Candidate(unused[0], sg.FIELD, _field_decl_span(target, unused[0]), fits=fits)
                 sugg = sg.Suggestion(fi.name, (c,))
             meant.update(c.text for c in sugg.cands)
             at = sg.sub_span(fi.span, st.env.lm.ast.source or "", fi.name) if fi.value is not None else None
@@ -106,7 +141,8 @@ def _fields(
                 related=sugg.related() + declared_note(info),
                 fixes=sugg.fixes(at) if at is not None else [],
             )
-            _field_init(st, fi, None)
+            if not typed:
+                _field_init(st, fi, None)
             continue
         t, pub = by_name[fi.name]
         if not pub and info.module != st.env.key and not private_reported and ok:

@@ -326,6 +326,8 @@ def _unknown_qualifier(st: BodyState, t: ast.Name, e: ast.FieldAccess) -> None:
     ]
     cands = sg.module_candidates(st.d, env, e.name) + locals_
     sugg = sg.suggest(t.name, cands, sg.MODULE)
+    if t.name in ("self", "this") and not sugg.cands:
+        sugg = _self_meant(st, t.name, e.name, locals_)
     if not st.d.first_missing_use(env, sugg):
         return
     sg.count_as_used(st.d, env, sugg, st.fn.decl)
@@ -333,6 +335,19 @@ def _unknown_qualifier(st: BodyState, t: ast.Name, e: ast.FieldAccess) -> None:
     what = "module" if is_module and (sugg.cands or t.name[:1].islower()) else "name"
     data = codes.UnknownName(t.span, t.name, what if sugg else "qualifier", suggestion=sugg.said())
     st.problems.report(data, related=sugg.related(), fixes=sugg.fixes(t.span, sg.use_site(env.lm.ast)))
+
+
+def _self_meant(st: BodyState, name: str, field: str, locals_) -> sg.Suggestion:
+    """`self.body` (Python, Rust, JavaScript's `this`): Flow's functions take their record as a
+    parameter; the one local whose record type has the field is what was meant."""
+    hits = []
+    for c in locals_:
+        b = dict(c.target).get("local")
+        t = resolve(b.type) if b is not None else None
+        info = st.d.type_decls.get(t.decl) if type(t) is TCon else None
+        if info is not None and info.kind == "record" and any(f.name == field for f in info.fields):
+            hits.append(c)
+    return sg.Suggestion(name, tuple(hits) if len(hits) == 1 else ())
 
 
 def field_access(st: BodyState, e: ast.FieldAccess, expected):

@@ -83,12 +83,29 @@ def _list_pat(st: BodyState, p: ast.ListPattern, t, names: dict) -> None:
     elem = TVar()
     lt = st.d.lang_con("List", elem)
     if not unify(lt, r):
-        st.problems.report(codes.TypeMismatch(p.span, show(st, r), place="list-pattern"))
+        st.problems.report(
+            codes.TypeMismatch(p.span, show(st, r), place="list-pattern"), fixes=_tuple_fix(st, p, r)
+        )
         elem = TError()
     for x in p.items:
         _pat(st, x, elem, names)
     if p.rest is not None:
         _pat(st, p.rest, st.d.lang_con("List", elem) if type(elem) is not TError else TError(), names)
+
+
+def _tuple_fix(st: BodyState, p: ast.ListPattern, r) -> list:
+    """`let [a, b] = pair` of a tuple (Python unpacks both alike): Flow's `(a, b)`, safe when
+    the pattern has the tuple's length and no rest."""
+    r = resolve(r)
+    src = st.env.lm.ast.source or ""
+    sp = p.span
+    if type(r) is not TTuple or p.rest is not None or len(p.items) != len(r.items) or sp.end <= sp.start:
+        return []
+    text = src[sp.start : sp.end]
+    if not (text.startswith("[") and text.endswith("]")):
+        return []
+    written = "(" + text[1:-1] + ")"
+    return [Fix(f"write `{written}`", (Edit(sp, written),), True)]
 
 
 def _or_pat(st: BodyState, p: ast.OrPattern, t, names: dict) -> None:

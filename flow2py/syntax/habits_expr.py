@@ -413,12 +413,14 @@ def _let_else(seg, i, expected, path):
 
 
 # a word of another language before an expression, and what Flow writes in its place
-_PREFIX_WORDS = {"await": None, "switch": "match"}
+_PREFIX_WORDS = {"await": None, "new": None, "switch": "match"}
 
 
 def _prefix_word(seg, i, expected, path):
     """`await warehouse.ship(id)` (JavaScript, Python, Rust): a Tool call in Flow is awaited by
-    the runtime, so there is nothing to write; `switch x {` (C, JavaScript, Go) is `match x {`."""
+    the runtime, so there is nothing to write; `new Order { ... }` (Java, JavaScript, Kotlin): a
+    record or constructor is built by its name alone; `switch x {` (C, JavaScript, Go) is
+    `match x {`."""
     word = _at(seg, i - 1)
     if not _is(word, "LOWER") or word.value not in _PREFIX_WORDS or seg[i].type not in _EXPR_START:
         return None
@@ -426,14 +428,80 @@ def _prefix_word(seg, i, expected, path):
         return None  # `x.await`, or the word as an operand: not the habit
     flow = _PREFIX_WORDS[word.value]
     if flow is None:
+        if word.value == "new" and seg[i].type != "UPPER":
+            return None  # `new Order {`, `new Order(...)`: only before a type's name
+        if word.value == "await" and not _is_call_at(seg, i):
+            return _await_task(seg, i, path)
         new = seg[: i - 1] + seg[i:]
         fix = _safe(f"remove `{word.value}`", _delete_between(path, word, seg[i]))
-        return Habit(_diag(_span(path, word), fix, "await", word.value), new)
+        return Habit(_diag(_span(path, word), fix, word.value, word.value), new)
     if not _opens_block_after(seg, i):
         return None
     new = seg[: i - 1] + [_like("MATCH", "match", word)] + seg[i:]
     fix = _safe(f"write `{flow}`", _replace(path, word, word, flow))
     return Habit(_diag(_span(path, word), fix, "writes", word.value, flow), new)
+
+
+def _await_task(seg, i, path):
+    """`await t` of a name (a task handle, most often): Flow waits for a task with
+    `task.await(t)`; one equivalent, safe (a missing `use "std@v1/task"` is reported with its
+    own fix)."""
+    word, name = seg[i - 1], seg[i]
+    after = _at(seg, i + 1)
+    if name.type != "LOWER" or (
+        after is not None and after.type not in ("_SEP", "RPAR", "RSQB", "RBRACE", "COMMA", "$END")
+    ):
+        return None
+    new = (
+        seg[: i - 1]
+        + [_like("LOWER", "task", word), _like("DOT", ".", word), _like("LOWER", "await", word)]
+        + [_like("LPAR", "(", name), name, _like("RPAR", ")", name)]
+        + seg[i + 1 :]
+    )
+    fix = _safe(f"write `task.await({name.value})`", _replace(path, word, name, f"task.await({name.value})"))
+    return Habit(
+        _diag(_span(path, word), fix, "writes", f"await {name.value}", f"task.await({name.value})"), new
+    )
+
+
+def _is_call_at(seg, i) -> bool:
+    """Whether `seg[i]` begins a call: `f(`, `m.f(`."""
+    k = i
+    while _is(_at(seg, k), "LOWER") and _is(_at(seg, k + 1), "DOT"):
+        k += 2
+    return seg[k].type in ("LOWER", "UPPER") and _is(_at(seg, k + 1), "LPAR")
+
+
+def _path_separator(seg, i, expected, path):
+    """`Diet::Vegetarian` (Rust, C++): a constructor is named alone in Flow (`Vegetarian`), and a
+    module's member with a dot (`planner::next` -> `planner.next`)."""
+    owner, sep, member = _at(seg, i - 1), seg[i], _at(seg, i + 1)
+    if not _is(sep, "COLON") or not _is(_at(seg, i + 1), "COLON"):
+        return None
+    member = _at(seg, i + 2)
+    if (
+        owner is None
+        or member is None
+        or owner.type not in ("UPPER", "LOWER")
+        or member.type not in ("UPPER", "LOWER")
+    ):
+        return None
+    second = seg[i + 1]
+    if (
+        owner.end_pos != sep.start_pos
+        or sep.end_pos != second.start_pos
+        or second.end_pos != member.start_pos
+    ):
+        return None
+    if owner.type == "UPPER":
+        new = seg[: i - 1] + seg[i + 2 :]
+        fix = _safe(f"write `{member.value}`", _delete_between(path, owner, member))
+        return Habit(
+            _diag(_span(path, owner, second), fix, "path-type", f"{owner.value}::", member.value), new
+        )
+    new = seg[:i] + [_like("DOT", ".", sep)] + seg[i + 2 :]
+    fix = _safe("write `.`", _replace(path, sep, second, "."))
+    return Habit(_diag(_span(path, sep, second), fix, "writes", "::", "."), new)
 
 
 def _opens_block_after(seg, i) -> bool:
@@ -472,6 +540,7 @@ def _short_declaration(seg, i, expected, path):
 
 EXPRESSION_RULES = (
     _prefix_word,
+    _path_separator,
     _short_declaration,
     _rust_macro,
     _ternary,

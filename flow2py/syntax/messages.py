@@ -301,6 +301,12 @@ def _foreign_more(d: codes.ForeignSyntax) -> str:
     match d.kind:
         case "case-arm":
             return f"Flow writes a match arm as `{flow} ...`, not `{habit} ...`"
+        case "path-type":
+            return (
+                f"Flow names a constructor alone, not through its type: write `{flow}`, not `{habit}{flow}`"
+            )
+        case "new":
+            return "Flow has no `new`: a record or constructor is built by its name alone (`Order { ... }`)"
         case "await":
             return (
                 f"Flow has no `{habit}`: a call of a Tool returns its result, and the runtime waits for "
