@@ -391,25 +391,23 @@ def _let_else(seg, i, expected, path):
     """`let Some(x) = e else { return ... }` (Rust's let-else): Flow's `guard let`."""
     if not _is(seg[i], "ELSE") or not _is(_at(seg, i + 1), "LBRACE"):
         return None
+    o = _innermost_open(seg, i)
+    k = 0 if o is None else o + 1  # the statement's start: after the last separator at this depth
     depth = 0
-    for k in range(i - 1, -1, -1):
-        t = seg[k].type
-        if t in CLOSERS:
+    for j in range(k, i):
+        t = seg[j].type
+        if t in OPENERS:
             depth += 1
-        elif t in OPENERS:
-            if depth == 0:
-                return None
+        elif t in CLOSERS:
             depth -= 1
-        elif depth == 0 and t == "_SEP":
-            return None
-        elif depth == 0 and t == "LET":
-            if k > 0 and seg[k - 1].type not in ("LBRACE", "_SEP"):
-                return None
-            let = seg[k]
-            new = seg[:k] + [_like("GUARD", "guard", let)] + seg[k:]
-            fix = _safe("write `guard let`", _insert_before(path, let, "guard "))
-            return Habit(_diag(_span(path, let), fix, "let-else", "let ... else", "guard let ... else"), new)
-    return None
+        elif t == "_SEP" and depth == 0:
+            k = j + 1
+    if not _is(_at(seg, k), "LET"):
+        return None
+    let = seg[k]
+    new = seg[:k] + [_like("GUARD", "guard", let)] + seg[k:]
+    fix = _safe("write `guard let`", _insert_before(path, let, "guard "))
+    return Habit(_diag(_span(path, let), fix, "let-else", "let ... else", "guard let ... else"), new)
 
 
 # a word of another language before an expression, and what Flow writes in its place
