@@ -239,6 +239,7 @@ class TypeMismatch(CheckData):
     # | "alternative" (a name bound at two types) | "alternative-names" (other names bound) | "try"
     # | "swapped" (two arguments of a call, each of the type the other's parameter takes)
     # | "swapped-receiver" (a method call's receiver and an argument, the same way)
+    # | "swapped-values" (two values of a constructor, the same way)
     place: str = "value"
     because: str | None = None  # for a "value": what fixed the expected type (a signature, ...)
     name: str = ""  # the pattern's constructor ("ctor-pattern"), the name bound ("alternative")

@@ -277,27 +277,10 @@ def _swapped(
     (`", ".join(names)`, Python's order): the fix then calls the function by its module
     (`_receiver_swap_fix`)."""
     items = st.problems.items
-    ends = starts[1:] + [len(items)]
-    only = {}  # argument -> its one diagnostic, a plain mismatch at the argument itself
-    for i, (lo, hi) in enumerate(zip(starts, ends)):
-        d = items[lo] if hi - lo == 1 else None
-        if d is not None and isinstance(d.data, codes.TypeMismatch) and d.data.place == "value":
-            if d.data.span == args[i].span:
-                only[i] = d
-    pair = next(
-        (
-            (i, j)
-            for i in only
-            for j in only
-            if i < j
-            and only[i].data.found == only[j].data.expected
-            and only[j].data.found == only[i].data.expected
-        ),
-        None,
-    )
-    if pair is None:
+    found = _swapped_pair(st, args, starts)
+    if found is None:
         return
-    i, j = pair
+    i, j, only = found
     a = only[i].data
     src = st.env.lm.ast.source or ""
     x, y = args[i].span, args[j].span
@@ -325,6 +308,62 @@ def _swapped(
             )
             for k in (i, j)
         ],
+        fixes=fixes,
+    )
+
+
+def _swapped_pair(st: BodyState, args, starts: list[int]):
+    """(i, j, only): the first two arguments whose one diagnostic each (`only`) is a plain
+    mismatch at the argument, each of the type the other's parameter takes; None if none."""
+    items = st.problems.items
+    ends = starts[1:] + [len(items)]
+    only = {}  # argument -> its one diagnostic, a plain mismatch at the argument itself
+    for i, (lo, hi) in enumerate(zip(starts, ends)):
+        d = items[lo] if hi - lo == 1 else None
+        if d is not None and isinstance(d.data, codes.TypeMismatch) and d.data.place == "value":
+            if d.data.span == args[i].span:
+                only[i] = d
+    for i in only:
+        for j in only:
+            if (
+                i < j
+                and only[i].data.found == only[j].data.expected
+                and only[j].data.found == only[i].data.expected
+            ):
+                return i, j, only
+    return None
+
+
+def _swapped_values(st: BodyState, e: ast.Call, starts: list[int], info: TypeInfo, name: str) -> None:
+    """A constructor's two values each of the type the other takes: one mistake, as for a call
+    (`_swapped`), with notes at the two values' declarations and a swap to review."""
+    found = _swapped_pair(st, e.args, starts)
+    if found is None:
+        return
+    i, j, only = found
+    a = only[i].data
+    src = st.env.lm.ast.source or ""
+    x, y = e.args[i].span, e.args[j].span
+    items = st.problems.items
+    items[:] = [d for d in items if d is not only[i] and d is not only[j]]
+    fixes = []
+    if x.end > x.start and y.end > y.start:
+        fixes = [Fix("swap them", (Edit(x, src[y.start : y.end]), Edit(y, src[x.start : x.end])), False)]
+    related = []
+    for k in (i, j):
+        sp = _ctor_value_span(info, name, k)
+        if sp is not None:
+            related.append(Related(f"the {ordinal(k)} value of `{name}` is declared here", sp))
+    st.problems.report(
+        codes.TypeMismatch(
+            Span(x.file, x.line, x.column, y.end_line, y.end_column, x.start, y.end),
+            a.found,
+            a.expected,
+            place="swapped-values",
+            name=name,
+            swapped=(i, j),
+        ),
+        related=related,
         fixes=fixes,
     )
 
@@ -435,10 +474,14 @@ def _call_ctor(st: BodyState, e: ast.Call, info: TypeInfo, c: CtorInfo, expected
         for a in e.args:
             expr(st, a)
         return tcon if ok else TError()
+    starts = []
     for i, (a, p) in enumerate(zip(e.args, c.params)):
         pt = subst(p, mapping)
+        starts.append(len(st.problems.items))
         expr(st, a, pt, Why(f"the {ordinal(i)} value of `{c.name}`", _ctor_value_span(info, c.name, i)))
         pure_slot(st, a, pt)
+    if len(e.args) > 1 and len(st.problems.items) > starts[0] + 1:
+        _swapped_values(st, e, starts, info, c.name)
     return tcon if ok else TError()
 
 

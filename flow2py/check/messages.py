@@ -139,8 +139,15 @@ def _path_tail(cands: tuple[str, ...]) -> str:
 # -- E2xx: types ------------------------------------------------------------------------------
 
 
-def _types(d: codes.CheckData) -> str | None:
+def _swapped(d: codes.CheckData) -> str | None:
+    """E201 of a constructor's values or of a receiver and an argument given in each other's
+    place (the plain "swapped" of two arguments is in `_types`)."""
     match d:
+        case codes.TypeMismatch(place="swapped-values", name=name, expected=exp, found=found, swapped=(i, j)):
+            return (
+                f"the {ordinal(i)} and {ordinal(j)} values of `{name}` look swapped: "
+                f"the {ordinal(i)} takes `{exp}` and the {ordinal(j)} `{found}`, given the other way round"
+            )
         case codes.TypeMismatch(
             place="swapped-receiver", name=label, expected=exp, found=found, swapped=(_, j)
         ):
@@ -148,6 +155,14 @@ def _types(d: codes.CheckData) -> str | None:
                 f"the receiver and the {ordinal(j)} argument of `{label}` look swapped: "
                 f"the receiver takes `{exp}` and the {ordinal(j)} argument `{found}`, given the other way round"
             )
+    return None
+
+
+def _types(d: codes.CheckData) -> str | None:
+    said = _swapped(d)
+    if said is not None:
+        return said
+    match d:
         case codes.TypeMismatch(place="swapped", name=label, expected=exp, found=found, swapped=(i, j)):
             return (
                 f"the {ordinal(i)} and {ordinal(j)} arguments of `{label}` look swapped: "

@@ -105,9 +105,13 @@ def run_page(
     calls: tuple[CallView, ...] = ()
     if info.state in ("paused", "halted") and info.open_calls:
         made = {r.fact.id: r.fact for r in records if type(r.fact).__name__ == "Call"}
+        # a call whose reply is delivered and waits for the worker to record it is answered:
+        # the page no longer offers it (a second reply to it is refused with a notice)
+        answered = set(store.worker_records.replies(run_id))
         opened = [
             OpenCall(c, made[c].tool if c in made else "", made[c].args if c in made else None)
             for c, _ in info.open_calls
+            if c not in answered
         ]
         calls = ops.read(call_views, store, prog, run_id, opened)
     path = str(store.path)
