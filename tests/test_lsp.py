@@ -217,7 +217,15 @@ def test_a_std_source_opened_from_a_definition_reports_nothing(lsp):
     assert c.diagnostics(uri(path)) == []
 
 
-def test_saving_an_imported_module_rechecks_the_documents_that_use_it(tmp_path):
+# `planner.next` taking a second argument: `main` (its one call gives one) then has one E202
+PLANNER_CHANGED = PLANNER.replace("next(s: Step)", "next(s: Step, k: Int)").replace(
+    "s.cost + 1", "s.cost + k"
+)
+
+
+def _main_and_planner(tmp_path):
+    """A server with a clean `main.flow` open, `planner.flow` (which it imports) on disk; the
+    client and main's path."""
     (tmp_path / "planner.flow").write_text(PLANNER)
     c = Client(cwd=str(tmp_path))
     try:
@@ -225,12 +233,19 @@ def test_saving_an_imported_module_rechecks_the_documents_that_use_it(tmp_path):
         main = str(tmp_path / "main.flow")
         c.open(main, MAIN.replace("flow load(key: Text) -> Text =", "flow load(key: Text) -> Text !tool ="))
         assert c.diagnostics(uri(main)) == []
+    except BaseException:
+        c.close()
+        raise
+    return c, main
+
+
+def test_saving_an_imported_module_rechecks_the_documents_that_use_it(tmp_path):
+    c, main = _main_and_planner(tmp_path)
+    try:
         planner = str(tmp_path / "planner.flow")
         c.open(planner, PLANNER)
         assert c.diagnostics(uri(planner)) == []
-        changed = PLANNER.replace("next(s: Step)", "next(s: Step, k: Int)").replace(
-            "s.cost + 1", "s.cost + k"
-        )
+        changed = PLANNER_CHANGED
         (tmp_path / "planner.flow").write_text(changed)
         c.change(planner, 2, (4, 0), (5, 0), changed.splitlines(keepends=True)[4])
         assert c.diagnostics(uri(planner)) == []
@@ -243,20 +258,13 @@ def test_saving_an_imported_module_rechecks_the_documents_that_use_it(tmp_path):
 
 
 def test_an_unsaved_change_to_an_open_import_rechecks_its_importers_and_closing_it_reads_the_file(tmp_path):
-    (tmp_path / "planner.flow").write_text(PLANNER)
-    c = Client(cwd=str(tmp_path))
+    c, main = _main_and_planner(tmp_path)
     try:
-        c.initialize(str(tmp_path))
-        main = str(tmp_path / "main.flow")
-        c.open(main, MAIN.replace("flow load(key: Text) -> Text =", "flow load(key: Text) -> Text !tool ="))
-        assert c.diagnostics(uri(main)) == []
         planner = str(tmp_path / "planner.flow")
         c.open(planner, PLANNER)
         assert c.diagnostics(uri(main)) == []  # its importer, checked again against the same text
         # `next` takes a second argument in the editor only: the file on disk is unchanged
-        changed = PLANNER.replace("next(s: Step)", "next(s: Step, k: Int)").replace(
-            "s.cost + 1", "s.cost + k"
-        )
+        changed = PLANNER_CHANGED
         c.change(planner, 2, (4, 0), (5, 0), changed.splitlines(keepends=True)[4])
         assert c.diagnostics(uri(planner)) == []
         (x,) = c.diagnostics(uri(main))
