@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from flow2py.check import codes
 from flow2py.check import suggest as sg
-from flow2py.check.body_state import BodyState, add_effect, expect, expr, lookup, mark_used, show
+from flow2py.check.body_state import BodyState, add_effect, expect, expr, lookup, mark_used, same_type, show
 from flow2py.check.declare import ordinal
 from flow2py.check.infer_ctx import QUALIFIED_ERROR, CtorHit, FnHit, LazyWhy, Why
 from flow2py.check.modgraph import STD_VERSION
@@ -107,7 +107,7 @@ def call(st: BodyState, e: ast.Call, expected):
                 ft = read_field(st, callee, tt)
                 st.types[callee.id] = ft
                 return _call_value(st, e, ft)
-            fn = _method(st, callee, tt)
+            fn = _method(st, callee, tt, e)
             if fn is None:
                 return _args_poison(st, e)
             hit = FnHit(fn)
@@ -158,7 +158,7 @@ def _record_field_fn(st: BodyState, tt, name: str) -> bool:
     return False
 
 
-def _method(st: BodyState, callee: ast.FieldAccess, tt) -> FnInfo | None:
+def _method(st: BodyState, callee: ast.FieldAccess, tt, call: ast.Call) -> FnInfo | None:
     """`x.f(...)`: the `f` of the home module of x's type; when that module declares no `f`
     (or x's type has no home module: tuples, functions), the generic std function `f` whose
     first parameter is a type parameter (std/data.flow: `to_text`, `compare`, ...), the same
@@ -189,9 +189,27 @@ def _method(st: BodyState, callee: ast.FieldAccess, tt) -> FnInfo | None:
     st.problems.report(
         codes.UnknownMethod(callee.span, callee.name, show(st, tt), home or None, meant=sugg.said()),
         related=sugg.related(),
-        fixes=sugg.fixes(at) if at else [],
+        fixes=_try_instead(st, callee, tt, call) + (sugg.fixes(at) if at else []),
     )
     return None
+
+
+def _try_instead(st: BodyState, callee: ast.FieldAccess, tt, call: ast.Call) -> list:
+    """Rust's `r.unwrap()` (or `r.expect("...")`) on a Result, inside a function that returns a
+    Result of the same error type: Flow's `r?`, which gives the function's caller the error the
+    Rust program would stop on. The one Flow form there, so a safe fix (`?` needs no default)."""
+    if callee.name not in ("unwrap", "expect") or len(call.args) != (callee.name == "expect"):
+        return []
+    if not (st.d.is_lang(tt, "Result") and len(tt.args) == 2):
+        return []
+    res = resolve(st.fn_stack[-1].result)
+    if not (st.d.is_lang(res, "Result") and len(res.args) == 2 and same_type(res.args[1], tt.args[1])):
+        return []
+    end, sp = callee.target.span, call.span
+    if end.end <= sp.start or sp.end <= end.end:
+        return []
+    at = Span(sp.file, end.end_line, end.end_column, sp.end_line, sp.end_column, end.end, sp.end)
+    return [Fix(f"write `?` instead of `.{callee.name}(...)`", (Edit(at, "?"),), True)]
 
 
 def _args_poison(st: BodyState, e: ast.Call):
