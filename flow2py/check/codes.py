@@ -330,6 +330,7 @@ class NoOperator(CheckData):
     op: str
     operand: str  # the type of the (left) operand (text)
     unary: bool = False
+    formatting: bool = False  # `"..%s.." % x`: Python's text formatting
 
 
 @dataclass(frozen=True)

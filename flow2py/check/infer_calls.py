@@ -7,6 +7,8 @@ generic one). Constructs: `call`, `binary`, `unary`; `value_effect` and `pure_sl
 
 from __future__ import annotations
 
+import re
+
 from flow2py.check import codes
 from flow2py.check import suggest as sg
 from flow2py.check.body_state import BodyState, add_effect, expect, expr, lookup, mark_used, same_type, show
@@ -554,10 +556,15 @@ def binary(st: BodyState, e: ast.Binary, expected):
             if rt is None:
                 rt = expr(st, e.right)
             fixes = _concat_fix(st, e, r, rt, expected)
-            st.problems.report(codes.NoOperator(e.span, e.op, show(st, r)), fixes=fixes)
+            formatting = _percent_formatting(st, e, r)
+            if formatting is not None:
+                fixes = formatting
+            st.problems.report(
+                codes.NoOperator(e.span, e.op, show(st, r), formatting=formatting is not None), fixes=fixes
+            )
             # written as `++` it is of the operands' type: an enclosing `+` is then reported too,
-            # in the same pass, rather than once this one is fixed
-            return r if fixes else TError()
+            # in the same pass, rather than once this one is fixed; `%` formatting gives Text
+            return r if fixes or formatting is not None else TError()
         if rt is None:
             expr(st, e.right)
         return TError()
@@ -605,6 +612,52 @@ def _concat_fix(st: BodyState, e: ast.Binary, lt, rt, expected) -> list:
     col = i - (source.rfind("\n", 0, i) + 1) + 1
     sp = ast.Span(e.span.file, line, col, line, col + 1, i, i + 1)
     return [Fix(f"concatenate with `++`: `{show(st, lt)}` has no `+`", (Edit(sp, "++"),), True)]
+
+
+_PLACEHOLDER = re.compile(r"%[sdi%]|%")
+
+
+def _percent_formatting(st: BodyState, e: ast.Binary, lt) -> list | None:
+    """`"# %s (%d)" % (title, n)`, Python's text formatting on a Text literal: None when it is
+    not that; else the fix joining the pieces with `++` (`"# " ++ title ++ " (" ++ n.to_text() ++
+    ")"`), safe when every placeholder is `%s`, `%d` or `%i`, as many as the values, each value
+    Text or an Int, Decimal or Bool (`.to_text()`), and no fix when one is not."""
+    if e.op != "%" or not st.d.is_lang(lt, "Text") or type(e.left) is not ast.Literal:
+        return None
+    src = st.env.lm.ast.source or ""
+    lit, sp = src[e.left.span.start : e.left.span.end], e.span
+    if len(lit) < 2 or lit[0] != '"' or lit[-1] != '"' or "%" not in lit or sp.end <= sp.start:
+        return None
+    values = e.right.items if type(e.right) is ast.TupleLiteral else [e.right]
+    body = lit[1:-1]
+    holes = [m for m in _PLACEHOLDER.finditer(body) if m.group() != "%%"]
+    if len(holes) != len(values) or any(m.group() == "%" for m in holes):
+        return []
+    texts = []
+    for v in values:
+        kind = next(
+            (k for k in ("Text", "Int", "Decimal", "Bool") if st.d.is_lang(resolve(st.types.get(v.id)), k)),
+            None,
+        )
+        text = src[v.span.start : v.span.end]
+        atomic = isinstance(v, (ast.Name, ast.FieldAccess, ast.Call, ast.Literal))
+        if kind is None or v.span.end <= v.span.start:
+            return []
+        text = text if atomic else f"({text})"
+        texts.append(text if kind == "Text" else f"{text}.to_text()")
+    parts, at = [], 0
+    for m, text in zip(holes, texts):
+        piece = body[at : m.start()].replace("%%", "%")
+        parts += [f'"{piece}"'] * bool(piece) + [text]
+        at = m.end()
+    rest = body[at:].replace("%%", "%")
+    parts += [f'"{rest}"'] * bool(rest)
+    joined = " ++ ".join(parts)
+    before, after = src[: sp.start].rstrip(), src[sp.end :].lstrip()
+    loose = before.endswith(("*", "/", "%", "-", "!")) or (before.endswith("+") and not before.endswith("++"))
+    loose = loose or after[:1] in ("*", "/", "%", "-", ".") or (after[:1] == "+" and after[:2] != "++")
+    written = f"({joined})" if loose and len(parts) > 1 else joined
+    return [Fix(f"join with `++`: `{written}`", (Edit(sp, written),), True)]
 
 
 def unary(st: BodyState, e: ast.Unary, expected):

@@ -261,6 +261,8 @@ def _types_more(d: codes.CheckData) -> str | None:
                 f"`{t}` is not data, but `{callee}` needs data for its type parameter `{param}` "
                 "(it compares, orders, keys or sends such values)"
             )
+        case codes.NoOperator(op=op, operand=t, formatting=True):
+            return f"no `{op}` for `{t}` — Flow has no `%` formatting: join text with `++` (a value that is not Text with `.to_text()`)"
         case codes.NoOperator(op=op, operand=t, unary=False):
             return f"no `{op}` for `{t}`"
         case codes.NoOperator(op=op, operand=t, unary=True):
