@@ -23,6 +23,7 @@ from flow2py.check.infer_names import (
     fresh_tcon,
     habit_call,
     instantiate,
+    math_call,
     method_suggestion,
     qualified,
     read_field,
@@ -98,6 +99,9 @@ def call(st: BodyState, e: ast.Call, expected):
         if hit is None:
             return _args_poison(st, e)
     elif isinstance(callee, ast.FieldAccess):
+        habit = math_call(st, e)
+        if habit is not None:
+            return habit
         q = qualified(st, callee)
         if q is not None:
             if q is QUALIFIED_ERROR:

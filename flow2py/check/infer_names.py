@@ -113,6 +113,50 @@ def habit_call(st: BodyState, e: ast.Call):
     return res if type(res) is TCon and not res.args else TError()
 
 
+_MATH_MODULES = frozenset({"Math", "math"})  # JavaScript's, Python's (not imported: no such module)
+
+
+def math_call(st: BodyState, e: ast.Call):
+    """`Math.abs(x)`, `Math.max(a, b)`, `math.floor(d)`: JavaScript's (or Python's) math functions
+    of a number, which Flow writes as a method of the number's home module (`x.abs()`,
+    `a.max(b)`, `d.floor()`). When that module has the function, taking the values given, E101
+    is reported at `Math` with the method call as a safe fix and the call has its result type;
+    None when the rule does not apply."""
+    callee, env = e.callee, st.env
+    target = callee.target
+    if type(target) is not ast.Name or target.name not in _MATH_MODULES or not e.args:
+        return None
+    if lookup(st, target.name) is not None or target.name in env.lm.aliases or not target.span.line:
+        return None
+    if any(type(a) is ast.Lambda for a in e.args):
+        return None
+    types = [resolve(expr(st, a)) for a in e.args]
+    t = types[0]
+    menv = st.d.envs.get(t.decl.split("::")[0]) if type(t) is TCon else None
+    fn = menv.cm.fns.get(callee.name) if menv else None
+    fits = (
+        fn is not None
+        and (fn.pub or fn.module == env.key)
+        and len(fn.params) == len(e.args)
+        and all(
+            type(resolve(pt)) is TCon and resolve(pt).decl == at.decl
+            for (_, pt), at in zip(fn.params, types)
+            if type(at) is TCon
+        )
+    )
+    source = env.lm.ast.source or ""
+    fixes = []
+    if fits and all(type(a) is TCon for a in types) and e.span.end > e.span.start:
+        first, *rest = (source[a.span.start : a.span.end] for a in e.args)
+        if not isinstance(e.args[0], (ast.Name, ast.FieldAccess, ast.Call, ast.Literal)):
+            first = f"({first})"
+        written = f"{first}.{callee.name}({', '.join(rest)})"
+        fixes = [Fix(f"write `{written}`", (Edit(e.span, written),), True)]
+    st.problems.report(codes.UnknownName(target.span, target.name, "math"), fixes=fixes)
+    res = resolve(fn.result) if fits else None
+    return res if type(res) is TCon and not res.args else TError()
+
+
 def _unknown_name(st: BodyState, name: str, span, exp=None, fixes=None) -> None:
     env = st.env
     if name in env.lm.aliases:
