@@ -276,8 +276,12 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver):
             call_eff = join(call_eff, ae)
     if receiver is not None and args and len(st.problems.items) > rstart + 1:
         _swapped(st, [receiver, *args], [rstart, *starts], label, fn, 0, receiver=True, call=e)
-    elif len(args) > 1 and len(st.problems.items) > starts[0] + 1:
-        _swapped(st, args, starts, label, fn, offset)
+    elif len(args) > 1 and len(st.problems.items) > starts[0]:
+        # a parameter whose declared type is unknown (reported where it is declared) takes any
+        # argument: the one it was given may be the other half of a swap all the same
+        unknown = {i for i in range(len(args)) if type(resolve(params[i + offset])) is TError}
+        if unknown or len(st.problems.items) > starts[0] + 1:
+            _swapped(st, args, starts, label, fn, offset, unknown=unknown)
     if receiver is not None and eff == POLY and 0 in fn.poly_params:
         call_eff = join(call_eff, value_effect(st, receiver))
     st.effects[e.id] = call_eff
@@ -294,6 +298,7 @@ def _swapped(
     offset: int,
     receiver: bool = False,
     call: ast.Call | None = None,
+    unknown: set[int] = frozenset(),
 ) -> None:
     """Two arguments each of the type the other's parameter takes, and no other mistake in
     either: one mistake (the order), not two mismatches. Its fix swaps them; not safe, since the
@@ -301,11 +306,11 @@ def _swapped(
     (`", ".join(names)`, Python's order): the fix then calls the function by its module
     (`_receiver_swap_fix`)."""
     items = st.problems.items
-    found = _swapped_pair(st, args, starts)
+    found = _swapped_pair(st, args, starts, unknown)
     if found is None:
         return
     i, j, only = found
-    a = only[i].data
+    a = only[i].data if only.get(i) is not None else codes.TypeMismatch(args[i].span, *_flipped(only[j].data))
     src = st.env.lm.ast.source or ""
     x, y = args[i].span, args[j].span
     fixes = []
@@ -336,9 +341,16 @@ def _swapped(
     )
 
 
-def _swapped_pair(st: BodyState, args, starts: list[int]):
+def _flipped(d: codes.TypeMismatch) -> tuple[str, str]:
+    """(found, expected) of the other argument of a swap whose own mismatch is `d`."""
+    return d.expected, d.found
+
+
+def _swapped_pair(st: BodyState, args, starts: list[int], unknown=frozenset()):
     """(i, j, only): the first two arguments whose one diagnostic each (`only`) is a plain
-    mismatch at the argument, each of the type the other's parameter takes; None if none."""
+    mismatch at the argument, each of the type the other's parameter takes; None if none. An
+    argument in `unknown` (its parameter's type is unknown, so it fits) is one of the two when it
+    has no diagnostic and is of the type the other's parameter takes (its `only` entry None)."""
     items = st.problems.items
     ends = starts[1:] + [len(items)]
     only = {}  # argument -> its one diagnostic, a plain mismatch at the argument itself
@@ -347,13 +359,17 @@ def _swapped_pair(st: BodyState, args, starts: list[int]):
         if d is not None and isinstance(d.data, codes.TypeMismatch) and d.data.place == "value":
             if d.data.span == args[i].span:
                 only[i] = d
+        elif hi == lo and i in unknown:
+            only[i] = None
     for i in only:
         for j in only:
-            if (
-                i < j
-                and only[i].data.found == only[j].data.expected
-                and only[j].data.found == only[i].data.expected
-            ):
+            if i >= j or (only[i] is None and only[j] is None):
+                continue
+            if only[i] is None or only[j] is None:
+                d, other = (only[j], i) if only[i] is None else (only[i], j)
+                if show(st, st.types.get(args[other].id, TError())) == d.data.expected:
+                    return i, j, only
+            elif only[i].data.found == only[j].data.expected and only[j].data.found == only[i].data.expected:
                 return i, j, only
     return None
 
