@@ -164,17 +164,26 @@ def same_type(a, b) -> bool:
     return False
 
 
+def _known(t) -> bool:
+    """`t` holds no unsolved type variable."""
+    t = resolve(t)
+    if type(t) is TVar:
+        return False
+    return all(map(_known, t.args)) if type(t) is TCon else True
+
+
 def wrap_fixes(st: BodyState, actual, expected, span) -> list:
     """A value of type `A` where an `Option<A>` or a `Result<A, E>` is expected: the value
-    wrapped in `Some(...)` or `Ok(...)`. Safe unless `E` is `A` too (then `Err(...)` fits as well:
-    a choice)."""
+    wrapped in `Some(...)` or `Ok(...)`. Safe when `E` is known (no unsolved type variable) and
+    is not `A` (else `Err(...)` may fit as well: a choice)."""
     x = resolve(expected)
     if type(x) is not TCon or not x.args or span.end <= span.start or not same_type(actual, x.args[0]):
         return []
     if st.d.is_lang(x, "Option") and len(x.args) == 1:
         ctor, safe = "Some", True
     elif st.d.is_lang(x, "Result") and len(x.args) == 2:
-        ctor, safe = "Ok", not same_type(x.args[1], actual)
+        err = x.args[1]
+        ctor, safe = "Ok", _known(err) and not same_type(err, actual)
     else:
         return []
     at = Span(span.file, span.line, span.column, span.line, span.column, span.start, span.start)
