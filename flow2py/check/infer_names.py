@@ -6,7 +6,7 @@ rest is shared with the other parts of the walk."""
 
 from __future__ import annotations
 
-from flow2py.check.body_state import BodyState, expr, lookup, mark_used, show, use_local
+from flow2py.check.body_state import BodyState, expr, lookup, mark_used, same_type, show, use_local
 from flow2py.check import codes
 from flow2py.check import suggest as sg
 from flow2py.check.annotations import name_span
@@ -401,10 +401,25 @@ def field_access(st: BodyState, e: ast.FieldAccess, expected):
             return TError()
         return value_of(st, e, q)
     tt = resolve(expr(st, e.target))
-    return read_field(st, e, tt)
+    return read_field(st, e, tt, expected)
 
 
-def read_field(st: BodyState, e: ast.FieldAccess, tt):
+def _field_of_type(st: BodyState, info: TypeInfo, name: str, expected) -> sg.Suggestion:
+    """`q.name` where no field is spelled close: the record's one field of the type expected
+    there (`guest`, its one Text field), said and offered to review (the name is not a
+    misspelling of it, so which field was meant is the author's to say)."""
+    want = resolve(expected) if expected is not None else None
+    if type(want) is not TCon or not info.fields:
+        return sg.Suggestion(name)
+    fits = [f for f in info.fields if (f.pub or info.module == st.env.key) and same_type(f.type, want)]
+    if len(fits) != 1:
+        return sg.Suggestion(name)
+    f = fits[0]
+    note = f"its one `{show(st, want)}` field is `{f.name}`"
+    return sg.Suggestion(name, (sg.Candidate(f.name, sg.FIELD, field_span(info, f.name), note=note),))
+
+
+def read_field(st: BodyState, e: ast.FieldAccess, tt, expected=None):
     """The type of `e.name` read from a value of type `tt`, with its visibility rules."""
     if type(tt) is TError or type(tt) is TNever:
         return TError()
@@ -441,10 +456,13 @@ def read_field(st: BodyState, e: ast.FieldAccess, tt):
             if fn is not None:
                 _e205_call(st, e, info.name, fn)
                 return TError()
+            by_type = not sugg and not info.type_params
+            if by_type:
+                sugg = _field_of_type(st, info, e.name, expected)
             st.problems.report(
                 codes.UnknownField(e.span, info.name, e.name, sugg.said()),
                 related=sugg.related() + declared_note(info),
-                fixes=sugg.fixes(at) if at is not None else [],
+                fixes=sugg.fixes(at, safe_ok=not by_type) if at is not None else [],
             )
             return TError()
     fn = _method_instead(st, e, tt)
