@@ -184,3 +184,38 @@ def test_a_test_with_parameters_is_e504_only_not_also_unused_parameters():
 
     r = check_source("@test flow adds(x: Int) -> Bool = 1 + 1 == 2\n")
     assert [d.code for d in r.diagnostics] == ["E504"]
+
+
+def test_a_later_arm_of_an_unrelated_type_is_the_mistake_not_the_arms_before_it():
+    r = check("""
+        pub type S { A, B }
+        pub flow main(s: S) -> Int = {
+            let _x = match s { A => "a", B => 2 }
+            0
+        }
+    """)
+    (d,) = r.diagnostics
+    assert d.code == "E201" and d.span.line == 4 and "the first arm of this match" in d.message
+    assert d.span.column == d.span.end_column - 1  # at the `2`, not at `"a"`
+
+
+def test_an_arm_lacking_its_wrapper_is_one_mistake_and_the_value_is_the_wrapped_type():
+    r = check("""
+        pub type S { A, B }
+        pub flow main(s: S, n: Option<Int>) -> Int = {
+            let x = match s { A => 1, B => n }
+            match x { Some(v) => v, None => 0 }
+        }
+    """)
+    (d,) = r.diagnostics
+    assert d.code == "E201" and "a later arm of this match" in d.message
+    assert [(f.message, f.safe) for f in d.fixes] == [("wrap it in `Some(...)`", True)]
+
+
+def test_unwrap_where_the_result_type_is_not_yet_known_gets_no_try_fix():
+    r = check("""
+        @tool flow fetch(u: Text) -> Result<Text, Text>
+        pub flow main(us: List<Text>) -> List<Int> !tool = us.map(flow(u) = fetch(u).unwrap().length())
+    """)
+    (d,) = [d for d in r.diagnostics if d.code == "E210"]
+    assert not any(f.safe for f in d.fixes)

@@ -87,6 +87,9 @@ class BodyState:
     # the `why` of the `expr` call now dispatching: read first thing by `block`, `if_expr` and
     # `match_expr`, whose parts then say what fixed their expected type (a signature, an annotation)
     why_in: object = None
+    # the last plain mismatch reported: (diagnostic, found type, expected type); match_expr and
+    # if_expr read it to tell a later branch of the wrapped type from a wrong one
+    last_mismatch: tuple | None = None
 
 
 def new_state(decls: Declarations, prog: CheckedProgram, problems: Problems, dispatch: dict) -> BodyState:
@@ -117,18 +120,27 @@ def expect(st: BodyState, actual, expected, node, why: Why | None):
         fixes = _conversion(st, actual, expected, node)
     if not fixes:
         fixes = _number_in_quotes(st, expected, node)
+    if not fixes:
+        fixes = wrap_fixes(st, actual, expected, node.span)
     mismatch(st, actual, expected, node.span, why, hint, fixes, _found_notes(st, node))
     return TError()
 
 
 def _number_in_quotes(st: BodyState, expected, node) -> list:
-    """`nights: "3"` where an Int (or Decimal) is expected: the number, without the quotes."""
+    """`nights: "3"` where an Int (or Decimal) is expected: the number, without the quotes. An
+    Int literal written where a Decimal is expected (`{ 0 }` as a branch of a `-> Decimal`
+    function): the same number as a Decimal literal, `0.0`."""
     x = resolve(expected)
-    if type(node) is not ast.Literal or node.kind != "text" or type(x) is not TCon:
+    if type(node) is not ast.Literal or node.kind not in ("text", "int") or type(x) is not TCon:
         return []
     want = next(
         (k for k in ("Int", "Decimal") if k in st.d.lang_types and st.d.lang_types[k].decl == x.decl), None
     )
+    if node.kind == "int":
+        text = (st.env.lm.ast.source or "")[node.span.start : node.span.end]
+        if want != "Decimal" or not text.isdigit():
+            return []
+        return [Fix(f"write `{text}.0`", (Edit(node.span, f"{text}.0"),), True)]
     v = node.value
     ok = (
         re.fullmatch(r"-?[0-9]+", v)
@@ -140,6 +152,79 @@ def _number_in_quotes(st: BodyState, expected, node) -> list:
     if not ok or node.span.end <= node.span.start:
         return []
     return [Fix(f"write `{v}`", (Edit(node.span, v),), True)]
+
+
+def same_type(a, b) -> bool:
+    """`a` and `b` are one type already, without binding a type variable (unify would)."""
+    a, b = resolve(a), resolve(b)
+    if a is b:
+        return True
+    if type(a) is TCon and type(b) is TCon:
+        return a.decl == b.decl and len(a.args) == len(b.args) and all(map(same_type, a.args, b.args))
+    return False
+
+
+def _known(t) -> bool:
+    """`t` holds no unsolved type variable."""
+    t = resolve(t)
+    if type(t) is TVar:
+        return False
+    return all(map(_known, t.args)) if type(t) is TCon else True
+
+
+def wrap_fixes(st: BodyState, actual, expected, span) -> list:
+    """A value of type `A` where an `Option<A>` or a `Result<A, E>` is expected: the value
+    wrapped in `Some(...)` or `Ok(...)`. Safe when `E` is known (no unsolved type variable) and
+    is not `A` (else `Err(...)` may fit as well: a choice)."""
+    x = resolve(expected)
+    if type(x) is not TCon or not x.args or span.end <= span.start or not same_type(actual, x.args[0]):
+        return []
+    if st.d.is_lang(x, "Option") and len(x.args) == 1:
+        ctor, safe = "Some", True
+    elif st.d.is_lang(x, "Result") and len(x.args) == 2:
+        err = x.args[1]
+        ctor, safe = "Ok", _known(err) and not same_type(err, actual)
+    else:
+        return []
+    at = Span(span.file, span.line, span.column, span.line, span.column, span.start, span.start)
+    end = Span(span.file, span.end_line, span.end_column, span.end_line, span.end_column, span.end, span.end)
+    return [Fix(f"wrap it in `{ctor}(...)`", (Edit(at, f"{ctor}("), Edit(end, ")")), safe)]
+
+
+def rewrap_branches(st: BodyState, before: int, earlier: list, later, result, said: str):
+    """A branch of an `if` or `match` whose type is `Option<A>` or `Result<A, E>`, where the
+    branches before it are `A` (and nothing else fixed the type): the earlier branches lack the
+    `Some(...)` or `Ok(...)`, one mistake each, not this one. `before` is how many diagnostics
+    there were before the later branch's check; `said` names it (the note at it). Returns the wrapped type (now the whole
+    expression's), or None when the later branch's mistake is another."""
+    items = st.problems.items
+    last = st.last_mismatch
+    if len(items) != before + 1 or last is None or last[0] is not items[-1]:
+        return None
+    d, found, expected = last
+    x = resolve(found)
+    if not same_type(expected, result) or type(x) is not TCon or not x.args:
+        return None
+    if not (st.d.is_lang(x, "Option") or st.d.is_lang(x, "Result")) or not same_type(x.args[0], result):
+        return None
+    items.pop()
+    for body in map(_tail, earlier):
+        mismatch(
+            st,
+            result,
+            x,
+            body.span,
+            Why(said, later.span),
+            fixes=wrap_fixes(st, result, x, body.span),
+        )
+    return x
+
+
+def _tail(e):
+    """The expression a block's value is (its last statement's, through nested blocks)."""
+    while type(e) is ast.Block and e.stmts and type(e.stmts[-1]) is ast.ExprStmt:
+        e = e.stmts[-1].expr
+    return e
 
 
 def _conversion(st: BodyState, actual, expected, node) -> list:
@@ -252,11 +337,12 @@ def mismatch(
         if why.span is not None and why.span.line:
             related.append(Related(why.text, why.span))
     related += [r for r in found if r not in related]
-    st.problems.report(
+    d = st.problems.report(
         codes.TypeMismatch(span, show(st, actual), show(st, expected), because=because, hint=hint),
         related=related,
         fixes=list(fixes),
     )
+    st.last_mismatch = (d, actual, expected)
 
 
 def show(st: BodyState, t) -> str:

@@ -7,9 +7,11 @@ generic one). Constructs: `call`, `binary`, `unary`; `value_effect` and `pure_sl
 
 from __future__ import annotations
 
+import re
+
 from flow2py.check import codes
 from flow2py.check import suggest as sg
-from flow2py.check.body_state import BodyState, add_effect, expect, expr, lookup, mark_used, show
+from flow2py.check.body_state import BodyState, add_effect, expect, expr, lookup, mark_used, same_type, show
 from flow2py.check.declare import ordinal
 from flow2py.check.infer_ctx import QUALIFIED_ERROR, CtorHit, FnHit, LazyWhy, Why
 from flow2py.check.modgraph import STD_VERSION
@@ -21,6 +23,7 @@ from flow2py.check.infer_names import (
     fresh_tcon,
     habit_call,
     instantiate,
+    math_call,
     method_suggestion,
     qualified,
     read_field,
@@ -96,6 +99,9 @@ def call(st: BodyState, e: ast.Call, expected):
         if hit is None:
             return _args_poison(st, e)
     elif isinstance(callee, ast.FieldAccess):
+        habit = math_call(st, e)
+        if habit is not None:
+            return habit
         q = qualified(st, callee)
         if q is not None:
             if q is QUALIFIED_ERROR:
@@ -107,7 +113,7 @@ def call(st: BodyState, e: ast.Call, expected):
                 ft = read_field(st, callee, tt)
                 st.types[callee.id] = ft
                 return _call_value(st, e, ft)
-            fn = _method(st, callee, tt)
+            fn = _method(st, callee, tt, e)
             if fn is None:
                 return _args_poison(st, e)
             hit = FnHit(fn)
@@ -158,7 +164,7 @@ def _record_field_fn(st: BodyState, tt, name: str) -> bool:
     return False
 
 
-def _method(st: BodyState, callee: ast.FieldAccess, tt) -> FnInfo | None:
+def _method(st: BodyState, callee: ast.FieldAccess, tt, call: ast.Call) -> FnInfo | None:
     """`x.f(...)`: the `f` of the home module of x's type; when that module declares no `f`
     (or x's type has no home module: tuples, functions), the generic std function `f` whose
     first parameter is a type parameter (std/data.flow: `to_text`, `compare`, ...), the same
@@ -189,9 +195,27 @@ def _method(st: BodyState, callee: ast.FieldAccess, tt) -> FnInfo | None:
     st.problems.report(
         codes.UnknownMethod(callee.span, callee.name, show(st, tt), home or None, meant=sugg.said()),
         related=sugg.related(),
-        fixes=sugg.fixes(at) if at else [],
+        fixes=_try_instead(st, callee, tt, call) + (sugg.fixes(at) if at else []),
     )
     return None
+
+
+def _try_instead(st: BodyState, callee: ast.FieldAccess, tt, call: ast.Call) -> list:
+    """Rust's `r.unwrap()` (or `r.expect("...")`) on a Result, inside a function that returns a
+    Result of the same error type: Flow's `r?`, which gives the function's caller the error the
+    Rust program would stop on. The one Flow form there, so a safe fix (`?` needs no default)."""
+    if callee.name not in ("unwrap", "expect") or len(call.args) != (callee.name == "expect"):
+        return []
+    if not (st.d.is_lang(tt, "Result") and len(tt.args) == 2):
+        return []
+    res = resolve(st.fn_stack[-1].result)
+    if not (st.d.is_lang(res, "Result") and len(res.args) == 2 and same_type(res.args[1], tt.args[1])):
+        return []
+    end, sp = callee.target.span, call.span
+    if end.end <= sp.start or sp.end <= end.end:
+        return []
+    at = Span(sp.file, end.end_line, end.end_column, sp.end_line, sp.end_column, end.end, sp.end)
+    return [Fix(f"write `?` instead of `.{callee.name}(...)`", (Edit(at, "?"),), True)]
 
 
 def _args_poison(st: BodyState, e: ast.Call):
@@ -252,8 +276,12 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver):
             call_eff = join(call_eff, ae)
     if receiver is not None and args and len(st.problems.items) > rstart + 1:
         _swapped(st, [receiver, *args], [rstart, *starts], label, fn, 0, receiver=True, call=e)
-    elif len(args) > 1 and len(st.problems.items) > starts[0] + 1:
-        _swapped(st, args, starts, label, fn, offset)
+    elif len(args) > 1 and len(st.problems.items) > starts[0]:
+        # a parameter whose declared type is unknown (reported where it is declared) takes any
+        # argument: the one it was given may be the other half of a swap all the same
+        unknown = {i for i in range(len(args)) if type(resolve(params[i + offset])) is TError}
+        if unknown or len(st.problems.items) > starts[0] + 1:
+            _swapped(st, args, starts, label, fn, offset, unknown=unknown)
     if receiver is not None and eff == POLY and 0 in fn.poly_params:
         call_eff = join(call_eff, value_effect(st, receiver))
     st.effects[e.id] = call_eff
@@ -270,6 +298,7 @@ def _swapped(
     offset: int,
     receiver: bool = False,
     call: ast.Call | None = None,
+    unknown: set[int] = frozenset(),
 ) -> None:
     """Two arguments each of the type the other's parameter takes, and no other mistake in
     either: one mistake (the order), not two mismatches. Its fix swaps them; not safe, since the
@@ -277,11 +306,11 @@ def _swapped(
     (`", ".join(names)`, Python's order): the fix then calls the function by its module
     (`_receiver_swap_fix`)."""
     items = st.problems.items
-    found = _swapped_pair(st, args, starts)
+    found = _swapped_pair(st, args, starts, unknown)
     if found is None:
         return
     i, j, only = found
-    a = only[i].data
+    a = only[i].data if only.get(i) is not None else codes.TypeMismatch(args[i].span, *_flipped(only[j].data))
     src = st.env.lm.ast.source or ""
     x, y = args[i].span, args[j].span
     fixes = []
@@ -312,9 +341,16 @@ def _swapped(
     )
 
 
-def _swapped_pair(st: BodyState, args, starts: list[int]):
+def _flipped(d: codes.TypeMismatch) -> tuple[str, str]:
+    """(found, expected) of the other argument of a swap whose own mismatch is `d`."""
+    return d.expected, d.found
+
+
+def _swapped_pair(st: BodyState, args, starts: list[int], unknown=frozenset()):
     """(i, j, only): the first two arguments whose one diagnostic each (`only`) is a plain
-    mismatch at the argument, each of the type the other's parameter takes; None if none."""
+    mismatch at the argument, each of the type the other's parameter takes; None if none. An
+    argument in `unknown` (its parameter's type is unknown, so it fits) is one of the two when it
+    has no diagnostic and is of the type the other's parameter takes (its `only` entry None)."""
     items = st.problems.items
     ends = starts[1:] + [len(items)]
     only = {}  # argument -> its one diagnostic, a plain mismatch at the argument itself
@@ -323,13 +359,17 @@ def _swapped_pair(st: BodyState, args, starts: list[int]):
         if d is not None and isinstance(d.data, codes.TypeMismatch) and d.data.place == "value":
             if d.data.span == args[i].span:
                 only[i] = d
+        elif hi == lo and i in unknown:
+            only[i] = None
     for i in only:
         for j in only:
-            if (
-                i < j
-                and only[i].data.found == only[j].data.expected
-                and only[j].data.found == only[i].data.expected
-            ):
+            if i >= j or (only[i] is None and only[j] is None):
+                continue
+            if only[i] is None or only[j] is None:
+                d, other = (only[j], i) if only[i] is None else (only[i], j)
+                if show(st, st.types.get(args[other].id, TError())) == d.data.expected:
+                    return i, j, only
+            elif only[i].data.found == only[j].data.expected and only[j].data.found == only[i].data.expected:
                 return i, j, only
     return None
 
@@ -536,10 +576,15 @@ def binary(st: BodyState, e: ast.Binary, expected):
             if rt is None:
                 rt = expr(st, e.right)
             fixes = _concat_fix(st, e, r, rt, expected)
-            st.problems.report(codes.NoOperator(e.span, e.op, show(st, r)), fixes=fixes)
+            formatting = _percent_formatting(st, e, r)
+            if formatting is not None:
+                fixes = formatting
+            st.problems.report(
+                codes.NoOperator(e.span, e.op, show(st, r), formatting=formatting is not None), fixes=fixes
+            )
             # written as `++` it is of the operands' type: an enclosing `+` is then reported too,
-            # in the same pass, rather than once this one is fixed
-            return r if fixes else TError()
+            # in the same pass, rather than once this one is fixed; `%` formatting gives Text
+            return r if fixes or formatting is not None else TError()
         if rt is None:
             expr(st, e.right)
         return TError()
@@ -587,6 +632,52 @@ def _concat_fix(st: BodyState, e: ast.Binary, lt, rt, expected) -> list:
     col = i - (source.rfind("\n", 0, i) + 1) + 1
     sp = ast.Span(e.span.file, line, col, line, col + 1, i, i + 1)
     return [Fix(f"concatenate with `++`: `{show(st, lt)}` has no `+`", (Edit(sp, "++"),), True)]
+
+
+_PLACEHOLDER = re.compile(r"%[sdi%]|%")
+
+
+def _percent_formatting(st: BodyState, e: ast.Binary, lt) -> list | None:
+    """`"# %s (%d)" % (title, n)`, Python's text formatting on a Text literal: None when it is
+    not that; else the fix joining the pieces with `++` (`"# " ++ title ++ " (" ++ n.to_text() ++
+    ")"`), safe when every placeholder is `%s`, `%d` or `%i`, as many as the values, each value
+    Text or an Int, Decimal or Bool (`.to_text()`), and no fix when one is not."""
+    if e.op != "%" or not st.d.is_lang(lt, "Text") or type(e.left) is not ast.Literal:
+        return None
+    src = st.env.lm.ast.source or ""
+    lit, sp = src[e.left.span.start : e.left.span.end], e.span
+    if len(lit) < 2 or lit[0] != '"' or lit[-1] != '"' or "%" not in lit or sp.end <= sp.start:
+        return None
+    values = e.right.items if type(e.right) is ast.TupleLiteral else [e.right]
+    body = lit[1:-1]
+    holes = [m for m in _PLACEHOLDER.finditer(body) if m.group() != "%%"]
+    if len(holes) != len(values) or any(m.group() == "%" for m in holes):
+        return []
+    texts = []
+    for v in values:
+        kind = next(
+            (k for k in ("Text", "Int", "Decimal", "Bool") if st.d.is_lang(resolve(st.types.get(v.id)), k)),
+            None,
+        )
+        text = src[v.span.start : v.span.end]
+        atomic = isinstance(v, (ast.Name, ast.FieldAccess, ast.Call, ast.Literal))
+        if kind is None or v.span.end <= v.span.start:
+            return []
+        text = text if atomic else f"({text})"
+        texts.append(text if kind == "Text" else f"{text}.to_text()")
+    parts, at = [], 0
+    for m, text in zip(holes, texts):
+        piece = body[at : m.start()].replace("%%", "%")
+        parts += [f'"{piece}"'] * bool(piece) + [text]
+        at = m.end()
+    rest = body[at:].replace("%%", "%")
+    parts += [f'"{rest}"'] * bool(rest)
+    joined = " ++ ".join(parts)
+    before, after = src[: sp.start].rstrip(), src[sp.end :].lstrip()
+    loose = before.endswith(("*", "/", "%", "-", "!")) or (before.endswith("+") and not before.endswith("++"))
+    loose = loose or after[:1] in ("*", "/", "%", "-", ".") or (after[:1] == "+" and after[:2] != "++")
+    written = f"({joined})" if loose and len(parts) > 1 else joined
+    return [Fix(f"join with `++`: `{written}`", (Edit(sp, written),), True)]
 
 
 def unary(st: BodyState, e: ast.Unary, expected):

@@ -7,7 +7,16 @@ type; exhaustiveness is settled later, post.py). Constructs: `try_expr`, `lambda
 from __future__ import annotations
 
 from flow2py.check import codes
-from flow2py.check.body_state import BodyState, add_effect, bind, expect, expr, mismatch, show
+from flow2py.check.body_state import (
+    BodyState,
+    add_effect,
+    bind,
+    expect,
+    expr,
+    mismatch,
+    rewrap_branches,
+    show,
+)
 from flow2py.check.infer_calls import pure_slot, value_effect
 from flow2py.check.infer_ctx import FnCtx, LetSite, MatchSite, PendingTry, TailRoot, Why
 from flow2py.check.patterns import bind_pattern
@@ -335,8 +344,10 @@ def if_expr(st: BodyState, e: ast.If, expected):
     r1 = resolve(t1)
     if type(r1) is TNever:
         return expr(st, e.else_)
+    before = len(st.problems.items)
     expr(st, e.else_, t1, Why("the other branch of this `if`", e.then.span))
-    return t1
+    wrapped = rewrap_branches(st, before, [e.then], e.else_, t1, "the other branch of this `if`")
+    return t1 if wrapped is None else wrapped
 
 
 def _result_origin(st: BodyState, scrutinee) -> Related | None:
@@ -361,6 +372,7 @@ def match_expr(st: BodyState, e: ast.Match, expected):
     named = [
         a.pattern.name for a in e.arms if type(a.pattern) is ast.CtorPattern and a.pattern.module is None
     ]
+    typed = []  # the arm bodies that gave the result type, before an expected type is known
     for arm in e.arms:
         if type(arm.pattern) is ast.CtorPattern:
             # the constructors the other arms name: a constructor of another type in this arm most
@@ -381,13 +393,17 @@ def match_expr(st: BodyState, e: ast.Match, expected):
             t = expr(st, arm.body)
             if type(resolve(t)) is not TNever:
                 result = t
+                typed.append(arm.body)
+        elif seen_value:
+            expr(st, arm.body, result, _placed(outer, "the expected type of this match"))
         else:
-            why = (
-                _placed(outer, "the expected type of this match")
-                if seen_value
-                else Why("the first arm of this match", e.arms[0].body.span)
-            )
-            expr(st, arm.body, result, why)
+            before = len(st.problems.items)
+            t = resolve(expr(st, arm.body, result, Why("the first arm of this match", e.arms[0].body.span)))
+            wrapped = rewrap_branches(st, before, typed, arm.body, result, "a later arm of this match")
+            if wrapped is not None:
+                result, seen_value = wrapped, True
+            elif type(t) not in (TNever, TError):
+                typed.append(arm.body)
         st.scopes.pop()
     st.matches.append(MatchSite(e, scrutinee))
     if result is None:

@@ -6,7 +6,7 @@ rest is shared with the other parts of the walk."""
 
 from __future__ import annotations
 
-from flow2py.check.body_state import BodyState, expr, lookup, mark_used, show, use_local
+from flow2py.check.body_state import BodyState, expr, lookup, mark_used, same_type, show, use_local
 from flow2py.check import codes
 from flow2py.check import suggest as sg
 from flow2py.check.annotations import name_span
@@ -110,6 +110,50 @@ def habit_call(st: BodyState, e: ast.Call):
         fixes = [Fix(f"write `{written}`", (Edit(e.span, written),), True)]
     _unknown_name(st, name, callee.span, None, fixes=fixes)
     res = resolve(fns[0].result) if len(fns) == 1 else None
+    return res if type(res) is TCon and not res.args else TError()
+
+
+_MATH_MODULES = frozenset({"Math", "math"})  # JavaScript's, Python's (not imported: no such module)
+
+
+def math_call(st: BodyState, e: ast.Call):
+    """`Math.abs(x)`, `Math.max(a, b)`, `math.floor(d)`: JavaScript's (or Python's) math functions
+    of a number, which Flow writes as a method of the number's home module (`x.abs()`,
+    `a.max(b)`, `d.floor()`). When that module has the function, taking the values given, E101
+    is reported at `Math` with the method call as a safe fix and the call has its result type;
+    None when the rule does not apply."""
+    callee, env = e.callee, st.env
+    target = callee.target
+    if type(target) is not ast.Name or target.name not in _MATH_MODULES or not e.args:
+        return None
+    if lookup(st, target.name) is not None or target.name in env.lm.aliases or not target.span.line:
+        return None
+    if any(type(a) is ast.Lambda for a in e.args):
+        return None
+    types = [resolve(expr(st, a)) for a in e.args]
+    t = types[0]
+    menv = st.d.envs.get(t.decl.split("::")[0]) if type(t) is TCon else None
+    fn = menv.cm.fns.get(callee.name) if menv else None
+    fits = (
+        fn is not None
+        and (fn.pub or fn.module == env.key)
+        and len(fn.params) == len(e.args)
+        and all(
+            type(resolve(pt)) is TCon and resolve(pt).decl == at.decl
+            for (_, pt), at in zip(fn.params, types)
+            if type(at) is TCon
+        )
+    )
+    source = env.lm.ast.source or ""
+    fixes = []
+    if fits and all(type(a) is TCon for a in types) and e.span.end > e.span.start:
+        first, *rest = (source[a.span.start : a.span.end] for a in e.args)
+        if not isinstance(e.args[0], (ast.Name, ast.FieldAccess, ast.Call, ast.Literal)):
+            first = f"({first})"
+        written = f"{first}.{callee.name}({', '.join(rest)})"
+        fixes = [Fix(f"write `{written}`", (Edit(e.span, written),), True)]
+    st.problems.report(codes.UnknownName(target.span, target.name, "math"), fixes=fixes)
+    res = resolve(fn.result) if fits else None
     return res if type(res) is TCon and not res.args else TError()
 
 
@@ -357,10 +401,25 @@ def field_access(st: BodyState, e: ast.FieldAccess, expected):
             return TError()
         return value_of(st, e, q)
     tt = resolve(expr(st, e.target))
-    return read_field(st, e, tt)
+    return read_field(st, e, tt, expected)
 
 
-def read_field(st: BodyState, e: ast.FieldAccess, tt):
+def _field_of_type(st: BodyState, info: TypeInfo, name: str, expected) -> sg.Suggestion:
+    """`q.name` where no field is spelled close: the record's one field of the type expected
+    there (`guest`, its one Text field), said and offered to review (the name is not a
+    misspelling of it, so which field was meant is the author's to say)."""
+    want = resolve(expected) if expected is not None else None
+    if type(want) is not TCon or not info.fields:
+        return sg.Suggestion(name)
+    fits = [f for f in info.fields if (f.pub or info.module == st.env.key) and same_type(f.type, want)]
+    if len(fits) != 1:
+        return sg.Suggestion(name)
+    f = fits[0]
+    note = f"its one `{show(st, want)}` field is `{f.name}`"
+    return sg.Suggestion(name, (sg.Candidate(f.name, sg.FIELD, field_span(info, f.name), note=note),))
+
+
+def read_field(st: BodyState, e: ast.FieldAccess, tt, expected=None):
     """The type of `e.name` read from a value of type `tt`, with its visibility rules."""
     if type(tt) is TError or type(tt) is TNever:
         return TError()
@@ -397,10 +456,13 @@ def read_field(st: BodyState, e: ast.FieldAccess, tt):
             if fn is not None:
                 _e205_call(st, e, info.name, fn)
                 return TError()
+            by_type = not sugg and not info.type_params
+            if by_type:
+                sugg = _field_of_type(st, info, e.name, expected)
             st.problems.report(
                 codes.UnknownField(e.span, info.name, e.name, sugg.said()),
                 related=sugg.related() + declared_note(info),
-                fixes=sugg.fixes(at) if at is not None else [],
+                fixes=sugg.fixes(at, safe_ok=not by_type) if at is not None else [],
             )
             return TError()
     fn = _method_instead(st, e, tt)

@@ -27,6 +27,11 @@ def _names(d: codes.CheckData) -> str | None:
             return f'unknown module `{n}`: add `use "./{n}"` or `use "std@v1/{n}"`'
         case codes.UnknownName(name=n, kind="qualifier"):
             return f"unknown name `{n}`: not a local, a declaration or an imported module"
+        case codes.UnknownName(name=n, kind="math"):
+            return (
+                f"unknown name `{n}`: Flow has no math module; a number's functions are its methods "
+                "(`x.abs()`, `a.max(b)`, `d.floor()`)"
+            )
         case codes.UnknownName(kind="record-head"):
             return "a record literal starts with a record type or constructor name"
         case codes.UnknownName(name=n, kind="constructor", owner=owner, suggestion=s) if owner:
@@ -261,6 +266,8 @@ def _types_more(d: codes.CheckData) -> str | None:
                 f"`{t}` is not data, but `{callee}` needs data for its type parameter `{param}` "
                 "(it compares, orders, keys or sends such values)"
             )
+        case codes.NoOperator(op=op, operand=t, formatting=True):
+            return f"no `{op}` for `{t}` — Flow has no `%` formatting: join text with `++` (a value that is not Text with `.to_text()`)"
         case codes.NoOperator(op=op, operand=t, unary=False):
             return f"no `{op}` for `{t}`"
         case codes.NoOperator(op=op, operand=t, unary=True):

@@ -183,7 +183,12 @@ def _ctor_pat(st: BodyState, p: ast.CtorPattern, t, names: dict) -> None:
         return
     if named and fields:
         if p.args is not None:
-            st.problems.report(codes.WrongArity(p.span, "named-pattern", name))
+            decl = ctor_decl(info, name)
+            st.problems.report(
+                codes.WrongArity(p.span, "named-pattern", name),
+                related=[Related(f"`{name}` is declared here", decl.span)] if decl is not None else [],
+                fixes=_named_pattern_fix(st, p, [f for f, _, _ in fields]),
+            )
             for sub in p.args:
                 _pat(st, sub, TError(), names)
             return
@@ -210,6 +215,24 @@ def _ctor_pat(st: BodyState, p: ast.CtorPattern, t, names: dict) -> None:
             if sp is not None:
                 st.origins[sub.id] = Related(f"the {ordinal(i)} value of `{name}` is declared here", sp)
         _pat(st, sub, ft, names)
+
+
+def _named_pattern_fix(st: BodyState, p: ast.CtorPattern, names: list[str]) -> list:
+    """`Truck(axles)` of `Truck { axles: Int }`: the pattern with its fields named, in the order
+    of the declaration (`Truck { axles }`). Safe when that order is the only reading: one field,
+    or each value a name that is its field's; else to review."""
+    src = st.env.lm.ast.source or ""
+    sp = p.span
+    text = src[sp.start : sp.end]
+    if len(p.args) != len(names) or sp.end <= sp.start or "(" not in text:
+        return []
+    parts = []
+    for f, sub in zip(names, p.args):
+        sub_text = src[sub.span.start : sub.span.end]
+        parts.append(f if sub_text == f else f"{f}: {sub_text}")
+    safe = len(names) == 1 or all(type(a) is ast.BindPattern and a.name == f for f, a in zip(names, p.args))
+    written = f"{text[: text.index('(')].rstrip()} {{ {', '.join(parts)} }}"
+    return [Fix(f"write `{written}`", (Edit(sp, written),), safe)]
 
 
 def _named_fields(

@@ -4,6 +4,8 @@ patterns, unused bindings, tail positions and the checkpoint sites among them.""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from flow2py.check import codes
 from flow2py.check import pattern_form as pf
 from flow2py.check.body_state import BodyState
@@ -37,12 +39,14 @@ def finish_fn(st: BodyState, exhaust: Exhaust) -> None:
         refs = st.refs
         for p in _pattern_sites(st.fn.node.body):
             forms[p.id] = checked_pattern(p, refs)
+    as_none = _no_value_binders(st)
     for site in st.matches:
         m = site.node
         if any(a.pattern.id in bad for a in m.arms):
             continue
         t = zonk(site.scrutinee, unit)
-        v = exhaust.check_match([(forms[a.pattern.id], a.guard is not None) for a in m.arms], t)
+        rows = [(_none_for(forms[a.pattern.id], as_none), a.guard is not None) for a in m.arms]
+        v = exhaust.check_match(rows, t)
         if v.missing:
             problems.report(
                 codes.NonExhaustiveMatch(_head(m.span), tuple(v.missing), v.truncated),
@@ -246,6 +250,36 @@ def _covering_arms(m: ast.Match, above) -> list:
 
 
 _NO_VALUE = ("null", "nil", "undefined", "none")
+
+
+def _no_value_binders(st: BodyState) -> dict[int, str]:
+    """The bindings E404 reports as another language's "no value" (`nil =>` where an Option is
+    matched): BindPattern id -> the Option's declaration. A match counts each as the `None` it
+    stands for, so the arm it would make unreachable (`Some(x)` below it) is not reported too,
+    and the coverage is the one its fix gives."""
+    return {
+        b.node.id: resolve(b.type).decl
+        for b in st.binders
+        if not b.used and b.name in _NO_VALUE and type(b.node) is ast.BindPattern and _is_option(st, b.type)
+    }
+
+
+def _none_for(p, as_none: dict[int, str]):
+    """Pattern form `p` with each binding of `as_none` read as the pattern `None`."""
+    if not as_none:
+        return p
+    k = type(p)
+    if k is pf.Bind and p.binder in as_none:
+        return pf.Ctor(as_none[p.binder], "None", None, None, p.span)
+    if k is pf.Tuple:
+        return replace(p, items=tuple(_none_for(q, as_none) for q in p.items))
+    if k is pf.Or:
+        return replace(p, alts=tuple(_none_for(q, as_none) for q in p.alts))
+    if k is pf.Ctor:
+        args = None if p.args is None else tuple(_none_for(q, as_none) for q in p.args)
+        fields = None if p.fields is None else tuple((n, _none_for(q, as_none)) for n, q in p.fields)
+        return replace(p, args=args, fields=fields)
+    return p
 
 
 def _is_option(st: BodyState, t) -> bool:

@@ -239,6 +239,14 @@ _VALUE_HABITS: dict[str, tuple[tuple[str, ...], str | None]] = {
     "to_string": (("data.to_text",), None),
     "toString": (("data.to_text",), None),
     "String": (("data.to_text",), None),
+    # Python's conversions: `float(n)` is the Int's `to_decimal`; `int(x)` truncates, which
+    # Flow leaves to a choice (`floor` rounds down, `round` to the nearest; a Text is parsed)
+    **dict.fromkeys(["float", "double"], (("int.to_decimal",), None)),
+    "int": (
+        (),
+        "Flow has no `int(...)`: a Decimal's whole part is `d.floor()` (or `d.round(0)`), "
+        "the number a Text holds `int.parse(t)` (an Option)",
+    ),
 }
 
 

@@ -1,6 +1,7 @@
 """Habits from other languages inside an expression, answered in Flow (E012; habits.py has the
 why and the rest): the C conditional `c ? a : b`, a chained comparison `0 <= x < 15`, indexing
-`d["k"]` / `xs[0]`, `List[Int]` in a type, and Rust's `format!(...)` and `vec![...]`."""
+`d["k"]` / `xs[0]`, `List[Int]` in a type, Rust's `format!(...)` and `vec![...]`, and a duration
+with a unit word (`20min`)."""
 
 from __future__ import annotations
 
@@ -536,7 +537,42 @@ def _short_declaration(seg, i, expected, path):
     return Habit(_diag(_span(path, colon, eq), fix, "writes", f"{name.value} :=", f"let {name.value} ="), new)
 
 
+# another language's (or English's) duration unit -> Flow's one-letter (or two-letter) unit
+_DURATION_UNITS = {
+    **dict.fromkeys(["min", "mins", "minute", "minutes", "mn"], "m"),
+    **dict.fromkeys(["sec", "secs", "second", "seconds"], "s"),
+    **dict.fromkeys(["hr", "hrs", "hour", "hours"], "h"),
+    **dict.fromkeys(["day", "days"], "d"),
+    **dict.fromkeys(["msec", "msecs", "millis", "milliseconds"], "ms"),
+    **dict.fromkeys(["usec", "micros", "microseconds"], "us"),
+    **dict.fromkeys(["nsec", "nanos", "nanoseconds"], "ns"),
+}
+
+
+def _duration_unit(seg, i, expected, path):
+    """`20min`, `5secs`, `2hours`: a number and a unit word, with no space between. Flow's
+    duration literals take one unit (`ns us ms s m h d`): `20m`, `5s`, `2h`."""
+    num, tok = _at(seg, i - 1), seg[i]
+    if not _is(num, "INT") or not num.value[:1].isdigit() or num.value.startswith("0x"):
+        return None
+    if tok.type != "LOWER" or num.end_pos != tok.start_pos:
+        return None
+    unit = _DURATION_UNITS.get(tok.value)
+    if unit is None:
+        return None
+    text = num.value + unit
+    one = Tok(
+        "DURATION", text, num.start_pos, num.line, num.column, tok.end_line, tok.end_column, tok.end_pos
+    )
+    fix = _safe(f"write `{text}`", _replace(path, num, tok, text))
+    return Habit(
+        _diag(_span(path, num, tok), fix, "duration-unit", num.value + tok.value, text),
+        seg[: i - 1] + [one] + seg[i + 1 :],
+    )
+
+
 EXPRESSION_RULES = (
+    _duration_unit,
     _prefix_word,
     _path_separator,
     _short_declaration,

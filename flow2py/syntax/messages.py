@@ -326,6 +326,8 @@ def _foreign_more(d: codes.ForeignSyntax) -> str:
                 f'Flow imports a module with `use "path"`, and names it by the path\'s last part '
                 f'(`{name}.name`), not `{habit} x from "path"`'
             )
+        case "duration-unit":
+            return f"Flow writes a duration with its unit's letter (ns, us, ms, s, m, h, d): `{flow}`, not `{habit}`"
         case "increment":
             return f"Flow values never change, so there is no `++` on a number: write `{flow}`"
         case "spread":
