@@ -51,7 +51,9 @@ from flow2py.check.typeterms import (
     join,
     resolve,
     subst,
+    unifiable,
     unify,
+    zonk,
 )
 from flow2py.diagnostics import Edit, Fix, Related
 from flow2py.span import Span
@@ -82,6 +84,12 @@ def _ground(t) -> bool:
             stack.extend(x.params)
             stack.append(x.result)
     return True
+
+
+def _solved(t):
+    """`t` with its solved variables replaced by their solutions (an unsolved one stays a
+    variable, so `_ground` of the result says whether the type is known)."""
+    return zonk(t, TVar())
 
 
 def call(st: BodyState, e: ast.Call, expected):
@@ -117,7 +125,7 @@ def call(st: BodyState, e: ast.Call, expected):
         return _call_value(st, e, ft)
     if type(hit) is CtorHit:
         return _call_ctor(st, e, hit.info, hit.ctor, expected)
-    return _call_fn(st, e, hit.fn, receiver)
+    return _call_fn(st, e, hit.fn, receiver, expected)
 
 
 def _record_called(st: BodyState, e: ast.Call):
@@ -207,7 +215,7 @@ def _args_poison(st: BodyState, e: ast.Call):
     return TError()
 
 
-def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver):
+def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver, expected=None):
     mark_used(st, fn.decl)
     callee = e.callee
     if receiver is None:
@@ -224,6 +232,11 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver):
         offset = 1
         rt = st.types[receiver.id]
         expect(st, rt, params[0], receiver, Why(f"the receiver of `.{fn.name}`", fn.node.params[0].span))
+    if expected is not None and not _ground(result) and unifiable(result, expected):
+        # what the context expects fixes the type variables the receiver left open, before the
+        # arguments are checked: `items.fold(0, ...)` where a Decimal is expected is one mistake,
+        # at the `0`, not a mismatch inside the lambda and another at the call
+        unify(result, expected)
     given = len(args) + offset
     if given != len(params):
         st.problems.report(
@@ -570,12 +583,12 @@ def _concat_fix(st: BodyState, e: ast.Binary, lt, rt, expected) -> list:
     type is known, the same on both sides, and what the context expects."""
     if e.op != "+" or _op_fn(st, "++", 2, lt) is None:
         return []
-    rt = resolve(rt)
+    lt, rt = _solved(lt), _solved(rt)
     if not (_ground(lt) and _ground(rt) and lt == rt):
         return []
     if expected is not None:
         want = resolve(expected)
-        if type(want) is not TVar and not (_ground(want) and want == lt):
+        if type(want) is not TVar and not (_ground(_solved(want)) and _solved(want) == lt):
             return []
     source = st.env.lm.ast.source or ""
     a, b = e.left.span.end, e.right.span.start
