@@ -40,7 +40,7 @@ from flow2py.check.typed import (
     TFun,
     TNever,
 )
-from flow2py.check.typeterms import TVar, join, resolve, unify
+from flow2py.check.typeterms import TVar, join, resolve, unifiable, unify
 from flow2py.check.typeterms import show as show_type
 from flow2py.diagnostics import Edit, Fix, Problems, Related
 from flow2py.span import Span
@@ -117,6 +117,8 @@ def expect(st: BodyState, actual, expected, node, why: Why | None):
         fixes = _conversion(st, actual, expected, node)
     if not fixes:
         fixes = _number_literal(st, expected, node) or _number_in_quotes(st, expected, node)
+    if not fixes:
+        fixes = _wrapped(st, actual, expected, node)
     mismatch(st, actual, expected, node.span, why, hint, fixes, _found_notes(st, node))
     return TError()
 
@@ -138,6 +140,23 @@ def _number_literal(st: BodyState, expected, node) -> list:
     else:
         return []
     return [Fix(f"write `{written}`", (Edit(node.span, written),), True)]
+
+
+def _wrapped(st: BodyState, actual, expected, node) -> list:
+    """A value where an Option or a Result of its type is expected (`Canary(n)` where an
+    `Option<Stage>` is): what is present, or succeeded, was meant; `Some(...)` or `Ok(...)` around
+    it is the one fix, safe while that constructor's name means the prelude's here."""
+    a, x = resolve(actual), resolve(expected)
+    if type(x) is not TCon or not x.args or type(a) in (TError, TNever, TVar) or not node.span.line:
+        return []
+    kinds = {"Option": "Some", "Result": "Ok"}
+    ctor = next((c for k, c in kinds.items() if k in st.d.lang_types and st.d.lang_types[k].decl == x.decl), None)
+    if ctor is None or ctor in st.env.ctors or lookup(st, ctor) is not None or not unifiable(a, x.args[0]):
+        return []
+    sp = node.span
+    start = Span(sp.file, sp.line, sp.column, sp.line, sp.column, sp.start, sp.start)
+    end = Span(sp.file, sp.end_line, sp.end_column, sp.end_line, sp.end_column, sp.end, sp.end)
+    return [Fix(f"wrap it in `{ctor}(...)`", (Edit(start, f"{ctor}("), Edit(end, ")")), True)]
 
 
 def _number_in_quotes(st: BodyState, expected, node) -> list:
