@@ -328,6 +328,8 @@ def _unknown_qualifier(st: BodyState, t: ast.Name, e: ast.FieldAccess) -> None:
     sugg = sg.suggest(t.name, cands, sg.MODULE)
     if t.name in ("self", "this") and not sugg.cands:
         sugg = _self_meant(st, t.name, e.name, locals_)
+    if not sugg:
+        sugg = _module_by_member(st, t.name, e.name, cands)
     if not st.d.first_missing_use(env, sugg):
         return
     sg.count_as_used(st.d, env, sugg, st.fn.decl)
@@ -335,6 +337,26 @@ def _unknown_qualifier(st: BodyState, t: ast.Name, e: ast.FieldAccess) -> None:
     what = "module" if is_module and (sugg.cands or t.name[:1].islower()) else "name"
     data = codes.UnknownName(t.span, t.name, what if sugg else "qualifier", suggestion=sugg.said())
     st.problems.report(data, related=sugg.related(), fixes=sugg.fixes(t.span, sg.use_site(env.lm.ast)))
+
+
+def _module_by_member(st: BodyState, name: str, member: str, cands) -> sg.Suggestion:
+    """`time.sleep` (Python), no alias near `time`: the one module, imported or std's, that
+    declares `sleep` is what was meant (`clock.sleep`); none or several, nothing is said."""
+    hits = []
+    for c in cands:
+        key = st.env.lm.aliases.get(c.text) if c.use_path is None else c.use_path
+        menv = st.d.envs.get(key) if c.kind == sg.MODULE and c.fits and key else None
+        if menv is None or menv is st.env:
+            continue
+        fn = menv.cm.fns.get(member)
+        ctor = menv.ctors.get(member)
+        if (fn is not None and fn.pub) or (ctor is not None and ctor[0].pub):
+            hits.append(c)
+    if len(hits) != 1:
+        return sg.Suggestion(name, ())
+    c = hits[0]
+    note = f"`{member}` is `{c.text}.{member}`"
+    return sg.Suggestion(name, (sg.Candidate(**{**c.__dict__, "note": note}),))
 
 
 def _self_meant(st: BodyState, name: str, field: str, locals_) -> sg.Suggestion:
