@@ -106,7 +106,8 @@ class UnknownName(CheckData):
     name: str  # as written ("" for "record-head")
     # "name" | "module" | "constructor" | "record" (a record type or constructor) | "shorthand"
     # (a record field `f` meaning `f: f`) | "module-value" (an alias used as a value) |
-    # "qualifier" (`x` of `x.y`, nothing close) | "record-head" (a record literal's head)
+    # "qualifier" (`x` of `x.y`, nothing close) | "record-head" (a record literal's head) |
+    # "type-qualifier" (a type `Role` of `Role.User`, its constructor `owner`)
     kind: str
     owner: str = ""  # for "constructor": the type expected, which has no such constructor
     # what it most likely meant (`Suggestion.said`: no places); its `tail` ends the message

@@ -273,6 +273,9 @@ def qualified(st: BodyState, e: ast.FieldAccess):
     if t.name not in env.lm.aliases:
         if t.name in env.cm.fns or t.name in env.ctors or t.name in st.d.prelude_ctors:
             return None
+        hit = _ctor_through_type(st, t, e)
+        if hit is not None:
+            return hit
         _unknown_qualifier(st, t, e)
         return QUALIFIED_ERROR
     menv = st.d.alias_env(env, t.name, t.span)
@@ -312,6 +315,23 @@ def qualified(st: BodyState, e: ast.FieldAccess):
         fixes=sugg.fixes(at) if at is not None else [],
     )
     return QUALIFIED_ERROR
+
+
+def _ctor_through_type(st: BodyState, t: ast.Name, e: ast.FieldAccess) -> CtorHit | None:
+    """`Role.User` (Kotlin, TypeScript, Java's enums) of a type this module declares: Flow names
+    the constructor alone, `User`, a safe fix while that name means it here; checked as meant."""
+    info = st.env.cm.types.get(t.name)
+    hit = st.env.ctors.get(e.name)
+    if info is None or hit is None or hit[0].decl != info.decl or lookup(st, e.name) is not None:
+        return None
+    st.types[t.id] = TError()
+    where = sg._ctor_span(info, e.name)
+    st.problems.report(
+        codes.UnknownName(t.span, t.name, "type-qualifier", owner=e.name),
+        related=[Related(f"`{e.name}` is declared here", where)] if where is not None and where.line else [],
+        fixes=[Fix(f"write `{e.name}`", (Edit(e.span, e.name),), True)] if e.span.end > e.span.start else [],
+    )
+    return CtorHit(hit[0], hit[1])
 
 
 def _unknown_qualifier(st: BodyState, t: ast.Name, e: ast.FieldAccess) -> None:

@@ -27,6 +27,8 @@ def _names(d: codes.CheckData) -> str | None:
             return f'unknown module `{n}`: add `use "./{n}"` or `use "std@v1/{n}"`'
         case codes.UnknownName(name=n, kind="qualifier"):
             return f"unknown name `{n}`: not a local, a declaration or an imported module"
+        case codes.UnknownName(name=n, kind="type-qualifier", owner=c):
+            return f"`{n}` is a type, not a module: Flow names its constructor alone, `{c}`"
         case codes.UnknownName(kind="record-head"):
             return "a record literal starts with a record type or constructor name"
         case codes.UnknownName(name=n, kind="constructor", owner=owner, suggestion=s) if owner:
