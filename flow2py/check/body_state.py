@@ -150,7 +150,9 @@ def _wrapped(st: BodyState, actual, expected, node) -> list:
     if type(x) is not TCon or not x.args or type(a) in (TError, TNever, TVar) or not node.span.line:
         return []
     kinds = {"Option": "Some", "Result": "Ok"}
-    ctor = next((c for k, c in kinds.items() if k in st.d.lang_types and st.d.lang_types[k].decl == x.decl), None)
+    ctor = next(
+        (c for k, c in kinds.items() if k in st.d.lang_types and st.d.lang_types[k].decl == x.decl), None
+    )
     if ctor is None or ctor in st.env.ctors or lookup(st, ctor) is not None or not unifiable(a, x.args[0]):
         return []
     sp = node.span

@@ -175,6 +175,14 @@ def _unify_pairs(xs, ys) -> bool:
     return ok
 
 
+def known(t):
+    """`t` with its solved variables replaced by their solutions, or None while one is unsolved
+    (whether two types are the same can then be asked with `==`)."""
+    hole = TVar()
+    z = zonk(t, hole)
+    return None if occurs(hole, z) else z
+
+
 def zonk(t, default):
     """The type with every variable replaced by its solution (unsolved: `default`). A type
     that holds no variable comes back as it is (the same object, rather than an equal copy)."""
