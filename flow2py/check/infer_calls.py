@@ -239,12 +239,12 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver, expected=None):
         unify(result, expected)
     given = len(args) + offset
     if given != len(params):
+        found = [expr(st, a) for a in args]
         st.problems.report(
             codes.WrongArity(e.span, "arguments", label, len(params) - offset, len(args)),
             related=[Related(f"`{fn.name}` is declared here", fn.node.span)],
+            fixes=_as_one_list(st, args, found, params[offset:]),
         )
-        for a in args:
-            expr(st, a)
         return result
     eff = fn.effect
     call_eff = TOOL if eff == TOOL else PURE
@@ -272,6 +272,25 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver, expected=None):
     st.effects[e.id] = call_eff
     add_effect(st, call_eff, e.span)
     return result
+
+
+def _as_one_list(st: BodyState, args: list, found: list, params: list) -> list:
+    """`task.race(f, g)` of `race(fs: List<() -> T>)`: several values where the one parameter is
+    a List of their type were meant as its items; `[...]` around them is the safe fix."""
+    lst = st.d.lang_types.get("List")
+    p = resolve(params[0]) if len(params) == 1 else None
+    if len(args) < 2 or lst is None or type(p) is not TCon or p.decl != lst.decl:
+        return []
+    if any(type(resolve(t)) in (TError, TNever) for t in found):
+        return []
+    if not unifiable(TTuple(tuple(found)), TTuple(tuple(p.args[0] for _ in found))):
+        return []  # the items of one List: of one type
+    a, b = args[0].span, args[-1].span
+    if a.end <= a.start or b.end <= b.start:
+        return []
+    open_ = Span(a.file, a.line, a.column, a.line, a.column, a.start, a.start)
+    close = Span(b.file, b.end_line, b.end_column, b.end_line, b.end_column, b.end, b.end)
+    return [Fix("pass them as one List: `[...]`", (Edit(open_, "["), Edit(close, "]")), True)]
 
 
 def _swapped(
