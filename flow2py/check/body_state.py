@@ -119,6 +119,8 @@ def expect(st: BodyState, actual, expected, node, why: Why | None):
         fixes = _number_literal(st, expected, node) or _number_in_quotes(st, expected, node)
     if not fixes:
         fixes = _wrapped(st, actual, expected, node)
+    if not fixes and not hint:
+        hint = _unit_hint(st, actual, expected)
     mismatch(st, actual, expected, node.span, why, hint, fixes, _found_notes(st, node))
     return TError()
 
@@ -140,6 +142,24 @@ def _number_literal(st: BodyState, expected, node) -> list:
     else:
         return []
     return [Fix(f"write `{written}`", (Edit(node.span, written),), True)]
+
+
+def _unit_hint(st: BodyState, actual, expected) -> str:
+    """An Int where a Duration is expected (Python's `time.sleep(8 * 3600)`): a Duration has a
+    unit, and which one is a choice, so the message says how one is written (`8h`,
+    `duration.seconds(n)`); the `duration` import that writing needs is not also unused."""
+    a, x = resolve(actual), resolve(expected)
+    lang = {st.d.lang_types[k].decl: k for k in ("Int", "Duration") if k in st.d.lang_types}
+    if (
+        type(a) is not TCon
+        or type(x) is not TCon
+        or lang.get(a.decl) != "Int"
+        or lang.get(x.decl) != "Duration"
+    ):
+        return ""
+    key = STD_VERSION + "/duration"
+    st.env.used_aliases.update(al for al, k in st.env.lm.aliases.items() if k == key)
+    return "unit"
 
 
 def _wrapped(st: BodyState, actual, expected, node) -> list:

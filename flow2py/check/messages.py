@@ -176,6 +176,13 @@ def _types(d: codes.CheckData) -> str | None:
                 f"type mismatch: expected `{exp}`, found `{found}`{why} — a function is expected: "
                 "write `flow() = ...` to pass the work, not its value"
             )
+        case codes.TypeMismatch(place="value", expected=exp, found=found, because=because, hint="unit"):
+            why = f" (expected because of {because})" if because is not None else ""
+            return (
+                f"type mismatch: expected `{exp}`, found `{found}`{why} — a Duration has a unit: "
+                "write a literal (`8h`, `30s`, `250ms`) or, for a computed number, `duration.seconds(n)` "
+                "(`duration.millis`, `duration.minutes`, ...)"
+            )
         case codes.TypeMismatch(place="value", expected=exp, found=found, because=because):
             why = f" (expected because of {because})" if because is not None else ""
             return f"type mismatch: expected `{exp}`, found `{found}`{why}"
