@@ -173,6 +173,8 @@ def _wrapped(st: BodyState, actual, expected, node) -> list:
     ctor = next(
         (c for k, c in kinds.items() if k in st.d.lang_types and st.d.lang_types[k].decl == x.decl), None
     )
+    if type(a) is TCon and a.decl == x.decl:
+        return []  # an Option (a Result) of another type: not a value to wrap
     if ctor is None or ctor in st.env.ctors or lookup(st, ctor) is not None or not unifiable(a, x.args[0]):
         return []
     sp = node.span

@@ -104,7 +104,7 @@ def call(st: BodyState, e: ast.Call, expected):
         if hit is None:
             return _args_poison(st, e)
     elif isinstance(callee, ast.FieldAccess):
-        q = qualified(st, callee)
+        q = qualified(st, callee, called=True)
         if q is not None:
             if q is QUALIFIED_ERROR:
                 return _args_poison(st, e)

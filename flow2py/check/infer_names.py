@@ -264,8 +264,9 @@ def _tool_result(st: BodyState, declared):
 # -- field access and qualified names -----------------------------------------------------
 
 
-def qualified(st: BodyState, e: ast.FieldAccess):
-    """`alias.name` where `alias` is a module: a FnHit, a CtorHit, QUALIFIED_ERROR (reported) or None (not qualified)."""
+def qualified(st: BodyState, e: ast.FieldAccess, called: bool = False):
+    """`alias.name` where `alias` is a module: a FnHit, a CtorHit, QUALIFIED_ERROR (reported) or None (not qualified).
+    `called`: `e` is the callee of a call."""
     t = e.target
     if not isinstance(t, ast.Name) or lookup(st, t.name) is not None:
         return None
@@ -276,7 +277,7 @@ def qualified(st: BodyState, e: ast.FieldAccess):
         hit = _ctor_through_type(st, t, e)
         if hit is not None:
             return hit
-        _unknown_qualifier(st, t, e)
+        _unknown_qualifier(st, t, e, called)
         return QUALIFIED_ERROR
     menv = st.d.alias_env(env, t.name, t.span)
     st.types[t.id] = st.d.unit()
@@ -334,7 +335,7 @@ def _ctor_through_type(st: BodyState, t: ast.Name, e: ast.FieldAccess) -> CtorHi
     return CtorHit(hit[0], hit[1])
 
 
-def _unknown_qualifier(st: BodyState, t: ast.Name, e: ast.FieldAccess) -> None:
+def _unknown_qualifier(st: BodyState, t: ast.Name, e: ast.FieldAccess, called: bool = False) -> None:
     """`x.name` where `x` is neither a local, a declaration nor an imported module: most often a
     misspelled module alias (`plannr.next`) or a module not imported (`task.spawn`)."""
     env = st.env
@@ -348,7 +349,8 @@ def _unknown_qualifier(st: BodyState, t: ast.Name, e: ast.FieldAccess) -> None:
     sugg = sg.suggest(t.name, cands, sg.MODULE)
     if t.name in ("self", "this") and not sugg.cands:
         sugg = _self_meant(st, t.name, e.name, locals_)
-    if not sugg:
+    if not sugg and (called or e.name[:1].isupper()):
+        # a call (`time.sleep(d)`) or a constructor: not a record field of a misspelled local
         sugg = _module_by_member(st, t.name, e.name, cands)
     if not st.d.first_missing_use(env, sugg):
         return
