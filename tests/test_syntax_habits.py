@@ -109,6 +109,7 @@ def test_safe_habits_are_the_ones_with_one_equivalent():
         "tuple_unpacking",
         "python_def_body",
         "case_arm",
+        "else_arm",
         "increment_and_spread",
         "let_else",
         "await_switch_short_declaration",

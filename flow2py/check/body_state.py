@@ -119,11 +119,50 @@ def expect(st: BodyState, actual, expected, node, why: Why | None):
     if not fixes and why is not None and "operand of `" in why.text:
         fixes = _conversion(st, actual, expected, node)
     if not fixes:
-        fixes = _number_in_quotes(st, expected, node)
+        fixes = _number_literal(st, expected, node) or _number_in_quotes(st, expected, node)
     if not fixes:
         fixes = wrap_fixes(st, actual, expected, node.span)
+    if not fixes and not hint:
+        hint = _unit_hint(st, actual, expected)
     mismatch(st, actual, expected, node.span, why, hint, fixes, _found_notes(st, node))
     return TError()
+
+
+def _number_literal(st: BodyState, expected, node) -> list:
+    """A number literal of the other number type, where it means the same number: `8` where a
+    Decimal is expected is `8.0`, `0.0` where an Int is expected is `0` (not `2.5`: a choice)."""
+    x = resolve(expected)
+    if type(node) is not ast.Literal or type(x) is not TCon or node.span.end <= node.span.start:
+        return []
+    want = next(
+        (k for k in ("Int", "Decimal") if k in st.d.lang_types and st.d.lang_types[k].decl == x.decl), None
+    )
+    text = (st.env.lm.ast.source or "")[node.span.start : node.span.end]
+    if want == "Decimal" and node.kind == "int" and text.isdigit():
+        written = f"{text}.0"
+    elif want == "Int" and node.kind == "decimal" and re.fullmatch(r"[0-9]+\.0+", text):
+        written = text.split(".")[0]
+    else:
+        return []
+    return [Fix(f"write `{written}`", (Edit(node.span, written),), True)]
+
+
+def _unit_hint(st: BodyState, actual, expected) -> str:
+    """An Int where a Duration is expected (Python's `time.sleep(8 * 3600)`): a Duration has a
+    unit, and which one is a choice, so the message says how one is written (`8h`,
+    `duration.seconds(n)`); the `duration` import that writing needs is not also unused."""
+    a, x = resolve(actual), resolve(expected)
+    lang = {st.d.lang_types[k].decl: k for k in ("Int", "Duration") if k in st.d.lang_types}
+    if (
+        type(a) is not TCon
+        or type(x) is not TCon
+        or lang.get(a.decl) != "Int"
+        or lang.get(x.decl) != "Duration"
+    ):
+        return ""
+    key = STD_VERSION + "/duration"
+    st.env.used_aliases.update(al for al, k in st.env.lm.aliases.items() if k == key)
+    return "unit"
 
 
 def _number_in_quotes(st: BodyState, expected, node) -> list:

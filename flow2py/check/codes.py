@@ -107,7 +107,8 @@ class UnknownName(CheckData):
     # "name" | "module" | "constructor" | "record" (a record type or constructor) | "shorthand"
     # (a record field `f` meaning `f: f`) | "module-value" (an alias used as a value) |
     # "qualifier" (`x` of `x.y`, nothing close) | "record-head" (a record literal's head) |
-    # "math" (`Math` of JavaScript's `Math.abs(x)`)
+    # "math" (`Math` of JavaScript's `Math.abs(x)`) |
+    # "type-qualifier" (a type `Role` of `Role.User`, its constructor `owner`)
     kind: str
     owner: str = ""  # for "constructor": the type expected, which has no such constructor
     # what it most likely meant (`Suggestion.said`: no places); its `tail` ends the message
@@ -247,7 +248,7 @@ class TypeMismatch(CheckData):
     items: int = 0  # the items of a "tuple-pattern"
     names: tuple[str, ...] = ()  # the names the first alternative binds ("alternative-names")
     # what the mistake most likely was, for a "value": "thunk" (a value where a function of no
-    # parameters returning it is expected)
+    # parameters returning it is expected) | "unit" (an Int where a Duration is expected)
     hint: str = ""
     # for "swapped": the two arguments (0-based) of the call `name` given in each other's place
     # (`expected`: what the first's parameter takes; `found`: what it was given); for

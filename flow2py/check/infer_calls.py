@@ -54,7 +54,9 @@ from flow2py.check.typeterms import (
     join,
     resolve,
     subst,
+    unifiable,
     unify,
+    zonk,
 )
 from flow2py.diagnostics import Edit, Fix, Related
 from flow2py.span import Span
@@ -87,6 +89,12 @@ def _ground(t) -> bool:
     return True
 
 
+def _solved(t):
+    """`t` with its solved variables replaced by their solutions (an unsolved one stays a
+    variable, so `_ground` of the result says whether the type is known)."""
+    return zonk(t, TVar())
+
+
 def call(st: BodyState, e: ast.Call, expected):
     callee = e.callee
     hit = None
@@ -102,7 +110,7 @@ def call(st: BodyState, e: ast.Call, expected):
         habit = math_call(st, e)
         if habit is not None:
             return habit
-        q = qualified(st, callee)
+        q = qualified(st, callee, called=True)
         if q is not None:
             if q is QUALIFIED_ERROR:
                 return _args_poison(st, e)
@@ -123,7 +131,7 @@ def call(st: BodyState, e: ast.Call, expected):
         return _call_value(st, e, ft)
     if type(hit) is CtorHit:
         return _call_ctor(st, e, hit.info, hit.ctor, expected)
-    return _call_fn(st, e, hit.fn, receiver)
+    return _call_fn(st, e, hit.fn, receiver, expected)
 
 
 def _record_called(st: BodyState, e: ast.Call):
@@ -231,7 +239,7 @@ def _args_poison(st: BodyState, e: ast.Call):
     return TError()
 
 
-def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver):
+def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver, expected=None):
     mark_used(st, fn.decl)
     callee = e.callee
     if receiver is None:
@@ -248,14 +256,19 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver):
         offset = 1
         rt = st.types[receiver.id]
         expect(st, rt, params[0], receiver, Why(f"the receiver of `.{fn.name}`", fn.node.params[0].span))
+    if expected is not None and not _ground(result) and unifiable(result, expected):
+        # what the context expects fixes the type variables the receiver left open, before the
+        # arguments are checked: `items.fold(0, ...)` where a Decimal is expected is one mistake,
+        # at the `0`, not a mismatch inside the lambda and another at the call
+        unify(result, expected)
     given = len(args) + offset
     if given != len(params):
+        found = [expr(st, a) for a in args]
         st.problems.report(
             codes.WrongArity(e.span, "arguments", label, len(params) - offset, len(args)),
             related=[Related(f"`{fn.name}` is declared here", fn.node.span)],
+            fixes=_as_one_list(st, args, found, params[offset:]),
         )
-        for a in args:
-            expr(st, a)
         return result
     eff = fn.effect
     call_eff = TOOL if eff == TOOL else PURE
@@ -287,6 +300,25 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver):
     st.effects[e.id] = call_eff
     add_effect(st, call_eff, e.span)
     return result
+
+
+def _as_one_list(st: BodyState, args: list, found: list, params: list) -> list:
+    """`task.race(f, g)` of `race(fs: List<() -> T>)`: several values where the one parameter is
+    a List of their type were meant as its items; `[...]` around them is the safe fix."""
+    lst = st.d.lang_types.get("List")
+    p = resolve(params[0]) if len(params) == 1 else None
+    if len(args) < 2 or lst is None or type(p) is not TCon or p.decl != lst.decl:
+        return []
+    if any(type(resolve(t)) in (TError, TNever) for t in found):
+        return []
+    if not unifiable(TTuple(tuple(found)), TTuple(tuple(p.args[0] for _ in found))):
+        return []  # the items of one List: of one type
+    a, b = args[0].span, args[-1].span
+    if a.end <= a.start or b.end <= b.start:
+        return []
+    open_ = Span(a.file, a.line, a.column, a.line, a.column, a.start, a.start)
+    close = Span(b.file, b.end_line, b.end_column, b.end_line, b.end_column, b.end, b.end)
+    return [Fix("pass them as one List: `[...]`", (Edit(open_, "["), Edit(close, "]")), True)]
 
 
 def _swapped(
@@ -615,12 +647,12 @@ def _concat_fix(st: BodyState, e: ast.Binary, lt, rt, expected) -> list:
     type is known, the same on both sides, and what the context expects."""
     if e.op != "+" or _op_fn(st, "++", 2, lt) is None:
         return []
-    rt = resolve(rt)
+    lt, rt = _solved(lt), _solved(rt)
     if not (_ground(lt) and _ground(rt) and lt == rt):
         return []
     if expected is not None:
         want = resolve(expected)
-        if type(want) is not TVar and not (_ground(want) and want == lt):
+        if type(want) is not TVar and not (_ground(_solved(want)) and _solved(want) == lt):
             return []
     source = st.env.lm.ast.source or ""
     a, b = e.left.span.end, e.right.span.start

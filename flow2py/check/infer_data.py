@@ -14,7 +14,7 @@ from flow2py.check.infer_calls import pure_slot
 from flow2py.check.infer_ctx import DataReq, RecordTarget, Why
 from flow2py.check.infer_names import ctor_access, declared_note, fresh_tcon
 from flow2py.check.typed import CtorRef, LocalRef, ModuleRef, TCon, TError, TTuple
-from flow2py.check.typeterms import TVar, resolve, subst, unify
+from flow2py.check.typeterms import TVar, known, resolve, subst, unify
 from flow2py.diagnostics import Edit, Fix, Related
 from flow2py.syntax import ast
 
@@ -129,17 +129,20 @@ def _fields(
                 # mistake, the name; safe when the value is of that field's type
                 _field_init(st, fi, None)
                 typed = True
-                vt = resolve(st.types.get(fi.value.id)) if fi.value is not None else None
-                ft = resolve(subst(by_name[unused[0]][0], mapping))
+                vt = known(st.types.get(fi.value.id)) if fi.value is not None else None
+                ft = known(subst(by_name[unused[0]][0], mapping))
                 fits = type(vt) is TCon and type(ft) is TCon and vt == ft and not mapping
                 c = sg.Candidate(unused[0], sg.FIELD, _field_decl_span(target, unused[0]), fits=fits)
                 sugg = sg.Suggestion(fi.name, (c,))
             meant.update(c.text for c in sugg.cands)
             at = sg.sub_span(fi.span, st.env.lm.ast.source or "", fi.name) if fi.value is not None else None
+            fixes = sugg.fixes(at) if at is not None else []
+            if not sugg and not unused:
+                fixes = _extra_field_fix(st, e, fi)
             st.problems.report(
                 codes.UnknownField(fi.span, name, fi.name, sugg.said()),
                 related=sugg.related() + declared_note(info),
-                fixes=sugg.fixes(at) if at is not None else [],
+                fixes=fixes,
             )
             if not typed:
                 _field_init(st, fi, None)
@@ -205,6 +208,41 @@ def _drop_field_fix(st: BodyState, e: ast.RecordLiteral, fi: ast.FieldInit) -> l
         return []
     sp = ast.Span(b.file, b.line, b.column - (b.start - i + 1), b.end_line, b.end_column, i - 1, b.end)
     return [Fix(f"remove the second `{fi.name}`", (Edit(sp, ""),), True)]
+
+
+def _extra_field_fix(st: BodyState, e: ast.RecordLiteral, fi: ast.FieldInit) -> list:
+    """A field the record does not have, given when every field it has is given
+    (`Halted { stage: s, log: l, version: v }`): removing it is the fix, with the comma before
+    it (or after it, when it is first). Safe when its value is a literal, or a local already used
+    before (nothing becomes unused and no call is dropped); to review otherwise."""
+    src = st.env.lm.ast.source or ""
+    sp = fi.span
+    if sp.end <= sp.start or len(e.fields) < 2:
+        return []
+    v = fi.value
+    b = lookup(st, v.name) if type(v) is ast.Name else lookup(st, fi.name) if v is None else None
+    safe = type(v) is ast.Literal or (b is not None and b.used)
+    i = sp.start
+    while i > 0 and src[i - 1] in " \t\r\n":
+        i -= 1
+    if src[i - 1 : i] == ",":
+        start, end = i - 1, sp.end
+    else:
+        j = sp.end
+        while j < len(src) and src[j] in " \t":
+            j += 1
+        if src[j : j + 1] != ",":
+            return []
+        j += 1
+        while j < len(src) and src[j] in " \t":
+            j += 1
+        start, end = sp.start, j
+    first_line = src.count("\n", 0, start) + 1
+    col = start - (src.rfind("\n", 0, start) + 1) + 1
+    end_line = src.count("\n", 0, end) + 1
+    end_col = end - (src.rfind("\n", 0, end) + 1) + 1
+    at = ast.Span(sp.file, first_line, col, end_line, end_col, start, end)
+    return [Fix(f"remove the field `{fi.name}`", (Edit(at, ""),), safe)]
 
 
 def _field_init(st: BodyState, fi: ast.FieldInit, t, why=None) -> None:

@@ -308,8 +308,9 @@ def _tool_result(st: BodyState, declared):
 # -- field access and qualified names -----------------------------------------------------
 
 
-def qualified(st: BodyState, e: ast.FieldAccess):
-    """`alias.name` where `alias` is a module: a FnHit, a CtorHit, QUALIFIED_ERROR (reported) or None (not qualified)."""
+def qualified(st: BodyState, e: ast.FieldAccess, called: bool = False):
+    """`alias.name` where `alias` is a module: a FnHit, a CtorHit, QUALIFIED_ERROR (reported) or None (not qualified).
+    `called`: `e` is the callee of a call."""
     t = e.target
     if not isinstance(t, ast.Name) or lookup(st, t.name) is not None:
         return None
@@ -317,7 +318,10 @@ def qualified(st: BodyState, e: ast.FieldAccess):
     if t.name not in env.lm.aliases:
         if t.name in env.cm.fns or t.name in env.ctors or t.name in st.d.prelude_ctors:
             return None
-        _unknown_qualifier(st, t, e)
+        hit = _ctor_through_type(st, t, e)
+        if hit is not None:
+            return hit
+        _unknown_qualifier(st, t, e, called)
         return QUALIFIED_ERROR
     menv = st.d.alias_env(env, t.name, t.span)
     st.types[t.id] = st.d.unit()
@@ -358,7 +362,24 @@ def qualified(st: BodyState, e: ast.FieldAccess):
     return QUALIFIED_ERROR
 
 
-def _unknown_qualifier(st: BodyState, t: ast.Name, e: ast.FieldAccess) -> None:
+def _ctor_through_type(st: BodyState, t: ast.Name, e: ast.FieldAccess) -> CtorHit | None:
+    """`Role.User` (Kotlin, TypeScript, Java's enums) of a type this module declares: Flow names
+    the constructor alone, `User`, a safe fix while that name means it here; checked as meant."""
+    info = st.env.cm.types.get(t.name)
+    hit = st.env.ctors.get(e.name)
+    if info is None or hit is None or hit[0].decl != info.decl or lookup(st, e.name) is not None:
+        return None
+    st.types[t.id] = TError()
+    where = sg._ctor_span(info, e.name)
+    st.problems.report(
+        codes.UnknownName(t.span, t.name, "type-qualifier", owner=e.name),
+        related=[Related(f"`{e.name}` is declared here", where)] if where is not None and where.line else [],
+        fixes=[Fix(f"write `{e.name}`", (Edit(e.span, e.name),), True)] if e.span.end > e.span.start else [],
+    )
+    return CtorHit(hit[0], hit[1])
+
+
+def _unknown_qualifier(st: BodyState, t: ast.Name, e: ast.FieldAccess, called: bool = False) -> None:
     """`x.name` where `x` is neither a local, a declaration nor an imported module: most often a
     misspelled module alias (`plannr.next`) or a module not imported (`task.spawn`)."""
     env = st.env
@@ -372,6 +393,9 @@ def _unknown_qualifier(st: BodyState, t: ast.Name, e: ast.FieldAccess) -> None:
     sugg = sg.suggest(t.name, cands, sg.MODULE)
     if t.name in ("self", "this") and not sugg.cands:
         sugg = _self_meant(st, t.name, e.name, locals_)
+    if not sugg and (called or e.name[:1].isupper()):
+        # a call (`time.sleep(d)`) or a constructor: not a record field of a misspelled local
+        sugg = _module_by_member(st, t.name, e.name, cands)
     if not st.d.first_missing_use(env, sugg):
         return
     sg.count_as_used(st.d, env, sugg, st.fn.decl)
@@ -379,6 +403,26 @@ def _unknown_qualifier(st: BodyState, t: ast.Name, e: ast.FieldAccess) -> None:
     what = "module" if is_module and (sugg.cands or t.name[:1].islower()) else "name"
     data = codes.UnknownName(t.span, t.name, what if sugg else "qualifier", suggestion=sugg.said())
     st.problems.report(data, related=sugg.related(), fixes=sugg.fixes(t.span, sg.use_site(env.lm.ast)))
+
+
+def _module_by_member(st: BodyState, name: str, member: str, cands) -> sg.Suggestion:
+    """`time.sleep` (Python), no alias near `time`: the one module, imported or std's, that
+    declares `sleep` is what was meant (`clock.sleep`); none or several, nothing is said."""
+    hits = []
+    for c in cands:
+        key = st.env.lm.aliases.get(c.text) if c.use_path is None else c.use_path
+        menv = st.d.envs.get(key) if c.kind == sg.MODULE and c.fits and key else None
+        if menv is None or menv is st.env:
+            continue
+        fn = menv.cm.fns.get(member)
+        ctor = menv.ctors.get(member)
+        if (fn is not None and fn.pub) or (ctor is not None and ctor[0].pub):
+            hits.append(c)
+    if len(hits) != 1:
+        return sg.Suggestion(name, ())
+    c = hits[0]
+    note = f"`{member}` is `{c.text}.{member}`"
+    return sg.Suggestion(name, (sg.Candidate(**{**c.__dict__, "note": note}),))
 
 
 def _self_meant(st: BodyState, name: str, field: str, locals_) -> sg.Suggestion:

@@ -32,6 +32,8 @@ def _names(d: codes.CheckData) -> str | None:
                 f"unknown name `{n}`: Flow has no math module; a number's functions are its methods "
                 "(`x.abs()`, `a.max(b)`, `d.floor()`)"
             )
+        case codes.UnknownName(name=n, kind="type-qualifier", owner=c):
+            return f"`{n}` is a type, not a module: Flow names its constructor alone, `{c}`"
         case codes.UnknownName(kind="record-head"):
             return "a record literal starts with a record type or constructor name"
         case codes.UnknownName(name=n, kind="constructor", owner=owner, suggestion=s) if owner:
@@ -178,6 +180,13 @@ def _types(d: codes.CheckData) -> str | None:
             return (
                 f"type mismatch: expected `{exp}`, found `{found}`{why} — a function is expected: "
                 "write `flow() = ...` to pass the work, not its value"
+            )
+        case codes.TypeMismatch(place="value", expected=exp, found=found, because=because, hint="unit"):
+            why = f" (expected because of {because})" if because is not None else ""
+            return (
+                f"type mismatch: expected `{exp}`, found `{found}`{why} — a Duration has a unit: "
+                "write a literal (`8h`, `30s`, `250ms`) or, for a computed number, `duration.seconds(n)` "
+                "(`duration.millis`, `duration.minutes`, ...)"
             )
         case codes.TypeMismatch(place="value", expected=exp, found=found, because=because):
             why = f" (expected because of {because})" if because is not None else ""

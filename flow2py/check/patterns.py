@@ -6,6 +6,7 @@ later (exhaust.py, from post.py), once types are solved."""
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from flow2py.check.body_state import BodyState, bind, lookup, mark_used, mismatch, show
 from flow2py.check import codes
@@ -203,6 +204,7 @@ def _ctor_pat(st: BodyState, p: ast.CtorPattern, t, names: dict) -> None:
         st.problems.report(
             codes.WrongArity(p.span, "pattern-values", name, len(fields), len(args)),
             related=[Related(f"`{name}` is declared here", decl.span)] if decl is not None else [],
+            fixes=_extra_wildcards_fix(args, len(fields)),
         )
         for sub in args:
             _pat(st, sub, TError(), names)
@@ -235,6 +237,42 @@ def _named_pattern_fix(st: BodyState, p: ast.CtorPattern, names: list[str]) -> l
     return [Fix(f"write `{written}`", (Edit(sp, written),), safe)]
 
 
+def _extra_wildcards_fix(args: list, n: int) -> list:
+    """`Lost(sku, _)` of `Lost(Text)`: the values beyond the constructor's are all `_`, so
+    they match nothing the arm uses; removing them is the one fix (safe)."""
+    extra = args[n:]
+    if not n or not extra or not all(type(a) is ast.WildcardPattern for a in extra):
+        return []
+    a, b = args[n - 1].span, extra[-1].span
+    if a.end <= a.start or b.end <= b.start:
+        return []
+    sp = ast.Span(a.file, a.end_line, a.end_column, b.end_line, b.end_column, a.end, b.end)
+    return [Fix(f"remove the extra `_`{'s' if len(extra) > 1 else ''}", (Edit(sp, ""),), True)]
+
+
+def _field_name_fix(st: BodyState, sub, fname: str, sugg) -> list:
+    """The fix of a misspelled field of a constructor pattern, one field meant: `{ trackin }`
+    binds `trackin`, which the arm uses, so it becomes `{ tracking: trackin }`; in `{ trackin: t }`
+    the name alone is replaced."""
+    c = sugg.unique
+    src = st.env.lm.ast.source or ""
+    sp = sub.span
+    if c is None or not c.fits or sp.end <= sp.start:
+        return []
+    m = re.search(rf"(?<![A-Za-z0-9_]){re.escape(fname)}\s*:\s*$", src[max(0, sp.start - 200) : sp.start])
+    if m is None:
+        if type(sub) is not ast.BindPattern or src[sp.start : sp.end] != fname:
+            return []
+        return [Fix(f"write `{c.text}: {fname}`", (Edit(sp, f"{c.text}: {fname}"),), True)]
+    start = sp.start - (len(src[max(0, sp.start - 200) : sp.start]) - m.start())
+    at = sg.sub_span(
+        ast.Span(sp.file, sp.line, sp.column - (sp.start - start), sp.line, sp.column, start, sp.start),
+        src,
+        fname,
+    )
+    return sugg.fixes(at) if at is not None and at.line == sp.line else []
+
+
 def _named_fields(
     st: BodyState, p: ast.CtorPattern, target: RecordTarget, name: str, fields: list, ok: bool, names: dict
 ) -> None:
@@ -262,8 +300,10 @@ def _named_fields(
             st.problems.report(
                 codes.UnknownField(sub.span, name, fname, sugg.said()),
                 related=sugg.related() + declared_note(info),
+                fixes=_field_name_fix(st, sub, fname, sugg),
             )
-            _pat(st, sub, TError(), names)
+            # one field meant: its value is checked as that field's (the arm, as fixed)
+            _pat(st, sub, by[sugg.unique.text][0] if sugg.unique else TError(), names)
             continue
         ft, pub = by[fname]
         if isinstance(sub, ast.BindPattern) and sub.name == fname:

@@ -103,6 +103,60 @@ def unify(a, b) -> bool:
     return False
 
 
+def unifiable(a, b) -> bool:
+    """Whether `unify(a, b)` would succeed, binding nothing (a probe, as rustc's expectation
+    from a call's expected result: what it would fix is only taken when it fits)."""
+    return _probe(a, b, {})
+
+
+def _walk(t, m: dict):
+    t = resolve(t)
+    while type(t) is TVar and t in m:
+        t = resolve(m[t])
+    return t
+
+
+def _probe_occurs(v, t, m: dict) -> bool:
+    t = _walk(t, m)
+    k = type(t)
+    if k is TCon:
+        return any(_probe_occurs(v, x, m) for x in t.args)
+    if k is TTuple:
+        return any(_probe_occurs(v, x, m) for x in t.items)
+    if k is TFun:
+        return _probe_occurs(v, t.result, m) or any(_probe_occurs(v, x, m) for x in t.params)
+    return t is v
+
+
+def _probe(a, b, m: dict) -> bool:
+    a, b = _walk(a, m), _walk(b, m)
+    ka, kb = type(a), type(b)
+    if a is b or ka is TError or kb is TError:
+        return True
+    if ka is TVar or kb is TVar:
+        v, t = (a, b) if ka is TVar else (b, a)
+        if type(t) is TNever:
+            return True
+        if _probe_occurs(v, t, m):
+            return False
+        m[v] = t
+        return True
+    if ka is TNever or kb is TNever:
+        return True
+    if ka is not kb:
+        return False
+    if ka is TCon:
+        pairs = zip(a.args, b.args) if a.decl == b.decl and len(a.args) == len(b.args) else None
+    elif ka is TTuple:
+        pairs = zip(a.items, b.items) if len(a.items) == len(b.items) else None
+    elif ka is TFun:
+        same = len(a.params) == len(b.params)
+        pairs = zip((*a.params, a.result), (*b.params, b.result)) if same else None
+    else:
+        return ka is TParam and a == b
+    return pairs is not None and all(_probe(x, y, m) for x, y in pairs)
+
+
 def _bind_var(v, t, kt) -> bool:
     """Unify the unbound variable `v` with `t` (of type `kt`): `Never` leaves it unbound."""
     if kt is TNever:
@@ -119,6 +173,14 @@ def _unify_pairs(xs, ys) -> bool:
     for x, y in zip(xs, ys):
         ok = unify(x, y) and ok
     return ok
+
+
+def known(t):
+    """`t` with its solved variables replaced by their solutions, or None while one is unsolved
+    (whether two types are the same can then be asked with `==`)."""
+    hole = TVar()
+    z = zonk(t, hole)
+    return None if occurs(hole, z) else z
 
 
 def zonk(t, default):

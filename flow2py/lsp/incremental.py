@@ -40,6 +40,7 @@ from flow2py.check.driver import (
     _annotation_args,
     _data_requirements,
     _entry,
+    _keyword_args,
     _unused,
     check_modules,
     collection_paused,
@@ -438,6 +439,7 @@ class Document:
         _data_requirements(decls, st, problems)
         _unused(decls, modules, problems)
         _entry(decls, entry_key, problems)
+        _keyword_args(decls, modules, prog, problems)
         out.program = prog
         diags = _mapped(problems.items, out)
         out.result = CheckResult(

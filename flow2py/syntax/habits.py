@@ -832,6 +832,26 @@ def _case_arm(seg, i, expected, path):
     return Habit(_diag(_span(path, case, seg[c]), fix, "case-arm", f"case {pattern}:", f"{pattern} =>"), new)
 
 
+def _else_arm(seg, i, expected, path):
+    """`else => x` or `else -> x` as a match's last arm (Kotlin's `when`, Scala): Flow's
+    catch-all arm is `_ => x`."""
+    tok, arrow = seg[i], _at(seg, i + 1)
+    if (
+        tok.type != "ELSE"
+        or "UNDERSCORE" not in expected
+        or not (_is(arrow, "FATARROW") or _is(arrow, "ARROW"))
+    ):
+        return None
+    if _at(seg, i - 1) is None or seg[i - 1].type not in ("LBRACE", "COMMA", "_SEP"):
+        return None
+    new = seg[:i] + [_like("UNDERSCORE", "_", tok), _like("FATARROW", "=>", arrow)] + seg[i + 2 :]
+    edits = [_replace(path, tok, tok, "_")]
+    if arrow.type == "ARROW":
+        edits.append(_replace(path, arrow, arrow, "=>"))
+    fix = _safe("write `_ =>`", *edits)
+    return Habit(_diag(_span(path, tok, arrow), fix, "else-arm", f"else {arrow.value}", "_ =>"), new)
+
+
 def _bar_lambda(seg, i, expected, path):
     """`|x| x + 1`, `|| 0` (Rust closures): Flow writes `flow(x) = x + 1`."""
     tok = seg[i]
@@ -884,6 +904,7 @@ _RULES = (
     _arrow_lambda,
     _arm_arrow,
     _case_arm,
+    _else_arm,
     _bar_lambda,
     _python_lambda,
     _f_string,

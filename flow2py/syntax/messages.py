@@ -299,6 +299,8 @@ def _foreign_more(d: codes.ForeignSyntax) -> str:
     """E012 answers, continued (one `match` for them all would be too long to read)."""
     habit, flow, name = d.habit, d.flow, d.name
     match d.kind:
+        case "else-arm":
+            return f"Flow writes the catch-all arm as `{flow} ...`, not `{habit} ...`"
         case "case-arm":
             return f"Flow writes a match arm as `{flow} ...`, not `{habit} ...`"
         case "path-type":
