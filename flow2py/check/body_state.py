@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from flow2py.check import codes
+from flow2py.check import codes, missing_try
 from flow2py.check.declare import Declarations, ModEnv, field_span
 from flow2py.check.infer_ctx import (
     Binding,
@@ -87,6 +87,8 @@ class BodyState:
     # the `why` of the `expr` call now dispatching: read first thing by `block`, `if_expr` and
     # `match_expr`, whose parts then say what fixed their expected type (a signature, an annotation)
     why_in: object = None
+    # BindPattern id -> a `let` of a name to a Result whose `?` may be missing (missing_try.py)
+    try_lets: dict = field(default_factory=dict)
 
 
 def new_state(decls: Declarations, prog: CheckedProgram, problems: Problems, dispatch: dict) -> BodyState:
@@ -110,6 +112,8 @@ def expr(st: BodyState, e, expected=None, why: Why | None = None):
 def expect(st: BodyState, actual, expected, node, why: Why | None):
     if unify(actual, expected):
         return actual
+    if missing_try.as_ok(st, actual, expected, node, lambda: expect(st, actual, expected, node, why)):
+        return expected
     if _unapplied_ctor(st, actual, expected, node):
         return TError()
     hint, fixes = _thunk(st, actual, expected, node)
@@ -292,6 +296,7 @@ def lookup(st: BodyState, name: str) -> Binding | None:
 def use_local(st: BodyState, b: Binding) -> None:
     """A use of a local: it is used, and captured by every lambda between it and its binding."""
     b.used = True
+    b.uses += 1
     for ctx in st.fn_stack[b.depth :]:
         if b.binder not in ctx.captured:
             ctx.captured.add(b.binder)

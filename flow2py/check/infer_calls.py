@@ -7,7 +7,7 @@ generic one). Constructs: `call`, `binary`, `unary`; `value_effect` and `pure_sl
 
 from __future__ import annotations
 
-from flow2py.check import codes
+from flow2py.check import codes, missing_try
 from flow2py.check import suggest as sg
 from flow2py.check.body_state import BodyState, add_effect, expect, expr, lookup, mark_used, show
 from flow2py.check.declare import ordinal
@@ -203,6 +203,7 @@ def _args_poison(st: BodyState, e: ast.Call):
             st.types[a.id] = st.dispatch[ast.Lambda](st, a, unknown)
         else:
             expr(st, a)
+            missing_try.unchecked(st, a)
     st.types[e.callee.id] = st.types.get(e.callee.id, TError())
     return TError()
 

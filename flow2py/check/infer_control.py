@@ -6,7 +6,7 @@ type; exhaustiveness is settled later, post.py). Constructs: `try_expr`, `lambda
 
 from __future__ import annotations
 
-from flow2py.check import codes
+from flow2py.check import codes, missing_try
 from flow2py.check.body_state import BodyState, add_effect, bind, expect, expr, mismatch, show
 from flow2py.check.infer_calls import pure_slot, value_effect
 from flow2py.check.infer_ctx import FnCtx, LetSite, MatchSite, PendingTry, TailRoot, Why
@@ -305,9 +305,11 @@ def _let(st: BodyState, s: ast.Let) -> None:
         expr(st, s.value, at, Why("the annotation of this `let`", s.type.span))
         pure_slot(st, s.value, at)
         t = at
+        bind_pattern(st, s.pattern, t)
     else:
         t = expr(st, s.value)
-    bind_pattern(st, s.pattern, t)
+        bind_pattern(st, s.pattern, t)
+        missing_try.note_let(st, s, t)
     st.lets.append(LetSite(s.pattern, t))
 
 

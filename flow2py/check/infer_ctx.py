@@ -79,6 +79,7 @@ class Binding:
     span: ast.Span
     node: object
     used: bool = False
+    uses: int = 0  # how many times it is read
     silent: bool = False  # never reported unused (or-pattern alternatives)
 
 

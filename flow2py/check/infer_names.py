@@ -7,7 +7,7 @@ rest is shared with the other parts of the walk."""
 from __future__ import annotations
 
 from flow2py.check.body_state import BodyState, expr, lookup, mark_used, show, use_local
-from flow2py.check import codes
+from flow2py.check import codes, missing_try
 from flow2py.check import suggest as sg
 from flow2py.check.annotations import name_span
 from flow2py.check.declare import field_span
@@ -368,6 +368,9 @@ def read_field(st: BodyState, e: ast.FieldAccess, tt):
         st.problems.report(codes.CannotInfer(e.target.span, "field", e.name))
         return TError()
     if type(tt) is TCon:
+        ok = missing_try.field_through(st, e, tt, lambda: read_field(st, e, tt))
+        if ok is not None:
+            return read_field(st, e, ok)
         info = st.d.type_decls.get(tt.decl)
         if info is not None and info.kind == "record":
             for f in info.fields:

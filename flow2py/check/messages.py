@@ -192,6 +192,11 @@ def _types(d: codes.CheckData) -> str | None:
             return f"every alternative of `|` must bind the same names ({', '.join(names) or 'none'})"
         case codes.TypeMismatch(place="try", found=found):
             return f"`?` works on a Result, found `{found}`"
+        case codes.TypeMismatch(place="missing-try", name=name, expected=exp, found=found):
+            return (
+                f"`{name}` is a `{found}`, but its uses want the `{exp}` in it: "
+                "`?` after the value takes it out (an `Err` returns from the function)"
+            )
         case codes.WrongArity(form="arguments", name="", expected=n, given=k):
             return f"this function takes {n} argument{'s' if n != 1 else ''}, found {k}"
         case codes.WrongArity(form="arguments", name=name, expected=n, given=k):
