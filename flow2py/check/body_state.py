@@ -89,6 +89,8 @@ class BodyState:
     why_in: object = None
     # BindPattern id -> a `let` of a name to a Result whose `?` may be missing (missing_try.py)
     try_lets: dict = field(default_factory=dict)
+    # diagnostics held back until the function is walked: the locals they meant (unused_meant.py)
+    deferred: list = field(default_factory=list)
 
 
 def new_state(decls: Declarations, prog: CheckedProgram, problems: Problems, dispatch: dict) -> BodyState:

@@ -7,7 +7,7 @@ generic one). Constructs: `call`, `binary`, `unary`; `value_effect` and `pure_sl
 
 from __future__ import annotations
 
-from flow2py.check import codes, missing_try
+from flow2py.check import codes, missing_try, unused_meant
 from flow2py.check import suggest as sg
 from flow2py.check.body_state import BodyState, add_effect, expect, expr, lookup, mark_used, show
 from flow2py.check.declare import ordinal
@@ -227,12 +227,16 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver):
         expect(st, rt, params[0], receiver, Why(f"the receiver of `.{fn.name}`", fn.node.params[0].span))
     given = len(args) + offset
     if given != len(params):
-        st.problems.report(
-            codes.WrongArity(e.span, "arguments", label, len(params) - offset, len(args)),
-            related=[Related(f"`{fn.name}` is declared here", fn.node.span)],
-        )
         for a in args:
             expr(st, a)
+        unused_meant.defer(
+            st,
+            len(params) - given,
+            lambda meant: st.problems.report(
+                codes.WrongArity(e.span, "arguments", label, len(params) - offset, len(args)),
+                related=[Related(f"`{fn.name}` is declared here", fn.node.span), *unused_meant.notes(meant)],
+            ),
+        )
         return result
     eff = fn.effect
     call_eff = TOOL if eff == TOOL else PURE
@@ -468,12 +472,17 @@ def _call_ctor(st: BodyState, e: ast.Call, info: TypeInfo, c: CtorInfo, expected
         return tcon if ok else TError()
     if len(c.params) != len(e.args):
         decl = ctor_decl(info, c.name)
-        st.problems.report(
-            codes.WrongArity(e.span, "values", c.name, len(c.params), len(e.args)),
-            related=[Related(f"`{c.name}` is declared here", decl.span)] if decl is not None else [],
-        )
         for a in e.args:
             expr(st, a)
+        related = [Related(f"`{c.name}` is declared here", decl.span)] if decl is not None else []
+        unused_meant.defer(
+            st,
+            len(c.params) - len(e.args),
+            lambda meant: st.problems.report(
+                codes.WrongArity(e.span, "values", c.name, len(c.params), len(e.args)),
+                related=related + unused_meant.notes(meant),
+            ),
+        )
         return tcon if ok else TError()
     starts = []
     for i, (a, p) in enumerate(zip(e.args, c.params)):

@@ -7,7 +7,7 @@ rest is shared with the other parts of the walk."""
 from __future__ import annotations
 
 from flow2py.check.body_state import BodyState, expr, lookup, mark_used, show, use_local
-from flow2py.check import codes, missing_try
+from flow2py.check import codes, missing_try, unused_meant
 from flow2py.check import suggest as sg
 from flow2py.check.annotations import name_span
 from flow2py.check.declare import field_span
@@ -123,10 +123,34 @@ def _unknown_name(st: BodyState, name: str, span, exp=None, fixes=None) -> None:
     sugg = sg.suggest(name, cands, sg.CTOR if name[:1].isupper() else sg.VALUE)
     sugg = sg.Suggestion(name, tuple(_fitted(st, c, exp) for c in sugg.cands), sugg.note)
     sg.count_as_used(st.d, env, sugg, st.fn.decl)
+    if not sugg and not fixes and name[:1].islower():
+        unused_meant.defer(st, 1, lambda meant: _unknown_local(st, name, span, meant))
+        return
     st.problems.report(
         codes.UnknownName(span, name, "name", suggestion=sugg.said()),
         related=sugg.related(),
         fixes=sugg.fixes(span, sg.use_site(env.lm.ast)) if not fixes else fixes,
+    )
+
+
+def _unknown_local(st: BodyState, name: str, span, meant) -> None:
+    """E101 of a name with nothing close, once the function is walked: a local in scope there
+    that is never used is what it most likely meant (unused_meant.py), to review (either name
+    may be the one to change)."""
+    if not meant:
+        st.problems.report(codes.UnknownName(span, name, "name", suggestion=sg.Suggestion(name)))
+        return
+    (b,) = meant
+    c = sg.Candidate(b.name, sg.VALUE, note=f"did you mean `{b.name}`? It is bound and never used")
+    fixes = (
+        [Fix(f"replace `{name}` with `{b.name}`", (Edit(span, b.name),), False)]
+        if span.end > span.start
+        else []
+    )
+    st.problems.report(
+        codes.UnknownName(span, name, "name", suggestion=sg.Suggestion(name, (c,))),
+        related=unused_meant.notes(meant),
+        fixes=fixes,
     )
 
 
