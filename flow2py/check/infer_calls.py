@@ -107,7 +107,7 @@ def call(st: BodyState, e: ast.Call, expected):
                 ft = read_field(st, callee, tt)
                 st.types[callee.id] = ft
                 return _call_value(st, e, ft)
-            fn = _method(st, callee, tt)
+            fn = _method(st, callee, tt, e)
             if fn is None:
                 return _args_poison(st, e)
             hit = FnHit(fn)
@@ -158,7 +158,7 @@ def _record_field_fn(st: BodyState, tt, name: str) -> bool:
     return False
 
 
-def _method(st: BodyState, callee: ast.FieldAccess, tt) -> FnInfo | None:
+def _method(st: BodyState, callee: ast.FieldAccess, tt, e: ast.Call) -> FnInfo | None:
     """`x.f(...)`: the `f` of the home module of x's type; when that module declares no `f`
     (or x's type has no home module: tuples, functions), the generic std function `f` whose
     first parameter is a type parameter (std/data.flow: `to_text`, `compare`, ...), the same
@@ -186,10 +186,14 @@ def _method(st: BodyState, callee: ast.FieldAccess, tt) -> FnInfo | None:
         return fn
     sugg = method_suggestion(st, callee.name, menv, home)
     at = callee.name_span if callee.name_span.line else None
+    fixes = sugg.fixes(at) if at else []
+    other = None if sugg else _other_home(st, e, tt)
+    if other is not None:
+        sugg, fixes = other
     st.problems.report(
         codes.UnknownMethod(callee.span, callee.name, show(st, tt), home or None, meant=sugg.said()),
         related=sugg.related(),
-        fixes=sugg.fixes(at) if at else [],
+        fixes=fixes,
     )
     return None
 
@@ -382,20 +386,56 @@ def _receiver_swap_fix(st: BodyState, e: ast.Call, fn: FnInfo, vals: list, j: in
     src = st.env.lm.ast.source or ""
     if e.span.end <= e.span.start or any(v.span.end <= v.span.start for v in vals):
         return []
-    aliases = st.env.lm.aliases
-    alias = next((a for a, k in aliases.items() if k == fn.module), None)
-    edits = []
-    if alias is None:
-        alias = fn.module.rsplit("/", 1)[-1]
-        site = sg.use_site(st.env.lm.ast)
-        if not fn.module.startswith(STD_VERSION + "/") or alias in aliases or site is None:
-            return []
-        edits.append(site.edit(fn.module))
+    qual = _qualifier(st, fn)
+    if qual is None:
+        return []
+    alias, edits = qual
     texts = [src[v.span.start : v.span.end] for v in vals]
     texts[0], texts[j] = texts[j], texts[0]
     call = f"{alias}.{fn.name}({', '.join(texts)})"
-    edits.insert(0, Edit(e.span, call))
-    return [Fix(f"write `{call}`", tuple(edits), fn.lang == "text.join")]
+    return [Fix(f"write `{call}`", (Edit(e.span, call), *edits), fn.lang == "text.join")]
+
+
+def _qualifier(st: BodyState, fn: FnInfo) -> tuple[str, list] | None:
+    """The alias `fn` is called by from this module, and the edits adding its `use` when it is
+    std's and not imported (None: another module not imported, or its alias taken)."""
+    aliases = st.env.lm.aliases
+    alias = next((a for a, k in aliases.items() if k == fn.module), None)
+    if alias is not None:
+        return alias, []
+    alias = fn.module.rsplit("/", 1)[-1]
+    site = sg.use_site(st.env.lm.ast)
+    if not fn.module.startswith(STD_VERSION + "/") or alias in aliases or site is None:
+        return None
+    return alias, [site.edit(fn.module)]
+
+
+def _other_home(st: BodyState, e: ast.Call, tt) -> tuple[sg.Suggestion, list] | None:
+    """`lines.join("\\n")` of a List<Text>: no `join` in std@v1/list, but `text.join` takes a
+    List<Text> first (JavaScript's and Python's method is Flow's function of another module).
+    When exactly one module the program can call (an import, or a std module) declares a `pub`
+    function of the name whose first parameter takes x's type and whose arity fits, the call is
+    that function's, x first: a safe fix (the module's `use` added when it is std's)."""
+    callee = e.callee
+    hits = []
+    for key, menv in st.d.envs.items():
+        fn = menv.cm.fns.get(callee.name)
+        if fn is None or not fn.pub or key == st.env.key or len(fn.params) != len(e.args) + 1:
+            continue
+        first = resolve(subst(fn.params[0][1], {(fn.decl, p): TVar() for p in fn.type_params}))
+        if type(first) is TCon and type(tt) is TCon and first.decl == tt.decl and unify(first, tt):
+            hits.append(fn)
+    qual = _qualifier(st, hits[0]) if len(hits) == 1 else None
+    src = st.env.lm.ast.source or ""
+    parts = [callee.target, *e.args]
+    if qual is None or any(p.span.end <= p.span.start for p in parts) or e.span.end <= e.span.start:
+        return None
+    (fn,), (alias, edits) = hits, qual
+    st.env.used_aliases.add(alias)
+    call = f"{alias}.{fn.name}({', '.join(src[p.span.start : p.span.end] for p in parts)})"
+    note = f"it is `{alias}.{fn.name}`, of another module, which takes the `{show(st, tt)}` first"
+    cand = sg.Candidate(f"{alias}.{fn.name}", sg.METHOD, sg._decl_span(fn.node), note=note)
+    return sg.Suggestion(callee.name, (cand,)), [Fix(f"write `{call}`", (Edit(e.span, call), *edits), True)]
 
 
 def _fn_label(st: BodyState, callee, fn: FnInfo) -> str:
