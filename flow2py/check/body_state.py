@@ -123,7 +123,7 @@ def expect(st: BodyState, actual, expected, node, why: Why | None):
         fixes = _conversion(st, actual, expected, node)
     if not fixes:
         fixes = _number_in_quotes(st, expected, node)
-    mismatch(st, actual, expected, node.span, why, hint, fixes, _found_notes(st, node))
+    mismatch(st, actual, expected, node.span, why, hint, fixes, found_notes(st, node))
     return TError()
 
 
@@ -205,7 +205,7 @@ def _unapplied_ctor(st: BodyState, actual, expected, node) -> bool:
     return True
 
 
-def _found_notes(st: BodyState, node) -> list[Related]:
+def found_notes(st: BodyState, node) -> list[Related]:
     """Where the found type comes from, when the value is a record field read (`c.company`: the
     field's declaration) or a name a constructor pattern bound (the constructor's value)."""
     ref = st.refs.get(node.id)
@@ -256,7 +256,7 @@ def mismatch(
     if why is not None:
         because = why.text
         if why.span is not None and why.span.line:
-            related.append(Related(why.text, why.span))
+            related.append(Related(why.note or why.text, why.span))
     related += [r for r in found if r not in related]
     st.problems.report(
         codes.TypeMismatch(span, show(st, actual), show(st, expected), because=because, hint=hint),

@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from flow2py.check import codes, missing_try, unused_meant
 from flow2py.check import suggest as sg
-from flow2py.check.body_state import BodyState, add_effect, expect, expr, lookup, mark_used, show
+from flow2py.check.body_state import (
+    BodyState,
+    add_effect,
+    expect,
+    expr,
+    found_notes,
+    lookup,
+    mark_used,
+    show,
+)
 from flow2py.check.declare import ordinal
 from flow2py.check.infer_ctx import QUALIFIED_ERROR, CtorHit, FnHit, LazyWhy, Why
 from flow2py.check.modgraph import STD_VERSION
@@ -598,10 +607,13 @@ def binary(st: BodyState, e: ast.Binary, expected):
     if targs:
         st.type_args[e.id] = targs
     expect(st, lt, params[0], e.left, Why(f"the left operand of `{e.op}`"))
+    # where the left operand's type is declared (a field, a function's result): the other place
+    left = found_notes(st, e.left)[:1]
+    at, note = (left[0].span, left[0].message) if left else (None, None)
     if _ground(lt):  # its text cannot change before a mismatch shows it
-        why1 = LazyWhy(_right_why, (st, e.op, lt))
+        why1 = LazyWhy(_right_why, (st, e.op, lt), at, note)
     else:
-        why1 = Why(_right_why(st, e.op, lt))
+        why1 = Why(_right_why(st, e.op, lt), at, note)
     mark = len(st.problems.items)
     if rt is None:
         expr(st, e.right, params[1], why1)
