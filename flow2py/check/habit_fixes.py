@@ -16,16 +16,21 @@ import dataclasses
 import re
 
 from flow2py.check.typed import CheckedProgram, FnRef, MethodRef
+from flow2py.check.typeterms import resolve, show
 from flow2py.diagnostics import Diagnostic, Edit, Fix, Problems
 from flow2py.span import Span
 from flow2py.syntax import ast
+from flow2py.syntax.habits import _joined
+from flow2py.syntax.habits_scanned import joined_template
 
 _NAMED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*=\s*$")
 
 
 def refine(modules, prog: CheckedProgram, problems: Problems) -> None:
-    """Settle the keyword-argument fixes (E012 "keyword-args") by the function called."""
+    """Settle the keyword-argument fixes (E012 "keyword-args") by the function called, and the
+    joins of f-strings and template literals by the types of their parts."""
     by_file = {m.display: m for m in modules}
+    _joins(by_file, prog, problems)
     items = problems.items
     drop: list[tuple[str, int, int]] = []  # (file, start, end): arguments given in another order
     for k, d in enumerate(items):
@@ -95,3 +100,72 @@ def _by_position(m, prog: CheckedProgram, d: Diagnostic):
 
 def _line_col(src: str, off: int) -> tuple[int, int]:
     return src.count("\n", 0, off) + 1, off - (src.rfind("\n", 0, off) + 1) + 1
+
+
+def _joins(by_file: dict, prog: CheckedProgram, problems: Problems) -> None:
+    """`f"{n} of {total}"` is read as its join, `n ++ " of " ++ total`, so each part is checked
+    where it is written (habits.joined_tokens). A part that is not Text is reported for it
+    (E201, or E209 when it comes first): one mistake with the f-string, whose message says a
+    value that is not Text needs `.to_text()`, so those are folded into the E012. When every
+    part is Text, Int, Decimal or Bool and nothing else is reported inside, the join writing
+    `.to_text()` after each number and Bool is safe; else it stays to review."""
+    items = problems.items
+    found = {(x.span.file, x.span.start): x.data.found for x in items if x.code == "E201"}
+    gone: set[int] = set()
+    for k, d in enumerate(items):
+        if d.code != "E012" or getattr(d.data, "kind", "") not in ("f-string", "template"):
+            continue
+        m = by_file.get(d.span.file)
+        if m is None or not d.fixes or d.fixes[0].safe:
+            continue
+        sp = d.span
+        inside = [
+            x for x in items if x is not d and x.span.file == sp.file and sp.start <= x.span.start <= sp.end
+        ]
+        folded = [x for x in inside if x.code in ("E201", "E209")]
+        gone.update(id(x) for x in folded)
+        parts = _parts(m.ast, sp)
+        ends = []
+        for n in parts:
+            shown = show(resolve(prog.types.get(n.id)))
+            if shown == "?":  # reported: the type it was found of
+                shown = found.get((sp.file, n.span.start), shown)
+            if shown in ("Int", "Decimal", "Bool"):
+                ends.append(n.span.end)
+            elif shown != "Text":
+                break
+        else:
+            if parts and len(folded) == len(inside):
+                items[k] = dataclasses.replace(d, fixes=(_join_fix(m, d, ends),))
+    items[:] = [x for x in items if id(x) not in gone]
+
+
+def _join_fix(m, d: Diagnostic, ends: list[int]) -> Fix:
+    """The join of the f-string or template literal `d` reports, `.to_text()` after each part
+    ending at one of `ends`."""
+    sp = d.span
+    text = (m.ast.source or "")[sp.start : sp.end]
+    for at in sorted(ends, reverse=True):
+        text = text[: at - sp.start] + ".to_text()" + text[at - sp.start :]
+    if d.data.kind == "template":
+        written = joined_template(text[1:-1])
+    else:
+        written = _joined(text[len(d.data.habit) + 1 : -1], "{", "}")
+    return Fix(f"write `{written}`", (Edit(sp, written),), True)
+
+
+_PART_NODES = (ast.Name, ast.FieldAccess, ast.Call)
+
+
+def _parts(module: ast.Module, sp) -> list:
+    """The interpolated parts of the f-string at `sp`: the outermost names, field reads and
+    calls inside it."""
+    out: list = []
+    for n in ast.walk(module):
+        if type(n) not in _PART_NODES or not (sp.start <= n.span.start and n.span.end <= sp.end):
+            continue
+        if n.span.file == sp.file and not any(
+            p.span.start <= n.span.start and n.span.end <= p.span.end for p in out
+        ):
+            out.append(n)
+    return out

@@ -17,7 +17,7 @@ reported as they would have been.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from flow2py.check import codes
 from flow2py.check.infer_ctx import Binding
@@ -28,8 +28,8 @@ from flow2py.diagnostics import Edit, Fix, Related
 from flow2py.span import Span
 from flow2py.syntax import ast
 
-if TYPE_CHECKING:  # body_state.py calls this module (`expect`)
-    from flow2py.check.body_state import BodyState
+# Each function takes the body walk's BodyState (`st`) first; body_state.py calls this module
+# (`expect`), so the type is not imported here.
 
 # a value `?` can follow without parentheses
 _POSTFIX = (ast.Name, ast.Call, ast.FieldAccess, ast.Try)
@@ -47,7 +47,7 @@ class TryLet:
     unchecked: int = 0  # uses checked against no type (an unknown function's arguments)
 
 
-def note_let(st: BodyState, s: ast.Let, t) -> None:
+def note_let(st, s: ast.Let, t) -> None:
     """After `_let` bound `s.pattern` to a value of type `t`."""
     if type(s.pattern) is not ast.BindPattern or not st.d.is_lang(resolve(t), "Result"):
         return
@@ -58,14 +58,14 @@ def note_let(st: BodyState, s: ast.Let, t) -> None:
         st.try_lets[b.binder] = TryLet(b, s.value, t, st.fn_stack[-1].result)
 
 
-def _site(st: BodyState, node) -> TryLet | None:
+def _site(st, node) -> TryLet | None:
     if not st.try_lets or type(node) is not ast.Name:
         return None
     ref = st.refs.get(node.id)
     return st.try_lets.get(ref.binder) if type(ref) is LocalRef else None
 
 
-def field_through(st: BodyState, e: ast.FieldAccess, tt, report: Callable[[], object]):
+def field_through(st, e: ast.FieldAccess, tt, report: Callable[[], object]):
     """`book.title` of such a `let`, where the Ok type has the field: the Ok type, to read it
     from (the use recorded; `report` reports it as it is if the `let` turns out another mistake)."""
     site = _site(st, e.target)
@@ -79,7 +79,7 @@ def field_through(st: BodyState, e: ast.FieldAccess, tt, report: Callable[[], ob
     return ok
 
 
-def as_ok(st: BodyState, actual, expected, node, report: Callable[[], object]) -> bool:
+def as_ok(st, actual, expected, node, report: Callable[[], object]) -> bool:
     """Such a `let`'s name where its Ok type is expected: recorded, and taken as the Ok value."""
     site = _site(st, node)
     if site is None or resolve(actual) is not resolve(site.result):
@@ -91,14 +91,14 @@ def as_ok(st: BodyState, actual, expected, node, report: Callable[[], object]) -
     return True
 
 
-def unchecked(st: BodyState, node) -> None:
+def unchecked(st, node) -> None:
     """`node` was walked against no type (an argument of a function that is not known)."""
     site = _site(st, node)
     if site is not None:
         site.unchecked += 1
 
 
-def settle(st: BodyState) -> None:
+def settle(st) -> None:
     """Once the function is walked: each `let` whose uses wanted the Ok value is one E201."""
     sites = [s for s in st.try_lets.values() if s.wanted]
     st.try_lets = {}
@@ -110,7 +110,7 @@ def settle(st: BodyState) -> None:
         _report(st, site)
 
 
-def _report(st: BodyState, site: TryLet) -> None:
+def _report(st, site: TryLet) -> None:
     r, fr = resolve(site.result), resolve(site.fn_result)
     if not (st.d.is_lang(fr, "Result") and len(fr.args) == 2):
         for _, report in site.wanted:
@@ -137,7 +137,7 @@ def _report(st: BodyState, site: TryLet) -> None:
     )
 
 
-def _show(st: BodyState, t) -> str:
+def _show(st, t) -> str:
     return show_type(t, st.d.name_of)
 
 
