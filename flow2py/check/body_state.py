@@ -114,7 +114,7 @@ def expr(st: BodyState, e, expected=None, why: Why | None = None):
 def expect(st: BodyState, actual, expected, node, why: Why | None):
     if unify(actual, expected):
         return actual
-    if missing_try.as_ok(st, actual, expected, node, lambda: expect(st, actual, expected, node, why)):
+    if missing_try.as_ok(st, actual, expected, node, why, lambda: expect(st, actual, expected, node, why)):
         return expected
     if _unapplied_ctor(st, actual, expected, node):
         return TError()

@@ -192,6 +192,11 @@ def _types(d: codes.CheckData) -> str | None:
             return f"every alternative of `|` must bind the same names ({', '.join(names) or 'none'})"
         case codes.TypeMismatch(place="try", found=found):
             return f"`?` works on a Result, found `{found}`"
+        case codes.TypeMismatch(place="int-division", name=name):
+            return (
+                f"`{name}` is an `Int`: `/` of two Ints is an Int (the fraction dropped), and its uses "
+                "want a `Decimal`: divide Decimals (`decimal.from_int(a) / decimal.from_int(b)`)"
+            )
         case codes.TypeMismatch(place="missing-try", name=name, expected=exp, found=found):
             return (
                 f"`{name}` is a `{found}`, but its uses want the `{exp}` in it: "

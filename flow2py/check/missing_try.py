@@ -12,6 +12,11 @@ type: the arguments of an unknown function) is one E201 at its value, with a not
 and the fix `?` after the value, safe when the Result's error type is the function's. A `let`
 also used as a Result (matched, passed on) was not this mistake: its recorded uses are
 reported as they would have been.
+
+Python's `/` is the same story: `let factor = wanted / serves` of two Ints is an Int (Flow's
+`/` on Int drops the fraction), and when every use wants a Decimal the mistake is the division,
+reported once at it (E201 "int-division", notes at the uses and what made them want a Decimal),
+not at each use. Where to convert is a choice, so there is no fix.
 """
 
 from __future__ import annotations
@@ -41,21 +46,28 @@ class TryLet:
 
     binding: Binding
     value: ast.Expr  # the `let`'s value, where the `?` goes
-    result: object  # the Result type of the value
+    result: object  # the Result type of the value (for "divide": Int)
     fn_result: object  # the result type of the function the `let` is in
-    wanted: list[tuple[Span, Callable[[], object]]] = field(default_factory=list)
+    # each use that wanted the Ok value: where, how to report it as it is, what made it want it
+    wanted: list[tuple[Span, Callable[[], object], Related | None]] = field(default_factory=list)
     unchecked: int = 0  # uses checked against no type (an unknown function's arguments)
+    kind: str = "try"  # or "divide": an Int `/` whose uses want a Decimal
 
 
 def note_let(st, s: ast.Let, t) -> None:
     """After `_let` bound `s.pattern` to a value of type `t`."""
-    if type(s.pattern) is not ast.BindPattern or not st.d.is_lang(resolve(t), "Result"):
+    if type(s.pattern) is not ast.BindPattern:
         return
-    if len(resolve(t).args) != 2:
+    r = resolve(t)
+    if st.d.is_lang(r, "Result") and len(r.args) == 2:
+        kind = "try"
+    elif type(s.value) is ast.Binary and s.value.op == "/" and st.d.is_lang(r, "Int"):
+        kind = "divide"
+    else:
         return
     b = st.scopes[-1].get(s.pattern.name)
     if b is not None and b.binder == s.pattern.id:
-        st.try_lets[b.binder] = TryLet(b, s.value, t, st.fn_stack[-1].result)
+        st.try_lets[b.binder] = TryLet(b, s.value, t, st.fn_stack[-1].result, kind=kind)
 
 
 def _site(st, node) -> TryLet | None:
@@ -69,25 +81,36 @@ def field_through(st, e: ast.FieldAccess, tt, report: Callable[[], object]):
     """`book.title` of such a `let`, where the Ok type has the field: the Ok type, to read it
     from (the use recorded; `report` reports it as it is if the `let` turns out another mistake)."""
     site = _site(st, e.target)
-    if site is None or tt is not resolve(site.result):
+    if site is None or site.kind != "try" or tt is not resolve(site.result):
         return None
     ok = resolve(resolve(site.result).args[0])
     info = st.d.type_decls.get(ok.decl) if type(ok) is TCon else None
     if info is None or info.kind != "record" or all(f.name != e.name for f in info.fields):
         return None
-    site.wanted.append((e.target.span, report))
+    site.wanted.append((e.target.span, report, None))
     return ok
 
 
-def as_ok(st, actual, expected, node, report: Callable[[], object]) -> bool:
-    """Such a `let`'s name where its Ok type is expected: recorded, and taken as the Ok value."""
+def as_ok(st, actual, expected, node, why, report: Callable[[], object]) -> bool:
+    """Such a `let`'s name where its Ok type is expected (for "divide": a Decimal): recorded,
+    and taken as that."""
     site = _site(st, node)
     if site is None or resolve(actual) is not resolve(site.result):
         return False
-    ok, x = resolve(resolve(site.result).args[0]), resolve(expected)
-    if type(ok) is not TCon or type(x) is not TCon or ok.decl != x.decl or not unify(ok, x):
-        return False
-    site.wanted.append((node.span, report))
+    x = resolve(expected)
+    if site.kind == "divide":
+        if not st.d.is_lang(x, "Decimal"):
+            return False
+    else:
+        ok = resolve(resolve(site.result).args[0])
+        if type(ok) is not TCon or type(x) is not TCon or ok.decl != x.decl or not unify(ok, x):
+            return False
+    because = (
+        Related(why.note or why.text, why.span)
+        if why is not None and why.span is not None and why.span.line
+        else None
+    )
+    site.wanted.append((node.span, report, because))
     return True
 
 
@@ -104,20 +127,23 @@ def settle(st) -> None:
     st.try_lets = {}
     for site in sites:
         if site.binding.uses > len(site.wanted) + site.unchecked:
-            for _, report in site.wanted:
+            for _, report, _ in site.wanted:
                 report()
             continue
-        _report(st, site)
+        if site.kind == "divide":
+            _report_division(st, site)
+        else:
+            _report(st, site)
 
 
 def _report(st, site: TryLet) -> None:
     r, fr = resolve(site.result), resolve(site.fn_result)
     if not (st.d.is_lang(fr, "Result") and len(fr.args) == 2):
-        for _, report in site.wanted:
+        for _, report, _ in site.wanted:
             report()
         return
     ok, b, value = r.args[0], site.binding, site.value
-    related = [Related(f"this use wants the `{_show(st, ok)}`", sp) for sp, _ in site.wanted if sp.line]
+    related = [Related(f"this use wants the `{_show(st, ok)}`", sp) for sp, _, _ in site.wanted if sp.line]
     fixes = []
     sp = value.span
     if sp.line and sp.end > sp.start:
@@ -134,6 +160,18 @@ def _report(st, site: TryLet) -> None:
         codes.TypeMismatch(sp, _show(st, r), _show(st, ok), place="missing-try", name=b.name),
         related=related,
         fixes=fixes,
+    )
+
+
+def _report_division(st, site: TryLet) -> None:
+    related: list[Related] = []
+    for sp, _, because in site.wanted:
+        for r in (Related("this use wants a `Decimal`", sp) if sp.line else None, because):
+            if r is not None and r not in related:
+                related.append(r)
+    st.problems.report(
+        codes.TypeMismatch(site.value.span, "Int", "Decimal", place="int-division", name=site.binding.name),
+        related=related,
     )
 
 
