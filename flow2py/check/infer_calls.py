@@ -101,7 +101,7 @@ def call(st: BodyState, e: ast.Call, expected):
         habit = habit_call(st, e) or _record_called(st, e)
         if habit is not None:
             return habit
-        hit = resolve_value(st, callee.name, expected, callee.span)
+        hit = resolve_value(st, callee.name, expected, callee.span, called=True)
         if hit is None:
             return _args_poison(st, e)
     elif isinstance(callee, ast.FieldAccess):

@@ -47,9 +47,10 @@ def name(st: BodyState, e: ast.Name, expected):
     return value_of(st, e, hit)
 
 
-def resolve_value(st: BodyState, name: str, expected, span):
+def resolve_value(st: BodyState, name: str, expected, span, called: bool = False):
     """A top-level name: a constructor of the expected type, a function or constructor of
-    this module, a prelude constructor. Returns a FnHit, a CtorHit or None (reported)."""
+    this module, a prelude constructor. Returns a FnHit, a CtorHit or None (reported).
+    `called`: the name is a call's callee (never what an unused local meant)."""
     env = st.env
     exp = resolve(expected) if expected is not None else None
     if type(exp) is TCon and name[:1].isupper():
@@ -64,7 +65,7 @@ def resolve_value(st: BodyState, name: str, expected, span):
     hit = env.ctors.get(name) or st.d.prelude_ctors.get(name)
     if hit is not None:
         return CtorHit(hit[0], hit[1])
-    _unknown_name(st, name, span, exp)
+    _unknown_name(st, name, span, exp, called=called)
     return None
 
 
@@ -108,12 +109,12 @@ def habit_call(st: BodyState, e: ast.Call):
                 text = f"({text})"
             written = f"{text}.{fns[0].name}()"
         fixes = [Fix(f"write `{written}`", (Edit(e.span, written),), True)]
-    _unknown_name(st, name, callee.span, None, fixes=fixes)
+    _unknown_name(st, name, callee.span, None, fixes=fixes, called=True)
     res = resolve(fns[0].result) if len(fns) == 1 else None
     return res if type(res) is TCon and not res.args else TError()
 
 
-def _unknown_name(st: BodyState, name: str, span, exp=None, fixes=None) -> None:
+def _unknown_name(st: BodyState, name: str, span, exp=None, fixes=None, called: bool = False) -> None:
     env = st.env
     if name in env.lm.aliases:
         st.problems.report(codes.UnknownName(span, name, "module-value"))
@@ -123,7 +124,7 @@ def _unknown_name(st: BodyState, name: str, span, exp=None, fixes=None) -> None:
     sugg = sg.suggest(name, cands, sg.CTOR if name[:1].isupper() else sg.VALUE)
     sugg = sg.Suggestion(name, tuple(_fitted(st, c, exp) for c in sugg.cands), sugg.note)
     sg.count_as_used(st.d, env, sugg, st.fn.decl)
-    if not sugg and not fixes and name[:1].islower():
+    if not sugg and not fixes and not called and name[:1].islower():
         unused_meant.defer(st, 1, lambda meant: _unknown_local(st, name, span, meant))
         return
     st.problems.report(
