@@ -115,6 +115,7 @@ def test_safe_habits_are_the_ones_with_one_equivalent():
         "await_switch_short_declaration",
         "paths_and_await",
         "duration_unit_word",
+        "slice_and_membership",
     }
 
 

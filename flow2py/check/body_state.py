@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from flow2py.check import codes
+from flow2py.check import codes, missing_try
 from flow2py.check.declare import Declarations, ModEnv, field_span
 from flow2py.check.infer_ctx import (
     Binding,
@@ -90,6 +90,10 @@ class BodyState:
     # the last plain mismatch reported: (diagnostic, found type, expected type); match_expr and
     # if_expr read it to tell a later branch of the wrapped type from a wrong one
     last_mismatch: tuple | None = None
+    # BindPattern id -> a `let` of a name to a Result whose `?` may be missing (missing_try.py)
+    try_lets: dict = field(default_factory=dict)
+    # diagnostics held back until the function is walked: the locals they meant (unused_meant.py)
+    deferred: list = field(default_factory=list)
 
 
 def new_state(decls: Declarations, prog: CheckedProgram, problems: Problems, dispatch: dict) -> BodyState:
@@ -113,6 +117,8 @@ def expr(st: BodyState, e, expected=None, why: Why | None = None):
 def expect(st: BodyState, actual, expected, node, why: Why | None):
     if unify(actual, expected):
         return actual
+    if missing_try.as_ok(st, actual, expected, node, why, lambda: expect(st, actual, expected, node, why)):
+        return expected
     if _unapplied_ctor(st, actual, expected, node):
         return TError()
     hint, fixes = _thunk(st, actual, expected, node)
@@ -124,7 +130,7 @@ def expect(st: BodyState, actual, expected, node, why: Why | None):
         fixes = wrap_fixes(st, actual, expected, node.span)
     if not fixes and not hint:
         hint = _unit_hint(st, actual, expected)
-    mismatch(st, actual, expected, node.span, why, hint, fixes, _found_notes(st, node))
+    mismatch(st, actual, expected, node.span, why, hint, fixes, found_notes(st, node))
     return TError()
 
 
@@ -323,7 +329,7 @@ def _unapplied_ctor(st: BodyState, actual, expected, node) -> bool:
     return True
 
 
-def _found_notes(st: BodyState, node) -> list[Related]:
+def found_notes(st: BodyState, node) -> list[Related]:
     """Where the found type comes from, when the value is a record field read (`c.company`: the
     field's declaration) or a name a constructor pattern bound (the constructor's value)."""
     ref = st.refs.get(node.id)
@@ -374,7 +380,7 @@ def mismatch(
     if why is not None:
         because = why.text
         if why.span is not None and why.span.line:
-            related.append(Related(why.text, why.span))
+            related.append(Related(why.note or why.text, why.span))
     related += [r for r in found if r not in related]
     d = st.problems.report(
         codes.TypeMismatch(span, show(st, actual), show(st, expected), because=because, hint=hint),
@@ -417,6 +423,7 @@ def lookup(st: BodyState, name: str) -> Binding | None:
 def use_local(st: BodyState, b: Binding) -> None:
     """A use of a local: it is used, and captured by every lambda between it and its binding."""
     b.used = True
+    b.uses += 1
     for ctx in st.fn_stack[b.depth :]:
         if b.binder not in ctx.captured:
             ctx.captured.add(b.binder)

@@ -242,6 +242,8 @@ class TypeMismatch(CheckData):
     # | "swapped" (two arguments of a call, each of the type the other's parameter takes)
     # | "swapped-receiver" (a method call's receiver and an argument, the same way)
     # | "swapped-values" (two values of a constructor, the same way)
+    # | "missing-try" (a `let` of `name` to a Result whose uses want its Ok value: `expected`)
+    # | "int-division" (a `let` of `name` to an Int `/` whose uses want a Decimal)
     place: str = "value"
     because: str | None = None  # for a "value": what fixed the expected type (a signature, ...)
     name: str = ""  # the pattern's constructor ("ctor-pattern"), the name bound ("alternative")

@@ -17,7 +17,6 @@ a syntax error included, is never a CheckedProgram.
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import re
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from flow2py.check import codes  # noqa: F401  (registers E1xx-E5xx)
+from flow2py.check import habit_fixes
 from flow2py.check.body_state import BodyState
 from flow2py.check.checkpoints import refine_checkpoint_sites
 from flow2py.check.annotations import has_ann
@@ -202,8 +202,8 @@ def _check(mods: Modules, problems: Problems) -> CheckResult:
     _data_requirements(decls, st, problems)
     _unused(decls, modules, problems)
     _entry(decls, entry_key, problems)
-    _keyword_args(decls, modules, prog, problems)
     _explained_by_syntax_errors(mods, problems)
+    habit_fixes.refine(modules, prog, problems)
     if problems:
         return CheckResult(None, problems.sorted(), mods.sources, partial=prog)
     unit = decls.unit()
@@ -220,68 +220,6 @@ def _check(mods: Modules, problems: Problems) -> CheckResult:
     prog.identity = program_identity(STD_VERSION, {m.key: m.ast for m in modules}, mods.commits)
     prog.commits = dict(mods.commits)
     return CheckResult(prog, [], mods.sources)
-
-
-def _keyword_args(decls: Declarations, modules, prog: CheckedProgram, problems: Problems) -> None:
-    """Python's keyword arguments (E012, read by the parser with the names dropped): the parser
-    does not know the callee, so its fix is to review; once the call is resolved, names that are
-    the callee's parameters make the fix one with no choice, safe: dropping them when they are
-    at their positions (`complete(model=m, prompt=p)`), else the values in the parameters' order
-    (`agent(budget=3, goal=g)` is `agent(g, 3)`), and the arguments' mismatches, checked in the
-    order written, are not reported."""
-    by_file = {m.display: m for m in modules}
-    drop = []
-    for i, d in enumerate(problems.items):
-        m = by_file.get(d.span.file)
-        if d.code != "E012" or getattr(d.data, "kind", None) != "keyword-args" or m is None:
-            continue
-        if not d.fixes or d.fixes[0].safe:
-            continue
-        fix = _by_position(decls, prog, m.ast, d)
-        if fix is not None:
-            problems.items[i] = dataclasses.replace(d, fixes=(fix,))
-            if fix.edits[0].text:  # reordered: what was checked was the order written
-                a, b = fix.edits[0].span.start, fix.edits[0].span.end
-                drop += [
-                    x for x in problems.items if x.code == "E201" and a <= x.span.start and x.span.end <= b
-                ]
-    if drop:
-        problems.items[:] = [x for x in problems.items if x not in drop]
-
-
-def _by_position(decls: Declarations, prog: CheckedProgram, module, d: Diagnostic) -> Fix | None:
-    """The safe fix of keyword arguments `d` reports, when they name the callee's parameters."""
-    edits, src = d.fixes[0].edits, module.source or ""
-    call = None
-    for n in ast.walk(module):
-        if type(n) is ast.Call and n.span.start <= d.span.start and d.span.end <= n.span.end:
-            call = n  # depth first: the innermost call holding them comes last
-    ref = prog.refs.get(call.callee.id) if call is not None else None
-    fn = decls.fn_decls.get(ref.decl) if type(ref) is FnRef else None
-    if fn is None or fn.node is None or len(call.args) != len(fn.node.params):
-        return None
-    starts = [a.span.start for a in call.args]
-    named = {}  # argument index -> the name written before it
-    for e in edits:
-        if e.span.end not in starts:
-            return None
-        named[starts.index(e.span.end)] = src[e.span.start : e.span.end].split("=")[0].strip()
-    params = [p.name for p in fn.node.params]
-    order = {}  # parameter index -> argument index
-    for j in range(len(call.args)):
-        p = j if j not in named else params.index(named[j]) if named[j] in params else -1
-        if p < 0 or p in order:
-            return None
-        order[p] = j
-    if all(p == j for p, j in order.items()):
-        return dataclasses.replace(d.fixes[0], safe=True)
-    a, b = min(edits[0].span.start, starts[0]), call.args[-1].span.end
-    values = [call.args[order[p]].span for p in range(len(params))]
-    text = ", ".join(src[v.start : v.end] for v in values)
-    line, col = src.count("\n", 0, a) + 1, a - (src.rfind("\n", 0, a) + 1) + 1
-    last = call.args[-1].span
-    at = ast.Span(d.span.file, line, col, last.end_line, last.end_column, a, b)
-    return Fix("pass the values by position, in the order of the parameters", (Edit(at, text),), True)
 
 
 def _explained_by_syntax_errors(mods: Modules, problems: Problems) -> None:

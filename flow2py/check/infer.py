@@ -21,7 +21,15 @@ patterns are patterns.py. The records the walk keeps are in infer_ctx.py.
 
 from __future__ import annotations
 
-from flow2py.check import codes, infer_calls, infer_control, infer_data, infer_names
+from flow2py.check import (
+    codes,
+    infer_calls,
+    infer_control,
+    infer_data,
+    infer_names,
+    missing_try,
+    unused_meant,
+)
 from flow2py.check.body_state import BodyState, bind, expr, new_state
 from flow2py.check.declare import Declarations, ModEnv
 from flow2py.check.infer_ctx import FnCtx, TailRoot, Why
@@ -66,6 +74,8 @@ def check_fn(st: BodyState, env: ModEnv, fn: FnInfo) -> None:
     st.lets = []
     st.binders = []
     st.tail_roots = []
+    st.try_lets = {}
+    st.deferred = []
     node = fn.node
     st.types.setdefault(node.id, TFun(tuple(t for _, t in fn.params), fn.result, fn.effect))
     for p, (_, t) in zip(node.params, fn.params):
@@ -83,6 +93,8 @@ def check_fn(st: BodyState, env: ModEnv, fn: FnInfo) -> None:
         seen.add(p.name)
         bind(st, p.name, t, p, p.name_span if p.name_span.line else p.span)
     expr(st, node.body, fn.result, Why(f"the result type of `{fn.name}`", result_span))
+    missing_try.settle(st)
+    unused_meant.settle(st)
     st.tail_roots.append(TailRoot(node.body, True))
     st.effects[node.id] = fn.effect
     if ctx.effect == TOOL and fn.effect != TOOL:

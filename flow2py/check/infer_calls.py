@@ -9,9 +9,19 @@ from __future__ import annotations
 
 import re
 
-from flow2py.check import codes
+from flow2py.check import codes, missing_try, unused_meant
 from flow2py.check import suggest as sg
-from flow2py.check.body_state import BodyState, add_effect, expect, expr, lookup, mark_used, same_type, show
+from flow2py.check.body_state import (
+    BodyState,
+    add_effect,
+    expect,
+    expr,
+    found_notes,
+    lookup,
+    mark_used,
+    same_type,
+    show,
+)
 from flow2py.check.declare import ordinal
 from flow2py.check.infer_ctx import QUALIFIED_ERROR, CtorHit, FnHit, LazyWhy, Why
 from flow2py.check.modgraph import STD_VERSION
@@ -103,7 +113,7 @@ def call(st: BodyState, e: ast.Call, expected):
         habit = habit_call(st, e) or _record_called(st, e)
         if habit is not None:
             return habit
-        hit = resolve_value(st, callee.name, expected, callee.span)
+        hit = resolve_value(st, callee.name, expected, callee.span, called=True)
         if hit is None:
             return _args_poison(st, e)
     elif isinstance(callee, ast.FieldAccess):
@@ -172,7 +182,7 @@ def _record_field_fn(st: BodyState, tt, name: str) -> bool:
     return False
 
 
-def _method(st: BodyState, callee: ast.FieldAccess, tt, call: ast.Call) -> FnInfo | None:
+def _method(st: BodyState, callee: ast.FieldAccess, tt, e: ast.Call) -> FnInfo | None:
     """`x.f(...)`: the `f` of the home module of x's type; when that module declares no `f`
     (or x's type has no home module: tuples, functions), the generic std function `f` whose
     first parameter is a type parameter (std/data.flow: `to_text`, `compare`, ...), the same
@@ -200,10 +210,14 @@ def _method(st: BodyState, callee: ast.FieldAccess, tt, call: ast.Call) -> FnInf
         return fn
     sugg = method_suggestion(st, callee.name, menv, home)
     at = callee.name_span if callee.name_span.line else None
+    fixes = sugg.fixes(at) if at else []
+    other = None if sugg else _other_home(st, e, tt)
+    if other is not None:
+        sugg, fixes = other
     st.problems.report(
         codes.UnknownMethod(callee.span, callee.name, show(st, tt), home or None, meant=sugg.said()),
         related=sugg.related(),
-        fixes=_try_instead(st, callee, tt, call) + (sugg.fixes(at) if at else []),
+        fixes=_try_instead(st, callee, tt, e) + fixes,
     )
     return None
 
@@ -235,6 +249,7 @@ def _args_poison(st: BodyState, e: ast.Call):
             st.types[a.id] = st.dispatch[ast.Lambda](st, a, unknown)
         else:
             expr(st, a)
+            missing_try.unchecked(st, a)
     st.types[e.callee.id] = st.types.get(e.callee.id, TError())
     return TError()
 
@@ -264,10 +279,14 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver, expected=None):
     given = len(args) + offset
     if given != len(params):
         found = [expr(st, a) for a in args]
-        st.problems.report(
-            codes.WrongArity(e.span, "arguments", label, len(params) - offset, len(args)),
-            related=[Related(f"`{fn.name}` is declared here", fn.node.span)],
-            fixes=_as_one_list(st, args, found, params[offset:]),
+        unused_meant.defer(
+            st,
+            len(params) - given,
+            lambda meant: st.problems.report(
+                codes.WrongArity(e.span, "arguments", label, len(params) - offset, len(args)),
+                related=[Related(f"`{fn.name}` is declared here", fn.node.span), *unused_meant.notes(meant)],
+                fixes=_as_one_list(st, args, found, params[offset:]),
+            ),
         )
         return result
     eff = fn.effect
@@ -449,20 +468,56 @@ def _receiver_swap_fix(st: BodyState, e: ast.Call, fn: FnInfo, vals: list, j: in
     src = st.env.lm.ast.source or ""
     if e.span.end <= e.span.start or any(v.span.end <= v.span.start for v in vals):
         return []
-    aliases = st.env.lm.aliases
-    alias = next((a for a, k in aliases.items() if k == fn.module), None)
-    edits = []
-    if alias is None:
-        alias = fn.module.rsplit("/", 1)[-1]
-        site = sg.use_site(st.env.lm.ast)
-        if not fn.module.startswith(STD_VERSION + "/") or alias in aliases or site is None:
-            return []
-        edits.append(site.edit(fn.module))
+    qual = _qualifier(st, fn)
+    if qual is None:
+        return []
+    alias, edits = qual
     texts = [src[v.span.start : v.span.end] for v in vals]
     texts[0], texts[j] = texts[j], texts[0]
     call = f"{alias}.{fn.name}({', '.join(texts)})"
-    edits.insert(0, Edit(e.span, call))
-    return [Fix(f"write `{call}`", tuple(edits), fn.lang == "text.join")]
+    return [Fix(f"write `{call}`", (Edit(e.span, call), *edits), fn.lang == "text.join")]
+
+
+def _qualifier(st: BodyState, fn: FnInfo) -> tuple[str, list] | None:
+    """The alias `fn` is called by from this module, and the edits adding its `use` when it is
+    std's and not imported (None: another module not imported, or its alias taken)."""
+    aliases = st.env.lm.aliases
+    alias = next((a for a, k in aliases.items() if k == fn.module), None)
+    if alias is not None:
+        return alias, []
+    alias = fn.module.rsplit("/", 1)[-1]
+    site = sg.use_site(st.env.lm.ast)
+    if not fn.module.startswith(STD_VERSION + "/") or alias in aliases or site is None:
+        return None
+    return alias, [site.edit(fn.module)]
+
+
+def _other_home(st: BodyState, e: ast.Call, tt) -> tuple[sg.Suggestion, list] | None:
+    """`lines.join("\\n")` of a List<Text>: no `join` in std@v1/list, but `text.join` takes a
+    List<Text> first (JavaScript's and Python's method is Flow's function of another module).
+    When exactly one module the program can call (an import, or a std module) declares a `pub`
+    function of the name whose first parameter takes x's type and whose arity fits, the call is
+    that function's, x first: a safe fix (the module's `use` added when it is std's)."""
+    callee = e.callee
+    hits = []
+    for key, menv in st.d.envs.items():
+        fn = menv.cm.fns.get(callee.name)
+        if fn is None or not fn.pub or key == st.env.key or len(fn.params) != len(e.args) + 1:
+            continue
+        first = resolve(subst(fn.params[0][1], {(fn.decl, p): TVar() for p in fn.type_params}))
+        if type(first) is TCon and type(tt) is TCon and first.decl == tt.decl and unify(first, tt):
+            hits.append(fn)
+    qual = _qualifier(st, hits[0]) if len(hits) == 1 else None
+    src = st.env.lm.ast.source or ""
+    parts = [callee.target, *e.args]
+    if qual is None or any(p.span.end <= p.span.start for p in parts) or e.span.end <= e.span.start:
+        return None
+    (fn,), (alias, edits) = hits, qual
+    st.env.used_aliases.add(alias)
+    call = f"{alias}.{fn.name}({', '.join(src[p.span.start : p.span.end] for p in parts)})"
+    note = f"it is `{alias}.{fn.name}`, of another module, which takes the `{show(st, tt)}` first"
+    cand = sg.Candidate(f"{alias}.{fn.name}", sg.METHOD, sg._decl_span(fn.node), note=note)
+    return sg.Suggestion(callee.name, (cand,)), [Fix(f"write `{call}`", (Edit(e.span, call), *edits), True)]
 
 
 def _fn_label(st: BodyState, callee, fn: FnInfo) -> str:
@@ -539,12 +594,17 @@ def _call_ctor(st: BodyState, e: ast.Call, info: TypeInfo, c: CtorInfo, expected
         return tcon if ok else TError()
     if len(c.params) != len(e.args):
         decl = ctor_decl(info, c.name)
-        st.problems.report(
-            codes.WrongArity(e.span, "values", c.name, len(c.params), len(e.args)),
-            related=[Related(f"`{c.name}` is declared here", decl.span)] if decl is not None else [],
-        )
         for a in e.args:
             expr(st, a)
+        related = [Related(f"`{c.name}` is declared here", decl.span)] if decl is not None else []
+        unused_meant.defer(
+            st,
+            len(c.params) - len(e.args),
+            lambda meant: st.problems.report(
+                codes.WrongArity(e.span, "values", c.name, len(c.params), len(e.args)),
+                related=related + unused_meant.notes(meant),
+            ),
+        )
         return tcon if ok else TError()
     starts = []
     for i, (a, p) in enumerate(zip(e.args, c.params)):
@@ -625,10 +685,13 @@ def binary(st: BodyState, e: ast.Binary, expected):
     if targs:
         st.type_args[e.id] = targs
     expect(st, lt, params[0], e.left, Why(f"the left operand of `{e.op}`"))
+    # where the left operand's type is declared (a field, a function's result): the other place
+    left = found_notes(st, e.left)[:1]
+    at, note = (left[0].span, left[0].message) if left else (None, None)
     if _ground(lt):  # its text cannot change before a mismatch shows it
-        why1 = LazyWhy(_right_why, (st, e.op, lt))
+        why1 = LazyWhy(_right_why, (st, e.op, lt), at, note)
     else:
-        why1 = Why(_right_why(st, e.op, lt))
+        why1 = Why(_right_why(st, e.op, lt), at, note)
     mark = len(st.problems.items)
     if rt is None:
         expr(st, e.right, params[1], why1)

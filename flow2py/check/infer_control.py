@@ -6,7 +6,7 @@ type; exhaustiveness is settled later, post.py). Constructs: `try_expr`, `lambda
 
 from __future__ import annotations
 
-from flow2py.check import codes
+from flow2py.check import codes, missing_try
 from flow2py.check.body_state import (
     BodyState,
     add_effect,
@@ -206,7 +206,9 @@ def block(st: BodyState, e: ast.Block, expected):
     for i, s in enumerate(e.stmts):
         last = i == n - 1
         if isinstance(s, ast.ExprStmt):
-            if last:
+            if last and _dropped_value(st, s.expr, expected, outer):
+                result = expected
+            elif last:
                 result = expr(
                     st,
                     s.expr,
@@ -238,6 +240,26 @@ def block(st: BodyState, e: ast.Block, expected):
     if n == 0 and expected is not None:
         return _empty_block(st, e, expected)
     return result
+
+
+def _dropped_value(st: BodyState, e, expected, outer) -> bool:
+    """A call whose value is not Unit as the last expression of a block whose value must be
+    Unit (`xs.each(flow(m) = { send(m) })`, a Tool's Result left over): the value is what to
+    drop, as for a statement (E403), with the safe fix `let _ = ` before it (the block then ends
+    with a `let`, so its value is Unit). Whether it was reported (or fits)."""
+    if expected is None or type(e) is not ast.Call or not e.span.line or e.span.end <= e.span.start:
+        return False
+    x = resolve(expected)
+    if type(x) is not TCon or not st.d.is_lang(x, "Unit"):
+        return False
+    t = resolve(expr(st, e))
+    if type(t) in (TError, TNever) or unify(t, x):
+        return True
+    sp = e.span
+    at = ast.Span(sp.file, sp.line, sp.column, sp.line, sp.column, sp.start, sp.start)
+    fix = Fix("discard the value with `let _ = `", (Edit(at, "let _ = "),), True)
+    mismatch(st, t, expected, sp, _placed(outer, "the value of this block"), fixes=[fix])
+    return True
 
 
 def _empty_block(st: BodyState, e: ast.Block, expected):
@@ -314,9 +336,11 @@ def _let(st: BodyState, s: ast.Let) -> None:
         expr(st, s.value, at, Why("the annotation of this `let`", s.type.span))
         pure_slot(st, s.value, at)
         t = at
+        bind_pattern(st, s.pattern, t)
     else:
         t = expr(st, s.value)
-    bind_pattern(st, s.pattern, t)
+        bind_pattern(st, s.pattern, t)
+        missing_try.note_let(st, s, t)
     st.lets.append(LetSite(s.pattern, t))
 
 

@@ -79,6 +79,7 @@ class Binding:
     span: ast.Span
     node: object
     used: bool = False
+    uses: int = 0  # how many times it is read
     silent: bool = False  # never reported unused (or-pattern alternatives)
 
 
@@ -134,18 +135,20 @@ class TailRoot:
 class Why:
     text: str
     span: ast.Span | None = None
+    note: str | None = None  # the note's words at `span`, when not `text` (a declaration's)
 
 
 class LazyWhy:
     """A `Why` whose text is only put together when a mismatch reports it (most never are):
     `make(*args)` gives the text. Only for texts built from values that cannot change meanwhile."""
 
-    __slots__ = ("args", "make", "span")
+    __slots__ = ("args", "make", "note", "span")
 
-    def __init__(self, make, args: tuple, span: ast.Span | None = None) -> None:
+    def __init__(self, make, args: tuple, span: ast.Span | None = None, note: str | None = None) -> None:
         self.make = make
         self.args = args
         self.span = span
+        self.note = note
 
     @property
     def text(self) -> str:

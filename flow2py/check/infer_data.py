@@ -6,7 +6,7 @@ expected type when there is one. Constructs: `record`, `list_literal`, `dict_lit
 
 from __future__ import annotations
 
-from flow2py.check import codes
+from flow2py.check import codes, unused_meant
 from flow2py.check.body_state import BodyState, expr, lookup, mark_used, mismatch, use_local
 from flow2py.check import suggest as sg
 from flow2py.check.declare import field_span, ordinal
@@ -57,10 +57,15 @@ def record(st: BodyState, e: ast.RecordLiteral, expected):
     if e.base is None:
         missing = [n for n, _, _ in declared if n not in given]
         if missing:
-            st.problems.report(
-                codes.MissingField(e.span, tuple(missing), name),
-                related=_declared_fields(target, missing),
-                fixes=_in_scope_fix(st, e, missing),
+            related, fixes = _declared_fields(target, missing), _in_scope_fix(st, e, missing)
+            unused_meant.defer(
+                st,
+                0 if fixes else len(missing),
+                lambda meant: st.problems.report(
+                    codes.MissingField(e.span, tuple(missing), name),
+                    related=related + unused_meant.notes(meant),
+                    fixes=fixes,
+                ),
             )
     return tcon if ok else TError()
 

@@ -7,7 +7,7 @@ rest is shared with the other parts of the walk."""
 from __future__ import annotations
 
 from flow2py.check.body_state import BodyState, expr, lookup, mark_used, same_type, show, use_local
-from flow2py.check import codes
+from flow2py.check import codes, missing_try, unused_meant
 from flow2py.check import suggest as sg
 from flow2py.check.annotations import name_span
 from flow2py.check.declare import field_span
@@ -47,9 +47,10 @@ def name(st: BodyState, e: ast.Name, expected):
     return value_of(st, e, hit)
 
 
-def resolve_value(st: BodyState, name: str, expected, span):
+def resolve_value(st: BodyState, name: str, expected, span, called: bool = False):
     """A top-level name: a constructor of the expected type, a function or constructor of
-    this module, a prelude constructor. Returns a FnHit, a CtorHit or None (reported)."""
+    this module, a prelude constructor. Returns a FnHit, a CtorHit or None (reported).
+    `called`: the name is a call's callee (never what an unused local meant)."""
     env = st.env
     exp = resolve(expected) if expected is not None else None
     if type(exp) is TCon and name[:1].isupper():
@@ -64,7 +65,7 @@ def resolve_value(st: BodyState, name: str, expected, span):
     hit = env.ctors.get(name) or st.d.prelude_ctors.get(name)
     if hit is not None:
         return CtorHit(hit[0], hit[1])
-    _unknown_name(st, name, span, exp)
+    _unknown_name(st, name, span, exp, called=called)
     return None
 
 
@@ -108,7 +109,7 @@ def habit_call(st: BodyState, e: ast.Call):
                 text = f"({text})"
             written = f"{text}.{fns[0].name}()"
         fixes = [Fix(f"write `{written}`", (Edit(e.span, written),), True)]
-    _unknown_name(st, name, callee.span, None, fixes=fixes)
+    _unknown_name(st, name, callee.span, None, fixes=fixes, called=True)
     res = resolve(fns[0].result) if len(fns) == 1 else None
     return res if type(res) is TCon and not res.args else TError()
 
@@ -157,7 +158,7 @@ def math_call(st: BodyState, e: ast.Call):
     return res if type(res) is TCon and not res.args else TError()
 
 
-def _unknown_name(st: BodyState, name: str, span, exp=None, fixes=None) -> None:
+def _unknown_name(st: BodyState, name: str, span, exp=None, fixes=None, called: bool = False) -> None:
     env = st.env
     if name in env.lm.aliases:
         st.problems.report(codes.UnknownName(span, name, "module-value"))
@@ -167,10 +168,34 @@ def _unknown_name(st: BodyState, name: str, span, exp=None, fixes=None) -> None:
     sugg = sg.suggest(name, cands, sg.CTOR if name[:1].isupper() else sg.VALUE)
     sugg = sg.Suggestion(name, tuple(_fitted(st, c, exp) for c in sugg.cands), sugg.note)
     sg.count_as_used(st.d, env, sugg, st.fn.decl)
+    if not sugg and not fixes and not called and name[:1].islower():
+        unused_meant.defer(st, 1, lambda meant: _unknown_local(st, name, span, meant))
+        return
     st.problems.report(
         codes.UnknownName(span, name, "name", suggestion=sugg.said()),
         related=sugg.related(),
         fixes=sugg.fixes(span, sg.use_site(env.lm.ast)) if not fixes else fixes,
+    )
+
+
+def _unknown_local(st: BodyState, name: str, span, meant) -> None:
+    """E101 of a name with nothing close, once the function is walked: a local in scope there
+    that is never used is what it most likely meant (unused_meant.py), to review (either name
+    may be the one to change)."""
+    if not meant:
+        st.problems.report(codes.UnknownName(span, name, "name", suggestion=sg.Suggestion(name)))
+        return
+    (b,) = meant
+    c = sg.Candidate(b.name, sg.VALUE, note=f"did you mean `{b.name}`? It is bound and never used")
+    fixes = (
+        [Fix(f"replace `{name}` with `{b.name}`", (Edit(span, b.name),), False)]
+        if span.end > span.start
+        else []
+    )
+    st.problems.report(
+        codes.UnknownName(span, name, "name", suggestion=sg.Suggestion(name, (c,))),
+        related=unused_meant.notes(meant),
+        fixes=fixes,
     )
 
 
@@ -471,6 +496,9 @@ def read_field(st: BodyState, e: ast.FieldAccess, tt, expected=None):
         st.problems.report(codes.CannotInfer(e.target.span, "field", e.name))
         return TError()
     if type(tt) is TCon:
+        ok = missing_try.field_through(st, e, tt, lambda: read_field(st, e, tt))
+        if ok is not None:
+            return read_field(st, e, ok)
         info = st.d.type_decls.get(tt.decl)
         if info is not None and info.kind == "record":
             for f in info.fields:

@@ -165,8 +165,24 @@ def _swapped(d: codes.CheckData) -> str | None:
     return None
 
 
+def _let_uses(d: codes.CheckData) -> str | None:
+    """E201 of a `let` whose every use wants another type (check/missing_try.py)."""
+    match d:
+        case codes.TypeMismatch(place="int-division", name=name):
+            return (
+                f"`{name}` is an `Int`: `/` of two Ints is an Int (the fraction dropped), and its uses "
+                "want a `Decimal`: divide Decimals (`decimal.from_int(a) / decimal.from_int(b)`)"
+            )
+        case codes.TypeMismatch(place="missing-try", name=name, expected=exp, found=found):
+            return (
+                f"`{name}` is a `{found}`, but its uses want the `{exp}` in it: "
+                "`?` after the value takes it out (an `Err` returns from the function)"
+            )
+    return None
+
+
 def _types(d: codes.CheckData) -> str | None:
-    said = _swapped(d)
+    said = _swapped(d) or _let_uses(d)
     if said is not None:
         return said
     match d:

@@ -34,13 +34,13 @@ import sys
 from dataclasses import dataclass, field, fields, replace
 
 from flow2py.check.declare import Declarations
+from flow2py.check import habit_fixes
 from flow2py.check.driver import (
     CheckResult,
     Modules,
     _annotation_args,
     _data_requirements,
     _entry,
-    _keyword_args,
     _unused,
     check_modules,
     collection_paused,
@@ -439,7 +439,7 @@ class Document:
         _data_requirements(decls, st, problems)
         _unused(decls, modules, problems)
         _entry(decls, entry_key, problems)
-        _keyword_args(decls, modules, prog, problems)
+        habit_fixes.refine(modules, prog, problems)
         out.program = prog
         diags = _mapped(problems.items, out)
         out.result = CheckResult(

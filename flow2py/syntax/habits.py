@@ -594,9 +594,69 @@ def _f_string(seg, i, expected, path):
         fix = _safe("remove the `f`", _replace(path, prev, tok, text))
         return Habit(_diag(_span(path, prev, tok), fix, "f-string-plain", prev.value, text), new)
     fix = _unsafe("join the parts with `++`", _replace(path, prev, tok, _joined(body, "{", "}")))
+    diag = _diag(_span(path, prev, tok), fix, "f-string", prev.value)
+    if "{{" not in body and "}}" not in body and "\\" not in body:
+        # the parts checked as the fix writes them (check/habit_fixes.py settles the fix)
+        joined = joined_tokens(body, tok.start_pos + 1, tok, "{", "}")
+        if joined is not None:
+            return Habit(diag, seg[: i - 1] + joined + seg[i + 1 :])
     named = [_like("LOWER", n, tok) for p in parts for n in _NAME.findall(p)]
     new = seg[: i - 1] + [hole(prev, tok)] + seg[i + 1 :]
-    return Habit(_diag(_span(path, prev, tok), fix, "f-string", prev.value), new, region=[prev, *named, tok])
+    return Habit(diag, new, region=[prev, *named, tok])
+
+
+_PART = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*(?:\(\))?)*)\s*$")
+_PART_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\.|\(|\)")
+
+
+def joined_tokens(
+    body: str, base: int, at: Tok, open_: str, close: str, quote=lambda s: s
+) -> list[Tok] | None:
+    """The tokens of `_joined(body, ...)` (`"a" ++ x ++ "b"`), each part's at its own place in
+    the source (`body` starts at offset `base`, on `at`'s line), so that the checker sees the
+    joined text as the fix writes it: a part that is not Text is then reported at the part.
+    Only parts that are a name, fields and calls without arguments (`n`, `o.total`,
+    `xs.length()`); None for any other."""
+    toks: list[Tok] = []
+
+    def tok(kind: str, value: str, a: int, b: int) -> Tok:
+        col = at.column + (a - at.start_pos)
+        return Tok(kind, value, a, at.line, col, at.line, col + (b - a), b)
+
+    def piece(t: Tok) -> None:
+        if toks:
+            toks.append(tok("PLUSPLUS", "++", t.start_pos, t.start_pos))
+        toks.append(t)
+
+    k, lit_at = 0, 0
+    while k <= len(body):
+        start = body.find(open_, k)
+        stop = len(body) if start < 0 else start
+        if stop > lit_at:
+            piece(tok("TEXT", '"' + quote(body[lit_at:stop]) + '"', base + lit_at, base + stop))
+        if start < 0:
+            break
+        end = body.find(close, start + len(open_))
+        inner = body[start + len(open_) : end] if end >= 0 else ""
+        m = _PART.match(inner)
+        if end < 0 or m is None:
+            return None
+        off = base + start + len(open_)
+        parts = [(x.group(), off + x.start()) for x in _PART_TOKEN.finditer(inner) if x.group().strip()]
+        kinds = {".": "DOT", "(": "LPAR", ")": "RPAR"}
+        first = True
+        for text, o in parts:
+            kind = kinds.get(text) or ("UPPER" if text[0].isupper() else "LOWER")
+            t = tok(kind, text, o, o + len(text))
+            if first:
+                piece(t)
+                first = False
+            else:
+                toks.append(t)
+        k = lit_at = end + len(close)
+    if not toks:
+        toks.append(tok("TEXT", '""', base, base))
+    return toks
 
 
 def _joined(body: str, open_: str, close: str) -> str:

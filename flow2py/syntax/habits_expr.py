@@ -159,8 +159,11 @@ def _index(seg, i, expected, path):
     if prev.end_pos != tok.start_pos or "LSQB" in expected:
         return None
     close = _matching(seg, i)
-    # `xs[1:3]`, `d[a, b]` (a slice, a tuple key) have no one answer
-    if close is None or close == i + 1 or _depth0(seg, i + 1, {"COMMA", "COLON", "RSQB"}) != close:
+    # `d[a, b]` (a tuple key) has no one answer; `xs[1:3]` is a slice (below)
+    if close is None or close == i + 1:
+        return None
+    sliced = _depth0(seg, i + 1, {"COMMA", "COLON", "RSQB"}) != close
+    if sliced and seg[_depth0(seg, i + 1, {"COMMA", "COLON", "RSQB"})].type != "COLON":
         return None
     if "PLUS" not in expected:
         if prev.type != "UPPER" or "LESSTHAN" not in expected:
@@ -188,6 +191,8 @@ def _index(seg, i, expected, path):
             start -= 1
             continue
         break
+    if sliced:
+        return _slice(seg, i, start, close, path)
     recv, key = _text(seg[start:i]), _text(seg[i + 1 : close])
     flow = f"{recv}.get({key})"
     fix = _unsafe(
@@ -199,6 +204,132 @@ def _index(seg, i, expected, path):
     new = seg[:start] + [hole(seg[start], seg[close])] + seg[close + 1 :]
     diag = _diag(_span(path, tok, seg[close]), fix, "index", f"{recv}[{key}]", flow)
     return Habit(diag, new, region=seg[start : close + 1])
+
+
+def _slice(seg, i, start, close, path):
+    """`words[n:]`, `xs[a:b]`, `t[:3]` (Python's slice): Flow's `.slice(start, end)` (list, text
+    and bytes alike, both clamped as Python clamps). `xs[a:]` is `xs.slice(a, xs.length())`, so
+    the value is written twice: safe when it is names and fields (reading it twice is reading
+    it once) and no bound is negative (Python counts those from the end, Flow's slice does not)."""
+    colon = _depth0(seg, i + 1, {"COLON"})
+    if colon is None or colon > close or _depth0(seg, colon + 1, {"COLON", "COMMA"}) not in (None, close):
+        return None
+    if _depth0(seg, colon + 1, {"COLON", "COMMA", "RSQB"}) != close:
+        return None
+    recv, lo, hi = seg[start:i], seg[i + 1 : colon], seg[colon + 1 : close]
+    at = seg[close]
+    length_toks = [*recv, _like("DOT", ".", at), _like("LOWER", "length", at), _like("LPAR", "(", at)]
+    length_toks.append(_like("RPAR", ")", at))
+
+    def bound_toks(b, default):
+        if b and b[0].type == "MINUS":
+            return [*length_toks, *b]
+        return b or default
+
+    begin = bound_toks(lo, [_like("INT", "0", seg[colon])])
+    end = bound_toks(hi, length_toks)
+    length = _text(recv) + ".length()"
+
+    def bound(b, default):
+        if b and b[0].type == "MINUS":  # counted from the end
+            return f"{length} - {_text(b[1:])}"
+        return _text(b) if b else default
+
+    written = f"{_text(recv)}.slice({bound(lo, '0')}, {bound(hi, length)})"
+    plain = all(t.type in ("LOWER", "DOT") for t in recv)
+    # `-n` of a negative n is not counted from the end in Python: only a literal is sure
+    negative = any(b and b[0].type == "MINUS" and [t.type for t in b] != ["MINUS", "INT"] for b in (lo, hi))
+    fix = (_safe if plain and not negative else _unsafe)(
+        f"write `{written}`", _replace(path, seg[start], seg[close], written)
+    )
+    toks = [
+        *recv,
+        _like("DOT", ".", seg[i]),
+        _like("LOWER", "slice", seg[i]),
+        _like("LPAR", "(", seg[i]),
+        *begin,
+        _like("COMMA", ",", seg[colon]),
+        *end,
+        _like("RPAR", ")", seg[close]),
+    ]
+    habit = f"{_text(recv)}[{_text(lo)}:{_text(hi)}]"
+    diag = _diag(_span(path, seg[i], seg[close]), fix, "slice", habit, written)
+    return Habit(diag, seg[:start] + toks + seg[close + 1 :])
+
+
+# Where `a in b` (Python's membership) may begin and end, at its depth.
+_IN_BEFORE = frozenset(
+    {"LPAR", "LSQB", "LBRACE", "COMMA", "_SEP", "EQUAL", "RETURN", "FATARROW", "COLON", "ANDAND", "OROR"}
+    | {"BANG", "IF", "GUARD"}
+)
+_IN_AFTER = frozenset({"_SEP", "COMMA", "RPAR", "RSQB", "RBRACE", "ANDAND", "OROR", "LBRACE", "ELSE"})
+_CHAIN = frozenset({"LOWER", "UPPER", "INT", "DECIMAL", "TEXT", "TRUE", "FALSE"})
+
+
+def _chain_back(seg, k):
+    """The start of the postfix chain (`a.b(c).d`, a literal, a bracketed group) ending at
+    `seg[k]`, or None."""
+    j = k
+    while True:
+        if seg[j].type in CLOSERS:
+            o = _opening(seg, j)
+            if o is None:
+                return None
+            j = o
+        elif seg[j].type not in _CHAIN:
+            return None
+        prev = _at(seg, j - 1)
+        if prev is not None and prev.type == "DOT" and j >= 2:
+            j -= 2
+        elif prev is not None and seg[j].type in OPENERS and prev.type in ("LOWER", "UPPER", "RPAR", "RSQB"):
+            j -= 1
+        else:
+            return j
+
+
+def _chain_forward(seg, k):
+    """The last token of the postfix chain starting at `seg[k]`, or None."""
+    if _at(seg, k) is None or (seg[k].type not in _CHAIN and seg[k].type not in ("LPAR", "LSQB")):
+        return None
+    j = _matching(seg, k) if seg[k].type in OPENERS else k
+    while j is not None:
+        nxt = _at(seg, j + 1)
+        if nxt is not None and nxt.type == "DOT" and _is(_at(seg, j + 2), "LOWER"):
+            j += 2
+        elif nxt is not None and nxt.type == "LPAR" and nxt.start_pos == seg[j].end_pos:
+            j = _matching(seg, j + 1)
+        elif nxt is not None and nxt.type == "QMARK":
+            j += 1
+        else:
+            return j
+    return None
+
+
+def _membership(seg, i, expected, path):
+    """`x in xs` (Python's membership): Flow asks the collection, `xs.contains(x)` (list, set,
+    dict keys and text alike); one answer, safe."""
+    tok = seg[i]
+    if not _is(tok, "LOWER", "in") or i == 0:
+        return None
+    a = _chain_back(seg, i - 1)
+    z = _chain_forward(seg, i + 1)
+    if a is None or z is None or (a > 0 and seg[a - 1].type not in _IN_BEFORE):
+        return None
+    if _at(seg, z + 1) is not None and seg[z + 1].type not in _IN_AFTER:
+        return None
+    item, coll = seg[a:i], seg[i + 1 : z + 1]
+    written = f"{_text(coll)}.contains({_text(item)})"
+    fix = _safe(f"write `{written}`", _replace(path, seg[a], seg[z], written))
+    toks = [
+        *coll,
+        _like("DOT", ".", tok),
+        _like("LOWER", "contains", tok),
+        _like("LPAR", "(", tok),
+        *item,
+        _like("RPAR", ")", tok),
+    ]
+    diag = _diag(_span(path, seg[a], seg[z]), fix, "membership", _text(seg[a : z + 1]), written)
+    return Habit(diag, seg[:a] + toks + seg[z + 1 :])
 
 
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
@@ -580,6 +711,7 @@ EXPRESSION_RULES = (
     _ternary,
     _chained_comparison,
     _index,
+    _membership,
     _increment,
     _spread,
     _keyword_args,

@@ -17,6 +17,7 @@ from flow2py.diagnostics import Diagnostic
 from flow2py.syntax.broken import hole
 from flow2py.syntax.engine.scanner import Tok, separator_after
 from flow2py.syntax.habits import (
+    joined_tokens,
     _NAME,
     _at,
     _delete_between,
@@ -80,6 +81,14 @@ def _template(tokens, diags, source, path, p, bad, drop, regions):
         fix = _safe("write it as Text", _replace(path, first, last, text))
         kind = "template-plain"
     else:
+        joined = None
+        if "\\" not in body:
+            # the parts checked as the fix writes them (check/habit_fixes.py settles the fix)
+            joined = joined_tokens(body, p + 1, first, "${", "}", lambda s: s.replace('"', '\\"'))
+        if joined is not None:
+            fix = _unsafe("join the parts with `++`", _replace(path, first, last, joined_template(body)))
+            diags.append(_diag(_span(path, first, last), fix, "template", "`"))
+            return kept[:at] + [*joined, *_separator(joined[-1], ends)] + kept[at:]
         tok = hole(first, last)
         named = [
             _like("LOWER", n, first)

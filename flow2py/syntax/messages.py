@@ -349,6 +349,13 @@ def _foreign_more(d: codes.ForeignSyntax) -> str:
                 f"Flow has no indexing `{habit}`: write `{flow}` (dict.get, list.get), which gives an "
                 "Option, since the key or index may be missing"
             )
+        case "slice":
+            return (
+                f"Flow has no slice `{habit}`: write `{flow}` (list.slice, text.slice: from the start "
+                "up to the end, not including it)"
+            )
+        case "membership":
+            return f"Flow has no `in` operator: ask the collection, `{flow}` (list, set, dict and text alike)"
         case "format":
             return "Flow has no `format!`: join text with " + _JOIN
         case "format-plain":
