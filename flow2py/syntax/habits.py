@@ -490,9 +490,10 @@ def _loop(seg, i, expected, path):
 
 
 def _arrow_lambda(seg, i, expected, path):
-    """`(x) => x + 1`, `x => x + 1` (JavaScript): Flow writes `flow(x) = x + 1`."""
+    """`(x) => x + 1`, `x => x + 1` (JavaScript), `x -> x + 1` outside a match (Java, Kotlin):
+    Flow writes `flow(x) = x + 1`."""
     tok = seg[i]
-    if tok.type != "FATARROW" or i == 0:
+    if tok.type not in ("FATARROW", "ARROW") or i == 0 or (tok.type == "ARROW" and _in_match_arms(seg, i)):
         return None
     prev = seg[i - 1]
     eq = _like("EQUAL", "=", tok)
@@ -505,7 +506,7 @@ def _arrow_lambda(seg, i, expected, path):
             + [_like("FLOW", "flow", prev), _like("LPAR", "(", prev), prev, _like("RPAR", ")", prev), eq]
             + seg[i + 1 :]
         )
-        params, written = prev.value, f"{prev.value} =>"
+        params, written = prev.value, f"{prev.value} {tok.value}"
         fix = _safe(
             f"write `flow({prev.value}) =`",
             _insert_before(path, prev, "flow("),
@@ -530,7 +531,7 @@ def _arrow_lambda(seg, i, expected, path):
             return None
         new = seg[:start] + [_like("FLOW", "flow", seg[start])] + seg[start:i] + [eq] + seg[i + 1 :]
         params = ", ".join(p.strip() for p in _text(seg[start + 1 : i - 1]).split(","))
-        written = f"({params}) =>"
+        written = f"({params}) {tok.value}"
         fix = _safe(
             f"write `flow({params}) =`",
             _insert_before(path, seg[start], "flow"),
@@ -776,7 +777,7 @@ def _type_name(seg, i, expected, path):
 def _arm_arrow(seg, i, expected, path):
     """`A -> 1` in a match arm (Haskell, Kotlin, Java): Flow writes `=>`."""
     tok = seg[i]
-    if tok.type != "ARROW" or "FATARROW" not in expected:
+    if tok.type != "ARROW" or "FATARROW" not in expected or not _in_match_arms(seg, i):
         return None
     new = seg[:i] + [_like("FATARROW", "=>", tok)] + seg[i + 1 :]
     fix = _safe("write `=>`", _replace(path, tok, tok, "=>"))
@@ -795,6 +796,33 @@ def _arm_arrow(seg, i, expected, path):
         start -= 1
     pattern = _text(seg[start:i])
     return Habit(_diag(_span(path, tok), fix, "arm-arrow", f"{pattern} ->", f"{pattern} =>"), new)
+
+
+def _in_match_arms(seg: list[Tok], i: int) -> bool:
+    """Whether `seg[i]` is directly inside the braces of a `match` (`->` there is an arm's; in a
+    call's parentheses, Java's and Kotlin's lambda `x -> x + 1`)."""
+    depth = 0
+    k = i - 1
+    while k >= 0 and not (seg[k].type in OPENERS and depth == 0):
+        depth += seg[k].type in CLOSERS
+        depth -= seg[k].type in OPENERS
+        k -= 1
+    if k < 0 or seg[k].type != "LBRACE":
+        return False
+    depth = 0
+    for j in range(k - 1, -1, -1):
+        t = seg[j].type
+        if t in CLOSERS:
+            depth += 1
+        elif t in OPENERS:
+            if depth == 0:
+                return False
+            depth -= 1
+        elif depth == 0 and t == "MATCH":
+            return True
+        elif depth == 0 and t in ("_SEP", "COMMA", "EQUAL", "FATARROW", "LET"):
+            return False
+    return False
 
 
 def _case_arm(seg, i, expected, path):
@@ -869,7 +897,12 @@ def _python_lambda(seg, i, expected, path):
     new = seg[:k] + [_like("FLOW", "flow", tok), _like("LPAR", "(", tok)] + params
     new += [_like("RPAR", ")", seg[colon]), _like("EQUAL", "=", seg[colon])] + seg[colon + 1 :]
     fix = _safe(f"write `flow({names}) =`", _replace(path, tok, seg[colon], f"flow({names}) ="))
-    return Habit(_diag(_span(path, tok), fix, "lambda", f"lambda {names}:", f"flow({names}) ="), new)
+    return Habit(
+        _diag(
+            _span(path, tok), fix, "lambda", f"lambda {names}:" if names else "lambda:", f"flow({names}) ="
+        ),
+        new,
+    )
 
 
 _RULES = (
