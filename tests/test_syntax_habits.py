@@ -114,6 +114,7 @@ def test_safe_habits_are_the_ones_with_one_equivalent():
         "await_switch_short_declaration",
         "paths_and_await",
         "same_habit_twice_on_a_line",
+        "optional_types",
     }
 
 

@@ -136,7 +136,8 @@ class ForeignSyntax(SyntaxData):
     # "path-type", "top-level-value",
     # "number", "type-name", "arm-arrow", "template", "template-plain", "single-quote",
     # "comment", "text-reference", "reference", "ternary", "chained-comparison", "index",
-    # "format", "format-plain", "vec-macro", "type-args", "assign-new"
+    # "format", "format-plain", "vec-macro", "type-args", "optional-type",
+    # "assign-new"
     kind: str
     habit: str  # what was written, as the answer quotes it: `elif`, `===`, `x =>`, `&mut`, `for`
     flow: str = ""  # what Flow writes instead, as quoted: `else if`, `==`, `flow(x) =`, `Text`

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from flow2py.diagnostics import Edit
+from flow2py.span import Span
 from flow2py.syntax.broken import hole
 from flow2py.syntax.engine.scanner import CLOSERS, OPENERS, Tok
 from flow2py.syntax.habits import (
@@ -167,9 +169,14 @@ def _index(seg, i, expected, path):
         # a type `List[Text]` (Python): Flow writes type arguments in `<...>`
         args = _text(seg[i + 1 : close])
         new = seg[:i] + [_like("LESSTHAN", "<", tok), *seg[i + 1 : close], _like("MORETHAN", ">", seg[close])]
-        fix = _safe(
-            "write `<...>`", _replace(path, tok, tok, "<"), _replace(path, seg[close], seg[close], ">")
-        )
+        close_edit = _replace(path, seg[close], seg[close], ">")
+        if prev.value == "Optional":  # Python's `Optional[Text]` is one habit: `Option<Text>`
+            new[i - 1] = _like("UPPER", "Option", prev)
+            flow = f"Option<{args}>"
+            fix = _safe(f"write `{flow}`", _replace(path, prev, tok, "Option<"), close_edit)
+            diag = _diag(_span(path, prev, seg[close]), fix, "optional-type", f"Optional[{args}]", flow)
+            return Habit(diag, new + seg[close + 1 :])
+        fix = _safe("write `<...>`", _replace(path, tok, tok, "<"), close_edit)
         written, flow = f"{prev.value}[{args}]", f"{prev.value}<{args}>"
         diag = _diag(_span(path, tok, seg[close]), fix, "type-args", written, flow)
         return Habit(diag, new + seg[close + 1 :])
@@ -198,6 +205,59 @@ def _index(seg, i, expected, path):
     new = seg[:start] + [hole(seg[start], seg[close])] + seg[close + 1 :]
     diag = _diag(_span(path, tok, seg[close]), fix, "index", f"{recv}[{key}]", flow)
     return Habit(diag, new, region=seg[start : close + 1])
+
+
+_NONE_WORDS = frozenset({"None", "null", "nil", "undefined"})
+
+
+def _type_start(seg: list[Tok], k: int) -> int | None:
+    """The index where the type ending at `seg[k]` starts (`Text`, `List<Int>`, `geo.Point`)."""
+    j = k
+    if seg[j].type == "MORETHAN":
+        depth = 0
+        while j >= 0:
+            depth += seg[j].type == "MORETHAN"
+            depth -= seg[j].type == "LESSTHAN"
+            if depth == 0:
+                break
+            j -= 1
+        j -= 1
+    if j < 1 or seg[j].type != "UPPER":
+        return None
+    if j >= 3 and seg[j - 1].type == "DOT" and seg[j - 2].type == "LOWER":
+        j -= 2
+    return j
+
+
+def _optional_type(seg, i, expected, path):
+    """`Text | None`, `Text | null` (Python, TypeScript), `Text?` (Kotlin, Swift, C#) in a type:
+    Flow writes a value that may be absent as `Option<Text>`."""
+    tok = seg[i]
+    if "PLUS" in expected or i < 2:
+        return None
+    if tok.type == "VBAR" and _at(seg, i + 1) is not None and seg[i + 1].value in _NONE_WORDS:
+        end = i + 1
+    elif tok.type == "QMARK" and seg[i - 1].end_pos == tok.start_pos:
+        end = i
+    else:
+        return None
+    start = _type_start(seg, i - 1)
+    if start is None or seg[start - 1].type not in ("COLON", "ARROW", "LESSTHAN", "COMMA"):
+        return None
+    inner = _text(seg[start:i])
+    flow = f"Option<{inner}>"
+    opened = [_like("UPPER", "Option", seg[start]), _like("LESSTHAN", "<", seg[start])]
+    new = seg[:start] + opened + seg[start:i] + [_like("MORETHAN", ">", seg[end])] + seg[end + 1 :]
+    prev, last = seg[i - 1], seg[end]
+    closing = Edit(
+        Span(
+            path, prev.end_line, prev.end_column, last.end_line, last.end_column, prev.end_pos, last.end_pos
+        ),
+        ">",
+    )
+    fix = _safe(f"write `{flow}`", _insert_before(path, seg[start], "Option<"), closing)
+    written = _text(seg[start : end + 1])
+    return Habit(_diag(_span(path, seg[start], last), fix, "optional-type", written, flow), new)
 
 
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
@@ -541,6 +601,7 @@ EXPRESSION_RULES = (
     _path_separator,
     _short_declaration,
     _rust_macro,
+    _optional_type,
     _ternary,
     _chained_comparison,
     _index,

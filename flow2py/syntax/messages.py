@@ -349,6 +349,8 @@ def _foreign_more(d: codes.ForeignSyntax) -> str:
             return "Flow has no `format!`: join text with " + _JOIN
         case "format-plain":
             return f"Flow has no `format!`: this one formats nothing, so it is the text {flow}"
+        case "optional-type":
+            return f"Flow writes a type whose value may be absent as `{flow}`, not `{habit}`"
         case "type-args":
             return f"Flow writes type arguments in `<...>`: `{flow}`, not `{habit}`"
         case "vec-macro":
