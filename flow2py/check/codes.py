@@ -246,7 +246,7 @@ class TypeMismatch(CheckData):
     items: int = 0  # the items of a "tuple-pattern"
     names: tuple[str, ...] = ()  # the names the first alternative binds ("alternative-names")
     # what the mistake most likely was, for a "value": "thunk" (a value where a function of no
-    # parameters returning it is expected)
+    # parameters returning it is expected), "thunks" (`items` elements of a list, each so)
     hint: str = ""
     # for "swapped": the two arguments (0-based) of the call `name` given in each other's place
     # (`expected`: what the first's parameter takes; `found`: what it was given); for

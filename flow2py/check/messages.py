@@ -158,8 +158,29 @@ def _swapped(d: codes.CheckData) -> str | None:
     return None
 
 
+def _thunks(d: codes.CheckData) -> str | None:
+    """A value where a function of no parameters is expected (E201 "thunk", "thunks")."""
+    match d:
+        case codes.TypeMismatch(place="value", expected=exp, found=found, because=because, hint="thunk"):
+            why = f" (expected because of {because})" if because is not None else ""
+            return (
+                f"type mismatch: expected `{exp}`, found `{found}`{why} — a function is expected: "
+                "write `flow() = ...` to pass the work, not its value"
+            )
+        case codes.TypeMismatch(
+            place="value", expected=exp, found=found, because=because, hint="thunks", items=n
+        ):
+            why = f" (expected because of {because})" if because is not None else ""
+            return (
+                f"type mismatch: expected `{exp}` for each element{why}, found {n} values of type "
+                f"`{found}` — functions are expected: write `flow() = ...` before each to pass the "
+                "work, not its value"
+            )
+    return None
+
+
 def _types(d: codes.CheckData) -> str | None:
-    said = _swapped(d)
+    said = _swapped(d) or _thunks(d)
     if said is not None:
         return said
     match d:
@@ -167,12 +188,6 @@ def _types(d: codes.CheckData) -> str | None:
             return (
                 f"the {ordinal(i)} and {ordinal(j)} arguments of `{label}` look swapped: "
                 f"the {ordinal(i)} takes `{exp}` and the {ordinal(j)} `{found}`, given the other way round"
-            )
-        case codes.TypeMismatch(place="value", expected=exp, found=found, because=because, hint="thunk"):
-            why = f" (expected because of {because})" if because is not None else ""
-            return (
-                f"type mismatch: expected `{exp}`, found `{found}`{why} — a function is expected: "
-                "write `flow() = ...` to pass the work, not its value"
             )
         case codes.TypeMismatch(place="value", expected=exp, found=found, because=because):
             why = f" (expected because of {because})" if because is not None else ""
