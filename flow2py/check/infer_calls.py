@@ -557,11 +557,28 @@ def binary(st: BodyState, e: ast.Binary, expected):
         expr(st, e.right, params[1], why1)
     else:
         expect(st, rt, params[1], e.right, why1)
+    _int_left_of_decimal(st, e, lt, mark)
     if len(st.problems.items) > mark and resolve(result) == resolve(params[0]):
         # `Int * Decimal`: which type was meant is not known, so neither is the result's (a use
         # of it is not reported again); a comparison is Bool all the same
         return TError()
     return result
+
+
+def _int_left_of_decimal(st: BodyState, e: ast.Binary, lt, mark: int) -> None:
+    """`2 * price`, `count * price`: the Int on the left of Decimal arithmetic is what needs the
+    conversion, as it would on the right (`2.0`, `decimal.from_int(count)`): the mismatch the
+    right operand reported is reported at the left one instead, with that fix."""
+    new = st.problems.items[mark:]
+    if len(new) != 1 or new[0].code != "E201" or new[0].span != e.right.span:
+        return
+    dec = st.d.lang_con("Decimal")
+    if not st.d.is_lang(resolve(lt), "Int") or type(dec) is TError:
+        return
+    if (new[0].data.expected, new[0].data.found) != (show(st, lt), show(st, dec)):
+        return
+    del st.problems.items[mark:]
+    expect(st, lt, dec, e.left, Why(f"the left operand of `{e.op}` (its right operand is `Decimal`)"))
 
 
 def _concat_fix(st: BodyState, e: ast.Binary, lt, rt, expected) -> list:
