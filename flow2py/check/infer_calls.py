@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from flow2py.check import codes
 from flow2py.check import suggest as sg
-from flow2py.check.body_state import BodyState, add_effect, expect, expr, lookup, mark_used, show
+from flow2py.check.body_state import BodyState, add_effect, expect, expr, lookup, mark_used, show, use_local
 from flow2py.check.declare import ordinal
 from flow2py.check.infer_ctx import QUALIFIED_ERROR, CtorHit, FnHit, LazyWhy, Why
 from flow2py.check.modgraph import STD_VERSION
@@ -226,9 +226,11 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver):
         expect(st, rt, params[0], receiver, Why(f"the receiver of `.{fn.name}`", fn.node.params[0].span))
     given = len(args) + offset
     if given != len(params):
+        fix = _missing_from_scope(st, e, fn, params, offset) if given < len(params) else None
         st.problems.report(
             codes.WrongArity(e.span, "arguments", label, len(params) - offset, len(args)),
             related=[Related(f"`{fn.name}` is declared here", fn.node.span)],
+            fixes=[fix] if fix is not None else [],
         )
         for a in args:
             expr(st, a)
@@ -259,6 +261,39 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver):
     st.effects[e.id] = call_eff
     add_effect(st, call_eff, e.span)
     return result
+
+
+def _missing_from_scope(st: BodyState, e: ast.Call, fn: FnInfo, params, offset: int) -> Fix | None:
+    """`send(to)` for `send(to: Text, body: Text)` where a local `body` of that type is in scope:
+    the missing arguments are the locals named as their parameters, a safe fix that passes them
+    in the parameters' order (the arguments given are read as the first parameters, or, when each
+    is a name of a parameter, as those). The locals are then used, so not also unused (E404)."""
+    names = [n for n, _ in fn.params][offset:]
+    args = list(e.args)
+    given = [a.name if type(a) is ast.Name else None for a in args]
+    by_name = all(g in names for g in given) and len(set(given)) == len(given)
+    missing = [n for n in names if n not in given] if by_name else names[len(args) :]
+    found = []
+    for n in missing:
+        b = lookup(st, n)
+        if b is None or not unify(b.type, params[offset + names.index(n)]):
+            return None
+        found.append(b)
+    sp = e.span
+    if args and by_name:
+        edit = Edit(args[0].span.merge(args[-1].span), ", ".join(names))
+    elif args:
+        last = args[-1].span
+        at = Span(sp.file, last.end_line, last.end_column, last.end_line, last.end_column, last.end, last.end)
+        edit = Edit(at, "".join(f", {n}" for n in missing))
+    elif sp.end > sp.start and sp.end_column > 1 and (st.env.lm.ast.source or "")[sp.end - 1 : sp.end] == ")":
+        c = sp.end_column - 1
+        edit = Edit(Span(sp.file, sp.end_line, c, sp.end_line, c, sp.end - 1, sp.end - 1), ", ".join(missing))
+    else:
+        return None
+    for b in found:
+        use_local(st, b)
+    return Fix(f"pass {', '.join(f'`{n}`' for n in missing)}", (edit,), True)
 
 
 def _swapped(
