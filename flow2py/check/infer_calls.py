@@ -92,11 +92,11 @@ def call(st: BodyState, e: ast.Call, expected):
         habit = habit_call(st, e) or _record_called(st, e)
         if habit is not None:
             return habit
-        hit = resolve_value(st, callee.name, expected, callee.span)
+        hit = resolve_value(st, callee.name, expected, callee.span, len(e.args))
         if hit is None:
             return _args_poison(st, e)
     elif isinstance(callee, ast.FieldAccess):
-        q = qualified(st, callee)
+        q = qualified(st, callee, len(e.args))
         if q is not None:
             if q is QUALIFIED_ERROR:
                 return _args_poison(st, e)

@@ -47,9 +47,10 @@ def name(st: BodyState, e: ast.Name, expected):
     return value_of(st, e, hit)
 
 
-def resolve_value(st: BodyState, name: str, expected, span):
+def resolve_value(st: BodyState, name: str, expected, span, arity: int | None = None):
     """A top-level name: a constructor of the expected type, a function or constructor of
-    this module, a prelude constructor. Returns a FnHit, a CtorHit or None (reported)."""
+    this module, a prelude constructor. Returns a FnHit, a CtorHit or None (reported). `arity`:
+    the number of arguments the name is called with (a suggestion taking another is no safe fix)."""
     env = st.env
     exp = resolve(expected) if expected is not None else None
     if type(exp) is TCon and name[:1].isupper():
@@ -64,7 +65,7 @@ def resolve_value(st: BodyState, name: str, expected, span):
     hit = env.ctors.get(name) or st.d.prelude_ctors.get(name)
     if hit is not None:
         return CtorHit(hit[0], hit[1])
-    _unknown_name(st, name, span, exp)
+    _unknown_name(st, name, span, exp, arity=arity)
     return None
 
 
@@ -113,7 +114,7 @@ def habit_call(st: BodyState, e: ast.Call):
     return res if type(res) is TCon and not res.args else TError()
 
 
-def _unknown_name(st: BodyState, name: str, span, exp=None, fixes=None) -> None:
+def _unknown_name(st: BodyState, name: str, span, exp=None, fixes=None, arity=None) -> None:
     env = st.env
     if name in env.lm.aliases:
         st.problems.report(codes.UnknownName(span, name, "module-value"))
@@ -121,7 +122,9 @@ def _unknown_name(st: BodyState, name: str, span, exp=None, fixes=None) -> None:
     exp_decl = exp.decl if type(exp) is TCon else None
     cands = sg.value_candidates(st.d, env, st.scopes, exp_decl)
     sugg = sg.suggest(name, cands, sg.CTOR if name[:1].isupper() else sg.VALUE)
-    sugg = sg.Suggestion(name, tuple(_fitted(st, c, exp) for c in sugg.cands), sugg.note)
+    if not sugg and type(exp) is TCon and not name[:1].isupper():
+        sugg = _abbreviation(st, name, cands, exp)
+    sugg = sg.Suggestion(name, tuple(_fitted(st, c, exp, arity) for c in sugg.cands), sugg.note)
     sg.count_as_used(st.d, env, sugg, st.fn.decl)
     st.problems.report(
         codes.UnknownName(span, name, "name", suggestion=sugg.said()),
@@ -133,9 +136,39 @@ def _unknown_name(st: BodyState, name: str, span, exp=None, fixes=None) -> None:
 _LITERAL_HABITS = {"true": "Bool", "false": "Bool"}
 
 
-def _fitted(st: BodyState, c: sg.Candidate, exp) -> sg.Candidate:
+def _abbreviation(st: BodyState, name: str, cands, exp) -> sg.Suggestion:
+    """`cust` where a Customer is expected: of the locals `cust` shortens (`customer`,
+    `custom_note`), the one of the type expected."""
+    hits = [
+        c
+        for c in sg.prefix_hits(name, cands, sg.VALUE)
+        if any(k == "local" and type(resolve(v.type)) is TCon and resolve(v.type) == exp for k, v in c.target)
+    ]
+    return sg.Suggestion(name, tuple(hits) if len(hits) == 1 else ())
+
+
+def _takes(st: BodyState, c: sg.Candidate) -> int | None:
+    """How many values the function or constructor `c` names takes (None: not known)."""
+    for kind, v in c.target:
+        if kind == "local":
+            t = resolve(v.type)
+            return len(t.params) if type(t) is TFun else None
+        if kind == "decl":
+            fn = st.d.fn_decls.get(v)
+            if fn is not None:
+                return len(fn.params)
+            info = st.d.type_decls.get(v)
+            ctor = next((k for k in info.ctors if k.name == c.key), None) if info is not None else None
+            return len(ctor.params) if ctor is not None and ctor.field_names is None else None
+    return None
+
+
+def _fitted(st: BodyState, c: sg.Candidate, exp, arity=None) -> sg.Candidate:
     """`c`, marked as not fitting when what is known of its type says it is not the expected
-    one (its fix is then offered, not marked safe)."""
+    one, or it takes another number of values than the call gives (its fix is then offered, not
+    marked safe)."""
+    if arity is not None and _takes(st, c) not in (arity, None):
+        return sg.Candidate(**{**c.__dict__, "fits": False})
     if type(exp) is not TCon:
         return c
     t = None
@@ -264,8 +297,9 @@ def _tool_result(st: BodyState, declared):
 # -- field access and qualified names -----------------------------------------------------
 
 
-def qualified(st: BodyState, e: ast.FieldAccess):
-    """`alias.name` where `alias` is a module: a FnHit, a CtorHit, QUALIFIED_ERROR (reported) or None (not qualified)."""
+def qualified(st: BodyState, e: ast.FieldAccess, arity: int | None = None):
+    """`alias.name` where `alias` is a module: a FnHit, a CtorHit, QUALIFIED_ERROR (reported) or None (not qualified).
+    `arity`: the number of arguments it is called with, as for resolve_value."""
     t = e.target
     if not isinstance(t, ast.Name) or lookup(st, t.name) is not None:
         return None
@@ -304,6 +338,7 @@ def qualified(st: BodyState, e: ast.FieldAccess):
         if i.pub or menv is env
     ]
     sugg = sg.suggest(e.name, cands, sg.CTOR if e.name[:1].isupper() else sg.VALUE)
+    sugg = sg.Suggestion(e.name, tuple(_fitted(st, c, None, arity) for c in sugg.cands), sugg.note)
     sg.count_as_used(st.d, env, sugg, st.fn.decl)
     at = e.name_span if e.name_span.line else None
     st.problems.report(
