@@ -115,6 +115,7 @@ def test_safe_habits_are_the_ones_with_one_equivalent():
         "paths_and_await",
         "same_habit_twice_on_a_line",
         "optional_types",
+        "python_conditional",
     }
 
 

@@ -96,6 +96,43 @@ def _ternary(seg, i, expected, path):
     return Habit(_diag(_span(path, qt, ct), fix, "ternary", "c ? a : b", flow), new)
 
 
+def _python_conditional(seg, i, expected, path):
+    """`a if c else b` (Python): Flow's `if` is an expression, `if c { a } else { b }`."""
+    if seg[i].type != "IF" or i == 0 or "PLUS" not in expected:
+        return None
+    start = i
+    while start > 0 and seg[start - 1].type not in _TERNARY_BEFORE:
+        if seg[start - 1].type in CLOSERS:
+            o = _opening(seg, start - 1)
+            if o is None:
+                return None
+            start = o
+        else:
+            start -= 1
+        if seg[start].type in ("IF", "GUARD", "MATCH", "LET", "QMARK", "ELSE"):
+            return None
+    other = _depth0(seg, i + 1, {"ELSE"} | _TERNARY_AFTER)
+    if other is None or seg[other].type != "ELSE" or other == i + 1 or start == i:
+        return None
+    end = _depth0(seg, other + 1, _TERNARY_AFTER | {"IF", "ELSE", "LBRACE"})
+    end = len(seg) if end is None else end
+    if end == other + 1 or (end < len(seg) and seg[end].type in ("IF", "ELSE", "LBRACE")):
+        return None  # chained or braced: not the one-line form
+    then, cond, rest = seg[start:i], seg[i + 1 : other], seg[other + 1 : end]
+    it, et, last = seg[i], seg[other], seg[end - 1]
+    new = (
+        seg[:start]
+        + [_like("IF", "if", seg[start]), *cond, _like("LBRACE", "{", it), *then]
+        + [_like("RBRACE", "}", et), _like("ELSE", "else", et), _like("LBRACE", "{", et), *rest]
+        + [_like("RBRACE", "}", last)]
+        + seg[end:]
+    )
+    flow = f"if {_text(cond)} {{ {_text(then)} }} else {{ {_text(rest)} }}"
+    fix = _safe(f"write `{flow}`", _replace(path, seg[start], last, flow))
+    said = flow if len(flow) <= 60 else "if c { a } else { b }"
+    return Habit(_diag(_span(path, it, et), fix, "ternary", "a if c else b", said), new)
+
+
 def _depth0(seg, k, stops):
     """The index of the first token from `seg[k]` on whose type is in `stops`, outside brackets
     opened from `k` on (None: the segment ends first)."""
@@ -603,6 +640,7 @@ EXPRESSION_RULES = (
     _rust_macro,
     _optional_type,
     _ternary,
+    _python_conditional,
     _chained_comparison,
     _index,
     _increment,
