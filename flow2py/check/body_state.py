@@ -116,9 +116,29 @@ def expect(st: BodyState, actual, expected, node, why: Why | None):
     if not fixes and why is not None and "operand of `" in why.text:
         fixes = _conversion(st, actual, expected, node)
     if not fixes:
-        fixes = _number_in_quotes(st, expected, node)
+        fixes = _number_in_quotes(st, expected, node) or _empty_for_none(st, expected, node)
     mismatch(st, actual, expected, node.span, why, hint, fixes, _found_notes(st, node))
     return TError()
+
+
+def empty_collection(st: BodyState, exp) -> tuple[str, str] | None:
+    """Flow's empty value of the List or Dict `exp` (`[]`, `[:]`) and the kind's name: what
+    another language's "no value" (`null`, `None`) means where a collection is expected."""
+    for lang, text in (("List", "[]"), ("Dict", "[:]")):
+        if type(exp) is TCon and st.d.is_lang(exp, lang):
+            return text, lang.lower()
+    return None
+
+
+def _empty_for_none(st: BodyState, expected, node) -> list:
+    """`None` where a List or Dict is expected: another language's "no value" for the empty one,
+    `[]` or `[:]` (a safe fix)."""
+    empty = (
+        empty_collection(st, resolve(expected)) if type(node) is ast.Name and node.name == "None" else None
+    )
+    if empty is None or node.span.end <= node.span.start:
+        return []
+    return [Fix(f"write `{empty[0]}` (Flow's empty {empty[1]})", (Edit(node.span, empty[0]),), True)]
 
 
 def _number_in_quotes(st: BodyState, expected, node) -> list:

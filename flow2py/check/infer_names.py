@@ -6,7 +6,7 @@ rest is shared with the other parts of the walk."""
 
 from __future__ import annotations
 
-from flow2py.check.body_state import BodyState, expr, lookup, mark_used, show, use_local
+from flow2py.check.body_state import BodyState, empty_collection, expr, lookup, mark_used, show, use_local
 from flow2py.check import codes
 from flow2py.check import suggest as sg
 from flow2py.check.annotations import name_span
@@ -121,7 +121,12 @@ def _unknown_name(st: BodyState, name: str, span, exp=None, fixes=None, arity=No
         return
     exp_decl = exp.decl if type(exp) is TCon else None
     cands = sg.value_candidates(st.d, env, st.scopes, exp_decl)
-    sugg = sg.suggest(name, cands, sg.CTOR if name[:1].isupper() else sg.VALUE)
+    empty = empty_collection(st, exp) if name in sg.ABSENT_SPELLINGS else None
+    if empty is not None:
+        note = f"Flow has no `{name}`: an empty {empty[1]} is `{empty[0]}`"
+        sugg = sg.Suggestion(name, (sg.Candidate(empty[0], sg.VALUE, note=note, exact=True),))
+    else:
+        sugg = sg.suggest(name, cands, sg.CTOR if name[:1].isupper() else sg.VALUE)
     if not sugg and type(exp) is TCon and not name[:1].isupper():
         sugg = _abbreviation(st, name, cands, exp)
     sugg = sg.Suggestion(name, tuple(_fitted(st, c, exp, arity) for c in sugg.cands), sugg.note)

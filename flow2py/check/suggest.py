@@ -260,6 +260,8 @@ def method_habit(name: str) -> set[str]:
 
 # spellings of Flow's literals and `None`: never a misspelling of something the program declares
 _LITERAL_SPELLINGS = {"True", "TRUE", "False", "FALSE", "null", "NULL", "nil", "Nil", "none", "undefined"}
+# other languages' "no value": where a List or Dict is expected, its empty value (`[]`, `[:]`)
+ABSENT_SPELLINGS = frozenset({"null", "NULL", "nil", "Nil", "none", "undefined", "Nothing"})
 
 _NO_PRINT = (
     "Flow has no `{name}`: a program touches the world only through Tool calls; declare one "
