@@ -116,6 +116,7 @@ def test_safe_habits_are_the_ones_with_one_equivalent():
         "same_habit_twice_on_a_line",
         "optional_types",
         "python_conditional",
+        "constructors_of_other_languages",
     }
 
 

@@ -136,7 +136,8 @@ class ForeignSyntax(SyntaxData):
     # "path-type", "top-level-value",
     # "number", "type-name", "arm-arrow", "template", "template-plain", "single-quote",
     # "comment", "text-reference", "reference", "ternary", "chained-comparison", "index",
-    # "format", "format-plain", "vec-macro", "type-args", "optional-type",
+    # "format", "format-plain", "vec-macro", "type-args", "optional-type", "record-keywords",
+    # "empty-value", "go-field",
     # "assign-new"
     kind: str
     habit: str  # what was written, as the answer quotes it: `elif`, `===`, `x =>`, `&mut`, `for`

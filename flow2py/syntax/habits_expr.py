@@ -13,6 +13,7 @@ from flow2py.syntax.engine.scanner import CLOSERS, OPENERS, Tok
 from flow2py.syntax.habits import (
     _EXPR_START,
     _NAME,
+    _TYPE_NAMES,
     Habit,
     _at,
     _delete_between,
@@ -444,6 +445,51 @@ def _innermost_open(seg, i):
     return None
 
 
+def _record_by_keyword(seg, i, expected, path):
+    """`Invoice(number=1, total=2)` (Python's dataclasses, Kotlin's named arguments): Flow builds
+    a record, or a constructor with named values, with its fields named in braces,
+    `Invoice { number: 1, total: 2 }`."""
+    if not _is(seg[i], "EQUAL") or not _is(_at(seg, i - 1), "LOWER"):
+        return None
+    o = _innermost_open(seg, i)
+    if o is None or seg[o].type != "LPAR" or o == 0 or seg[o - 1].type != "UPPER":
+        return None
+    close = _matching(seg, o)
+    if close is None or close == o + 1:
+        return None
+    eqs = []  # the `=` of each argument, every one `name=value` at the call's own depth
+    k = o + 1
+    while k < close:
+        if not (_is(seg[k], "LOWER") and _is(_at(seg, k + 1), "EQUAL")) or k + 2 >= close:
+            return None
+        eqs.append(k + 1)
+        end = _depth0(seg, k + 2, {"COMMA", "RPAR"})
+        if end is None or end > close:
+            return None
+        k = end + 1
+    new = list(seg)
+    new[o] = _like("LBRACE", "{", seg[o])
+    new[close] = _like("RBRACE", "}", seg[close])
+    for q in eqs:
+        new[q] = _like("COLON", ":", seg[q])
+    edits = [_replace(path, seg[o], seg[o], " { "), _replace(path, seg[close], seg[close], " }")]
+    parts = []
+    for n, q in enumerate(eqs):
+        name, value = seg[q - 1], seg[q + 1]
+        sp = Span(
+            path, name.end_line, name.end_column, value.line, value.column, name.end_pos, value.start_pos
+        )
+        edits.append(Edit(sp, ": "))
+        parts.append(f"{name.value}: ...")
+    flow = f"{seg[o - 1].value} {{ {', '.join(parts)} }}"
+    said = flow if len(flow) <= 60 else f"{seg[o - 1].value} {{ {parts[0]}, ... }}"
+    fix = _safe(f"write `{said}`", *edits)
+    diag = _diag(
+        _span(path, seg[o - 1], seg[close]), fix, "record-keywords", _text(seg[o - 1 : close + 1]), said
+    )
+    return Habit(diag, new)
+
+
 def _keyword_args(seg, i, expected, path):
     """`agent(goal, history=[], budget=n)` (Python's keyword arguments): Flow passes arguments
     by position. One diagnostic for the call, naming every `name=`; the call is parsed with them
@@ -509,6 +555,62 @@ def _let_else(seg, i, expected, path):
 
 # a word of another language before an expression, and what Flow writes in its place
 _PREFIX_WORDS = {"await": None, "new": None, "switch": "match"}
+
+
+# another language's empty collection or text, built by a call (Rust's `Vec::new()`, JavaScript's
+# `new Map()`): what Flow writes for it, as tokens
+_EMPTY_VALUES = {
+    "Vec": ("[]", ("LSQB", "RSQB")),
+    "VecDeque": ("[]", ("LSQB", "RSQB")),
+    "Array": ("[]", ("LSQB", "RSQB")),
+    "ArrayList": ("[]", ("LSQB", "RSQB")),
+    "String": ('""', ("TEXT",)),
+    "HashMap": ("[:]", ("LSQB", "COLON", "RSQB")),
+    "BTreeMap": ("[:]", ("LSQB", "COLON", "RSQB")),
+    "Map": ("[:]", ("LSQB", "COLON", "RSQB")),
+}
+_EMPTY_TEXTS = {"LSQB": "[", "RSQB": "]", "COLON": ":", "TEXT": '""'}
+
+
+def _empty_value(seg, i, expected, path):
+    """`Vec::new()`, `String::new()`, `HashMap::new()` (Rust), `new Map()`, `new Array()`
+    (JavaScript, Java): Flow writes the empty value itself, `[]`, `""`, `[:]`."""
+    tok = seg[i]
+    if _is(tok, "COLON") and _is(_at(seg, i + 1), "COLON") and _is(_at(seg, i - 1), "UPPER"):
+        first, ty, call = i - 1, seg[i - 1], i + 2  # `Vec` `:` `:` `new` `(` `)`
+        if not (_is(_at(seg, call), "LOWER", "new") and _is(_at(seg, call + 1), "LPAR")):
+            return None
+        close = call + 2
+    elif _is(tok, "UPPER") and _is(_at(seg, i - 1), "LOWER", "new") and _is(_at(seg, i + 1), "LPAR"):
+        if i >= 2 and seg[i - 2].type in ("DOT", "LOWER", "UPPER", "RPAR", "RSQB"):
+            return None
+        first, ty, close = i - 1, tok, i + 2
+    else:
+        return None
+    if ty.value not in _EMPTY_VALUES or not _is(_at(seg, close), "RPAR"):
+        return None
+    flow, kinds = _EMPTY_VALUES[ty.value]
+    new = seg[:first] + [_like(k, _EMPTY_TEXTS[k], seg[first]) for k in kinds] + seg[close + 1 :]
+    written = _text(seg[first : close + 1])
+    fix = _safe(f"write `{flow}`", _replace(path, seg[first], seg[close], flow))
+    return Habit(_diag(_span(path, seg[first], seg[close]), fix, "empty-value", written, flow), new)
+
+
+def _go_field(seg, i, expected, path):
+    """`name string` (Go's fields and parameters: the type after the name, no colon): Flow writes
+    `name: Text`, in one diagnostic with the type's name."""
+    tok, name = seg[i], _at(seg, i - 1)
+    if expected != {"COLON"} or not _is(name, "LOWER") or tok.type not in ("LOWER", "UPPER"):
+        return None
+    flow_type = _TYPE_NAMES.get(tok.value) if tok.type == "LOWER" else tok.value
+    if flow_type is None:
+        return None
+    new = seg[:i] + [_like("COLON", ":", tok), _like("UPPER", flow_type, tok)] + seg[i + 1 :]
+    flow = f"{name.value}: {flow_type}"
+    args = "<...>" if _is(_at(seg, i + 1), "LESSTHAN") else ""
+    fix = _safe(f"write `{flow}{args}`", _replace(path, name, tok, flow))
+    said = f"{name.value} {tok.value}{args}", f"{flow}{args}"
+    return Habit(_diag(_span(path, name, tok), fix, "go-field", *said), new)
 
 
 def _prefix_word(seg, i, expected, path):
@@ -634,6 +736,8 @@ def _short_declaration(seg, i, expected, path):
 
 
 EXPRESSION_RULES = (
+    _go_field,
+    _empty_value,
     _prefix_word,
     _path_separator,
     _short_declaration,
@@ -645,6 +749,7 @@ EXPRESSION_RULES = (
     _index,
     _increment,
     _spread,
+    _record_by_keyword,
     _keyword_args,
     _let_else,
 )

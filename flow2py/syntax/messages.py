@@ -349,6 +349,12 @@ def _foreign_more(d: codes.ForeignSyntax) -> str:
             return "Flow has no `format!`: join text with " + _JOIN
         case "format-plain":
             return f"Flow has no `format!`: this one formats nothing, so it is the text {flow}"
+        case "go-field":
+            return f"Flow writes a name's type after a colon: `{flow}`, not `{habit}`"
+        case "empty-value":
+            return f"Flow writes the empty value itself: `{flow}`, not `{habit}`"
+        case "record-keywords":
+            return f"Flow builds a record with its fields named in braces: write `{flow}`"
         case "optional-type":
             return f"Flow writes a type whose value may be absent as `{flow}`, not `{habit}`"
         case "type-args":
