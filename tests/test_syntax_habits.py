@@ -117,6 +117,7 @@ def test_safe_habits_are_the_ones_with_one_equivalent():
         "optional_types",
         "python_conditional",
         "constructors_of_other_languages",
+        "membership",
     }
 
 

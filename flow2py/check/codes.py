@@ -343,6 +343,7 @@ class UnknownMethod(CheckData):
     home: str | None = None
     no_params: bool = False
     meant: Suggestion | None = None  # what the misspelling most likely meant (None: `no_params`)
+    copy: bool = False  # `.clone()`, `.copy()`: values never change, the value is its own copy
 
 
 @dataclass(frozen=True)

@@ -107,6 +107,8 @@ def call(st: BodyState, e: ast.Call, expected):
                 ft = read_field(st, callee, tt)
                 st.types[callee.id] = ft
                 return _call_value(st, e, ft)
+            if _copy_call(st, e, tt):
+                return tt
             fn = _method(st, callee, tt)
             if fn is None:
                 return _args_poison(st, e)
@@ -148,6 +150,30 @@ def _record_called(st: BodyState, e: ast.Call):
     )
     tcon, _ = fresh_tcon(info)
     return tcon
+
+
+_COPY_METHODS = frozenset({"clone", "copy", "to_owned", "deepcopy", "dup"})
+
+
+def _copy_call(st: BodyState, e: ast.Call, tt) -> bool:
+    """`invoice.clone()` (Rust, Java, Python's `.copy()`): Flow's values never change, so the
+    value is its own copy; the safe fix drops the call, which is then the receiver's value."""
+    callee = e.callee
+    if callee.name not in _COPY_METHODS or e.args or type(tt) in (TError, TNever, TVar):
+        return False
+    home = tt.decl.split("::")[0] if type(tt) is TCon else None
+    menv = st.d.envs.get(home) if home else None
+    if (menv is not None and callee.name in menv.cm.fns) or callee.name in st.d.generic_fns:
+        return False
+    end, sp = callee.target.span, e.span
+    fixes = []
+    if sp.end > end.end:
+        at = Span(sp.file, end.end_line, end.end_column, sp.end_line, sp.end_column, end.end, sp.end)
+        fixes = [Fix(f"remove `.{callee.name}()`", (Edit(at, ""),), True)]
+    st.problems.report(
+        codes.UnknownMethod(callee.span, callee.name, show(st, tt), home, copy=True), fixes=fixes
+    )
+    return True
 
 
 def _record_field_fn(st: BodyState, tt, name: str) -> bool:

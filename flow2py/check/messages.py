@@ -280,6 +280,8 @@ def _types_more(d: codes.CheckData) -> str | None:
             return f"no `{op}` for `{t}`"
         case codes.NoOperator(op=op, operand=t, unary=True):
             return f"no unary `{op}` for `{t}`"
+        case codes.UnknownMethod(name=name, copy=True):
+            return f"Flow has no `.{name}()`: values never change, so a value is its own copy"
         case codes.UnknownMethod(name=name, no_params=True):
             return f"`{name}` takes no arguments, so it cannot be called as a method"
         case codes.UnknownMethod(name=name, receiver=t, home=None, meant=meant):

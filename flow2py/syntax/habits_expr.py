@@ -134,6 +134,46 @@ def _python_conditional(seg, i, expected, path):
     return Habit(_diag(_span(path, it, et), fix, "ternary", "a if c else b", said), new)
 
 
+_LOOSER = frozenset({"ANDAND", "OROR", "EQEQ", "NOTEQ", "LESSTHAN", "LESSEQ", "MORETHAN", "MOREEQ", "BANG"})
+_POSTFIX = frozenset({"LOWER", "UPPER", "DOT", "INT", "DECIMAL", "TEXT"})
+
+
+def _membership(seg, i, expected, path):
+    """`x in [a, b]`, `x in names` (Python): Flow asks the collection, `[a, b].contains(x)`
+    (list, set, dict and text each have `contains`, so the one form fits whatever it is)."""
+    if not _is(seg[i], "LOWER", "in") or "PLUS" not in expected or i == 0:
+        return None
+    start = i
+    while start > 0 and seg[start - 1].type not in _TERNARY_BEFORE | _LOOSER | {"IF", "RETURN"}:
+        if seg[start - 1].type in CLOSERS:
+            o = _opening(seg, start - 1)
+            if o is None:
+                return None
+            start = o
+        else:
+            start -= 1
+        if seg[start].type in ("IF", "GUARD", "MATCH", "LET", "QMARK", "ELSE", "FOR"):
+            return None
+    end = _depth0(seg, i + 1, _TERNARY_AFTER | _LOOSER | {"LBRACE", "ELSE"})
+    end = len(seg) if end is None else end
+    if start == i or end == i + 1:
+        return None
+    left, right = seg[start:i], seg[i + 1 : end]
+    bare = all(t.type in _POSTFIX for t in right) or (
+        right[0].type == "LSQB" and _matching(seg, i + 1) == end - 1
+    )
+    wrap = ([], []) if bare else ([_like("LPAR", "(", right[0])], [_like("RPAR", ")", right[-1])])
+    tail = [_like("DOT", ".", seg[i]), _like("LOWER", "contains", seg[i]), _like("LPAR", "(", seg[i])]
+    new = (
+        seg[:start] + wrap[0] + right + wrap[1] + tail + left + [_like("RPAR", ")", seg[end - 1])] + seg[end:]
+    )
+    rt = _text(right) if bare else f"({_text(right)})"
+    flow = f"{rt}.contains({_text(left)})"
+    fix = _safe(f"write `{flow}`", _replace(path, seg[start], seg[end - 1], flow))
+    said = flow if len(flow) <= 60 else "xs.contains(x)"
+    return Habit(_diag(_span(path, seg[i]), fix, "membership", f"{_text(left)} in ...", said), new)
+
+
 def _depth0(seg, k, stops):
     """The index of the first token from `seg[k]` on whose type is in `stops`, outside brackets
     opened from `k` on (None: the segment ends first)."""
@@ -745,6 +785,7 @@ EXPRESSION_RULES = (
     _optional_type,
     _ternary,
     _python_conditional,
+    _membership,
     _chained_comparison,
     _index,
     _increment,

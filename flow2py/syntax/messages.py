@@ -349,6 +349,8 @@ def _foreign_more(d: codes.ForeignSyntax) -> str:
             return "Flow has no `format!`: join text with " + _JOIN
         case "format-plain":
             return f"Flow has no `format!`: this one formats nothing, so it is the text {flow}"
+        case "membership":
+            return f"Flow has no `in` operator: ask the collection, `{flow}`"
         case "go-field":
             return f"Flow writes a name's type after a colon: `{flow}`, not `{habit}`"
         case "empty-value":
