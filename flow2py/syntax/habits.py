@@ -378,6 +378,10 @@ def _reassignment(seg, i, expected, path):
         diag = _diag(_span(path, name, tok), fix, kind, f"{name.value} =", "let", name=name.value)
     else:
         sym = _OP_ASSIGN[op.type]
+        # In the body's own block the new binding shadows the old one for everything after it,
+        # as the update would have changed it: no choice. In a nested block it would not reach
+        # past the block's end, so which was meant is the author's to say.
+        safe = _in_body_block(seg, k) and _one_operand(seg, i + 1)
         new = (
             seg[:k]
             + [
@@ -389,16 +393,67 @@ def _reassignment(seg, i, expected, path):
             ]
             + seg[i + 1 :]
         )
-        fix = _unsafe(
+        fix = Fix(
             f"bind a new `{name.value}`: `let {name.value} = {name.value} {sym} ...`",
-            _insert_before(path, name, "let "),
-            _replace(path, op, tok, f"= {name.value} {sym}"),
+            (_insert_before(path, name, "let "), _replace(path, op, tok, f"= {name.value} {sym}")),
+            safe,
         )
         diag = _diag(
             _span(path, name, tok), fix, "update", f"{name.value} {sym}=", "let", name=name.value, op=sym
         )
     # The rewritten `let` may bind a name nothing reads (the old binding was meant): not reported.
     return Habit(diag, new, region=[name, tok])
+
+
+def _in_body_block(seg: list[Tok], k: int) -> bool:
+    """Whether `seg[k]` is directly in the block that is a function's body (`-> T {`, `= {`)."""
+    depth, o = 0, None
+    for j in range(k - 1, -1, -1):
+        t = seg[j].type
+        if t in CLOSERS:
+            depth += 1
+        elif t in OPENERS:
+            if depth == 0:
+                o = j
+                break
+            depth -= 1
+    if o is None or seg[o].type != "LBRACE" or _depth_at(seg, o) != 0:
+        return False
+    arrow = next((j for j in range(o) if seg[j].type == "ARROW"), None)
+    if arrow is None:
+        return False
+    between = {t.type for t in seg[arrow + 1 : o]}
+    return not between & {"IF", "MATCH", "ELSE", "FLOW", "FATARROW"} and (
+        seg[o - 1].type == "EQUAL" or "EQUAL" not in between
+    )
+
+
+_BINARY = frozenset(
+    {"PLUS", "MINUS", "STAR", "SLASH", "PERCENT", "PLUSPLUS", "ANDAND", "OROR", "EQEQ", "NOTEQ"}
+    | {"LESSTHAN", "LESSEQ", "MORETHAN", "MOREEQ", "QMARK"}
+)
+
+
+def _one_operand(seg: list[Tok], k: int) -> bool:
+    """Whether the statement from `seg[k]` on has no operator outside brackets (`x -= a + b`
+    written `x - a + b` would change its meaning)."""
+    depth = 0
+    for t in seg[k:]:
+        if depth == 0 and t.type in ("_SEP", "RBRACE"):
+            return True
+        if depth == 0 and t.type in _BINARY:
+            return False
+        depth += t.type in OPENERS
+        depth -= t.type in CLOSERS
+    return True
+
+
+def _depth_at(seg: list[Tok], o: int) -> int:
+    depth = 0
+    for t in seg[:o]:
+        depth += t.type in OPENERS
+        depth -= t.type in CLOSERS
+    return depth
 
 
 def _unpacking(seg, i, expected, path):
