@@ -137,7 +137,7 @@ class ForeignSyntax(SyntaxData):
     # "number", "type-name", "arm-arrow", "template", "template-plain", "single-quote",
     # "comment", "text-reference", "reference", "ternary", "chained-comparison", "index",
     # "format", "format-plain", "vec-macro", "type-args", "optional-type", "record-keywords",
-    # "empty-value", "go-field", "membership",
+    # "empty-value", "go-field", "membership", "power",
     # "assign-new"
     kind: str
     habit: str  # what was written, as the answer quotes it: `elif`, `===`, `x =>`, `&mut`, `for`

@@ -174,6 +174,36 @@ def _membership(seg, i, expected, path):
     return Habit(_diag(_span(path, seg[i]), fix, "membership", f"{_text(left)} in ...", said), new)
 
 
+def _power(seg, i, expected, path):
+    """`x ** 2` (Python, JavaScript): Flow has no power operator and std no power function; the
+    product is written out (`x * x`) or a function written. No one Flow form: the expression is
+    a hole, about which nothing else is said."""
+    if not (_is(seg[i], "STAR") and _is(_at(seg, i - 1), "STAR")) or seg[i - 1].end_pos != seg[i].start_pos:
+        return None
+    start = i - 1
+    while start > 0 and seg[start - 1].type in _POSTFIX | set(CLOSERS):
+        if seg[start - 1].type in CLOSERS:
+            o = _opening(seg, start - 1)
+            if o is None:
+                return None
+            start = o
+        else:
+            start -= 1
+    end = i + 1
+    while end < len(seg) and seg[end].type in _POSTFIX | set(OPENERS):
+        if seg[end].type in OPENERS:
+            c = _matching(seg, end)
+            if c is None:
+                return None
+            end = c
+        end += 1
+    if start == i - 1 or end == i + 1:
+        return None
+    new = seg[:start] + [hole(seg[start], seg[end - 1])] + seg[end:]
+    diag = _diag(_span(path, seg[i - 1], seg[i]), None, "power", "**")
+    return Habit(diag, new, region=seg[start:end])
+
+
 def _depth0(seg, k, stops):
     """The index of the first token from `seg[k]` on whose type is in `stops`, outside brackets
     opened from `k` on (None: the segment ends first)."""
@@ -786,6 +816,7 @@ EXPRESSION_RULES = (
     _ternary,
     _python_conditional,
     _membership,
+    _power,
     _chained_comparison,
     _index,
     _increment,
