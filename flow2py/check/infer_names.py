@@ -6,6 +6,8 @@ rest is shared with the other parts of the walk."""
 
 from __future__ import annotations
 
+import re
+
 from flow2py.check.body_state import BodyState, empty_collection, expr, lookup, mark_used, show, use_local
 from flow2py.check import codes
 from flow2py.check import suggest as sg
@@ -28,7 +30,9 @@ from flow2py.check.typed import (
     TypeInfo,
 )
 from flow2py.check.typeterms import TVar, resolve, subst
-from flow2py.diagnostics import Edit, Fix, Related
+from flow2py.syntax.broken import HOLE
+from flow2py.syntax.codes import ForeignSyntax
+from flow2py.diagnostics import Diagnostic, Edit, Fix, Related
 from flow2py.syntax import ast
 
 
@@ -38,6 +42,8 @@ def literal(st: BodyState, e: ast.Literal, expected):
 
 
 def name(st: BodyState, e: ast.Name, expected):
+    if e.name == HOLE:
+        _record_index(st, e)
     b = lookup(st, e.name)
     if b is not None:
         use_local(st, b)
@@ -45,6 +51,40 @@ def name(st: BodyState, e: ast.Name, expected):
         return b.type
     hit = resolve_value(st, e.name, expected, e.span)
     return value_of(st, e, hit)
+
+
+_INDEX = re.compile(r'([a-z_][A-Za-z0-9_]*)\["([a-z_][A-Za-z0-9_]*)"\]')
+
+
+def _record_index(st: BodyState, e: ast.Name) -> None:
+    """`invoice["number"]` (E012, a hole) where `invoice` is a local record with a field
+    `number`: not a Dict's key but the field, so the answer becomes `invoice.number`, a safe fix."""
+    src = st.env.lm.ast.source or ""
+    m = _INDEX.fullmatch(src[e.span.start : e.span.end])
+    b = lookup(st, m.group(1)) if m else None
+    t = resolve(b.type) if b is not None else None
+    info = st.d.type_decls.get(t.decl) if type(t) is TCon else None
+    if info is None or info.kind != "record" or not any(f.name == m.group(2) for f in info.fields):
+        return
+    items = st.problems.items
+    k = next(
+        (
+            j
+            for j, d in enumerate(items)
+            if d.code == "E012"
+            and getattr(d.data, "kind", "") == "index"
+            and e.span.start <= d.span.start
+            and d.span.end <= e.span.end
+        ),
+        None,
+    )
+    if k is None:
+        return
+    use_local(st, b)
+    flow = f"{m.group(1)}.{m.group(2)}"
+    at = items[k].span
+    data = ForeignSyntax(at, "record-index", src[e.span.start : e.span.end], flow)
+    items[k] = Diagnostic.of(data, fixes=[Fix(f"write `.{m.group(2)}`", (Edit(at, f".{m.group(2)}"),), True)])
 
 
 def resolve_value(st: BodyState, name: str, expected, span, arity: int | None = None):

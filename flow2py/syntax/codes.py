@@ -138,6 +138,7 @@ class ForeignSyntax(SyntaxData):
     # "comment", "text-reference", "reference", "ternary", "chained-comparison", "index",
     # "format", "format-plain", "vec-macro", "type-args", "optional-type", "record-keywords",
     # "empty-value", "go-field", "membership", "power",
+    # "record-index" (reported by the checker, which knows the record),
     # "assign-new"
     kind: str
     habit: str  # what was written, as the answer quotes it: `elif`, `===`, `x =>`, `&mut`, `for`

@@ -349,6 +349,8 @@ def _foreign_more(d: codes.ForeignSyntax) -> str:
             return "Flow has no `format!`: join text with " + _JOIN
         case "format-plain":
             return f"Flow has no `format!`: this one formats nothing, so it is the text {flow}"
+        case "record-index":
+            return f"`{habit}` reads a record's field: Flow writes `{flow}`"
         case "power":
             return "Flow has no `**` (and std no power function): write the product (`x * x`) or a function"
         case "membership":
