@@ -5,12 +5,14 @@
 
 1. Fan-out: `fan(n)` of bench/flow/effectful.flow (task.all of n tasks, one Tool call each, the
    Tool a sync Python function answering at once) driven live into a SQLite store (the host's
-   path: Store.create_run, SqliteRecorder, drive), µs a call, and the commits a fan-out makes
+   path: Store.create_run, SqliteRecorder, drive; a new run each round in one store kept open,
+   as a worker keeps its store and LangGraph's saver its connection), µs a call, and the commits a fan-out makes
    (write transactions of the store's file; the fsynced ones those made durable; the median of
    the rounds': replies commit together as they arrive together), and how many of them were made
    before its first call was sent (the goal: at most 3). Wall time and CPU time
-   (time.process_time: every thread of the process), each a median per call, after one untimed
-   round of each contender.
+   (time.process_time: every thread of the contender's process), each a median per call, after
+   one untimed round of each contender. Each contender runs in a process of its own (flow2py,
+   LangGraph, the base), as each would be deployed: sharing one, each paid for the other's heap.
    Beside it, in the same rounds, alternating: LangGraph's fan-out (a conditional edge from START
    returning one `Send("one", ...)` per item, the node calling the same function, results joined
    by an `operator.add` reducer) with its SqliteSaver checkpointer on a file in the same folder,
@@ -116,16 +118,42 @@ class TimedReplies(rt.SqliteRecorder):
             super().sync(durable)
 
 
+#: the stores of this process's runs, by path: kept open across rounds, as a worker keeps its
+#: store open across the runs it drives (and as LangGraph's saver keeps its connection); each
+#: round is a new run in it. (A new store file a round made every first write grow a fresh WAL.)
+_kept: dict[str, tuple] = {}
+_run_ids = iter(range(10**9))
+
+
+def kept_store(path: Path) -> tuple:
+    """(the Store at `path`, its Commits), opened on first use."""
+    got = _kept.get(str(path))
+    if got is None:
+        store = Store(path)
+        got = _kept[str(path)] = (store, Commits(store))
+    return got
+
+
+def close_stores() -> None:
+    for store, _ in _kept.values():
+        store.close()
+    _kept.clear()
+
+
 def flow_run(loaded, fn, entry, args, names, path: Path, expect, recorder=rt.SqliteRecorder):
-    """One live run into a new store at `path`: (seconds, CPU seconds, commits, fsynced commits)."""
-    store = Store(path)
+    """One live run, a new run in the store at `path`: (seconds, CPU seconds, commits, fsynced
+    commits, the commits made before its first call was sent, the seconds of each Reply's own
+    commit when timed: TimedReplies)."""
+    store, commits = kept_store(path)
+    run_id = f"r{next(_run_ids)}"
     st = Start(loaded.program.identity, loaded.program.std, rt.DATA_VERSION, entry, tuple(args), names)
-    store.history.create_run("r", st, loaded.program.sources, {})
-    commits = Commits(store)
+    store.history.create_run(run_id, st, loaded.program.sources, {})
+    commits.all = commits.fsynced = 0  # the run's own commits, from its recorder on
     _watch.clear()
     _watch["commits"] = commits
+    TimedReplies.spent.clear()
     t0, c0 = time.perf_counter(), time.process_time()
-    rec = recorder(store, "r")
+    rec = recorder(store, run_id)
     try:
         out = drv.drive(
             fn,
@@ -138,16 +166,9 @@ def flow_run(loaded, fn, entry, args, names, path: Path, expect, recorder=rt.Sql
         rec.close()
     dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     assert out == drv.RunCompleted(expect), out
-    store.close()
     first = _watch.pop("first", None)
     _watch.clear()
-    if first is not None:
-        before_calls.append(first)
-    return dt, cpu, commits.all, commits.fsynced
-
-
-#: commits (the lease's among them) each timed run had made when its first call was sent
-before_calls: list = []
+    return dt, cpu, commits.all, commits.fsynced, first, list(TimedReplies.spent)
 
 
 class Flow:
@@ -171,15 +192,16 @@ class Flow:
         drives them): (seconds, CPU seconds, commits, fsynced commits) for all of them."""
         import threading
 
-        loaded, store = self.loaded, Store(path)
+        loaded, (store, commits) = self.loaded, kept_store(path)
         st = Start(loaded.program.identity, loaded.program.std, rt.DATA_VERSION, "fan", (n,), ("n",))
-        for i in range(runs):
-            store.history.create_run(f"r{i}", st, loaded.program.sources, {})
-        commits = Commits(store)
+        ids = [f"r{next(_run_ids)}" for _ in range(runs)]
+        for run_id in ids:
+            store.history.create_run(run_id, st, loaded.program.sources, {})
+        commits.all = commits.fsynced = 0
         outs = {}
 
         def one(i):
-            with rt.SqliteRecorder(store, f"r{i}") as rec:
+            with rt.SqliteRecorder(store, ids[i]) as rec:
                 opts = drv.DriveOptions(
                     recorder=rec, bindings=bindings(), reachable=loaded.reachable(), resolve=loaded.resolve
                 )
@@ -193,12 +215,14 @@ class Flow:
             t.join()
         dt, cpu = time.perf_counter() - t0, time.process_time() - c0
         assert all(o == drv.RunCompleted(n * (n - 1) // 2) for o in outs.values()) and len(outs) == runs, outs
-        store.close()
-        return dt, cpu, commits.all, commits.fsynced
+        return dt, cpu, commits.all, commits.fsynced, None, []
 
 
 class Child:
-    """The same runs timed by another flowrt (`--base-python`), one request a line."""
+    """A contender in a process of its own (`--serve`), timing the runs asked of it, one request a
+    line: this flowrt's runs, an older flowrt's (`--base-python`), or LangGraph's. Each in its own
+    process, as each would be deployed: in one process, each pays for the other's heap (the
+    collector's passes; flow2py's fan-out cost ~1.4x more CPU beside LangGraph's objects)."""
 
     def __init__(self, python: str):
         self.p = subprocess.Popen(
@@ -213,7 +237,7 @@ class Child:
         self.p.stdin.flush()
         line = self.p.stdout.readline()
         if not line:
-            raise SystemExit("the --base-python child ended")
+            raise SystemExit("a bench_fanout child ended")
         return tuple(json.loads(line))
 
     def close(self):
@@ -222,16 +246,26 @@ class Child:
 
 
 def serve() -> None:
-    flow = Flow()
+    flow, graphs = None, {}
     for line in sys.stdin:
         what, n, path = json.loads(line)
-        if what == "loop-waiting":  # an older recorder already lets a Reply wait
-            what = "loop"
-        if what.startswith("many"):
-            got = flow.run_many(n, int(what[4:]), Path(path))
+        if what.startswith("lg-"):  # LangGraph's fan-out, its saver on the file at `path`
+            g = graphs.get(what)
+            if g is None:
+                g = graphs[what] = LangGraphFan(Path(path), what[3:])
+            got = g.run(n)
         else:
-            got = flow.run(what, n, Path(path))
+            flow = flow or Flow()
+            if what == "loop-waiting" and not hasattr(rt.SqliteRecorder, "_flush"):
+                what = "loop"  # an older recorder lets a Reply wait already
+            if what.startswith("many"):
+                got = flow.run_many(n, int(what[4:]), Path(path))
+            else:
+                got = flow.run(what, n, Path(path))
         print(json.dumps(got), flush=True)
+    close_stores()
+    for g in graphs.values():
+        g.conn.close()
 
 
 # ---- LangGraph ------------------------------------------------------------------------------------
@@ -308,43 +342,49 @@ def main(argv=None) -> dict:
     n, k = args.n, args.loop
     lg = langgraph_version()
     base = Path(tempfile.mkdtemp(prefix="bench_fanout_", dir=args.dir or "."))
-    flow, child = Flow(), Child(args.base_python) if args.base_python else None
+    # every contender in a process of its own (Child), the rounds alternating between them
+    flow, child = Child(sys.executable), Child(args.base_python) if args.base_python else None
+    lgc = Child(sys.executable) if lg else None
     res: dict = {}
     try:
-        graphs = {d: LangGraphFan(base / f"langgraph-{d}.db", d) for d in ("async", "sync")} if lg else {}
+        graphs = ("async", "sync") if lg else ()
         t: dict = {}
         cpu: dict = {}
         commits: dict = {}
+        before_fan: list = []  # commits (the lease's among them) each fan-out made before its first call
+        spent: list = []  # the seconds of each Reply's own commit in the loop
 
         def note(key, got):
-            dt, c_s, c, fs = got
+            dt, c_s, c, fs, first, times = got
             t.setdefault(key, []).append(dt)
             cpu.setdefault(key, []).append(c_s)
             commits.setdefault(key, []).append((c, fs))
+            if key == "fan" and first is not None:
+                before_fan.append(first)
+            if key == "loop":
+                spent.extend(times)
 
-        before_fan: list = []
         # one untimed round of each first: imports, the worker threads, LangGraph's first invoke
-        flow.run("fan", n, base / "warm.db")
-        for g in graphs.values():
-            g.run(n)
+        flow.run("fan", n, base / "fan.db")
+        if child:
+            child.run("fan", n, base / "fanb.db")
+        for d in graphs:
+            lgc.run(f"lg-{d}", n, base / f"langgraph-{d}.db")
         for i in range(args.runs):
-            before_calls.clear()
-            note("fan", flow.run("fan", n, base / f"fan{i}.db"))
-            before_fan.extend(before_calls)
-            before_calls.clear()
+            note("fan", flow.run("fan", n, base / "fan.db"))
             if child:
-                note("fan-base", child.run("fan", n, base / f"fanb{i}.db"))
-            for d, g in graphs.items():
-                dt, c_s = g.run(n)
+                note("fan-base", child.run("fan", n, base / "fanb.db"))
+            for d in graphs:
+                dt, c_s = lgc.run(f"lg-{d}", n, base / f"langgraph-{d}.db")
                 t.setdefault(f"lg-{d}", []).append(dt)
                 cpu.setdefault(f"lg-{d}", []).append(c_s)
-            note("loop", flow.run("loop", k, base / f"loop{i}.db"))
-            note("loop-waiting", flow.run("loop-waiting", k, base / f"loopw{i}.db"))
+            note("loop", flow.run("loop", k, base / "loop.db"))
+            note("loop-waiting", flow.run("loop-waiting", k, base / "loopw.db"))
             if child:
-                note("loop-base", child.run("loop", k, base / f"loopb{i}.db"))
-            note("many", flow.run_many(n, args.many, base / f"many{i}.db"))
+                note("loop-base", child.run("loop", k, base / "loopb.db"))
+            note("many", flow.run_many(n, args.many, base / "many.db"))
             if child:
-                note("many-base", child.run_many(n, args.many, base / f"manyb{i}.db"))
+                note("many-base", child.run_many(n, args.many, base / "manyb.db"))
         calls = {"fan": n, "lg": n, "man": n * args.many}
         per = {key: median(v) / calls.get(key[:3], k) * 1e6 for key, v in t.items()}
         pcpu = {key: median(v) / calls.get(key[:3], k) * 1e6 for key, v in cpu.items()}
@@ -400,9 +440,9 @@ def main(argv=None) -> dict:
             f"  Reply waiting for the next Call: {per['loop-waiting']:7.1f} wall {pcpu['loop-waiting']:7.1f} CPU; "
             f"{c0:g} commits ({f0:g} fsynced)"
         )
-        res["reply_us"] = median(TimedReplies.spent) * 1e6
+        res["reply_us"] = median(spent) * 1e6
         print(
-            f"  a Reply's own commit (timed around it, {len(TimedReplies.spent)} of them): median "
+            f"  a Reply's own commit (timed around it, {len(spent)} of them): median "
             f"{res['reply_us']:.1f} µs a Reply; difference of the two loops: "
             f"{per['loop'] - per['loop-waiting']:.1f} µs a call (fsync noise is larger than it)"
         )
@@ -422,8 +462,9 @@ def main(argv=None) -> dict:
                     f"{c:g} commits for the {m} runs ({fs:g} fsynced)"
                 )
     finally:
-        if child:
-            child.close()
+        for c in (flow, child, lgc):
+            if c:
+                c.close()
         shutil.rmtree(base, ignore_errors=True)
     return res
 

@@ -81,6 +81,8 @@ def _issued_rows(run_id: str, call_id: str, reply: Any) -> list[tuple]:
     return [(t.type_id, t.token, run_id, call_id, now) for t in tokens_in(reply)]
 
 
+#: a Flow file name as its module key (`call_site`), by the names met (a program has few)
+_MODULE_KEYS: dict[str, str] = {}
 #: the calls' times are written (one call_times row) with the commit that holds this many, or ...
 #: (more than a fan-out of 100: its Calls' times and its Replies' go in one row of 100 entries, not
 #: two of 100 each; the floats' text is most of a row's cost)
@@ -611,11 +613,16 @@ class StoreRecorder:
     def call_site(self, call_id: str, file: str, line: int) -> None:
         """The driver's note of where the Call just recorded was made: the Flow file its code
         names (a module's `<key>.flow`) and the Flow line; kept as the module key and the line
-        (a host record, not history)."""
-        with self._lock:
-            row = self._times.get(call_id)
+        (a host record, not history). Without the lock: a dict's `get` is atomic, and a row
+        written before its site came is written without it, with the lock or not."""
+        row = self._times.get(call_id)
         if row is not None:
-            row[3] = file[:-5] if file.endswith(".flow") else file
+            key = _MODULE_KEYS.get(file)
+            if key is None:
+                key = file[:-5] if file.endswith(".flow") else file
+                if len(_MODULE_KEYS) < 4096:
+                    _MODULE_KEYS[file] = key
+            row[3] = key
             row[4] = line
 
     def sync(self, durable: Optional[bool] = None) -> None:
