@@ -116,6 +116,11 @@ def test_safe_habits_are_the_ones_with_one_equivalent():
         "paths_and_await",
         "duration_unit_word",
         "slice_and_membership",
+        "same_habit_twice_on_a_line",
+        "optional_types",
+        "python_conditional",
+        "constructors_of_other_languages",
+        "membership",
     }
 
 

@@ -40,7 +40,7 @@ from flow2py.check.typed import (
     TFun,
     TNever,
 )
-from flow2py.check.typeterms import TVar, join, resolve, unify
+from flow2py.check.typeterms import TVar, join, resolve, subst, unify
 from flow2py.check.typeterms import show as show_type
 from flow2py.diagnostics import Edit, Fix, Problems, Related
 from flow2py.span import Span
@@ -125,13 +125,72 @@ def expect(st: BodyState, actual, expected, node, why: Why | None):
     if not fixes and why is not None and "operand of `" in why.text:
         fixes = _conversion(st, actual, expected, node)
     if not fixes:
-        fixes = _number_literal(st, expected, node) or _number_in_quotes(st, expected, node)
+        fixes = (
+            _number_literal(st, expected, node)
+            or _number_in_quotes(st, expected, node)
+            or _empty_for_none(st, expected, node)
+        )
     if not fixes:
         fixes = wrap_fixes(st, actual, expected, node.span)
+    if not fixes:
+        fixes = _to_list(st, actual, expected, node)
     if not fixes and not hint:
         hint = _unit_hint(st, actual, expected)
     mismatch(st, actual, expected, node.span, why, hint, fixes, found_notes(st, node))
     return TError()
+
+
+def empty_collection(st: BodyState, exp) -> tuple[str, str] | None:
+    """Flow's empty value of the List or Dict `exp` (`[]`, `[:]`) and the kind's name: what
+    another language's "no value" (`null`, `None`) means where a collection is expected."""
+    for lang, text in (("List", "[]"), ("Dict", "[:]")):
+        if type(exp) is TCon and st.d.is_lang(exp, lang):
+            return text, lang.lower()
+    return None
+
+
+def _empty_for_none(st: BodyState, expected, node) -> list:
+    """`None` where a List or Dict is expected: another language's "no value" for the empty one,
+    `[]` or `[:]` (a safe fix)."""
+    empty = (
+        empty_collection(st, resolve(expected)) if type(node) is ast.Name and node.name == "None" else None
+    )
+    if empty is None or node.span.end <= node.span.start:
+        return []
+    return [Fix(f"write `{empty[0]}` (Flow's empty {empty[1]})", (Edit(node.span, empty[0]),), True)]
+
+
+def _ground(t) -> bool:
+    t = resolve(t)
+    if type(t) is TVar:
+        return False
+    return all(_ground(a) for a in getattr(t, "args", ()))
+
+
+def _to_list(st: BodyState, actual, expected, node) -> list:
+    """A Set or Dict where a List is expected: std's conversion to it, as a method (`s.to_list()`,
+    `d.keys()`): the functions of the value's home module taking it alone and giving the List
+    expected; safe for a Set's one (a Dict's keys, values or pairs are a choice)."""
+    a, x = resolve(actual), resolve(expected)
+    if not (st.d.is_lang(a, "Set") or st.d.is_lang(a, "Dict")) or not st.d.is_lang(x, "List"):
+        return []
+    if not (_ground(a) and _ground(x)) or node.span.end <= node.span.start:
+        return []
+    menv = st.d.envs.get(a.decl.split("::")[0])
+    names = []
+    for fn in menv.cm.fns.values() if menv else ():
+        if not fn.pub or len(fn.params) != 1:
+            continue
+        mapping = {(fn.decl, p): TVar() for p in fn.type_params}
+        if unify(subst(fn.params[0][1], mapping), a) and unify(subst(fn.result, mapping), x):
+            names.append(fn.name)
+    src = st.env.lm.ast.source or ""
+    text = src[node.span.start : node.span.end]
+    if not isinstance(node, (ast.Name, ast.FieldAccess, ast.Call)):
+        text = f"({text})"
+    # a Set has one List of its values; a Dict's keys, values or pairs are a choice of meaning
+    safe = len(names) == 1 and st.d.is_lang(a, "Set")
+    return [Fix(f"write `{text}.{n}()`", (Edit(node.span, f"{text}.{n}()"),), safe) for n in sorted(names)]
 
 
 def _number_literal(st: BodyState, expected, node) -> list:

@@ -250,7 +250,8 @@ class TypeMismatch(CheckData):
     items: int = 0  # the items of a "tuple-pattern"
     names: tuple[str, ...] = ()  # the names the first alternative binds ("alternative-names")
     # what the mistake most likely was, for a "value": "thunk" (a value where a function of no
-    # parameters returning it is expected) | "unit" (an Int where a Duration is expected)
+    # parameters returning it is expected) | "thunks" (`items` elements of a list, each so) |
+    # "unit" (an Int where a Duration is expected)
     hint: str = ""
     # for "swapped": the two arguments (0-based) of the call `name` given in each other's place
     # (`expected`: what the first's parameter takes; `found`: what it was given); for
@@ -348,6 +349,7 @@ class UnknownMethod(CheckData):
     home: str | None = None
     no_params: bool = False
     meant: Suggestion | None = None  # what the misspelling most likely meant (None: `no_params`)
+    copy: bool = False  # `.clone()`, `.copy()`: values never change, the value is its own copy
 
 
 @dataclass(frozen=True)

@@ -238,7 +238,9 @@ def _explained_by_syntax_errors(mods: Modules, problems: Problems) -> None:
     kept = []
     for d in problems.items:
         m = by_file.get(d.span.file)
-        if d in reading or m is None or not _explained(d, m, by_key):
+        # a syntax diagnostic is never a cascade (the checker only refines one: a record read
+        # as a dict, infer_names._record_index)
+        if d in reading or d.code.startswith("E0") or m is None or not _explained(d, m, by_key):
             kept.append(d)
     problems.items[:] = kept
 

@@ -20,7 +20,7 @@ from flow2py.check.typeterms import resolve, show
 from flow2py.diagnostics import Diagnostic, Edit, Fix, Problems
 from flow2py.span import Span
 from flow2py.syntax import ast
-from flow2py.syntax.habits import _joined
+from flow2py.syntax.joins import _joined
 from flow2py.syntax.habits_scanned import joined_template
 
 _NAMED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*=\s*$")
@@ -104,7 +104,7 @@ def _line_col(src: str, off: int) -> tuple[int, int]:
 
 def _joins(by_file: dict, prog: CheckedProgram, problems: Problems) -> None:
     """`f"{n} of {total}"` is read as its join, `n ++ " of " ++ total`, so each part is checked
-    where it is written (habits.joined_tokens). A part that is not Text is reported for it
+    where it is written (joins.joined_tokens). A part that is not Text is reported for it
     (E201, or E209 when it comes first): one mistake with the f-string, whose message says a
     value that is not Text needs `.to_text()`, so those are folded into the E012. When every
     part is Text, Int, Decimal or Bool and nothing else is reported inside, the join writing

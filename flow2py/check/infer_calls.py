@@ -21,6 +21,7 @@ from flow2py.check.body_state import (
     mark_used,
     same_type,
     show,
+    use_local,
 )
 from flow2py.check.declare import ordinal
 from flow2py.check.infer_ctx import QUALIFIED_ERROR, CtorHit, FnHit, LazyWhy, Why
@@ -113,14 +114,14 @@ def call(st: BodyState, e: ast.Call, expected):
         habit = habit_call(st, e) or _record_called(st, e)
         if habit is not None:
             return habit
-        hit = resolve_value(st, callee.name, expected, callee.span, called=True)
+        hit = resolve_value(st, callee.name, expected, callee.span, called=True, arity=len(e.args))
         if hit is None:
             return _args_poison(st, e)
     elif isinstance(callee, ast.FieldAccess):
         habit = math_call(st, e)
         if habit is not None:
             return habit
-        q = qualified(st, callee, called=True)
+        q = qualified(st, callee, called=True, arity=len(e.args))
         if q is not None:
             if q is QUALIFIED_ERROR:
                 return _args_poison(st, e)
@@ -131,6 +132,8 @@ def call(st: BodyState, e: ast.Call, expected):
                 ft = read_field(st, callee, tt)
                 st.types[callee.id] = ft
                 return _call_value(st, e, ft)
+            if _copy_call(st, e, tt):
+                return tt
             fn = _method(st, callee, tt, e)
             if fn is None:
                 return _args_poison(st, e)
@@ -172,6 +175,30 @@ def _record_called(st: BodyState, e: ast.Call):
     )
     tcon, _ = fresh_tcon(info)
     return tcon
+
+
+_COPY_METHODS = frozenset({"clone", "copy", "to_owned", "deepcopy", "dup"})
+
+
+def _copy_call(st: BodyState, e: ast.Call, tt) -> bool:
+    """`invoice.clone()` (Rust, Java, Python's `.copy()`): Flow's values never change, so the
+    value is its own copy; the safe fix drops the call, which is then the receiver's value."""
+    callee = e.callee
+    if callee.name not in _COPY_METHODS or e.args or type(tt) in (TError, TNever, TVar):
+        return False
+    home = tt.decl.split("::")[0] if type(tt) is TCon else None
+    menv = st.d.envs.get(home) if home else None
+    if (menv is not None and callee.name in menv.cm.fns) or callee.name in st.d.generic_fns:
+        return False
+    end, sp = callee.target.span, e.span
+    fixes = []
+    if sp.end > end.end:
+        at = Span(sp.file, end.end_line, end.end_column, sp.end_line, sp.end_column, end.end, sp.end)
+        fixes = [Fix(f"remove `.{callee.name}()`", (Edit(at, ""),), True)]
+    st.problems.report(
+        codes.UnknownMethod(callee.span, callee.name, show(st, tt), home, copy=True), fixes=fixes
+    )
+    return True
 
 
 def _record_field_fn(st: BodyState, tt, name: str) -> bool:
@@ -278,6 +305,7 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver, expected=None):
         unify(result, expected)
     given = len(args) + offset
     if given != len(params):
+        fix = _missing_from_scope(st, e, fn, params, offset) if given < len(params) else None
         found = [expr(st, a) for a in args]
         unused_meant.defer(
             st,
@@ -285,7 +313,7 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver, expected=None):
             lambda meant: st.problems.report(
                 codes.WrongArity(e.span, "arguments", label, len(params) - offset, len(args)),
                 related=[Related(f"`{fn.name}` is declared here", fn.node.span), *unused_meant.notes(meant)],
-                fixes=_as_one_list(st, args, found, params[offset:]),
+                fixes=[fix] if fix is not None else _as_one_list(st, args, found, params[offset:]),
             ),
         )
         return result
@@ -338,6 +366,39 @@ def _as_one_list(st: BodyState, args: list, found: list, params: list) -> list:
     open_ = Span(a.file, a.line, a.column, a.line, a.column, a.start, a.start)
     close = Span(b.file, b.end_line, b.end_column, b.end_line, b.end_column, b.end, b.end)
     return [Fix("pass them as one List: `[...]`", (Edit(open_, "["), Edit(close, "]")), True)]
+
+
+def _missing_from_scope(st: BodyState, e: ast.Call, fn: FnInfo, params, offset: int) -> Fix | None:
+    """`send(to)` for `send(to: Text, body: Text)` where a local `body` of that type is in scope:
+    the missing arguments are the locals named as their parameters, a safe fix that passes them
+    in the parameters' order (the arguments given are read as the first parameters, or, when each
+    is a name of a parameter, as those). The locals are then used, so not also unused (E404)."""
+    names = [n for n, _ in fn.params][offset:]
+    args = list(e.args)
+    given = [a.name if type(a) is ast.Name else None for a in args]
+    by_name = all(g in names for g in given) and len(set(given)) == len(given)
+    missing = [n for n in names if n not in given] if by_name else names[len(args) :]
+    found = []
+    for n in missing:
+        b = lookup(st, n)
+        if b is None or not unify(b.type, params[offset + names.index(n)]):
+            return None
+        found.append(b)
+    sp = e.span
+    if args and by_name:
+        edit = Edit(args[0].span.merge(args[-1].span), ", ".join(names))
+    elif args:
+        last = args[-1].span
+        at = Span(sp.file, last.end_line, last.end_column, last.end_line, last.end_column, last.end, last.end)
+        edit = Edit(at, "".join(f", {n}" for n in missing))
+    elif sp.end > sp.start and sp.end_column > 1 and (st.env.lm.ast.source or "")[sp.end - 1 : sp.end] == ")":
+        c = sp.end_column - 1
+        edit = Edit(Span(sp.file, sp.end_line, c, sp.end_line, c, sp.end - 1, sp.end - 1), ", ".join(missing))
+    else:
+        return None
+    for b in found:
+        use_local(st, b)
+    return Fix(f"pass {', '.join(f'`{n}`' for n in missing)}", (edit,), True)
 
 
 def _swapped(
@@ -697,11 +758,28 @@ def binary(st: BodyState, e: ast.Binary, expected):
         expr(st, e.right, params[1], why1)
     else:
         expect(st, rt, params[1], e.right, why1)
+    _int_left_of_decimal(st, e, lt, mark)
     if len(st.problems.items) > mark and resolve(result) == resolve(params[0]):
         # `Int * Decimal`: which type was meant is not known, so neither is the result's (a use
         # of it is not reported again); a comparison is Bool all the same
         return TError()
     return result
+
+
+def _int_left_of_decimal(st: BodyState, e: ast.Binary, lt, mark: int) -> None:
+    """`2 * price`, `count * price`: the Int on the left of Decimal arithmetic is what needs the
+    conversion, as it would on the right (`2.0`, `decimal.from_int(count)`): the mismatch the
+    right operand reported is reported at the left one instead, with that fix."""
+    new = st.problems.items[mark:]
+    if len(new) != 1 or new[0].code != "E201" or new[0].span != e.right.span:
+        return
+    dec = st.d.lang_con("Decimal")
+    if not st.d.is_lang(resolve(lt), "Int") or type(dec) is TError:
+        return
+    if (new[0].data.expected, new[0].data.found) != (show(st, lt), show(st, dec)):
+        return
+    del st.problems.items[mark:]
+    expect(st, lt, dec, e.left, Why(f"the left operand of `{e.op}` (its right operand is `Decimal`)"))
 
 
 def _concat_fix(st: BodyState, e: ast.Binary, lt, rt, expected) -> list:

@@ -402,6 +402,7 @@ def list_literal(st: BodyState, e: ast.ListLiteral, expected):
     else:
         elem = TVar()
     t = st.d.lang_con("List", elem)
+    why, mark = st.why_in, len(st.problems.items)
     for i, x in enumerate(e.items):
         expr(
             st,
@@ -413,7 +414,42 @@ def list_literal(st: BodyState, e: ast.ListLiteral, expected):
                 else "the elements of this list"
             ),
         )
+    _values_for_thunks(st, e, why, mark)
     return t
+
+
+def _values_for_thunks(st: BodyState, e: ast.ListLiteral, why, mark: int) -> None:
+    """Several elements of a list of functions of no parameters given as the values they would
+    return (`task.all([fetch(a), fetch(b)])`): one mistake, one E201 over them whose fix puts
+    `flow() = ` before each, safe when each would be."""
+    spans = {x.span for x in e.items}
+    found = [
+        d
+        for d in st.problems.items[mark:]
+        if d.code == "E201" and getattr(d.data, "hint", "") == "thunk" and d.span in spans
+    ]
+    if len(found) < 2:
+        return
+    st.problems.items = [d for d in st.problems.items if all(d is not f for f in found)]
+    first = found[0].data
+    edits = tuple(ed for d in found for ed in d.fixes[0].edits)
+    safe = all(d.fixes[0].safe for d in found)
+    because = why.text if why is not None else None
+    related = (
+        [Related(why.text, why.span)] if why is not None and why.span is not None and why.span.line else []
+    )
+    st.problems.report(
+        codes.TypeMismatch(
+            found[0].span.merge(found[-1].span),
+            first.found,
+            first.expected,
+            because=because,
+            hint="thunks",
+            items=len(found),
+        ),
+        related=related,
+        fixes=[Fix("make each a function: `flow() = ...`", edits, safe)],
+    )
 
 
 def dict_literal(st: BodyState, e: ast.DictLiteral, expected):

@@ -6,7 +6,18 @@ rest is shared with the other parts of the walk."""
 
 from __future__ import annotations
 
-from flow2py.check.body_state import BodyState, expr, lookup, mark_used, same_type, show, use_local
+import re
+
+from flow2py.check.body_state import (
+    BodyState,
+    empty_collection,
+    expr,
+    lookup,
+    mark_used,
+    same_type,
+    show,
+    use_local,
+)
 from flow2py.check import codes, missing_try, unused_meant
 from flow2py.check import suggest as sg
 from flow2py.check.annotations import name_span
@@ -28,7 +39,9 @@ from flow2py.check.typed import (
     TypeInfo,
 )
 from flow2py.check.typeterms import TVar, resolve, subst
-from flow2py.diagnostics import Edit, Fix, Related
+from flow2py.syntax.broken import HOLE
+from flow2py.syntax.codes import ForeignSyntax
+from flow2py.diagnostics import Diagnostic, Edit, Fix, Related
 from flow2py.syntax import ast
 
 
@@ -38,6 +51,8 @@ def literal(st: BodyState, e: ast.Literal, expected):
 
 
 def name(st: BodyState, e: ast.Name, expected):
+    if e.name == HOLE:
+        _record_index(st, e)
     b = lookup(st, e.name)
     if b is not None:
         use_local(st, b)
@@ -47,10 +62,45 @@ def name(st: BodyState, e: ast.Name, expected):
     return value_of(st, e, hit)
 
 
-def resolve_value(st: BodyState, name: str, expected, span, called: bool = False):
+_INDEX = re.compile(r'([a-z_][A-Za-z0-9_]*)\["([a-z_][A-Za-z0-9_]*)"\]')
+
+
+def _record_index(st: BodyState, e: ast.Name) -> None:
+    """`invoice["number"]` (E012, a hole) where `invoice` is a local record with a field
+    `number`: not a Dict's key but the field, so the answer becomes `invoice.number`, a safe fix."""
+    src = st.env.lm.ast.source or ""
+    m = _INDEX.fullmatch(src[e.span.start : e.span.end])
+    b = lookup(st, m.group(1)) if m else None
+    t = resolve(b.type) if b is not None else None
+    info = st.d.type_decls.get(t.decl) if type(t) is TCon else None
+    if info is None or info.kind != "record" or not any(f.name == m.group(2) for f in info.fields):
+        return
+    items = st.problems.items
+    k = next(
+        (
+            j
+            for j, d in enumerate(items)
+            if d.code == "E012"
+            and getattr(d.data, "kind", "") == "index"
+            and e.span.start <= d.span.start
+            and d.span.end <= e.span.end
+        ),
+        None,
+    )
+    if k is None:
+        return
+    use_local(st, b)
+    flow = f"{m.group(1)}.{m.group(2)}"
+    at = items[k].span
+    data = ForeignSyntax(at, "record-index", src[e.span.start : e.span.end], flow)
+    items[k] = Diagnostic.of(data, fixes=[Fix(f"write `.{m.group(2)}`", (Edit(at, f".{m.group(2)}"),), True)])
+
+
+def resolve_value(st: BodyState, name: str, expected, span, called: bool = False, arity: int | None = None):
     """A top-level name: a constructor of the expected type, a function or constructor of
     this module, a prelude constructor. Returns a FnHit, a CtorHit or None (reported).
-    `called`: the name is a call's callee (never what an unused local meant)."""
+    `called`: the name is a call's callee (never what an unused local meant). `arity`: the
+    number of arguments it is called with (a suggestion taking another is no safe fix)."""
     env = st.env
     exp = resolve(expected) if expected is not None else None
     if type(exp) is TCon and name[:1].isupper():
@@ -65,7 +115,7 @@ def resolve_value(st: BodyState, name: str, expected, span, called: bool = False
     hit = env.ctors.get(name) or st.d.prelude_ctors.get(name)
     if hit is not None:
         return CtorHit(hit[0], hit[1])
-    _unknown_name(st, name, span, exp, called=called)
+    _unknown_name(st, name, span, exp, called=called, arity=arity)
     return None
 
 
@@ -158,15 +208,24 @@ def math_call(st: BodyState, e: ast.Call):
     return res if type(res) is TCon and not res.args else TError()
 
 
-def _unknown_name(st: BodyState, name: str, span, exp=None, fixes=None, called: bool = False) -> None:
+def _unknown_name(
+    st: BodyState, name: str, span, exp=None, fixes=None, called: bool = False, arity: int | None = None
+) -> None:
     env = st.env
     if name in env.lm.aliases:
         st.problems.report(codes.UnknownName(span, name, "module-value"))
         return
     exp_decl = exp.decl if type(exp) is TCon else None
     cands = sg.value_candidates(st.d, env, st.scopes, exp_decl)
-    sugg = sg.suggest(name, cands, sg.CTOR if name[:1].isupper() else sg.VALUE)
-    sugg = sg.Suggestion(name, tuple(_fitted(st, c, exp) for c in sugg.cands), sugg.note)
+    empty = empty_collection(st, exp) if name in sg.ABSENT_SPELLINGS else None
+    if empty is not None:
+        note = f"Flow has no `{name}`: an empty {empty[1]} is `{empty[0]}`"
+        sugg = sg.Suggestion(name, (sg.Candidate(empty[0], sg.VALUE, note=note, exact=True),))
+    else:
+        sugg = sg.suggest(name, cands, sg.CTOR if name[:1].isupper() else sg.VALUE)
+    if not sugg and type(exp) is TCon and not name[:1].isupper():
+        sugg = _abbreviation(st, name, cands, exp)
+    sugg = sg.Suggestion(name, tuple(_fitted(st, c, exp, arity) for c in sugg.cands), sugg.note)
     sg.count_as_used(st.d, env, sugg, st.fn.decl)
     if not sugg and not fixes and not called and name[:1].islower():
         unused_meant.defer(st, 1, lambda meant: _unknown_local(st, name, span, meant))
@@ -202,9 +261,39 @@ def _unknown_local(st: BodyState, name: str, span, meant) -> None:
 _LITERAL_HABITS = {"true": "Bool", "false": "Bool"}
 
 
-def _fitted(st: BodyState, c: sg.Candidate, exp) -> sg.Candidate:
+def _abbreviation(st: BodyState, name: str, cands, exp) -> sg.Suggestion:
+    """`cust` where a Customer is expected: of the locals `cust` shortens (`customer`,
+    `custom_note`), the one of the type expected."""
+    hits = [
+        c
+        for c in sg.prefix_hits(name, cands, sg.VALUE)
+        if any(k == "local" and type(resolve(v.type)) is TCon and resolve(v.type) == exp for k, v in c.target)
+    ]
+    return sg.Suggestion(name, tuple(hits) if len(hits) == 1 else ())
+
+
+def _takes(st: BodyState, c: sg.Candidate) -> int | None:
+    """How many values the function or constructor `c` names takes (None: not known)."""
+    for kind, v in c.target:
+        if kind == "local":
+            t = resolve(v.type)
+            return len(t.params) if type(t) is TFun else None
+        if kind == "decl":
+            fn = st.d.fn_decls.get(v)
+            if fn is not None:
+                return len(fn.params)
+            info = st.d.type_decls.get(v)
+            ctor = next((k for k in info.ctors if k.name == c.key), None) if info is not None else None
+            return len(ctor.params) if ctor is not None and ctor.field_names is None else None
+    return None
+
+
+def _fitted(st: BodyState, c: sg.Candidate, exp, arity=None) -> sg.Candidate:
     """`c`, marked as not fitting when what is known of its type says it is not the expected
-    one (its fix is then offered, not marked safe)."""
+    one, or it takes another number of values than the call gives (its fix is then offered, not
+    marked safe)."""
+    if arity is not None and _takes(st, c) not in (arity, None):
+        return sg.Candidate(**{**c.__dict__, "fits": False})
     if type(exp) is not TCon:
         return c
     t = None
@@ -333,9 +422,10 @@ def _tool_result(st: BodyState, declared):
 # -- field access and qualified names -----------------------------------------------------
 
 
-def qualified(st: BodyState, e: ast.FieldAccess, called: bool = False):
+def qualified(st: BodyState, e: ast.FieldAccess, called: bool = False, arity: int | None = None):
     """`alias.name` where `alias` is a module: a FnHit, a CtorHit, QUALIFIED_ERROR (reported) or None (not qualified).
-    `called`: `e` is the callee of a call."""
+    `called`: `e` is the callee of a call; `arity`: the number of arguments it is called with, as
+    for resolve_value."""
     t = e.target
     if not isinstance(t, ast.Name) or lookup(st, t.name) is not None:
         return None
@@ -377,6 +467,7 @@ def qualified(st: BodyState, e: ast.FieldAccess, called: bool = False):
         if i.pub or menv is env
     ]
     sugg = sg.suggest(e.name, cands, sg.CTOR if e.name[:1].isupper() else sg.VALUE)
+    sugg = sg.Suggestion(e.name, tuple(_fitted(st, c, None, arity) for c in sugg.cands), sugg.note)
     sg.count_as_used(st.d, env, sugg, st.fn.decl)
     at = e.name_span if e.name_span.line else None
     st.problems.report(

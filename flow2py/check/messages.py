@@ -165,6 +165,27 @@ def _swapped(d: codes.CheckData) -> str | None:
     return None
 
 
+def _thunks(d: codes.CheckData) -> str | None:
+    """A value where a function of no parameters is expected (E201 "thunk", "thunks")."""
+    match d:
+        case codes.TypeMismatch(place="value", expected=exp, found=found, because=because, hint="thunk"):
+            why = f" (expected because of {because})" if because is not None else ""
+            return (
+                f"type mismatch: expected `{exp}`, found `{found}`{why} — a function is expected: "
+                "write `flow() = ...` to pass the work, not its value"
+            )
+        case codes.TypeMismatch(
+            place="value", expected=exp, found=found, because=because, hint="thunks", items=n
+        ):
+            why = f" (expected because of {because})" if because is not None else ""
+            return (
+                f"type mismatch: expected `{exp}` for each element{why}, found {n} values of type "
+                f"`{found}` — functions are expected: write `flow() = ...` before each to pass the "
+                "work, not its value"
+            )
+    return None
+
+
 def _let_uses(d: codes.CheckData) -> str | None:
     """E201 of a `let` whose every use wants another type (check/missing_try.py)."""
     match d:
@@ -182,7 +203,7 @@ def _let_uses(d: codes.CheckData) -> str | None:
 
 
 def _types(d: codes.CheckData) -> str | None:
-    said = _swapped(d) or _let_uses(d)
+    said = _swapped(d) or _thunks(d) or _let_uses(d)
     if said is not None:
         return said
     match d:
@@ -190,12 +211,6 @@ def _types(d: codes.CheckData) -> str | None:
             return (
                 f"the {ordinal(i)} and {ordinal(j)} arguments of `{label}` look swapped: "
                 f"the {ordinal(i)} takes `{exp}` and the {ordinal(j)} `{found}`, given the other way round"
-            )
-        case codes.TypeMismatch(place="value", expected=exp, found=found, because=because, hint="thunk"):
-            why = f" (expected because of {because})" if because is not None else ""
-            return (
-                f"type mismatch: expected `{exp}`, found `{found}`{why} — a function is expected: "
-                "write `flow() = ...` to pass the work, not its value"
             )
         case codes.TypeMismatch(place="value", expected=exp, found=found, because=because, hint="unit"):
             why = f" (expected because of {because})" if because is not None else ""
@@ -297,6 +312,8 @@ def _types_more(d: codes.CheckData) -> str | None:
             return f"no `{op}` for `{t}`"
         case codes.NoOperator(op=op, operand=t, unary=True):
             return f"no unary `{op}` for `{t}`"
+        case codes.UnknownMethod(name=name, copy=True):
+            return f"Flow has no `.{name}()`: values never change, so a value is its own copy"
         case codes.UnknownMethod(name=name, no_params=True):
             return f"`{name}` takes no arguments, so it cannot be called as a method"
         case codes.UnknownMethod(name=name, receiver=t, home=None, meant=meant):

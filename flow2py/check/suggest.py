@@ -185,6 +185,13 @@ def rank(name: str, cands, kind: str, most: int = 3) -> list[Candidate]:
 def _by_prefix(name: str, cands, kind: str) -> list[Candidate]:
     """When nothing is a few edits away: the one candidate of the kind wanted that `name`
     lengthens or shortens (`Warning` for `Warn`, `Err` for `Error`), at least 3 letters shared."""
+    hits = prefix_hits(name, cands, kind)
+    return hits if len(hits) == 1 else []
+
+
+def prefix_hits(name: str, cands, kind: str) -> list[Candidate]:
+    """Every candidate of the kind wanted that `name` lengthens or shortens (3 letters shared at
+    least): the checker picks among them by type (`cust` for the one local of the type wanted)."""
     low = name.lower()
     hits = {}
     for c in cands:
@@ -193,7 +200,7 @@ def _by_prefix(name: str, cands, kind: str) -> list[Candidate]:
             continue
         if kl.startswith(low) or low.startswith(kl):
             hits[c.text] = c
-    return list(hits.values()) if len(hits) == 1 else []
+    return list(hits.values())
 
 
 def suggest(name: str, cands, kind: str) -> Suggestion:
@@ -261,6 +268,8 @@ def method_habit(name: str) -> set[str]:
 
 # spellings of Flow's literals and `None`: never a misspelling of something the program declares
 _LITERAL_SPELLINGS = {"True", "TRUE", "False", "FALSE", "null", "NULL", "nil", "Nil", "none", "undefined"}
+# other languages' "no value": where a List or Dict is expected, its empty value (`[]`, `[:]`)
+ABSENT_SPELLINGS = frozenset({"null", "NULL", "nil", "Nil", "none", "undefined", "Nothing"})
 
 _NO_PRINT = (
     "Flow has no `{name}`: a program touches the world only through Tool calls; declare one "

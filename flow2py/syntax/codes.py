@@ -136,8 +136,10 @@ class ForeignSyntax(SyntaxData):
     # "path-type", "top-level-value",
     # "number", "type-name", "arm-arrow", "template", "template-plain", "single-quote",
     # "comment", "text-reference", "reference", "ternary", "chained-comparison", "index",
-    # "format", "format-plain", "vec-macro", "type-args", "assign-new", "duration-unit", "slice",
-    # "membership"
+    # "format", "format-plain", "vec-macro", "type-args", "optional-type", "record-keywords",
+    # "empty-value", "go-field", "membership", "power", "duration-unit", "slice",
+    # "record-index" (reported by the checker, which knows the record),
+    # "assign-new"
     kind: str
     habit: str  # what was written, as the answer quotes it: `elif`, `===`, `x =>`, `&mut`, `for`
     flow: str = ""  # what Flow writes instead, as quoted: `else if`, `==`, `flow(x) =`, `Text`

@@ -29,6 +29,7 @@ from flow2py.diagnostics import Diagnostic, Edit, Fix
 from flow2py.span import Span
 from flow2py.syntax import codes
 from flow2py.syntax.broken import hole
+from flow2py.syntax.joins import _joined, joined_tokens
 from flow2py.syntax.engine.scanner import CLOSERS, OPENERS, Tok
 
 
@@ -378,6 +379,10 @@ def _reassignment(seg, i, expected, path):
         diag = _diag(_span(path, name, tok), fix, kind, f"{name.value} =", "let", name=name.value)
     else:
         sym = _OP_ASSIGN[op.type]
+        # In the body's own block the new binding shadows the old one for everything after it,
+        # as the update would have changed it: no choice. In a nested block it would not reach
+        # past the block's end, so which was meant is the author's to say.
+        safe = _in_body_block(seg, k) and _one_operand(seg, i + 1)
         new = (
             seg[:k]
             + [
@@ -389,16 +394,67 @@ def _reassignment(seg, i, expected, path):
             ]
             + seg[i + 1 :]
         )
-        fix = _unsafe(
+        fix = Fix(
             f"bind a new `{name.value}`: `let {name.value} = {name.value} {sym} ...`",
-            _insert_before(path, name, "let "),
-            _replace(path, op, tok, f"= {name.value} {sym}"),
+            (_insert_before(path, name, "let "), _replace(path, op, tok, f"= {name.value} {sym}")),
+            safe,
         )
         diag = _diag(
             _span(path, name, tok), fix, "update", f"{name.value} {sym}=", "let", name=name.value, op=sym
         )
     # The rewritten `let` may bind a name nothing reads (the old binding was meant): not reported.
     return Habit(diag, new, region=[name, tok])
+
+
+def _in_body_block(seg: list[Tok], k: int) -> bool:
+    """Whether `seg[k]` is directly in the block that is a function's body (`-> T {`, `= {`)."""
+    depth, o = 0, None
+    for j in range(k - 1, -1, -1):
+        t = seg[j].type
+        if t in CLOSERS:
+            depth += 1
+        elif t in OPENERS:
+            if depth == 0:
+                o = j
+                break
+            depth -= 1
+    if o is None or seg[o].type != "LBRACE" or _depth_at(seg, o) != 0:
+        return False
+    arrow = next((j for j in range(o) if seg[j].type == "ARROW"), None)
+    if arrow is None:
+        return False
+    between = {t.type for t in seg[arrow + 1 : o]}
+    return not between & {"IF", "MATCH", "ELSE", "FLOW", "FATARROW"} and (
+        seg[o - 1].type == "EQUAL" or "EQUAL" not in between
+    )
+
+
+_BINARY = frozenset(
+    {"PLUS", "MINUS", "STAR", "SLASH", "PERCENT", "PLUSPLUS", "ANDAND", "OROR", "EQEQ", "NOTEQ"}
+    | {"LESSTHAN", "LESSEQ", "MORETHAN", "MOREEQ", "QMARK"}
+)
+
+
+def _one_operand(seg: list[Tok], k: int) -> bool:
+    """Whether the statement from `seg[k]` on has no operator outside brackets (`x -= a + b`
+    written `x - a + b` would change its meaning)."""
+    depth = 0
+    for t in seg[k:]:
+        if depth == 0 and t.type in ("_SEP", "RBRACE"):
+            return True
+        if depth == 0 and t.type in _BINARY:
+            return False
+        depth += t.type in OPENERS
+        depth -= t.type in CLOSERS
+    return True
+
+
+def _depth_at(seg: list[Tok], o: int) -> int:
+    depth = 0
+    for t in seg[:o]:
+        depth += t.type in OPENERS
+        depth -= t.type in CLOSERS
+    return depth
 
 
 def _unpacking(seg, i, expected, path):
@@ -490,9 +546,10 @@ def _loop(seg, i, expected, path):
 
 
 def _arrow_lambda(seg, i, expected, path):
-    """`(x) => x + 1`, `x => x + 1` (JavaScript): Flow writes `flow(x) = x + 1`."""
+    """`(x) => x + 1`, `x => x + 1` (JavaScript), `x -> x + 1` outside a match (Java, Kotlin):
+    Flow writes `flow(x) = x + 1`."""
     tok = seg[i]
-    if tok.type != "FATARROW" or i == 0:
+    if tok.type not in ("FATARROW", "ARROW") or i == 0 or (tok.type == "ARROW" and _in_match_arms(seg, i)):
         return None
     prev = seg[i - 1]
     eq = _like("EQUAL", "=", tok)
@@ -505,7 +562,7 @@ def _arrow_lambda(seg, i, expected, path):
             + [_like("FLOW", "flow", prev), _like("LPAR", "(", prev), prev, _like("RPAR", ")", prev), eq]
             + seg[i + 1 :]
         )
-        params, written = prev.value, f"{prev.value} =>"
+        params, written = prev.value, f"{prev.value} {tok.value}"
         fix = _safe(
             f"write `flow({prev.value}) =`",
             _insert_before(path, prev, "flow("),
@@ -530,7 +587,7 @@ def _arrow_lambda(seg, i, expected, path):
             return None
         new = seg[:start] + [_like("FLOW", "flow", seg[start])] + seg[start:i] + [eq] + seg[i + 1 :]
         params = ", ".join(p.strip() for p in _text(seg[start + 1 : i - 1]).split(","))
-        written = f"({params}) =>"
+        written = f"({params}) {tok.value}"
         fix = _safe(
             f"write `flow({params}) =`",
             _insert_before(path, seg[start], "flow"),
@@ -603,85 +660,6 @@ def _f_string(seg, i, expected, path):
     named = [_like("LOWER", n, tok) for p in parts for n in _NAME.findall(p)]
     new = seg[: i - 1] + [hole(prev, tok)] + seg[i + 1 :]
     return Habit(diag, new, region=[prev, *named, tok])
-
-
-_PART = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*(?:\(\))?)*)\s*$")
-_PART_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\.|\(|\)")
-
-
-def joined_tokens(
-    body: str, base: int, at: Tok, open_: str, close: str, quote=lambda s: s
-) -> list[Tok] | None:
-    """The tokens of `_joined(body, ...)` (`"a" ++ x ++ "b"`), each part's at its own place in
-    the source (`body` starts at offset `base`, on `at`'s line), so that the checker sees the
-    joined text as the fix writes it: a part that is not Text is then reported at the part.
-    Only parts that are a name, fields and calls without arguments (`n`, `o.total`,
-    `xs.length()`); None for any other."""
-    toks: list[Tok] = []
-
-    def tok(kind: str, value: str, a: int, b: int) -> Tok:
-        col = at.column + (a - at.start_pos)
-        return Tok(kind, value, a, at.line, col, at.line, col + (b - a), b)
-
-    def piece(t: Tok) -> None:
-        if toks:
-            toks.append(tok("PLUSPLUS", "++", t.start_pos, t.start_pos))
-        toks.append(t)
-
-    k, lit_at = 0, 0
-    while k <= len(body):
-        start = body.find(open_, k)
-        stop = len(body) if start < 0 else start
-        if stop > lit_at:
-            piece(tok("TEXT", '"' + quote(body[lit_at:stop]) + '"', base + lit_at, base + stop))
-        if start < 0:
-            break
-        end = body.find(close, start + len(open_))
-        inner = body[start + len(open_) : end] if end >= 0 else ""
-        m = _PART.match(inner)
-        if end < 0 or m is None:
-            return None
-        off = base + start + len(open_)
-        parts = [(x.group(), off + x.start()) for x in _PART_TOKEN.finditer(inner) if x.group().strip()]
-        kinds = {".": "DOT", "(": "LPAR", ")": "RPAR"}
-        first = True
-        for text, o in parts:
-            kind = kinds.get(text) or ("UPPER" if text[0].isupper() else "LOWER")
-            t = tok(kind, text, o, o + len(text))
-            if first:
-                piece(t)
-                first = False
-            else:
-                toks.append(t)
-        k = lit_at = end + len(close)
-    if not toks:
-        toks.append(tok("TEXT", '""', base, base))
-    return toks
-
-
-def _joined(body: str, open_: str, close: str) -> str:
-    """`"a" ++ x ++ "b"` for the interpolated text `body` (`a{x}b`); parts that are not Text
-    need `.to_text()`, which is why the fix is not safe."""
-    out = []
-    lit = ""
-    k = 0
-    while k < len(body):
-        if body.startswith(open_, k):
-            end = body.find(close, k + len(open_))
-            if end < 0:
-                break
-            if lit:
-                out.append('"' + lit + '"')
-                lit = ""
-            out.append(body[k + len(open_) : end].strip())
-            k = end + len(close)
-            continue
-        lit += body[k]
-        k += 1
-    lit += body[k:]
-    if lit:
-        out.append('"' + lit + '"')
-    return " ++ ".join(out) if out else '""'
 
 
 _FOREIGN_FN = {"fn": "Rust", "def": "Python", "func": "Go", "function": "JavaScript", "fun": "Kotlin"}
@@ -836,7 +814,7 @@ def _type_name(seg, i, expected, path):
 def _arm_arrow(seg, i, expected, path):
     """`A -> 1` in a match arm (Haskell, Kotlin, Java): Flow writes `=>`."""
     tok = seg[i]
-    if tok.type != "ARROW" or "FATARROW" not in expected:
+    if tok.type != "ARROW" or "FATARROW" not in expected or not _in_match_arms(seg, i):
         return None
     new = seg[:i] + [_like("FATARROW", "=>", tok)] + seg[i + 1 :]
     fix = _safe("write `=>`", _replace(path, tok, tok, "=>"))
@@ -855,6 +833,33 @@ def _arm_arrow(seg, i, expected, path):
         start -= 1
     pattern = _text(seg[start:i])
     return Habit(_diag(_span(path, tok), fix, "arm-arrow", f"{pattern} ->", f"{pattern} =>"), new)
+
+
+def _in_match_arms(seg: list[Tok], i: int) -> bool:
+    """Whether `seg[i]` is directly inside the braces of a `match` (`->` there is an arm's; in a
+    call's parentheses, Java's and Kotlin's lambda `x -> x + 1`)."""
+    depth = 0
+    k = i - 1
+    while k >= 0 and not (seg[k].type in OPENERS and depth == 0):
+        depth += seg[k].type in CLOSERS
+        depth -= seg[k].type in OPENERS
+        k -= 1
+    if k < 0 or seg[k].type != "LBRACE":
+        return False
+    depth = 0
+    for j in range(k - 1, -1, -1):
+        t = seg[j].type
+        if t in CLOSERS:
+            depth += 1
+        elif t in OPENERS:
+            if depth == 0:
+                return False
+            depth -= 1
+        elif depth == 0 and t == "MATCH":
+            return True
+        elif depth == 0 and t in ("_SEP", "COMMA", "EQUAL", "FATARROW", "LET"):
+            return False
+    return False
 
 
 def _case_arm(seg, i, expected, path):
@@ -949,7 +954,12 @@ def _python_lambda(seg, i, expected, path):
     new = seg[:k] + [_like("FLOW", "flow", tok), _like("LPAR", "(", tok)] + params
     new += [_like("RPAR", ")", seg[colon]), _like("EQUAL", "=", seg[colon])] + seg[colon + 1 :]
     fix = _safe(f"write `flow({names}) =`", _replace(path, tok, seg[colon], f"flow({names}) ="))
-    return Habit(_diag(_span(path, tok), fix, "lambda", f"lambda {names}:", f"flow({names}) ="), new)
+    return Habit(
+        _diag(
+            _span(path, tok), fix, "lambda", f"lambda {names}:" if names else "lambda:", f"flow({names}) ="
+        ),
+        new,
+    )
 
 
 _RULES = (

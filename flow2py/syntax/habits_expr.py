@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import re
 
+from flow2py.diagnostics import Edit
+from flow2py.span import Span
 from flow2py.syntax.broken import hole
 from flow2py.syntax.engine.scanner import CLOSERS, OPENERS, Tok
 from flow2py.syntax.habits import (
     _EXPR_START,
     _NAME,
+    _TYPE_NAMES,
     Habit,
     _at,
     _delete_between,
@@ -95,6 +98,77 @@ def _ternary(seg, i, expected, path):
     return Habit(_diag(_span(path, qt, ct), fix, "ternary", "c ? a : b", flow), new)
 
 
+def _python_conditional(seg, i, expected, path):
+    """`a if c else b` (Python): Flow's `if` is an expression, `if c { a } else { b }`."""
+    if seg[i].type != "IF" or i == 0 or "PLUS" not in expected:
+        return None
+    start = i
+    while start > 0 and seg[start - 1].type not in _TERNARY_BEFORE:
+        if seg[start - 1].type in CLOSERS:
+            o = _opening(seg, start - 1)
+            if o is None:
+                return None
+            start = o
+        else:
+            start -= 1
+        if seg[start].type in ("IF", "GUARD", "MATCH", "LET", "QMARK", "ELSE"):
+            return None
+    other = _depth0(seg, i + 1, {"ELSE"} | _TERNARY_AFTER)
+    if other is None or seg[other].type != "ELSE" or other == i + 1 or start == i:
+        return None
+    end = _depth0(seg, other + 1, _TERNARY_AFTER | {"IF", "ELSE", "LBRACE"})
+    end = len(seg) if end is None else end
+    if end == other + 1 or (end < len(seg) and seg[end].type in ("IF", "ELSE", "LBRACE")):
+        return None  # chained or braced: not the one-line form
+    then, cond, rest = seg[start:i], seg[i + 1 : other], seg[other + 1 : end]
+    it, et, last = seg[i], seg[other], seg[end - 1]
+    new = (
+        seg[:start]
+        + [_like("IF", "if", seg[start]), *cond, _like("LBRACE", "{", it), *then]
+        + [_like("RBRACE", "}", et), _like("ELSE", "else", et), _like("LBRACE", "{", et), *rest]
+        + [_like("RBRACE", "}", last)]
+        + seg[end:]
+    )
+    flow = f"if {_text(cond)} {{ {_text(then)} }} else {{ {_text(rest)} }}"
+    fix = _safe(f"write `{flow}`", _replace(path, seg[start], last, flow))
+    said = flow if len(flow) <= 60 else "if c { a } else { b }"
+    return Habit(_diag(_span(path, it, et), fix, "ternary", "a if c else b", said), new)
+
+
+_LOOSER = frozenset({"ANDAND", "OROR", "EQEQ", "NOTEQ", "LESSTHAN", "LESSEQ", "MORETHAN", "MOREEQ", "BANG"})
+_POSTFIX = frozenset({"LOWER", "UPPER", "DOT", "INT", "DECIMAL", "TEXT"})
+
+
+def _power(seg, i, expected, path):
+    """`x ** 2` (Python, JavaScript): Flow has no power operator and std no power function; the
+    product is written out (`x * x`) or a function written. No one Flow form: the expression is
+    a hole, about which nothing else is said."""
+    if not (_is(seg[i], "STAR") and _is(_at(seg, i - 1), "STAR")) or seg[i - 1].end_pos != seg[i].start_pos:
+        return None
+    start = i - 1
+    while start > 0 and seg[start - 1].type in _POSTFIX | set(CLOSERS):
+        if seg[start - 1].type in CLOSERS:
+            o = _opening(seg, start - 1)
+            if o is None:
+                return None
+            start = o
+        else:
+            start -= 1
+    end = i + 1
+    while end < len(seg) and seg[end].type in _POSTFIX | set(OPENERS):
+        if seg[end].type in OPENERS:
+            c = _matching(seg, end)
+            if c is None:
+                return None
+            end = c
+        end += 1
+    if start == i - 1 or end == i + 1:
+        return None
+    new = seg[:start] + [hole(seg[start], seg[end - 1])] + seg[end:]
+    diag = _diag(_span(path, seg[i - 1], seg[i]), None, "power", "**")
+    return Habit(diag, new, region=seg[start:end])
+
+
 def _depth0(seg, k, stops):
     """The index of the first token from `seg[k]` on whose type is in `stops`, outside brackets
     opened from `k` on (None: the segment ends first)."""
@@ -162,8 +236,9 @@ def _index(seg, i, expected, path):
     # `d[a, b]` (a tuple key) has no one answer; `xs[1:3]` is a slice (below)
     if close is None or close == i + 1:
         return None
-    sliced = _depth0(seg, i + 1, {"COMMA", "COLON", "RSQB"}) != close
-    if sliced and seg[_depth0(seg, i + 1, {"COMMA", "COLON", "RSQB"})].type != "COLON":
+    stop = _depth0(seg, i + 1, {"COMMA", "COLON", "RSQB"})  # None: no `]` at this depth before the end
+    sliced = stop != close
+    if sliced and (stop is None or seg[stop].type != "COLON"):
         return None
     if "PLUS" not in expected:
         if prev.type != "UPPER" or "LESSTHAN" not in expected:
@@ -171,9 +246,14 @@ def _index(seg, i, expected, path):
         # a type `List[Text]` (Python): Flow writes type arguments in `<...>`
         args = _text(seg[i + 1 : close])
         new = seg[:i] + [_like("LESSTHAN", "<", tok), *seg[i + 1 : close], _like("MORETHAN", ">", seg[close])]
-        fix = _safe(
-            "write `<...>`", _replace(path, tok, tok, "<"), _replace(path, seg[close], seg[close], ">")
-        )
+        close_edit = _replace(path, seg[close], seg[close], ">")
+        if prev.value == "Optional":  # Python's `Optional[Text]` is one habit: `Option<Text>`
+            new[i - 1] = _like("UPPER", "Option", prev)
+            flow = f"Option<{args}>"
+            fix = _safe(f"write `{flow}`", _replace(path, prev, tok, "Option<"), close_edit)
+            diag = _diag(_span(path, prev, seg[close]), fix, "optional-type", f"Optional[{args}]", flow)
+            return Habit(diag, new + seg[close + 1 :])
+        fix = _safe("write `<...>`", _replace(path, tok, tok, "<"), close_edit)
         written, flow = f"{prev.value}[{args}]", f"{prev.value}<{args}>"
         diag = _diag(_span(path, tok, seg[close]), fix, "type-args", written, flow)
         return Habit(diag, new + seg[close + 1 :])
@@ -332,6 +412,59 @@ def _membership(seg, i, expected, path):
     return Habit(diag, seg[:a] + toks + seg[z + 1 :])
 
 
+_NONE_WORDS = frozenset({"None", "null", "nil", "undefined"})
+
+
+def _type_start(seg: list[Tok], k: int) -> int | None:
+    """The index where the type ending at `seg[k]` starts (`Text`, `List<Int>`, `geo.Point`)."""
+    j = k
+    if seg[j].type == "MORETHAN":
+        depth = 0
+        while j >= 0:
+            depth += seg[j].type == "MORETHAN"
+            depth -= seg[j].type == "LESSTHAN"
+            if depth == 0:
+                break
+            j -= 1
+        j -= 1
+    if j < 1 or seg[j].type != "UPPER":
+        return None
+    if j >= 3 and seg[j - 1].type == "DOT" and seg[j - 2].type == "LOWER":
+        j -= 2
+    return j
+
+
+def _optional_type(seg, i, expected, path):
+    """`Text | None`, `Text | null` (Python, TypeScript), `Text?` (Kotlin, Swift, C#) in a type:
+    Flow writes a value that may be absent as `Option<Text>`."""
+    tok = seg[i]
+    if "PLUS" in expected or i < 2:
+        return None
+    if tok.type == "VBAR" and _at(seg, i + 1) is not None and seg[i + 1].value in _NONE_WORDS:
+        end = i + 1
+    elif tok.type == "QMARK" and seg[i - 1].end_pos == tok.start_pos:
+        end = i
+    else:
+        return None
+    start = _type_start(seg, i - 1)
+    if start is None or seg[start - 1].type not in ("COLON", "ARROW", "LESSTHAN", "COMMA"):
+        return None
+    inner = _text(seg[start:i])
+    flow = f"Option<{inner}>"
+    opened = [_like("UPPER", "Option", seg[start]), _like("LESSTHAN", "<", seg[start])]
+    new = seg[:start] + opened + seg[start:i] + [_like("MORETHAN", ">", seg[end])] + seg[end + 1 :]
+    prev, last = seg[i - 1], seg[end]
+    closing = Edit(
+        Span(
+            path, prev.end_line, prev.end_column, last.end_line, last.end_column, prev.end_pos, last.end_pos
+        ),
+        ">",
+    )
+    fix = _safe(f"write `{flow}`", _insert_before(path, seg[start], "Option<"), closing)
+    written = _text(seg[start : end + 1])
+    return Habit(_diag(_span(path, seg[start], last), fix, "optional-type", written, flow), new)
+
+
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
 
@@ -479,6 +612,51 @@ def _innermost_open(seg, i):
     return None
 
 
+def _record_by_keyword(seg, i, expected, path):
+    """`Invoice(number=1, total=2)` (Python's dataclasses, Kotlin's named arguments): Flow builds
+    a record, or a constructor with named values, with its fields named in braces,
+    `Invoice { number: 1, total: 2 }`."""
+    if not _is(seg[i], "EQUAL") or not _is(_at(seg, i - 1), "LOWER"):
+        return None
+    o = _innermost_open(seg, i)
+    if o is None or seg[o].type != "LPAR" or o == 0 or seg[o - 1].type != "UPPER":
+        return None
+    close = _matching(seg, o)
+    if close is None or close == o + 1:
+        return None
+    eqs = []  # the `=` of each argument, every one `name=value` at the call's own depth
+    k = o + 1
+    while k < close:
+        if not (_is(seg[k], "LOWER") and _is(_at(seg, k + 1), "EQUAL")) or k + 2 >= close:
+            return None
+        eqs.append(k + 1)
+        end = _depth0(seg, k + 2, {"COMMA", "RPAR"})
+        if end is None or end > close:
+            return None
+        k = end + 1
+    new = list(seg)
+    new[o] = _like("LBRACE", "{", seg[o])
+    new[close] = _like("RBRACE", "}", seg[close])
+    for q in eqs:
+        new[q] = _like("COLON", ":", seg[q])
+    edits = [_replace(path, seg[o], seg[o], " { "), _replace(path, seg[close], seg[close], " }")]
+    parts = []
+    for n, q in enumerate(eqs):
+        name, value = seg[q - 1], seg[q + 1]
+        sp = Span(
+            path, name.end_line, name.end_column, value.line, value.column, name.end_pos, value.start_pos
+        )
+        edits.append(Edit(sp, ": "))
+        parts.append(f"{name.value}: ...")
+    flow = f"{seg[o - 1].value} {{ {', '.join(parts)} }}"
+    said = flow if len(flow) <= 60 else f"{seg[o - 1].value} {{ {parts[0]}, ... }}"
+    fix = _safe(f"write `{said}`", *edits)
+    diag = _diag(
+        _span(path, seg[o - 1], seg[close]), fix, "record-keywords", _text(seg[o - 1 : close + 1]), said
+    )
+    return Habit(diag, new)
+
+
 def _keyword_args(seg, i, expected, path):
     """`agent(goal, history=[], budget=n)` (Python's keyword arguments): Flow passes arguments
     by position. One diagnostic for the call, naming every `name=`; the call is parsed with them
@@ -544,6 +722,60 @@ def _let_else(seg, i, expected, path):
 
 # a word of another language before an expression, and what Flow writes in its place
 _PREFIX_WORDS = {"await": None, "new": None, "switch": "match"}
+
+
+_EMPTY_VALUES = {
+    "Vec": ("[]", ("LSQB", "RSQB")),
+    "VecDeque": ("[]", ("LSQB", "RSQB")),
+    "Array": ("[]", ("LSQB", "RSQB")),
+    "ArrayList": ("[]", ("LSQB", "RSQB")),
+    "String": ('""', ("TEXT",)),
+    "HashMap": ("[:]", ("LSQB", "COLON", "RSQB")),
+    "BTreeMap": ("[:]", ("LSQB", "COLON", "RSQB")),
+    "Map": ("[:]", ("LSQB", "COLON", "RSQB")),
+}
+_EMPTY_TEXTS = {"LSQB": "[", "RSQB": "]", "COLON": ":", "TEXT": '""'}
+
+
+def _empty_value(seg, i, expected, path):
+    """`Vec::new()`, `String::new()`, `HashMap::new()` (Rust), `new Map()`, `new Array()`
+    (JavaScript, Java): Flow writes the empty value itself, `[]`, `""`, `[:]`."""
+    tok = seg[i]
+    if _is(tok, "COLON") and _is(_at(seg, i + 1), "COLON") and _is(_at(seg, i - 1), "UPPER"):
+        first, ty, call = i - 1, seg[i - 1], i + 2  # `Vec` `:` `:` `new` `(` `)`
+        if not (_is(_at(seg, call), "LOWER", "new") and _is(_at(seg, call + 1), "LPAR")):
+            return None
+        close = call + 2
+    elif _is(tok, "UPPER") and _is(_at(seg, i - 1), "LOWER", "new") and _is(_at(seg, i + 1), "LPAR"):
+        if i >= 2 and seg[i - 2].type in ("DOT", "LOWER", "UPPER", "RPAR", "RSQB"):
+            return None
+        first, ty, close = i - 1, tok, i + 2
+    else:
+        return None
+    if ty.value not in _EMPTY_VALUES or not _is(_at(seg, close), "RPAR"):
+        return None
+    flow, kinds = _EMPTY_VALUES[ty.value]
+    new = seg[:first] + [_like(k, _EMPTY_TEXTS[k], seg[first]) for k in kinds] + seg[close + 1 :]
+    written = _text(seg[first : close + 1])
+    fix = _safe(f"write `{flow}`", _replace(path, seg[first], seg[close], flow))
+    return Habit(_diag(_span(path, seg[first], seg[close]), fix, "empty-value", written, flow), new)
+
+
+def _go_field(seg, i, expected, path):
+    """`name string` (Go's fields and parameters: the type after the name, no colon): Flow writes
+    `name: Text`, in one diagnostic with the type's name."""
+    tok, name = seg[i], _at(seg, i - 1)
+    if expected != {"COLON"} or not _is(name, "LOWER") or tok.type not in ("LOWER", "UPPER"):
+        return None
+    flow_type = _TYPE_NAMES.get(tok.value) if tok.type == "LOWER" else tok.value
+    if flow_type is None:
+        return None
+    new = seg[:i] + [_like("COLON", ":", tok), _like("UPPER", flow_type, tok)] + seg[i + 1 :]
+    flow = f"{name.value}: {flow_type}"
+    args = "<...>" if _is(_at(seg, i + 1), "LESSTHAN") else ""
+    fix = _safe(f"write `{flow}{args}`", _replace(path, name, tok, flow))
+    said = f"{name.value} {tok.value}{args}", f"{flow}{args}"
+    return Habit(_diag(_span(path, name, tok), fix, "go-field", *said), new)
 
 
 def _prefix_word(seg, i, expected, path):
@@ -703,17 +935,23 @@ def _duration_unit(seg, i, expected, path):
 
 
 EXPRESSION_RULES = (
+    _go_field,
+    _empty_value,
     _duration_unit,
     _prefix_word,
     _path_separator,
     _short_declaration,
     _rust_macro,
+    _optional_type,
     _ternary,
+    _python_conditional,
+    _power,
     _chained_comparison,
     _index,
     _membership,
     _increment,
     _spread,
+    _record_by_keyword,
     _keyword_args,
     _let_else,
 )

@@ -16,14 +16,13 @@ import re
 from flow2py.diagnostics import Diagnostic
 from flow2py.syntax.broken import hole
 from flow2py.syntax.engine.scanner import Tok, separator_after
+from flow2py.syntax.joins import _joined, joined_tokens
 from flow2py.syntax.habits import (
-    joined_tokens,
     _NAME,
     _at,
     _delete_between,
     _diag,
     _is,
-    _joined,
     _like,
     _replace,
     _safe,

@@ -360,6 +360,25 @@ def _foreign_more(d: codes.ForeignSyntax) -> str:
             return "Flow has no `format!`: join text with " + _JOIN
         case "format-plain":
             return f"Flow has no `format!`: this one formats nothing, so it is the text {flow}"
+    return _foreign_last(d)
+
+
+def _foreign_last(d: codes.ForeignSyntax) -> str:
+    """E012 answers, the last of them."""
+    habit, flow = d.habit, d.flow
+    match d.kind:
+        case "record-index":
+            return f"`{habit}` reads a record's field: Flow writes `{flow}`"
+        case "power":
+            return "Flow has no `**` (and std no power function): write the product (`x * x`) or a function"
+        case "go-field":
+            return f"Flow writes a name's type after a colon: `{flow}`, not `{habit}`"
+        case "empty-value":
+            return f"Flow writes the empty value itself: `{flow}`, not `{habit}`"
+        case "record-keywords":
+            return f"Flow builds a record with its fields named in braces: write `{flow}`"
+        case "optional-type":
+            return f"Flow writes a type whose value may be absent as `{flow}`, not `{habit}`"
         case "type-args":
             return f"Flow writes type arguments in `<...>`: `{flow}`, not `{habit}`"
         case "vec-macro":

@@ -23,7 +23,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
 
-from flow2py.diagnostics import Diagnostic, Edit, Fix
+from flow2py.diagnostics import Diagnostic, Edit, Fix, Related
 from flow2py.syntax import (
     ast,
     codes,  # registers E001-E099 and their classes
@@ -368,7 +368,7 @@ def _parse_declaration(conf, seg, deepest, source, path, diags, verify_fixes, dr
     if k < len(dropped) and dropped[k] <= seg[-1].end_pos:
         broke = True
         first = dropped[k] if first is None else min(first, dropped[k])
-    diags.extend(found)
+    diags.extend(_one_per_line(found))
     for toks in regions:
         sink.part(toks)
     if not broke:
@@ -386,6 +386,32 @@ def _parse_declaration(conf, seg, deepest, source, path, diags, verify_fixes, dr
             return header
     sink.whole(seg)
     return None
+
+
+def _one_per_line(found: list[Diagnostic]) -> list[Diagnostic]:
+    """The habits of one declaration, the same habit written several times on one line (nested
+    arrow lambdas, `a and b and c`) as one diagnostic: at the first, a note at each other, one
+    fix holding every edit (safe when each was). A line is one mistake to its author."""
+    groups: dict[tuple, list[Diagnostic]] = {}
+    for d in found:
+        kind = getattr(d.data, "kind", None)
+        one_fix = len(d.fixes) == 1
+        key = (kind, d.span.file, d.span.line) if kind and one_fix else (id(d),)
+        groups.setdefault(key, []).append(d)
+    out = []
+    for group in groups.values():
+        group.sort(key=lambda d: d.span.start)
+        first, rest = group[0], group[1:]
+        if not rest:
+            out.append(first)
+            continue
+        fixes = [d.fixes[0] for d in group]
+        edits = tuple(e for f in fixes for e in f.edits)
+        words = "; ".join(dict.fromkeys(f.message for f in fixes))
+        related = first.related + tuple(Related(f"also `{d.data.habit}` here", d.span) for d in rest)
+        fix = Fix(words, edits, all(f.safe for f in fixes))
+        out.append(Diagnostic.of(first.data, related, (fix,)))
+    return out
 
 
 def _recover_body(seg, body, found, dropped, path):
