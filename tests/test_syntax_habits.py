@@ -192,3 +192,11 @@ def test_an_elif_in_column_one_is_not_cut_off_as_a_declaration_of_its_own():
     src = "pub flow f(x: Int) -> Int = if x > 0 {\n    1\n}\nelif x < 0 {\n    2\n} else {\n    3\n}\n"
     [d] = _habits(src)
     assert d.span.line == 4 and d.fixes[0].safe
+
+
+def test_a_bracket_never_closed_at_its_depth_is_a_syntax_error_not_an_internal_one():
+    # `I[nt) -> Int`: the `[` has no `]` at its depth before the end, which the slice habit
+    # (`xs[a:b]`) once read as a position
+    src = '@lang("int.neg", "-") pub flow neg(a: I[nt) -> Int\n'
+    _, diags = parse_module(src, "neg.flow")
+    assert [d.code for d in diags] == ["E004"]
