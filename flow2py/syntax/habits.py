@@ -835,16 +835,25 @@ def _arm_arrow(seg, i, expected, path):
     return Habit(_diag(_span(path, tok), fix, "arm-arrow", f"{pattern} ->", f"{pattern} =>"), new)
 
 
+def _innermost_open(seg, i):
+    """The index of the innermost bracket still open before `seg[i]`."""
+    depth = 0
+    for k in range(i - 1, -1, -1):
+        t = seg[k].type
+        if t in CLOSERS:
+            depth += 1
+        elif t in OPENERS:
+            if depth == 0:
+                return k
+            depth -= 1
+    return None
+
+
 def _in_match_arms(seg: list[Tok], i: int) -> bool:
     """Whether `seg[i]` is directly inside the braces of a `match` (`->` there is an arm's; in a
     call's parentheses, Java's and Kotlin's lambda `x -> x + 1`)."""
-    depth = 0
-    k = i - 1
-    while k >= 0 and not (seg[k].type in OPENERS and depth == 0):
-        depth += seg[k].type in CLOSERS
-        depth -= seg[k].type in OPENERS
-        k -= 1
-    if k < 0 or seg[k].type != "LBRACE":
+    k = _innermost_open(seg, i)
+    if k is None or seg[k].type != "LBRACE":
         return False
     depth = 0
     for j in range(k - 1, -1, -1):

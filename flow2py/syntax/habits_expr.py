@@ -20,6 +20,7 @@ from flow2py.syntax.habits import (
     _delete_between,
     _diag,
     _insert_after,
+    _innermost_open,
     _insert_before,
     _is,
     _like,
@@ -41,6 +42,37 @@ _TERNARY_BEFORE = frozenset(
 _TERNARY_AFTER = frozenset({"COMMA", "_SEP", "RPAR", "RSQB", "RBRACE"})
 
 
+def _expression_start(seg, k, refuse) -> int | None:
+    """Where the expression ending before `seg[k]` began, back at its depth to a token of
+    `_TERNARY_BEFORE` (a bracketed group passed whole); None when it holds one of `refuse` at
+    its depth (another construct's part: not the conditional's) or a bracket that is not opened."""
+    start = k
+    while start > 0 and seg[start - 1].type not in _TERNARY_BEFORE:
+        if seg[start - 1].type in CLOSERS:
+            o = _opening(seg, start - 1)
+            if o is None:
+                return None
+            start = o
+        else:
+            start -= 1
+        if seg[start].type in refuse:
+            return None
+    return start
+
+
+def _as_if_else(seg, start, end, parts, then_at, else_at):
+    """`seg[start:end]` as the tokens of `if COND { THEN } else { OTHER }` (`parts`), the braces
+    placed at the conditional's own marks (`?` and `:`, or `if` and `else`)."""
+    cond, then, other = parts
+    return (
+        seg[:start]
+        + [_like("IF", "if", seg[start]), *cond, _like("LBRACE", "{", then_at), *then]
+        + [_like("RBRACE", "}", else_at), _like("ELSE", "else", else_at), _like("LBRACE", "{", else_at)]
+        + [*other, _like("RBRACE", "}", seg[end - 1])]
+        + seg[end:]
+    )
+
+
 def _ternary(seg, i, expected, path):
     """`c ? a : b` (C, JavaScript, Java): Flow's `if` is an expression, `if c { a } else { b }`."""
     # the `?`: at the error or before it in this expression (`c ? (a) : b` reads as a call of
@@ -58,17 +90,9 @@ def _ternary(seg, i, expected, path):
     if seg[q].type != "QMARK":
         return None
     # the condition: back from the `?` to where the expression began, at its depth
-    start = q
-    while start > 0 and seg[start - 1].type not in _TERNARY_BEFORE:
-        if seg[start - 1].type in CLOSERS:
-            o = _opening(seg, start - 1)
-            if o is None:
-                return None
-            start = o
-        else:
-            start -= 1
-        if seg[start].type in ("IF", "GUARD", "MATCH", "LET", "QMARK"):
-            return None
+    start = _expression_start(seg, q, ("IF", "GUARD", "MATCH", "LET", "QMARK"))
+    if start is None:
+        return None
     colon = _depth0(seg, q + 1, {"COLON"} | _TERNARY_AFTER)
     if colon is None or seg[colon].type != "COLON" or colon == q + 1 or start == q or colon < i:
         return None
@@ -78,13 +102,7 @@ def _ternary(seg, i, expected, path):
         return None  # nested conditionals: which reading is meant is for the author to say
     cond, then, other = seg[start:q], seg[q + 1 : colon], seg[colon + 1 : end]
     qt, ct, last = seg[q], seg[colon], seg[end - 1]
-    new = (
-        seg[:start]
-        + [_like("IF", "if", seg[start]), *cond, _like("LBRACE", "{", qt), *then]
-        + [_like("RBRACE", "}", ct), _like("ELSE", "else", ct), _like("LBRACE", "{", ct), *other]
-        + [_like("RBRACE", "}", last)]
-        + seg[end:]
-    )
+    new = _as_if_else(seg, start, end, (cond, then, other), qt, ct)
     fix = _safe(
         "write `if c { a } else { b }`",
         _insert_before(path, seg[start], "if "),
@@ -102,17 +120,9 @@ def _python_conditional(seg, i, expected, path):
     """`a if c else b` (Python): Flow's `if` is an expression, `if c { a } else { b }`."""
     if seg[i].type != "IF" or i == 0 or "PLUS" not in expected:
         return None
-    start = i
-    while start > 0 and seg[start - 1].type not in _TERNARY_BEFORE:
-        if seg[start - 1].type in CLOSERS:
-            o = _opening(seg, start - 1)
-            if o is None:
-                return None
-            start = o
-        else:
-            start -= 1
-        if seg[start].type in ("IF", "GUARD", "MATCH", "LET", "QMARK", "ELSE"):
-            return None
+    start = _expression_start(seg, i, ("IF", "GUARD", "MATCH", "LET", "QMARK", "ELSE"))
+    if start is None:
+        return None
     other = _depth0(seg, i + 1, {"ELSE"} | _TERNARY_AFTER)
     if other is None or seg[other].type != "ELSE" or other == i + 1 or start == i:
         return None
@@ -122,13 +132,7 @@ def _python_conditional(seg, i, expected, path):
         return None  # chained or braced: not the one-line form
     then, cond, rest = seg[start:i], seg[i + 1 : other], seg[other + 1 : end]
     it, et, last = seg[i], seg[other], seg[end - 1]
-    new = (
-        seg[:start]
-        + [_like("IF", "if", seg[start]), *cond, _like("LBRACE", "{", it), *then]
-        + [_like("RBRACE", "}", et), _like("ELSE", "else", et), _like("LBRACE", "{", et), *rest]
-        + [_like("RBRACE", "}", last)]
-        + seg[end:]
-    )
+    new = _as_if_else(seg, start, end, (cond, then, rest), it, et)
     flow = f"if {_text(cond)} {{ {_text(then)} }} else {{ {_text(rest)} }}"
     fix = _safe(f"write `{flow}`", _replace(path, seg[start], last, flow))
     said = flow if len(flow) <= 60 else "if c { a } else { b }"
@@ -596,20 +600,6 @@ def _spread(seg, i, expected, path):
     new = seg[:i] + seg[i + 1 :]
     fix = _safe("write `..`", _replace(path, dots, tok, ".."))
     return Habit(_diag(_span(path, dots, tok), fix, "spread", "...", ".."), new)
-
-
-def _innermost_open(seg, i):
-    """The index of the innermost bracket still open before `seg[i]`."""
-    depth = 0
-    for k in range(i - 1, -1, -1):
-        t = seg[k].type
-        if t in CLOSERS:
-            depth += 1
-        elif t in OPENERS:
-            if depth == 0:
-                return k
-            depth -= 1
-    return None
 
 
 def _record_by_keyword(seg, i, expected, path):
