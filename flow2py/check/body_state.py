@@ -231,20 +231,14 @@ def _unit_hint(st: BodyState, actual, expected) -> str:
 
 
 def _number_in_quotes(st: BodyState, expected, node) -> list:
-    """`nights: "3"` where an Int (or Decimal) is expected: the number, without the quotes. An
-    Int literal written where a Decimal is expected (`{ 0 }` as a branch of a `-> Decimal`
-    function): the same number as a Decimal literal, `0.0`."""
+    """`nights: "3"` where an Int (or Decimal) is expected: the number, without the quotes (a
+    number literal of the other number type: `_number_literal`)."""
     x = resolve(expected)
-    if type(node) is not ast.Literal or node.kind not in ("text", "int") or type(x) is not TCon:
+    if type(node) is not ast.Literal or node.kind != "text" or type(x) is not TCon:
         return []
     want = next(
         (k for k in ("Int", "Decimal") if k in st.d.lang_types and st.d.lang_types[k].decl == x.decl), None
     )
-    if node.kind == "int":
-        text = (st.env.lm.ast.source or "")[node.span.start : node.span.end]
-        if want != "Decimal" or not text.isdigit():
-            return []
-        return [Fix(f"write `{text}.0`", (Edit(node.span, f"{text}.0"),), True)]
     v = node.value
     ok = (
         re.fullmatch(r"-?[0-9]+", v)
