@@ -71,6 +71,8 @@ WITH_SAFE_FIXES = {
     "E201_value_where_a_function_is_expected",
     "E205_function_read_as_field",
     "E209_text_concat",
+    "E209_one_join",
+    "E109_private_used_at_several_places",
     "E301_at_the_call",
     "E301_fix_marks_the_signature",
     "E301_undeclared_effect",

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from flow2py.check import codes  # noqa: F401  (registers E1xx-E5xx)
-from flow2py.check import habit_fixes
+from flow2py.check import habit_fixes, one_mistake
 from flow2py.check.body_state import BodyState
 from flow2py.check.checkpoints import refine_checkpoint_sites
 from flow2py.check.annotations import has_ann
@@ -204,6 +204,7 @@ def _check(mods: Modules, problems: Problems) -> CheckResult:
     _entry(decls, entry_key, problems)
     _explained_by_syntax_errors(mods, problems)
     habit_fixes.refine(modules, prog, problems)
+    one_mistake.fold(problems)
     if problems:
         return CheckResult(None, problems.sorted(), mods.sources, partial=prog)
     unit = decls.unit()

@@ -728,7 +728,7 @@ def binary(st: BodyState, e: ast.Binary, expected):
         else:
             if rt is None:
                 rt = expr(st, e.right)
-            fixes = _concat_fix(st, e, r, rt, expected)
+            fixes = _one_join(st, e, _concat_fix(st, e, r, rt, expected))
             formatting = _percent_formatting(st, e, r)
             if formatting is not None:
                 fixes = formatting
@@ -805,6 +805,28 @@ def _concat_fix(st: BodyState, e: ast.Binary, lt, rt, expected) -> list:
     col = i - (source.rfind("\n", 0, i) + 1) + 1
     sp = ast.Span(e.span.file, line, col, line, col + 1, i, i + 1)
     return [Fix(f"concatenate with `++`: `{show(st, lt)}` has no `+`", (Edit(sp, "++"),), True)]
+
+
+def _one_join(st: BodyState, e: ast.Binary, fixes: list) -> list:
+    """`"a" + x + "b"` is one join written with `+`: the `+` of an operand that was reported
+    (E209 with its `++` fix) is not reported again on its own, its edit joins this one's fix."""
+    if not fixes:
+        return fixes
+    edits = list(fixes[0].edits)
+    items = st.problems.items
+    for side in (e.left, e.right):
+        if type(side) is not ast.Binary or side.op != "+":
+            continue
+        for k in range(len(items) - 1, -1, -1):
+            d = items[k]
+            if d.code == "E209" and d.span == side.span and d.fixes and d.fixes[0].safe:
+                edits.extend(d.fixes[0].edits)
+                del items[k]
+                break
+    if len(edits) == len(fixes[0].edits):
+        return fixes
+    edits.sort(key=lambda x: x.span.start)
+    return [Fix(fixes[0].message, tuple(edits), True)]
 
 
 _PLACEHOLDER = re.compile(r"%[sdi%]|%")

@@ -34,7 +34,7 @@ import sys
 from dataclasses import dataclass, field, fields, replace
 
 from flow2py.check.declare import Declarations
-from flow2py.check import habit_fixes
+from flow2py.check import habit_fixes, one_mistake
 from flow2py.check.driver import (
     CheckResult,
     Modules,
@@ -440,6 +440,7 @@ class Document:
         _unused(decls, modules, problems)
         _entry(decls, entry_key, problems)
         habit_fixes.refine(modules, prog, problems)
+        one_mistake.fold(problems)
         out.program = prog
         diags = _mapped(problems.items, out)
         out.result = CheckResult(
