@@ -326,6 +326,10 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver, expected=None):
         why = LazyWhy(_arg_why, (i, label), fn.node.params[pi].span)
         starts.append(len(st.problems.items))
         expr(st, a, pt, why)
+        if type(a) is ast.Lambda and _reported_at(st, starts[-1], a.span):
+            # a function of the wrong shape: what the call gives back is not known either (its
+            # type variables were to come from the function), so its uses are not reported
+            result = TError()
         ae = value_effect(st, a)
         if has_effect(pt, PURE) and ae != PURE:
             st.problems.report(
@@ -676,6 +680,11 @@ def _call_ctor(st: BodyState, e: ast.Call, info: TypeInfo, c: CtorInfo, expected
     if len(e.args) > 1 and len(st.problems.items) > starts[0] + 1:
         _swapped_values(st, e, starts, info, c.name)
     return tcon if ok else TError()
+
+
+def _reported_at(st: BodyState, mark: int, span) -> bool:
+    """Whether a mismatch (E201) was reported at `span` since `mark`."""
+    return any(d.code == "E201" and d.span == span for d in st.problems.items[mark:])
 
 
 def _ctor_value_span(info: TypeInfo, name: str, i: int):
