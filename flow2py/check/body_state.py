@@ -451,7 +451,14 @@ def add_effect(st: BodyState, effect: Effect, span) -> None:
     """What the innermost function (or lambda) being walked may do grows by `effect`."""
     ctx = st.fn_stack[-1]
     if effect == TOOL:
-        ctx.tool_uses.append(span)
+        # a call that reaches a Tool through a lambda it is given (`list.map(qs, flow(q) =
+        # search(q))`, `task.spawn(flow() = ...)`): the calls in the lambda are where it does
+        inner = [u for u in ctx.lambda_tool_uses if span.start <= u.start and u.end <= span.end]
+        if inner and span.file == inner[0].file:
+            ctx.tool_uses.extend(inner)
+            ctx.lambda_tool_uses = [u for u in ctx.lambda_tool_uses if u not in inner]
+        else:
+            ctx.tool_uses.append(span)
     ctx.effect = join(ctx.effect, effect)
 
 

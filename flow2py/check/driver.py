@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from flow2py.check import codes  # noqa: F401  (registers E1xx-E5xx)
-from flow2py.check import habit_fixes
+from flow2py.check import habit_fixes, one_mistake
 from flow2py.check.body_state import BodyState
 from flow2py.check.checkpoints import refine_checkpoint_sites
 from flow2py.check.annotations import has_ann
@@ -204,6 +204,7 @@ def _check(mods: Modules, problems: Problems) -> CheckResult:
     _entry(decls, entry_key, problems)
     _explained_by_syntax_errors(mods, problems)
     habit_fixes.refine(modules, prog, problems)
+    one_mistake.fold(problems)
     if problems:
         return CheckResult(None, problems.sorted(), mods.sources, partial=prog)
     unit = decls.unit()
@@ -380,7 +381,7 @@ def _unused(decls: Declarations, modules, problems: Problems) -> None:
                 src = m.ast.source or ""
                 sp = use.span
                 if sp.end > sp.start:
-                    end = sp.end + 1 if src[sp.end : sp.end + 1] == "\n" else sp.end
+                    end = line_removed_end(src, sp.start, sp.end)
                     fixes.append(
                         Fix(
                             f'remove `use "{use.path}"`',
@@ -422,6 +423,20 @@ def _unused(decls: Declarations, modules, problems: Problems) -> None:
                     node.name_span if node.name_span.line else node.span, "type", info.name
                 )
             )
+
+
+def line_removed_end(src: str, start: int, end: int) -> int:
+    """Where removing the `use` at `start`..`end` ends: past its line's newline, and past the
+    blank line after it too when a blank line (or the file's start) is before it, so a blank
+    line between two groups stays one (the language server reads it in the real text too)."""
+    if src[end : end + 1] != "\n":
+        return end
+    end += 1
+    line_start = src.rfind("\n", 0, start) + 1
+    blank_before = line_start == 0 or src[line_start - 2 : line_start] == "\n\n"
+    if blank_before and not src[line_start:start].strip() and src[end : end + 1] == "\n":
+        end += 1
+    return end
 
 
 def _entry(decls: Declarations, entry_key: str, problems: Problems) -> None:

@@ -326,6 +326,10 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver, expected=None):
         why = LazyWhy(_arg_why, (i, label), fn.node.params[pi].span)
         starts.append(len(st.problems.items))
         expr(st, a, pt, why)
+        if type(a) is ast.Lambda and _reported_at(st, starts[-1], a.span):
+            # a function of the wrong shape: what the call gives back is not known either (its
+            # type variables were to come from the function), so its uses are not reported
+            result = TError()
         ae = value_effect(st, a)
         if has_effect(pt, PURE) and ae != PURE:
             st.problems.report(
@@ -678,6 +682,11 @@ def _call_ctor(st: BodyState, e: ast.Call, info: TypeInfo, c: CtorInfo, expected
     return tcon if ok else TError()
 
 
+def _reported_at(st: BodyState, mark: int, span) -> bool:
+    """Whether a mismatch (E201) was reported at `span` since `mark`."""
+    return any(d.code == "E201" and d.span == span for d in st.problems.items[mark:])
+
+
 def _ctor_value_span(info: TypeInfo, name: str, i: int):
     """Where the type of the `i`th value of constructor `name` is declared (E201's note)."""
     cd = ctor_decl(info, name)
@@ -728,7 +737,7 @@ def binary(st: BodyState, e: ast.Binary, expected):
         else:
             if rt is None:
                 rt = expr(st, e.right)
-            fixes = _concat_fix(st, e, r, rt, expected)
+            fixes = _one_join(st, e, _concat_fix(st, e, r, rt, expected))
             formatting = _percent_formatting(st, e, r)
             if formatting is not None:
                 fixes = formatting
@@ -805,6 +814,28 @@ def _concat_fix(st: BodyState, e: ast.Binary, lt, rt, expected) -> list:
     col = i - (source.rfind("\n", 0, i) + 1) + 1
     sp = ast.Span(e.span.file, line, col, line, col + 1, i, i + 1)
     return [Fix(f"concatenate with `++`: `{show(st, lt)}` has no `+`", (Edit(sp, "++"),), True)]
+
+
+def _one_join(st: BodyState, e: ast.Binary, fixes: list) -> list:
+    """`"a" + x + "b"` is one join written with `+`: the `+` of an operand that was reported
+    (E209 with its `++` fix) is not reported again on its own, its edit joins this one's fix."""
+    if not fixes:
+        return fixes
+    edits = list(fixes[0].edits)
+    items = st.problems.items
+    for side in (e.left, e.right):
+        if type(side) is not ast.Binary or side.op != "+":
+            continue
+        for k in range(len(items) - 1, -1, -1):
+            d = items[k]
+            if d.code == "E209" and d.span == side.span and d.fixes and d.fixes[0].safe:
+                edits.extend(d.fixes[0].edits)
+                del items[k]
+                break
+    if len(edits) == len(fixes[0].edits):
+        return fixes
+    edits.sort(key=lambda x: x.span.start)
+    return [Fix(fixes[0].message, tuple(edits), True)]
 
 
 _PLACEHOLDER = re.compile(r"%[sdi%]|%")

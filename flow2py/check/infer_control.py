@@ -121,13 +121,15 @@ def lambda_expr(st: BodyState, e: ast.Lambda, expected):
                 unify(t, exp_params[i])
         elif exp_params is not None:
             t = exp_params[i]
+        elif type(exp) is TFun:
+            t = TError()  # the wrong number of parameters (E201 at the lambda): uses not reported
         else:
             t = TVar()
         ptypes.append(t)
         st.types[p.id] = t
     if e.result is not None:
         result = st.d.resolve_texpr(e.result, st.env, _tparams(st), False, st.fn.decl)
-    elif type(exp) is TFun:
+    elif type(exp) is TFun and exp_params is not None:
         result = exp.result
     else:
         result = TVar()
@@ -142,7 +144,9 @@ def lambda_expr(st: BodyState, e: ast.Lambda, expected):
             )
             continue
         seen.add(p.name)
-        bind(st, p.name, t, p, p.name_span if p.name_span.line else p.span)
+        b = bind(st, p.name, t, p, p.name_span if p.name_span.line else p.span)
+        if type(exp) is TFun and exp_params is None:
+            b.used = True  # a parameter too many is part of the wrong shape, not unused
     expr(
         st,
         e.body,
@@ -152,10 +156,14 @@ def lambda_expr(st: BodyState, e: ast.Lambda, expected):
     _settle_tries(st, ctx)
     st.scopes.pop()
     st.fn_stack.pop()
+    st.fn_stack[-1].lambda_tool_uses.extend(ctx.tool_uses)
     effect = TOOL if e.effect == "tool" else ctx.effect  # e.effect: the mark as written, `!tool`
     st.effects[e.id] = effect
     st.prog.captures[e.id] = ctx.captures
     st.tail_roots.append(TailRoot(e.body, False))
+    if type(exp) is TFun and exp_params is None:  # shown as written: `(_, _) -> _`
+        ptypes = [TVar() if type(t) is TError else t for t in ptypes]
+        result = TVar() if type(resolve(result)) is TError else result
     return TFun(tuple(ptypes), result, effect)
 
 

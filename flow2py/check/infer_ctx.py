@@ -102,6 +102,8 @@ class FnCtx:
     result_span: ast.Span
     effect: Effect = PURE  # what its body may do, so far
     tool_uses: list = field(default_factory=list)  # the spans of the calls that reach a Tool (E301)
+    # the calls reaching a Tool in the lambdas walked inside it, not yet part of a call of its own
+    lambda_tool_uses: list = field(default_factory=list)
     captures: list = field(default_factory=list)  # binders of enclosing locals it uses, in order
     captured: set = field(default_factory=set)  # the same, as a set
     pending_tries: list[PendingTry] = field(default_factory=list)

@@ -248,12 +248,17 @@ _VALUE_HABITS: dict[str, tuple[tuple[str, ...], str | None]] = {
     "String": (("data.to_text",), None),
     # Python's conversions: `float(n)` is the Int's `to_decimal`; `int(x)` truncates, which
     # Flow leaves to a choice (`floor` rounds down, `round` to the nearest; a Text is parsed)
-    **dict.fromkeys(["float", "double"], (("int.to_decimal",), None)),
-    "int": (
-        (),
-        "Flow has no `int(...)`: a Decimal's whole part is `d.floor()` (or `d.round(0)`), "
-        "the number a Text holds `int.parse(t)` (an Option)",
+    # (Go's `float64(n)`, `int(d)`, `string(n)` are the same conversions)
+    **dict.fromkeys(["float", "double", "float64", "float32"], (("int.to_decimal",), None)),
+    **dict.fromkeys(
+        ["int", "int64", "int32"],
+        (
+            (),
+            "Flow has no `{name}(...)`: a Decimal's whole part is `d.floor()` (or `d.round(0)`), "
+            "the number a Text holds `int.parse(t)` (an Option)",
+        ),
     ),
+    "string": (("data.to_text",), None),
 }
 
 
@@ -346,6 +351,7 @@ def habits(name: str, kind: str, cands) -> Suggestion | None:
             found = [by_text[t] for t in m[0] if t in by_text and t != name] if m else []
             return Suggestion(name, tuple(found)) if found and not m[1] else None
         texts, why = h
+        why = why.format(name=name) if why else why
         found = []
         for t in texts:
             c = by_text.get(t)

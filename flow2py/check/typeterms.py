@@ -76,6 +76,12 @@ def unify(a, b) -> bool:
         return True
     ka, kb = type(a), type(b)
     if ka is TError or kb is TError:
+        # a variable meeting an error is of the error (rustc's `{type error}`): what is taken out
+        # of something reported (`Some(itms)`, `itms` unknown) is not reported unknown again
+        if ka is TVar:
+            _bind_var(a, b, kb)
+        elif kb is TVar:
+            _bind_var(b, a, ka)
         return True
     if ka is TVar:
         return _bind_var(a, b, kb)

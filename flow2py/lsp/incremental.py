@@ -34,7 +34,7 @@ import sys
 from dataclasses import dataclass, field, fields, replace
 
 from flow2py.check.declare import Declarations
-from flow2py.check import habit_fixes
+from flow2py.check import habit_fixes, one_mistake
 from flow2py.check.driver import (
     CheckResult,
     Modules,
@@ -42,6 +42,7 @@ from flow2py.check.driver import (
     _data_requirements,
     _entry,
     _unused,
+    line_removed_end,
     check_modules,
     collection_paused,
     read_modules,
@@ -92,6 +93,7 @@ class EditorCheck:
     pieces: list[Piece] = field(default_factory=list)  # empty: the module was parsed whole
     whole: bool = True  # parsed and checked whole (no virtual coordinates)
     reused: int = 0  # function walks replayed
+    text: str = ""  # the entry module's real text (pieces: empty when it was checked whole)
     walked: int = 0  # function walks done
 
     def to_real(self, span: Span) -> Span:
@@ -278,6 +280,7 @@ class Document:
         )
         mods.sources[display] = text
         out = EditorCheck(CheckResult(None, []), modules, None, mods.entry_key, display, live, whole=False)
+        out.text = text
         if not mods.readable:
             r = check_modules(mods)
             out.result = CheckResult(None, _mapped(r.diagnostics, out), mods.sources)
@@ -440,6 +443,7 @@ class Document:
         _unused(decls, modules, problems)
         _entry(decls, entry_key, problems)
         habit_fixes.refine(modules, prog, problems)
+        one_mistake.fold(problems)
         out.program = prog
         diags = _mapped(problems.items, out)
         out.result = CheckResult(
@@ -673,18 +677,16 @@ def _mapped(diags, out: EditorCheck) -> list[Diagnostic]:
     m = out.to_real
     mapped = Problems()
     for d in diags:
-        mapped.items.append(
-            Diagnostic(
-                d.code,
-                d.message,
-                m(d.span),
-                tuple(Related(r.message, m(r.span)) for r in d.related),
-                tuple(
-                    Fix(f.message, tuple(Edit(m(e.span), e.text) for e in f.edits), f.safe) for f in d.fixes
-                ),
-                _mapped_data(d.data, m),
-            )
+        sp = m(d.span)
+        fixes = tuple(
+            Fix(f.message, tuple(Edit(m(e.span), e.text) for e in f.edits), f.safe) for f in d.fixes
         )
+        if d.code == "E112" and fixes and out.text and sp.file == out.display and sp.end > sp.start:
+            # how much the removal takes depends on the lines around it: the real ones
+            end = line_removed_end(out.text, sp.start, sp.end)
+            fixes = (Fix(fixes[0].message, (Edit(replace(sp, end=end), ""),), True),)
+        related = tuple(Related(r.message, m(r.span)) for r in d.related)
+        mapped.items.append(Diagnostic(d.code, d.message, sp, related, fixes, _mapped_data(d.data, m)))
     return mapped.sorted()
 
 

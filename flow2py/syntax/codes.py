@@ -139,7 +139,8 @@ class ForeignSyntax(SyntaxData):
     # "format", "format-plain", "vec-macro", "type-args", "optional-type", "record-keywords",
     # "empty-value", "go-field", "membership", "power", "duration-unit", "slice",
     # "record-index" (reported by the checker, which knows the record),
-    # "assign-new"
+    # "assign-new", "record-field-equals", "let-as-value", "comprehension",
+    # "comprehension-filter", "go-results", "qualified-constructor" (habits_values.py)
     kind: str
     habit: str  # what was written, as the answer quotes it: `elif`, `===`, `x =>`, `&mut`, `for`
     flow: str = ""  # what Flow writes instead, as quoted: `else if`, `==`, `flow(x) =`, `Text`

@@ -382,23 +382,21 @@ def _reassignment(seg, i, expected, path):
         # In the body's own block the new binding shadows the old one for everything after it,
         # as the update would have changed it: no choice. In a nested block it would not reach
         # past the block's end, so which was meant is the author's to say.
-        safe = _in_body_block(seg, k) and _one_operand(seg, i + 1)
-        new = (
-            seg[:k]
-            + [
-                _like("LET", "let", name),
-                name,
-                _like("EQUAL", "=", op),
-                _like("LOWER", name.value, op),
-                _like(op.type, sym, op),
-            ]
-            + seg[i + 1 :]
-        )
-        fix = Fix(
-            f"bind a new `{name.value}`: `let {name.value} = {name.value} {sym} ...`",
-            (_insert_before(path, name, "let "), _replace(path, op, tok, f"= {name.value} {sym}")),
-            safe,
-        )
+        safe = _in_body_block(seg, k)
+        # `x -= a + 1` is `x - (a + 1)`: the right side parenthesised when it has an operator
+        end = None if _one_operand(seg, i + 1) else _statement_end(seg, i + 1)
+        lhs = [_like("LET", "let", name), name, _like("EQUAL", "=", op), _like("LOWER", name.value, op)]
+        new = seg[:k] + lhs + [_like(op.type, sym, op)] + seg[i + 1 :]
+        edits = [_insert_before(path, name, "let "), _replace(path, op, tok, f"= {name.value} {sym}")]
+        if end is not None:
+            new = (
+                new[: k + 5]
+                + [_like("LPAR", "(", tok), *seg[i + 1 : end], _like("RPAR", ")", tok)]
+                + seg[end:]
+            )
+            edits += [_insert_before(path, seg[i + 1], "("), _insert_after(path, seg[end - 1], ")")]
+        said = f"bind a new `{name.value}`: `let {name.value} = {name.value} {sym} ...`"
+        fix = Fix(said, tuple(edits), safe)
         diag = _diag(
             _span(path, name, tok), fix, "update", f"{name.value} {sym}=", "let", name=name.value, op=sym
         )
@@ -447,6 +445,12 @@ def _one_operand(seg: list[Tok], k: int) -> bool:
         depth += t.type in OPENERS
         depth -= t.type in CLOSERS
     return True
+
+
+def _statement_end(seg: list[Tok], k: int) -> int:
+    """The index just past the statement from `seg[k]` on (its separator or the block's `}`)."""
+    ends = [j for j in range(k, len(seg) + 1) if j == len(seg) or seg[j].type in ("_SEP", "RBRACE")]
+    return next(j for j in ends if _depth_at(seg, j) == _depth_at(seg, k))
 
 
 def _depth_at(seg: list[Tok], o: int) -> int:

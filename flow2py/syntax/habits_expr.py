@@ -32,6 +32,7 @@ from flow2py.syntax.habits import (
     _text,
     _unsafe,
 )
+from flow2py.syntax import habits_values
 from flow2py.syntax.habits import habit_at as _statement_habit_at
 
 # Where a C-style conditional `c ? a : b` begins (its condition runs back to one of these, at
@@ -948,11 +949,16 @@ EXPRESSION_RULES = (
 
 
 def habit_at(seg: list[Tok], i: int, expected: set[str], path: str) -> Habit | None:
-    """The habit that explains the syntax error at `seg[i]` (habits.habit_at's rules, then these)."""
+    """The habit that explains the syntax error at `seg[i]` (habits.habit_at's rules, then these,
+    then habits_values.py's; its record fields before them all: `Box { w = 1 }` is no assignment)."""
+    for rule in habits_values.FIRST_RULES:
+        h = rule(seg, i, expected, path)
+        if h is not None:
+            return h
     h = _statement_habit_at(seg, i, expected, path)
     if h is not None:
         return h
-    for rule in EXPRESSION_RULES:
+    for rule in EXPRESSION_RULES + habits_values.RULES:
         h = rule(seg, i, expected, path)
         if h is not None:
             return h

@@ -222,6 +222,9 @@ _JOIN = '`++` (`"Hello, " ++ name ++ "!"`; a value that is not Text becomes text
 
 def _foreign(d: codes.ForeignSyntax) -> str:
     habit, flow, name = d.habit, d.flow, d.name
+    said = _where_a_value_goes(d.kind, habit, flow, name)
+    if said is not None:
+        return said
     match d.kind:
         case "writes":
             return f"Flow writes `{flow}`, not `{habit}`"
@@ -384,3 +387,30 @@ def _foreign_last(d: codes.ForeignSyntax) -> str:
         case "vec-macro":
             return "Flow writes a list as `[...]`, not `vec![...]`"
     raise TypeError(f"no answer for the habit kind {d.kind!r}")
+
+
+def _where_a_value_goes(kind: str, habit: str, flow: str, name: str) -> str | None:
+    """The answers of habits_values.py (None for another habit)."""
+    match kind:
+        case "qualified-constructor":
+            return f"Flow names a constructor alone, `{flow}`, not `{habit}`: its type is known from the value matched"
+        case "record-field-equals":
+            return f"a record literal gives each field its value with `:` (`{flow}`), not with `=` or `let`"
+        case "let-as-value":
+            return (
+                f"`let` is a statement, not a value: bind `{name}` on a line of its own before this "
+                f"one, or write a block whose last line is the value (`{{ let {name} = ...; {name} }}`)"
+            )
+        case "comprehension":
+            return f"Flow has no list comprehensions: map the list with a function value, `{flow}`"
+        case "comprehension-filter":
+            return (
+                f"Flow has no list comprehensions: filter (and map) the list with function values, `{flow}`"
+            )
+        case "go-results":
+            return (
+                f"a Flow call gives one value, not a result and an error: a Tool's is a `Result`, taken "
+                f"apart with `?` (`{flow}`, its error returned) or with `match` (`Ok(v) => ..., "
+                f"Err({name}) => ...`)"
+            )
+    return None

@@ -1,0 +1,48 @@
+"""One mistake, one diagnostic: reports of the same mistake at several places are folded into
+the first, the others its related notes.
+
+A private declaration (or field) of another module used at several places of one module is one
+missing `pub` (E109): it is reported at its first use there, with the declaration and each other
+use as notes, and the one fix writing `pub` (docs/spec/diagnostics.md, E109).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from flow2py.diagnostics import Diagnostic, Problems, Related
+
+ALSO_USED = "also used here"
+
+
+def fold(problems: Problems) -> None:
+    """Fold the reports of one mistake (see the docstring at the top) in `problems`."""
+    items = problems.items
+    groups: dict[tuple, list[int]] = {}
+    for k, d in enumerate(items):
+        if d.code == "E109":
+            key = (d.span.file, d.message, d.related, d.fixes)
+            groups.setdefault(key, []).append(k)
+    gone: set[int] = set()
+    for ks in groups.values():
+        if len(ks) < 2:
+            continue
+        ks.sort(key=lambda k: (items[k].span.line, items[k].span.column))
+        first = items[ks[0]]
+        others = _distinct([items[k] for k in ks[1:]], first)
+        notes = first.related + tuple(Related(ALSO_USED, d.span) for d in others)
+        items[ks[0]] = dataclasses.replace(first, related=notes)
+        gone.update(ks[1:])
+    if gone:
+        items[:] = [d for k, d in enumerate(items) if k not in gone]
+
+
+def _distinct(ds: list[Diagnostic], first: Diagnostic) -> list[Diagnostic]:
+    """`ds` without a second report at one place (nor one at `first`'s)."""
+    seen = {first.span}
+    out = []
+    for d in ds:
+        if d.span not in seen:
+            seen.add(d.span)
+            out.append(d)
+    return out

@@ -1,0 +1,272 @@
+"""Habits from other languages where Flow wants a value, answered in Flow (E012; habits.py has
+the why): a record literal's fields given with `=` or `let` (`Box { w = 1 }`: Python's and
+Rust's assignment), a `let` written as an argument or a field's value, a Python list
+comprehension `[f(x) for x in xs if p(x)]`, and Go's several results `note, err := f()`."""
+
+from __future__ import annotations
+
+from flow2py.diagnostics import Edit
+from flow2py.span import Span
+from flow2py.syntax.broken import hole
+from flow2py.syntax.engine.scanner import CLOSERS, OPENERS, Tok
+from flow2py.syntax.habits import (
+    Habit,
+    _at,
+    _delete_between,
+    _diag,
+    _innermost_open,
+    _insert_after,
+    _insert_before,
+    _is,
+    _like,
+    _matching,
+    _replace,
+    _safe,
+    _span,
+    _text,
+    _unsafe,
+)
+
+
+def _depth0(seg: list[Tok], k: int, stops: set[str], end: int) -> int:
+    """The index of the first token of `stops` from `seg[k]` on at its depth (before `end`), or
+    `end`."""
+    depth = 0
+    for j in range(k, end):
+        t = seg[j].type
+        if depth == 0 and t in stops:
+            return j
+        if t in OPENERS:
+            depth += 1
+        elif t in CLOSERS:
+            depth -= 1
+    return end
+
+
+# -- `Box { w = 1, let h = 2 }` ---------------------------------------------------------------
+
+
+def _record_open(seg: list[Tok], i: int) -> int | None:
+    """The `{` of the record literal `seg[i]` is directly in (`Box {`, `shapes.Box {`), or None
+    (a block: a function's body `-> Box {` is not a literal)."""
+    o = _innermost_open(seg, i)
+    if o is None or seg[o].type != "LBRACE" or o < 2 or seg[o - 1].type != "UPPER":
+        return None
+    k = o - 2
+    if k >= 1 and seg[k].type == "DOT":
+        k -= 2  # `shapes.Box {`
+    before = seg[k].type if k >= 0 else "_SEP"
+    return None if before in ("ARROW", "TYPE", "OPAQUE") else o
+
+
+def record_fields(seg, i, expected, path):
+    """`Box { w = n, h = n }`, `Box { let w = n; let h = n }`: a record literal gives each field
+    its value with `:`, `Box { w: n, h: n }`; every field so written is answered at once."""
+    tok = seg[i]
+    if tok.type not in ("EQUAL", "LET"):
+        return None
+    o = _record_open(seg, i)
+    if o is None:
+        return None
+    close = _matching(seg, o)
+    if close is None:
+        return None
+    new, edits, k, bad, shown = list(seg[: o + 1]), [], o + 1, 0, None
+    while k < close:
+        let = seg[k] if _is(seg[k], "LET") else None
+        n = k + (let is not None)
+        name, eq = _at(seg, n), _at(seg, n + 1)
+        if not _is(name, "LOWER") or eq is None or eq.type not in ("EQUAL", "COLON", "COMMA", "RBRACE"):
+            return None
+        if (let is not None and eq.type != "EQUAL") or (eq.type == "EQUAL" and n + 2 >= close):
+            return None  # `let w: Int = 1`, `w =` with no value: not one plain edit
+        end = _depth0(seg, n + 1, {"COMMA", "_SEP"}, close)
+        if let is not None or eq.type == "EQUAL":
+            shown = shown or name.value
+            bad += 1
+        if let is not None:
+            edits.append(_delete_between(path, let, name))
+        if eq.type == "EQUAL" and n + 2 < close:
+            v = seg[n + 2]
+            sp = Span(path, name.end_line, name.end_column, v.line, v.column, name.end_pos, v.start_pos)
+            edits.append(Edit(sp, ": "))
+        new += [name, _like("COLON", ":", eq)] if eq.type == "EQUAL" else [name]
+        new += seg[n + 2 : end] if eq.type == "EQUAL" else seg[n + 1 : end]
+        if end < close:
+            sep = seg[end]
+            if sep.type == "_SEP":
+                if sep.value == ";":
+                    edits.append(_replace(path, sep, sep, ","))
+                else:
+                    edits.append(_insert_before(path, sep, ","))
+            new.append(_like("COMMA", ",", sep))
+        k = end + 1
+    if not bad:
+        return None
+    first = seg[o - 1]
+    fix = _safe("give each field its value with `:`", *edits)
+    said = f"{first.value} {{ {shown}: ... }}"
+    diag = _diag(_span(path, tok), fix, "record-field-equals", _text([tok]), said)
+    return Habit(diag, new + seg[close:])
+
+
+# -- `f(let m = n + 1)` -------------------------------------------------------------------------
+
+
+def let_as_value(seg, i, expected, path):
+    """`twice(let m = n + 1; m)`, `Box { w: let d = 2 }`: `let` is a statement; a value that
+    needs a name is a block, `{ let m = n + 1; m }`, or the `let` goes before the line."""
+    tok = seg[i]
+    if tok.type != "LET" or i == 0 or seg[i - 1].type not in ("LPAR", "COMMA", "COLON", "LSQB"):
+        return None
+    name = _at(seg, i + 1)
+    if not _is(name, "LOWER"):
+        return None
+    o = _innermost_open(seg, i)
+    if o is None:
+        return None
+    close = _matching(seg, o)
+    if close is None:
+        return None
+    end = _depth0(seg, i, {"COMMA"}, close)
+    last = seg[end - 1]
+    diag = _diag(_span(path, tok), None, "let-as-value", "let", name=name.value)
+    return Habit(diag, seg[:i] + [hole(tok, last)] + seg[end:], region=seg[i:end])
+
+
+# -- `[f(x) for x in xs if p(x)]` ---------------------------------------------------------------
+
+_PLAIN = frozenset({"LOWER", "UPPER", "DOT", "LPAR", "RPAR", "LSQB", "RSQB", "TEXT", "INT", "QMARK"})
+
+
+def comprehension(seg, i, expected, path):
+    """`[f(x) for x in xs]`, `[x for x in xs if p(x)]` (Python): Flow maps and filters with a
+    function value, `xs.map(flow(x) = f(x))`, `xs.filter(flow(x) = p(x))`."""
+    tok = seg[i]
+    if not _is(tok, "LOWER", "for"):
+        return None
+    o = _innermost_open(seg, i)
+    if o is None or seg[o].type != "LSQB" or o + 1 >= i:
+        return None
+    close = _matching(seg, o)
+    name, in_ = _at(seg, i + 1), _at(seg, i + 2)
+    if close is None or not _is(name, "LOWER") or not _is(in_, "LOWER", "in"):
+        return None
+    cond_at = _depth0(seg, i + 3, {"IF"}, close)
+    elem, src, cond = seg[o + 1 : i], seg[i + 3 : cond_at], seg[cond_at + 1 : close]
+    if not src or (cond_at < close and not cond) or _depth0(seg, o + 1, {"COMMA"}, close) < close:
+        return None
+    x = name.value
+    src_text = _text(src) if all(t.type in _PLAIN for t in src) else f"({_text(src)})"
+    written = src_text
+    if cond:
+        written += f".filter(flow({x}) = {_text(cond)})"
+    if not (len(elem) == 1 and _is(elem[0], "LOWER", x)):
+        written += f".map(flow({x}) = {_text(elem)})"
+    fix = _safe(f"write `{written}`", _replace(path, seg[o], seg[close], written))
+    kind = "comprehension" if not cond else "comprehension-filter"
+    diag = _diag(_span(path, seg[o], seg[close]), fix, kind, "[... for ... in ...]", written)
+    new = _comprehension_tokens(seg, o, close, src, name, elem, cond)
+    return Habit(diag, new)
+
+
+def _comprehension_tokens(seg, o, close, src, name, elem, cond) -> list[Tok]:
+    """The tokens of `src.filter(flow(x) = cond).map(flow(x) = elem)`, at the brackets' places."""
+    at, end = seg[o], seg[close]
+    out = seg[:o] + [_like("LPAR", "(", at), *src, _like("RPAR", ")", at)]
+
+    def call(method: str, body: list[Tok]) -> list[Tok]:
+        return [_like("DOT", ".", end), _like("LOWER", method, end), _like("LPAR", "(", end)] + [
+            _like("FLOW", "flow", end),
+            _like("LPAR", "(", end),
+            name,
+            _like("RPAR", ")", end),
+            _like("EQUAL", "=", end),
+            *body,
+            _like("RPAR", ")", end),
+        ]
+
+    if cond:
+        out += call("filter", cond)
+    if not (len(elem) == 1 and _is(elem[0], "LOWER", name.value)):
+        out += call("map", elem)
+    return out + seg[close + 1 :]
+
+
+# -- `note, err := fetch(id)` -------------------------------------------------------------------
+
+_ERROR_NAMES = frozenset({"err", "e", "error", "er", "problem"})
+
+
+def go_results(seg, i, expected, path):
+    """`note, err := fetch(id)` (Go's several results): a Flow call gives one value; a Tool's is
+    a `Result`, taken apart with `?` (`let note = fetch(id)?`) or `match`. Other names than an
+    error's are a tuple: `let (a, b) = f()`."""
+    if not _is(seg[i], "COMMA") or i == 0 or (i >= 2 and seg[i - 2].type not in ("LBRACE", "_SEP")):
+        return None
+    names, k = [seg[i - 1]], i
+    while _is(_at(seg, k), "COMMA") and _is(_at(seg, k + 1), "LOWER"):
+        names.append(seg[k + 1])
+        k += 2
+    if not _is(names[0], "LOWER") or len(names) < 2:
+        return None
+    colon, eq = _at(seg, k), _at(seg, k + 1)
+    if _is(colon, "COLON") and _is(eq, "EQUAL") and colon.end_pos == eq.start_pos:
+        value_at = k + 2
+    elif _is(colon, "EQUAL"):
+        eq, value_at = colon, k + 1
+    else:
+        return None
+    end = _depth0(seg, value_at, {"_SEP", "RBRACE"}, len(seg))
+    if end == value_at:
+        return None
+    first, value = names[0], seg[value_at:end]
+    if len(names) == 2 and names[1].value in _ERROR_NAMES:
+        flow = f"let {first.value} = {_text(value)}?"
+        fix = _unsafe(
+            f"write `{flow}`",
+            _replace(path, first, seg[value_at - 1], f"let {first.value} ="),
+            _insert_after(path, seg[end - 1], "?"),
+        )
+        diag = _diag(
+            _span(path, first, eq),
+            fix,
+            "go-results",
+            ", ".join(n.value for n in names),
+            flow,
+            name=names[1].value,
+        )
+        tuple_ = [_like("LPAR", "(", first)]
+        for n in names:
+            tuple_ += [n, _like("COMMA", ",", n)]
+        lhs = [_like("LET", "let", first), *tuple_[:-1], _like("RPAR", ")", eq), _like("EQUAL", "=", eq)]
+        new = seg[: i - 1] + lhs + [hole(value[0], value[-1])] + seg[end:]
+        return Habit(diag, new, region=[*names, *value])
+    pattern = "(" + ", ".join(n.value for n in names) + ")"
+    flow = f"let {pattern} ="
+    fix = _safe(f"write `{flow}`", _replace(path, first, seg[value_at - 1], flow))
+    diag = _diag(_span(path, first, eq), fix, "writes", f"{', '.join(n.value for n in names)} :=", flow)
+    tuple_ = [_like("LPAR", "(", first)]
+    for n in names:
+        tuple_ += [n, _like("COMMA", ",", n)]
+    lhs = [_like("LET", "let", first), *tuple_[:-1], _like("RPAR", ")", eq), _like("EQUAL", "=", eq)]
+    return Habit(diag, seg[: i - 1] + lhs + value + seg[end:])
+
+
+# -- `Role.User =>` -------------------------------------------------------------------------------
+
+
+def qualified_constructor(seg, i, expected, path):
+    """`Role.User => ...` in a pattern (Java's, TypeScript's, Python's enums): Flow names a
+    constructor alone, `User` (`shapes.User` of another module). Only a pattern fails to parse
+    there: as a value, `Role.User` is the checker's (E101, the same answer)."""
+    tok, ty, ctor = seg[i], _at(seg, i - 1), _at(seg, i + 1)
+    if not _is(tok, "DOT") or not _is(ty, "UPPER") or not _is(ctor, "UPPER") or ty.end_pos != tok.start_pos:
+        return None
+    fix = _safe(f"write `{ctor.value}`", _delete_between(path, ty, ctor))
+    diag = _diag(_span(path, ty, ctor), fix, "qualified-constructor", f"{ty.value}.{ctor.value}", ctor.value)
+    return Habit(diag, seg[: i - 1] + seg[i + 1 :])
+
+
+FIRST_RULES = (record_fields,)
+RULES = (let_as_value, comprehension, go_results, qualified_constructor)
