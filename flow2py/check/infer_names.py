@@ -159,9 +159,29 @@ def habit_call(st: BodyState, e: ast.Call):
                 text = f"({text})"
             written = f"{text}.{fns[0].name}()"
         fixes = [Fix(f"write `{written}`", (Edit(e.span, written),), True)]
+    elif type(t) is TCon and e.span.end <= len(source) and arg.span.end <= len(source):
+        fixes = _conversion_fixes(st, name, e, t, source)
     _unknown_name(st, name, callee.span, None, fixes=fixes, called=True)
     res = resolve(fns[0].result) if len(fns) == 1 else None
     return res if type(res) is TCon and not res.args else TError()
+
+
+def _conversion_fixes(st: BodyState, name: str, e: ast.Call, t: TCon, source: str) -> list:
+    """`float(d)` where `d` is already what the conversion gives (a Decimal): the value alone,
+    a safe fix; another type the habit's functions do not take: each of them offered, to review
+    (`int.to_decimal` is no fix for a Text)."""
+    targets = sg.habit_targets(name)
+    results = []
+    for target in targets:
+        module, fn_name = target.rsplit(".", 1)
+        menv = st.d.envs.get(f"std@v1/{module}")
+        fn = menv.cm.fns.get(fn_name) if menv else None
+        results.append(resolve(fn.result) if fn is not None else None)
+    if targets and all(type(r) is TCon and r == t for r in results):
+        text = source[e.args[0].span.start : e.args[0].span.end]
+        kind = t.decl.split("::")[-1]
+        return [Fix(f"write `{text}`: it is already a {kind}", (Edit(e.span, text),), True)]
+    return [Fix(f"replace `{name}` with `{x}`", (Edit(e.callee.span, x),), False) for x in targets]
 
 
 _MATH_MODULES = frozenset({"Math", "math"})  # JavaScript's, Python's (not imported: no such module)

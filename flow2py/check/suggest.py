@@ -262,6 +262,13 @@ _VALUE_HABITS: dict[str, tuple[tuple[str, ...], str | None]] = {
 }
 
 
+def habit_targets(name: str) -> tuple[str, ...]:
+    """The std functions another language's function `name(x)` is in Flow (`float` ->
+    `int.to_decimal`); () when it has none."""
+    h = _VALUE_HABITS.get(name)
+    return tuple(t for t in h[0] if "." in t) if h is not None else ()
+
+
 def method_habit(name: str) -> set[str]:
     """The method names another language's function `name(x)` is in Flow (`len` -> `length`),
     when every spelling Flow has for it is a std module's function (`list.length`)."""
