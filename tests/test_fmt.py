@@ -160,6 +160,12 @@ def test_parentheses_are_kept_exactly_where_the_reading_needs_them():
     assert "    - -x\n" in out
 
 
+def test_an_if_as_a_condition_keeps_its_parentheses():
+    # unparenthesised, a guard's `if` would take the guard's `else` (found by test_fmt_properties)
+    out = fmt("flow f(x: Bool) -> Int {\n    guard (if (x) {\n}) else { return 1 }\n    2\n}\n")
+    assert "guard (if x {}) else { return 1 }" in out
+
+
 def test_comments_are_kept_in_place():
     src = (
         "// header\n\n"

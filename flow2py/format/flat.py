@@ -266,8 +266,9 @@ class Flat:
 
     def cond_wrap(self, e, text: str) -> str:
         """A condition or scrutinee is followed by `{`: an upper name before it would read as a
-        record literal (`match (Mode) {`), and a lambda or `return` would take in what follows."""
-        if isinstance(e, (ast.Lambda, ast.Return)) or _ENDS_UPPER.search(text):
+        record literal (`match (Mode) {`), a lambda or `return` would take in what follows, and an
+        `if` would take the `else` of a `guard` (`guard (if x {}) else { ... }`) or the block."""
+        if isinstance(e, (ast.Lambda, ast.Return, ast.If)) or _ENDS_UPPER.search(text):
             return f"({text})"
         return text
 
