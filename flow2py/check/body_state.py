@@ -98,7 +98,7 @@ class BodyState:
     deferred: list = field(default_factory=list)
     # (binding, span) of each local given `decimal.from_int(...)` as a safe fix (settle_conversions)
     converted: list = field(default_factory=list)
-    # span -> the lambda parameter (of no written type) given `decimal.from_int(...)` there
+    # span -> the binding of the lambda parameter (of no written type) given `decimal.from_int(...)`
     converted_params: dict = field(default_factory=dict)
 
 
@@ -370,7 +370,7 @@ def _conversion(st: BodyState, actual, expected, node) -> list:
         if b is not None and not inferred:
             st.converted.append((b, sp))
         elif inferred:
-            st.converted_params[sp] = b.node
+            st.converted_params[sp] = b
         return [Fix(f"write `{written}`", (Edit(sp, written), *edits), not inferred)]
     return []
 

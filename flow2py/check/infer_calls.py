@@ -414,9 +414,24 @@ def _start_of_the_other_number(st: BodyState, e: ast.Call, fn: FnInfo, offset: i
     new = st.problems.items[start:]
     if type(ft) is not TFun or len(ft.params) != len(lam.params) or len(new) != 1 or type(dec) is TError:
         return None
-    p = st.converted_params.get(new[0].span)
-    k = next((k for k, q in enumerate(lam.params) if q is p), None)
-    if k is None or type(resolve(ft.params[k])) is not TParam:
+    b = st.converted_params.get(new[0].span)
+    k = next((k for k, q in enumerate(lam.params) if b is not None and q is b.node), None)
+    if k is None or type(resolve(ft.params[k])) is not TParam or b.uses != 1:
+        return None
+    # its one use an operand of the arithmetic that is the lambda's value (`acc + x.price`): the
+    # lambda's result is then the Decimal too
+    body = lam.body
+    while type(body) is ast.Block and body.stmts and type(body.stmts[-1]) is ast.ExprStmt:
+        body = body.stmts[-1].expr
+    if (
+        type(body) is not ast.Binary
+        or body.op not in ("+", "-", "*")
+        or new[0].span
+        not in (
+            body.left.span,
+            body.right.span,
+        )
+    ):
         return None
     for j, a in enumerate(e.args[:i]):
         same = resolve(fn.params[j + offset][1]) == resolve(ft.params[k])
