@@ -116,6 +116,7 @@ def test_safe_habits_are_the_ones_with_one_equivalent():
         "paths_and_await",
         "duration_unit_word",
         "slice_and_membership",
+        "slice_before_a_list",
         "same_habit_twice_on_a_line",
         "optional_types",
         "qualified_constructor_pattern",

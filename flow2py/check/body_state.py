@@ -9,6 +9,8 @@ type through `st.dispatch` (the table in infer.py).
 
 from __future__ import annotations
 
+import dataclasses
+
 import re
 from dataclasses import dataclass, field
 from typing import Callable
@@ -94,6 +96,10 @@ class BodyState:
     try_lets: dict = field(default_factory=dict)
     # diagnostics held back until the function is walked: the locals they meant (unused_meant.py)
     deferred: list = field(default_factory=list)
+    # (binding, span) of each local given `decimal.from_int(...)` as a safe fix (settle_conversions)
+    converted: list = field(default_factory=list)
+    # span -> the binding of the lambda parameter (of no written type) given `decimal.from_int(...)`
+    converted_params: dict = field(default_factory=dict)
 
 
 def new_state(decls: Declarations, prog: CheckedProgram, problems: Problems, dispatch: dict) -> BodyState:
@@ -356,8 +362,30 @@ def _conversion(st: BodyState, actual, expected, node) -> list:
             alias = "decimal"
             edits.append(site.edit(key))
         written = f"{alias}.from_int({text})"
-        return [Fix(f"write `{written}`", (Edit(sp, written), *edits), True)]
+        # a lambda's parameter of no written type is an Int because of what it was given (a
+        # fold's `0` start): converting it here changes the lambda's result, which may be
+        # expected Int too, so the fix is to review (the `0` may be what should change)
+        b = lookup(st, node.name) if type(node) is ast.Name else None
+        inferred = b is not None and type(b.node) is ast.Param and b.node.type is None
+        if b is not None and not inferred:
+            st.converted.append((b, sp))
+        elif inferred:
+            st.converted_params[sp] = b
+        return [Fix(f"write `{written}`", (Edit(sp, written), *edits), not inferred)]
     return []
+
+
+def settle_conversions(st: BodyState) -> None:
+    """A local converted at one use (`decimal.from_int(gross)`) and used elsewhere too: those
+    uses may want the Decimal as well, and one of them may not have been reported (`gross -
+    gross * d`: the `-` met the `*`'s mistake), so the conversion is a fix to review; declaring
+    the local's type where it is made may be the one fix."""
+    spans = {sp for b, sp in st.converted if b.uses > 1}
+    st.converted = []
+    for k, d in enumerate(st.problems.items):
+        if any(len(f.edits) and f.safe and f.edits[0].span in spans for f in d.fixes):
+            fixes = tuple(Fix(f.message, f.edits, f.safe and f.edits[0].span not in spans) for f in d.fixes)
+            st.problems.items[k] = dataclasses.replace(d, fixes=fixes)
 
 
 def _unapplied_ctor(st: BodyState, actual, expected, node) -> bool:

@@ -30,7 +30,7 @@ from flow2py.check import (
     missing_try,
     unused_meant,
 )
-from flow2py.check.body_state import BodyState, bind, expr, new_state
+from flow2py.check.body_state import BodyState, bind, expr, new_state, settle_conversions
 from flow2py.check.declare import Declarations, ModEnv
 from flow2py.check.infer_ctx import FnCtx, TailRoot, Why
 from flow2py.check.typed import TOOL, CheckedProgram, FnInfo, TFun
@@ -76,6 +76,8 @@ def check_fn(st: BodyState, env: ModEnv, fn: FnInfo) -> None:
     st.tail_roots = []
     st.try_lets = {}
     st.deferred = []
+    st.converted = []
+    st.converted_params = {}
     node = fn.node
     st.types.setdefault(node.id, TFun(tuple(t for _, t in fn.params), fn.result, fn.effect))
     for p, (_, t) in zip(node.params, fn.params):
@@ -95,6 +97,7 @@ def check_fn(st: BodyState, env: ModEnv, fn: FnInfo) -> None:
     expr(st, node.body, fn.result, Why(f"the result type of `{fn.name}`", result_span))
     missing_try.settle(st)
     unused_meant.settle(st)
+    settle_conversions(st)
     st.tail_roots.append(TailRoot(node.body, True))
     st.effects[node.id] = fn.effect
     if ctx.effect == TOOL and fn.effect != TOOL:

@@ -7,6 +7,7 @@ generic one). Constructs: `call`, `binary`, `unary`; `value_effect` and `pure_sl
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from flow2py.check import codes, missing_try, unused_meant
@@ -55,6 +56,7 @@ from flow2py.check.typed import (
     TError,
     TFun,
     TNever,
+    TParam,
     TTuple,
     TypeInfo,
 )
@@ -134,9 +136,12 @@ def call(st: BodyState, e: ast.Call, expected):
                 return _call_value(st, e, ft)
             if _copy_call(st, e, tt):
                 return tt
+            before = len(st.problems.items)
             fn = _method(st, callee, tt, e)
             if fn is None:
-                return _args_poison(st, e)
+                t = _args_poison(st, e)
+                _unfit_rename(st, before, tt, e)
+                return t
             hit = FnHit(fn)
             receiver = callee.target
     if hit is None:
@@ -249,6 +254,47 @@ def _method(st: BodyState, callee: ast.FieldAccess, tt, e: ast.Call) -> FnInfo |
     return None
 
 
+def _unfit_rename(st: BodyState, at: int, tt, e: ast.Call) -> None:
+    """The safe fix of the E210 reported at `st.problems.items[at]` renaming the method, made
+    one to review when the function it names does not take the call's receiver and arguments
+    (`xs.forEach(flow(x) = send(x))`: `each` takes a function of Unit result, `send` gives a
+    Result), as rustc's suggestion of a similarly named method is checked against the call."""
+    if at >= len(st.problems.items) or st.problems.items[at].code != "E210" or type(tt) is not TCon:
+        return
+    d = st.problems.items[at]
+    menv = st.d.envs.get(tt.decl.split("::")[0])
+    fixes = list(d.fixes)
+    for k, f in enumerate(fixes):
+        if not f.safe or len(f.edits) != 1 or f.edits[0].span != e.callee.name_span:
+            continue
+        name = f.edits[0].text
+        fn = (menv.cm.fns.get(name) if menv else None) or st.d.generic_fns.get(name)
+        if fn is not None and not _takes_call(st, fn, tt, e):
+            fixes[k] = Fix(f.message, f.edits, False)
+    if fixes != list(d.fixes):
+        st.problems.items[at] = dataclasses.replace(d, fixes=tuple(fixes))
+
+
+def _takes_call(st: BodyState, fn: FnInfo, tt, e: ast.Call) -> bool:
+    """Whether `fn` takes `tt` and the (checked) arguments of `e` as its parameters."""
+    if len(fn.params) != len(e.args) + 1:
+        return False
+    mapping = {(fn.decl, p): TVar() for p in fn.type_params}
+    params = tuple(subst(t, mapping) for _, t in fn.params)
+    given = [tt]
+    for a in e.args:
+        if type(a) is not ast.Lambda:
+            given.append(st.types.get(a.id, TError()))
+            continue
+        # checked with no callee (`_args_poison`), its parameters unknown: what its body gives
+        # must be known to say it fits
+        res = resolve(st.types.get(a.body.id, TError()))
+        if type(res) in (TError, TVar):
+            return False
+        given.append(TFun(tuple(TError() for _ in a.params), res, PURE))
+    return unifiable(TTuple(params), TTuple(tuple(given)))
+
+
 def _try_instead(st: BodyState, callee: ast.FieldAccess, tt, call: ast.Call) -> list:
     """Rust's `r.unwrap()` (or `r.expect("...")`) on a Result, inside a function that returns a
     Result of the same error type: Flow's `r?`, which gives the function's caller the error the
@@ -303,6 +349,7 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver, expected=None):
         # arguments are checked: `items.fold(0, ...)` where a Decimal is expected is one mistake,
         # at the `0`, not a mismatch inside the lambda and another at the call
         unify(result, expected)
+    from_context = expected is not None and _ground(_solved(result))
     given = len(args) + offset
     if given != len(params):
         fix = _missing_from_scope(st, e, fn, params, offset) if given < len(params) else None
@@ -330,6 +377,8 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver, expected=None):
             # a function of the wrong shape: what the call gives back is not known either (its
             # type variables were to come from the function), so its uses are not reported
             result = TError()
+        elif type(a) is ast.Lambda and not from_context:
+            result = _start_of_the_other_number(st, e, fn, offset, i, starts[-1], label) or result
         ae = value_effect(st, a)
         if has_effect(pt, PURE) and ae != PURE:
             st.problems.report(
@@ -351,6 +400,52 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver, expected=None):
     st.effects[e.id] = call_eff
     add_effect(st, call_eff, e.span)
     return result
+
+
+def _start_of_the_other_number(st: BodyState, e: ast.Call, fn: FnInfo, offset: int, i: int, start, label):
+    """`list.fold(xs, 0, flow(acc, x) = acc + x.price)`: the lambda's parameter `acc` is an Int
+    because of the whole literal given for the same type parameter (`init: A`, `f: (A, T) -> A`),
+    and the lambda uses it as a Decimal, so that is what the type parameter is: the literal is
+    the mistake (`0.0`, a safe fix), reported in place of the lambda's mismatch. The call's result
+    (None: as it was) is then Decimal when it is that type parameter, else not known (its uses
+    are not reported)."""
+    lam, dec = e.args[i], st.d.lang_con("Decimal")
+    ft = resolve(fn.params[i + offset][1])
+    new = st.problems.items[start:]
+    if type(ft) is not TFun or len(ft.params) != len(lam.params) or len(new) != 1 or type(dec) is TError:
+        return None
+    b = st.converted_params.get(new[0].span)
+    k = next((k for k, q in enumerate(lam.params) if b is not None and q is b.node), None)
+    if k is None or type(resolve(ft.params[k])) is not TParam or b.uses != 1:
+        return None
+    # its one use an operand of the arithmetic that is the lambda's value (`acc + x.price`): the
+    # lambda's result is then the Decimal too
+    body = lam.body
+    while type(body) is ast.Block and body.stmts and type(body.stmts[-1]) is ast.ExprStmt:
+        body = body.stmts[-1].expr
+    if (
+        type(body) is not ast.Binary
+        or body.op not in ("+", "-", "*")
+        or new[0].span
+        not in (
+            body.left.span,
+            body.right.span,
+        )
+    ):
+        return None
+    for j, a in enumerate(e.args[:i]):
+        same = resolve(fn.params[j + offset][1]) == resolve(ft.params[k])
+        if same and type(a) is ast.Literal and a.kind == "int" and _digits(st, a):
+            del st.problems.items[start:]
+            why = LazyWhy(_arg_why, (j, label), fn.node.params[j + offset].span)
+            expect(st, st.types.get(a.id, TError()), dec, a, why)
+            return dec if resolve(fn.result) == resolve(ft.params[k]) else TError()
+    return None
+
+
+def _digits(st: BodyState, a) -> bool:
+    src = st.env.lm.ast.source or ""
+    return a.span.end > a.span.start and src[a.span.start : a.span.end].isdigit()
 
 
 def _as_one_list(st: BodyState, args: list, found: list, params: list) -> list:

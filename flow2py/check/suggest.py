@@ -335,6 +335,11 @@ _METHOD_HABITS: dict[str, tuple[tuple[str, ...], bool, str | None]] = {
         ["includes", "has", "contains_key", "has_key", "containsKey"], (("contains",), False, None)
     ),
     **dict.fromkeys(["forEach", "for_each", "iter"], (("each",), False, None)),
+    # a value or a default: an Option's or Result's `unwrap_or`, a Dict's `get_or`
+    **dict.fromkeys(
+        ["get_or", "getOrElse", "get_or_else", "orElse", "getOrDefault", "get_or_default"],
+        (("unwrap_or", "get_or"), False, None),
+    ),
     **dict.fromkeys(["indexOf", "find_index", "index"], (("index_of",), False, None)),
     **dict.fromkeys(["reduce", "foldl", "inject"], (("fold",), True, None)),
     **dict.fromkeys(["sorted"], (("sort",), False, None)),

@@ -82,6 +82,8 @@ def unify(a, b) -> bool:
             _bind_var(a, b, kb)
         elif kb is TVar:
             _bind_var(b, a, ka)
+        else:  # and so is every variable of what meets it (`List<A>`: the element of an unknown list)
+            _poison(b if ka is TError else a)
         return True
     if ka is TVar:
         return _bind_var(a, b, kb)
@@ -171,6 +173,23 @@ def _bind_var(v, t, kt) -> bool:
         return False
     v.ref = t
     return True
+
+
+def _poison(t) -> None:
+    """Bind every unbound variable of `t` to the error type."""
+    t = resolve(t)
+    k = type(t)
+    if k is TVar:
+        t.ref = TError()
+    elif k is TCon:
+        for x in t.args:
+            _poison(x)
+    elif k is TTuple:
+        for x in t.items:
+            _poison(x)
+    elif k is TFun:
+        for x in (*t.params, t.result):
+            _poison(x)
 
 
 def _unify_pairs(xs, ys) -> bool:

@@ -297,8 +297,9 @@ def _slice(seg, i, start, close, path):
     the value is written twice: safe when it is names and fields (reading it twice is reading
     it once) and no bound is negative (Python counts those from the end, Flow's slice does not)."""
     colon = _depth0(seg, i + 1, {"COLON"})
-    if colon is None or colon > close or _depth0(seg, colon + 1, {"COLON", "COMMA"}) not in (None, close):
+    if colon is None or colon > close:
         return None
+    # one colon, and nothing after the bound but the `]` (a `,` of a later list is not this one's)
     if _depth0(seg, colon + 1, {"COLON", "COMMA", "RSQB"}) != close:
         return None
     recv, lo, hi = seg[start:i], seg[i + 1 : colon], seg[colon + 1 : close]
