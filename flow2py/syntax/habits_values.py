@@ -1,7 +1,8 @@
 """Habits from other languages where Flow wants a value, answered in Flow (E012; habits.py has
 the why): a record literal's fields given with `=` or `let` (`Box { w = 1 }`: Python's and
 Rust's assignment), a `let` written as an argument or a field's value, a Python list
-comprehension `[f(x) for x in xs if p(x)]`, and Go's several results `note, err := f()`."""
+comprehension `[f(x) for x in xs if p(x)]`, Go's several results `note, err := f()`; and
+`async` before a declaration's `flow`."""
 
 from __future__ import annotations
 
@@ -268,5 +269,22 @@ def qualified_constructor(seg, i, expected, path):
     return Habit(diag, seg[: i - 1] + seg[i + 1 :])
 
 
+# -- `async flow f(` ----------------------------------------------------------------------------
+
+
+def async_head(seg, i, expected, path):
+    """`async flow f(...)` (JavaScript's, Python's, Rust's `async`), after an optional `pub`: a
+    Flow function needs no mark to run concurrently (`task.spawn(flow() = f(x))` does), so the
+    word goes (safe; the parser cuts a declaration at it, parser.py)."""
+    h = 1 if _is(_at(seg, 0), "PUB") else 0
+    tok, nxt = _at(seg, h), _at(seg, h + 1)
+    if i != h or not _is(tok, "LOWER", "async") or not _is(nxt, "FLOW") or nxt.line != tok.line:
+        return None
+    name = _at(seg, h + 2)
+    fix = _safe("remove `async`", _delete_between(path, tok, nxt))
+    diag = _diag(_span(path, tok), fix, "async", "async", name=name.value if _is(name, "LOWER") else "f")
+    return Habit(diag, seg[:h] + seg[h + 1 :])
+
+
 FIRST_RULES = (record_fields,)
-RULES = (let_as_value, comprehension, go_results, qualified_constructor)
+RULES = (let_as_value, comprehension, go_results, qualified_constructor, async_head)

@@ -238,6 +238,8 @@ def _foreign_head(tok: Tok, nxt: Tok | None) -> bool:
         return True
     if tok.type == "LOWER" and tok.value == "import" and nxt.type == "TEXT":
         return True  # `import "std@v1/task"`
+    if tok.type == "LOWER" and tok.value == "async" and nxt.type == "FLOW":
+        return True  # `async flow f(`
     return tok.type == "LOWER" and tok.value in _FOREIGN_HEADS and nxt.type in ("LOWER", "UPPER")
 
 
@@ -245,7 +247,7 @@ def _foreign_head(tok: Tok, nxt: Tok | None) -> bool:
 # above it, so only these are cut at).
 _FOREIGN_HEADS = frozenset(
     {"fn", "def", "func", "function", "fun", "const", "var", "val", "static", "struct", "enum", "class"}
-    | {"interface", "import", "from"}
+    | {"interface", "import", "from", "async"}
 )
 
 
@@ -285,8 +287,9 @@ def _split_declarations(tokens: list[Tok]) -> list[tuple[list[Tok], int]]:
             if depth:
                 depth -= 1
         elif in_prefix and depth == 0 and typ not in _PREFIX and not (typ == "LOWER" and prev_type == "AT"):
-            # `@name` keeps the prefix going; anything else is the head of the declaration
-            in_prefix = False
+            # `@name` keeps the prefix going, and `async` before `flow` (habits_values.py names
+            # it); anything else is the head of the declaration
+            in_prefix = tok.value == "async" and i + 1 < n and tokens[i + 1].type == "FLOW"
         cur.append(tok)
         prev_type = typ
     if cur:
