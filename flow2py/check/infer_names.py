@@ -554,6 +554,14 @@ def _unknown_qualifier(st: BodyState, t: ast.Name, e: ast.FieldAccess, called: b
     if not sugg and (called or e.name[:1].isupper()):
         # a call (`time.sleep(d)`) or a constructor: not a record field of a misspelled local
         sugg = _module_by_member(st, t.name, e.name, cands)
+    if not sugg and (called or e.name[:1].isupper()):
+        # `console.log(x)` where this module declares `log`: the qualifier is the mistake
+        own, fixes = _declared_here(st, e, sugg, [])
+        if fixes:
+            sg.count_as_used(st.d, env, own, st.fn.decl)
+            data = codes.UnknownName(t.span, t.name, "qualifier", suggestion=own.said())
+            st.problems.report(data, related=own.related(), fixes=fixes)
+            return
     if not st.d.first_missing_use(env, sugg):
         return
     sg.count_as_used(st.d, env, sugg, st.fn.decl)

@@ -2,7 +2,7 @@
 the why): a record literal's fields given with `=` or `let` (`Box { w = 1 }`: Python's and
 Rust's assignment), a `let` written as an argument or a field's value, a Python list
 comprehension `[f(x) for x in xs if p(x)]`, Go's several results `note, err := f()`; and
-`async` before a declaration's `flow`."""
+`async` before a declaration's `flow`; `||` between a pattern's alternatives."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from flow2py.syntax.habits import (
     _at,
     _delete_between,
     _diag,
+    _in_match_arms,
     _innermost_open,
     _insert_after,
     _insert_before,
@@ -286,5 +287,21 @@ def async_head(seg, i, expected, path):
     return Habit(diag, seg[:h] + seg[h + 1 :])
 
 
+# -- `0 || 1 =>` -----------------------------------------------------------------------------
+
+
+def or_in_pattern(seg, i, expected, path):
+    """`0 || 1 => ...`, `0 or 1 => ...` in a match arm's pattern (the boolean `||`, Python's
+    `or`): Flow's alternatives are `|` (safe: only a pattern fails to parse there)."""
+    tok = seg[i]
+    if not (_is(tok, "OROR") or _is(tok, "LOWER", "or")) or "VBAR" not in expected:
+        return None
+    if not _in_match_arms(seg, i):
+        return None
+    fix = _safe("write `|`", _replace(path, tok, tok, "|"))
+    diag = _diag(_span(path, tok), fix, "or-pattern", tok.value, "|")
+    return Habit(diag, seg[:i] + [_like("VBAR", "|", tok)] + seg[i + 1 :])
+
+
 FIRST_RULES = (record_fields,)
-RULES = (let_as_value, comprehension, go_results, qualified_constructor, async_head)
+RULES = (let_as_value, comprehension, go_results, qualified_constructor, async_head, or_in_pattern)

@@ -392,6 +392,8 @@ def _foreign_last(d: codes.ForeignSyntax) -> str:
 def _where_a_value_goes(kind: str, habit: str, flow: str, name: str) -> str | None:
     """The answers of habits_values.py (None for another habit)."""
     match kind:
+        case "or-pattern":
+            return f"a pattern's alternatives are separated by `|`, not `{habit}` (`0 | 1 => ...`)"
         case "async":
             return (
                 f"Flow has no `async`: any function can run concurrently, `{name}` too, started with "
