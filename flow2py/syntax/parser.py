@@ -59,7 +59,9 @@ from flow2py.syntax.engine.scanner import (
     Tok,
     starts_declaration,
 )
+from flow2py.syntax.engine.scanner import comment_spans
 from flow2py.syntax.engine.scanner import tokenize as scan
+from flow2py.syntax.floor_division import floor_divisions
 from flow2py.syntax.habits import Habit
 from flow2py.syntax.habits_expr import habit_at
 from flow2py.syntax.habits_scanned import scanned
@@ -121,6 +123,9 @@ def _parse(source: str, path: str, verify_fixes: bool) -> Parsed:
     diags: list[Diagnostic] = []
     source = _without_surrogates(source, path, diags)
     tokens = tokenize(_scanner(), source, path, diags)
+    if "//" in source:
+        again = lambda text, ds: tokenize(_scanner(), text, path, ds)  # noqa: E731
+        tokens = floor_divisions(tokens, diags, source, path, again, comment_spans(_scanner(), source))
     tokens, scanned_regions = scanned(tokens, diags, source, path)
     # where a character was dropped (E001) or a text literal closed for the parser (E002): a
     # declaration holding one parsed as something other than what was written
