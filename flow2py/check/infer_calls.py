@@ -238,6 +238,7 @@ def _method(st: BodyState, callee: ast.FieldAccess, tt, e: ast.Call) -> FnInfo |
     sugg = method_suggestion(st, callee.name, menv, home)
     at = callee.name_span if callee.name_span.line else None
     fixes = sugg.fixes(at) if at else []
+    fixes = _qualified_instead(st, callee, e, sugg, home, fixes) or fixes
     other = None if sugg else _other_home(st, e, tt)
     if other is not None:
         sugg, fixes = other
@@ -247,6 +248,45 @@ def _method(st: BodyState, callee: ast.FieldAccess, tt, e: ast.Call) -> FnInfo |
         fixes=_try_instead(st, callee, tt, e) + fixes,
     )
     return None
+
+
+def _qualified_instead(st: BodyState, callee: ast.FieldAccess, call: ast.Call, sugg, home, fixes) -> list:
+    """`code.toUpperCase()` whose meant function (`to_upper`) is of a module this file imports:
+    the call written qualified, `text.to_upper(code)`, so that the import it was for counts as
+    used (as `len(xs)` is `list.length(xs)` there); as safe as the method's fix."""
+    c = sugg.unique
+    env = st.env
+    alias = next((a for a, k in env.lm.aliases.items() if k == home), None) if home else None
+    if c is None or alias is None or "." in c.text or not fixes:
+        return []
+    src = env.lm.ast.source or ""
+    recv, end = callee.target.span, callee.span.end
+    paren = src.find("(", end)
+    if paren < 0 or src[end:paren].strip() or recv.end <= recv.start or paren >= call.span.end:
+        return []
+    env.used_aliases.add(alias)
+    head = Edit(
+        Span(recv.file, recv.line, recv.column, recv.line, recv.column, recv.start, recv.start),
+        f"{alias}.{c.text}(",
+    )
+    line = src.count("\n", 0, paren + 1) + 1
+    col = paren + 1 - (src.rfind("\n", 0, paren + 1) + 1) + 1
+    rest = Edit(
+        Span(recv.file, recv.end_line, recv.end_column, line, col, recv.end, paren + 1),
+        ", " if call.args else "",
+    )
+    return [
+        Fix(
+            f"write `{alias}.{c.text}({_text(src, recv)}{', ...' if call.args else ''})`",
+            (head, rest),
+            fixes[0].safe,
+        )
+    ]
+
+
+def _text(src: str, sp) -> str:
+    t = src[sp.start : sp.end]
+    return t if len(t) <= 20 and "\n" not in t else "..."
 
 
 def _try_instead(st: BodyState, callee: ast.FieldAccess, tt, call: ast.Call) -> list:
@@ -731,6 +771,9 @@ def binary(st: BodyState, e: ast.Binary, expected):
             expr(st, e.right)
         return TError()
     fn = _op_fn(st, e.op, 2, r)
+    if fn is None:
+        ok = missing_try.ok_of(st, e.left, r)  # `tracking ++ note`, the `?` forgotten on `tracking`
+        fn = _op_fn(st, e.op, 2, ok) if ok is not None else None
     if fn is None:
         if type(r) is TVar:
             st.problems.report(codes.CannotInfer(e.span, "binary", e.op))
