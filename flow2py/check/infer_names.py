@@ -490,7 +490,8 @@ def qualified(st: BodyState, e: ast.FieldAccess, called: bool = False, arity: in
     sugg = sg.Suggestion(e.name, tuple(_fitted(st, c, None, arity) for c in sugg.cands), sugg.note)
     at = e.name_span if e.name_span.line else None
     fixes = sugg.fixes(at) if at is not None else []
-    if menv is not env and not any(c.text[:1].isupper() == e.name[:1].isupper() for c in sugg.cands):
+    # a constructor only: `clock.wait(d)` beside this module's `wait` most likely meant clock's
+    if menv is not env and e.name[:1].isupper() and not any(c.text[:1].isupper() for c in sugg.cands):
         sugg, fixes = _declared_here(st, e, sugg, fixes)
     sg.count_as_used(st.d, env, sugg, st.fn.decl)
     st.problems.report(
