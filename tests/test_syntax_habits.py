@@ -125,6 +125,8 @@ def test_safe_habits_are_the_ones_with_one_equivalent():
         "python_conditional",
         "constructors_of_other_languages",
         "membership",
+        "async_function",
+        "or_pattern",
     }
 
 

@@ -279,15 +279,18 @@ def _known(t) -> bool:
 def wrap_fixes(st: BodyState, actual, expected, span) -> list:
     """A value of type `A` where an `Option<A>` or a `Result<A, E>` is expected: the value
     wrapped in `Some(...)` or `Ok(...)`. Safe when `E` is known (no unsolved type variable) and
-    is not `A` (else `Err(...)` may fit as well: a choice)."""
+    is not `A` (else `Err(...)` may fit as well: a choice). A value of the error type `E` where
+    `Result<A, E>` is expected is wrapped in `Err(...)`, safe on the same terms (`A` known, not `E`)."""
     x = resolve(expected)
-    if type(x) is not TCon or not x.args or span.end <= span.start or not same_type(actual, x.args[0]):
+    if type(x) is not TCon or not x.args or span.end <= span.start:
         return []
-    if st.d.is_lang(x, "Option") and len(x.args) == 1:
+    if st.d.is_lang(x, "Option") and len(x.args) == 1 and same_type(actual, x.args[0]):
         ctor, safe = "Some", True
-    elif st.d.is_lang(x, "Result") and len(x.args) == 2:
+    elif st.d.is_lang(x, "Result") and len(x.args) == 2 and same_type(actual, x.args[0]):
         err = x.args[1]
         ctor, safe = "Ok", _known(err) and not same_type(err, actual)
+    elif st.d.is_lang(x, "Result") and len(x.args) == 2 and same_type(actual, x.args[1]):
+        ctor, safe = "Err", _known(x.args[0])
     else:
         return []
     at = Span(span.file, span.line, span.column, span.line, span.column, span.start, span.start)

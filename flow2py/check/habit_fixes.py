@@ -31,6 +31,7 @@ def refine(modules, prog: CheckedProgram, problems: Problems) -> None:
     joins of f-strings and template literals by the types of their parts."""
     by_file = {m.display: m for m in modules}
     _joins(by_file, prog, problems)
+    _floor_divisions(by_file, prog, problems)
     items = problems.items
     drop: list[tuple[str, int, int]] = []  # (file, start, end): arguments given in another order
     for k, d in enumerate(items):
@@ -100,6 +101,26 @@ def _by_position(m, prog: CheckedProgram, d: Diagnostic):
 
 def _line_col(src: str, off: int) -> tuple[int, int]:
     return src.count("\n", 0, off) + 1, off - (src.rfind("\n", 0, off) + 1) + 1
+
+
+def _floor_divisions(by_file: dict, prog: CheckedProgram, problems: Problems) -> None:
+    """Python's `a // b`, read as `a / b` (syntax/floor_division.py): writing `/` is safe when
+    both operands are Int (Flow's Int `/` is floor division, Python's `//`); a Decimal's `/` is
+    exact, so it stays to review."""
+    items = problems.items
+    for k, d in enumerate(items):
+        if d.code != "E012" or getattr(d.data, "kind", "") != "floor-division" or not d.fixes:
+            continue
+        m = by_file.get(d.span.file)
+        if m is None or d.fixes[0].safe:
+            continue
+        for n in ast.walk(m.ast):
+            if type(n) is not ast.Binary or n.op != "/":
+                continue
+            if n.left.span.end <= d.span.start and d.span.end <= n.right.span.start:
+                if all(show(resolve(prog.types.get(x.id))) == "Int" for x in (n.left, n.right)):
+                    items[k] = dataclasses.replace(d, fixes=(dataclasses.replace(d.fixes[0], safe=True),))
+                break
 
 
 def _joins(by_file: dict, prog: CheckedProgram, problems: Problems) -> None:

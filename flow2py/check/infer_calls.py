@@ -243,6 +243,7 @@ def _method(st: BodyState, callee: ast.FieldAccess, tt, e: ast.Call) -> FnInfo |
     sugg = method_suggestion(st, callee.name, menv, home)
     at = callee.name_span if callee.name_span.line else None
     fixes = sugg.fixes(at) if at else []
+    fixes = _qualified_instead(st, callee, e, sugg, home, fixes) or fixes
     other = None if sugg else _other_home(st, e, tt)
     if other is not None:
         sugg, fixes = other
@@ -265,14 +266,27 @@ def _unfit_rename(st: BodyState, at: int, tt, e: ast.Call) -> None:
     menv = st.d.envs.get(tt.decl.split("::")[0])
     fixes = list(d.fixes)
     for k, f in enumerate(fixes):
-        if not f.safe or len(f.edits) != 1 or f.edits[0].span != e.callee.name_span:
+        name = _renamed_to(f, e)
+        if name is None:
             continue
-        name = f.edits[0].text
         fn = (menv.cm.fns.get(name) if menv else None) or st.d.generic_fns.get(name)
         if fn is not None and not _takes_call(st, fn, tt, e):
             fixes[k] = Fix(f.message, f.edits, False)
     if fixes != list(d.fixes):
         st.problems.items[at] = dataclasses.replace(d, fixes=tuple(fixes))
+
+
+def _renamed_to(f: Fix, e: ast.Call) -> str | None:
+    """The function a safe fix of a method call renames it to: `xs.forEach(...)` written
+    `xs.each(...)` (one edit of the name) or `list.each(xs, ...)` (`_qualified_instead`)."""
+    if not f.safe:
+        return None
+    if len(f.edits) == 1 and f.edits[0].span == e.callee.name_span:
+        return f.edits[0].text
+    head = f.edits[0].text if len(f.edits) == 2 else ""
+    if head.endswith("(") and head.count(".") == 1:
+        return head[:-1].split(".")[1]
+    return None
 
 
 def _takes_call(st: BodyState, fn: FnInfo, tt, e: ast.Call) -> bool:
@@ -293,6 +307,45 @@ def _takes_call(st: BodyState, fn: FnInfo, tt, e: ast.Call) -> bool:
             return False
         given.append(TFun(tuple(TError() for _ in a.params), res, PURE))
     return unifiable(TTuple(params), TTuple(tuple(given)))
+
+
+def _qualified_instead(st: BodyState, callee: ast.FieldAccess, call: ast.Call, sugg, home, fixes) -> list:
+    """`code.toUpperCase()` whose meant function (`to_upper`) is of a module this file imports:
+    the call written qualified, `text.to_upper(code)`, so that the import it was for counts as
+    used (as `len(xs)` is `list.length(xs)` there); as safe as the method's fix."""
+    c = sugg.unique
+    env = st.env
+    alias = next((a for a, k in env.lm.aliases.items() if k == home), None) if home else None
+    if c is None or alias is None or "." in c.text or not fixes:
+        return []
+    src = env.lm.ast.source or ""
+    recv, end = callee.target.span, callee.span.end
+    paren = src.find("(", end)
+    if paren < 0 or src[end:paren].strip() or recv.end <= recv.start or paren >= call.span.end:
+        return []
+    env.used_aliases.add(alias)
+    head = Edit(
+        Span(recv.file, recv.line, recv.column, recv.line, recv.column, recv.start, recv.start),
+        f"{alias}.{c.text}(",
+    )
+    line = src.count("\n", 0, paren + 1) + 1
+    col = paren + 1 - (src.rfind("\n", 0, paren + 1) + 1) + 1
+    rest = Edit(
+        Span(recv.file, recv.end_line, recv.end_column, line, col, recv.end, paren + 1),
+        ", " if call.args else "",
+    )
+    return [
+        Fix(
+            f"write `{alias}.{c.text}({_text(src, recv)}{', ...' if call.args else ''})`",
+            (head, rest),
+            fixes[0].safe,
+        )
+    ]
+
+
+def _text(src: str, sp) -> str:
+    t = src[sp.start : sp.end]
+    return t if len(t) <= 20 and "\n" not in t else "..."
 
 
 def _try_instead(st: BodyState, callee: ast.FieldAccess, tt, call: ast.Call) -> list:
@@ -826,6 +879,9 @@ def binary(st: BodyState, e: ast.Binary, expected):
             expr(st, e.right)
         return TError()
     fn = _op_fn(st, e.op, 2, r)
+    if fn is None:
+        ok = missing_try.ok_of(st, e.left, r)  # `tracking ++ note`, the `?` forgotten on `tracking`
+        fn = _op_fn(st, e.op, 2, ok) if ok is not None else None
     if fn is None:
         if type(r) is TVar:
             st.problems.report(codes.CannotInfer(e.span, "binary", e.op))

@@ -486,16 +486,39 @@ def qualified(st: BodyState, e: ast.FieldAccess, called: bool = False, arity: in
         for n, (i, _) in menv.ctors.items()
         if i.pub or menv is env
     ]
-    sugg = sg.suggest(e.name, cands, sg.CTOR if e.name[:1].isupper() else sg.VALUE)
+    sugg = sg.suggest(e.name, cands, sg.CTOR if e.name[:1].isupper() else sg.VALUE, member=True)
     sugg = sg.Suggestion(e.name, tuple(_fitted(st, c, None, arity) for c in sugg.cands), sugg.note)
-    sg.count_as_used(st.d, env, sugg, st.fn.decl)
     at = e.name_span if e.name_span.line else None
+    fixes = sugg.fixes(at) if at is not None else []
+    # a constructor only: `clock.wait(d)` beside this module's `wait` most likely meant clock's
+    if menv is not env and e.name[:1].isupper() and not any(c.text[:1].isupper() for c in sugg.cands):
+        sugg, fixes = _declared_here(st, e, sugg, fixes)
+    sg.count_as_used(st.d, env, sugg, st.fn.decl)
     st.problems.report(
         codes.UnknownMember(e.span, t.name, e.name, suggestion=sugg.said()),
         related=sugg.related(),
-        fixes=sugg.fixes(at) if at is not None else [],
+        fixes=fixes,
     )
     return QUALIFIED_ERROR
+
+
+def _declared_here(st: BodyState, e: ast.FieldAccess, sugg: sg.Suggestion, fixes: list):
+    """`signer.Late` where the module `signer` declares nothing like `Late` of its kind (a
+    constructor, a function) and this module declares `Late`: the qualifier is the mistake, and
+    the name alone is the fix (safe: it names the one declaration of that name in reach
+    unqualified). Else `sugg` and its `fixes` as they were."""
+    env = st.env
+    note = f"`{e.name}` is declared in this module: write it unqualified"
+    if e.name in env.ctors:
+        info = env.ctors[e.name][0]
+        where, decl, kind = sg._ctor_span(info, e.name), info.decl, sg.CTOR
+    elif e.name in env.cm.fns:
+        f = env.cm.fns[e.name]
+        where, decl, kind = sg._decl_span(f.node), f.decl, sg.VALUE
+    else:
+        return sugg, fixes
+    cand = sg.Candidate(e.name, kind, where, target=(("decl", decl),), note=note)
+    return sg.Suggestion(e.name, (cand,)), [Fix(f"write `{e.name}`", (Edit(e.span, e.name),), True)]
 
 
 def _ctor_through_type(st: BodyState, t: ast.Name, e: ast.FieldAccess) -> CtorHit | None:
@@ -532,6 +555,14 @@ def _unknown_qualifier(st: BodyState, t: ast.Name, e: ast.FieldAccess, called: b
     if not sugg and (called or e.name[:1].isupper()):
         # a call (`time.sleep(d)`) or a constructor: not a record field of a misspelled local
         sugg = _module_by_member(st, t.name, e.name, cands)
+    if not sugg and (called or e.name[:1].isupper()):
+        # `console.log(x)` where this module declares `log`: the qualifier is the mistake
+        own, fixes = _declared_here(st, e, sugg, [])
+        if fixes:
+            sg.count_as_used(st.d, env, own, st.fn.decl)
+            data = codes.UnknownName(t.span, t.name, "qualifier", suggestion=own.said())
+            st.problems.report(data, related=own.related(), fixes=fixes)
+            return
     if not st.d.first_missing_use(env, sugg):
         return
     sg.count_as_used(st.d, env, sugg, st.fn.decl)

@@ -25,6 +25,8 @@ def _names(d: codes.CheckData) -> str | None:
             return f"`{n}` is a module: name one of its declarations, e.g. `{n}.something`"
         case codes.UnknownName(name=n, kind="module", suggestion=s) if not s:
             return f'unknown module `{n}`: add `use "./{n}"` or `use "std@v1/{n}"`'
+        case codes.UnknownName(name=n, kind="qualifier", suggestion=s) if s:
+            return f"unknown name `{n}`: not a local, a declaration or an imported module" + _name_tail(s)
         case codes.UnknownName(name=n, kind="qualifier"):
             return f"unknown name `{n}`: not a local, a declaration or an imported module"
         case codes.UnknownName(name=n, kind="math"):

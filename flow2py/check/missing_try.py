@@ -91,6 +91,17 @@ def field_through(st, e: ast.FieldAccess, tt, report: Callable[[], object]):
     return ok
 
 
+def ok_of(st, node, t):
+    """The Ok type of such a `let` of a forgotten `?` when `node` is its name and `t` its type
+    (`tracking ++ note`: the operator is the Ok type's, and the operand's check against it
+    records the use, `as_ok`); else None."""
+    site = _site(st, node)
+    if site is None or site.kind != "try" or resolve(t) is not resolve(site.result):
+        return None
+    ok = resolve(resolve(site.result).args[0])
+    return ok if type(ok) is TCon else None
+
+
 def as_ok(st, actual, expected, node, why, report: Callable[[], object]) -> bool:
     """Such a `let`'s name where its Ok type is expected (for "divide": a Decimal): recorded,
     and taken as that."""

@@ -109,6 +109,10 @@ def _tuple_fix(st: BodyState, p: ast.ListPattern, r) -> list:
     return [Fix(f"write `{written}`", (Edit(sp, written),), True)]
 
 
+# another language's "no value" written as a pattern (post.py reports it unused, `None` meant)
+NO_VALUE_NAMES = frozenset({"null", "nil", "undefined", "none"})
+
+
 def _or_pat(st: BodyState, p: ast.OrPattern, t, names: dict) -> None:
     """Every alternative binds the same names at one type; uses of a name refer to the first
     alternative's binder, so the others' are never reported unused."""
@@ -119,7 +123,8 @@ def _or_pat(st: BodyState, p: ast.OrPattern, t, names: dict) -> None:
         saved = st.scopes[-1].copy()
         _pat(st, alt, t, alt_names)
         st.scopes[-1] = saved
-        if set(alt_names) != set(first_names):
+        if set(alt_names) != set(first_names) and not set(alt_names) ^ set(first_names) <= NO_VALUE_NAMES:
+            # `Ok(null) | Err(_)`: the `null` is E404's (Flow's `None`, post.py), its fix binds nothing
             st.problems.report(
                 codes.TypeMismatch(alt.span, "", place="alternative-names", names=tuple(sorted(first_names)))
             )

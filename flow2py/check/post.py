@@ -4,13 +4,14 @@ patterns, unused bindings, tail positions and the checkpoint sites among them.""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from flow2py.check import codes
 from flow2py.check import pattern_form as pf
 from flow2py.check.body_state import BodyState
 from flow2py.check.exhaust import Exhaust
-from flow2py.check.patterns import left_out_fixes
+from flow2py.check.patterns import NO_VALUE_NAMES, left_out_fixes
 from flow2py.check.typed import (
     PURE,
     CheckpointSite,
@@ -21,6 +22,7 @@ from flow2py.check.typed import (
 )
 from flow2py.check.typeterms import resolve, zonk
 from flow2py.diagnostics import Edit, Fix, Related
+from flow2py.span import Span
 from flow2py.syntax import ast
 
 ROOT_CONDITION = (
@@ -57,6 +59,7 @@ def finish_fn(st: BodyState, exhaust: Exhaust) -> None:
             problems.report(
                 codes.UnreachableArm(m.arms[i].pattern.span),
                 related=_covering_arms(m, above),
+                fixes=_remove_arm_fix(m, i, above, st.env.lm.ast.source or ""),
             )
     for site in st.lets:
         p = site.pattern
@@ -249,7 +252,26 @@ def _covering_arms(m: ast.Match, above) -> list:
     ]
 
 
-_NO_VALUE = ("null", "nil", "undefined", "none")
+def _remove_arm_fix(m: ast.Match, i: int, above, source: str) -> list:
+    """An unreachable arm on lines of its own goes, with its comma and a comment after it: safe
+    when the arms above that cover it name what they match (an arm covered by a catch-all may be
+    meant before it: a choice)."""
+    if any(type(m.arms[j].pattern) in (ast.WildcardPattern, ast.BindPattern) for j in above):
+        return []
+    arm = m.arms[i]
+    start, end = arm.pattern.span.start, arm.body.span.end
+    first = source.rfind("\n", 0, start) + 1
+    rest = re.match(r"[ \t]*,?[ \t]*(//[^\n]*)?\n", source[end:])
+    if source[first:start].strip() or rest is None:
+        return []
+    last = end + rest.end()
+    line = arm.pattern.span.line
+    lines = source.count("\n", first, last)
+    at = Span(arm.pattern.span.file, line, 1, line + lines, 1, first, last)
+    return [Fix("remove the arm", (Edit(at, ""),), True)]
+
+
+_NO_VALUE = tuple(sorted(NO_VALUE_NAMES))
 
 
 def _no_value_binders(st: BodyState) -> dict[int, str]:

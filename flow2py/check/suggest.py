@@ -203,10 +203,11 @@ def prefix_hits(name: str, cands, kind: str) -> list[Candidate]:
     return list(hits.values())
 
 
-def suggest(name: str, cands, kind: str) -> Suggestion:
-    """A habit of another language when `name` is one, else the best candidates."""
+def suggest(name: str, cands, kind: str, member: bool = False) -> Suggestion:
+    """A habit of another language when `name` is one, else the best candidates (`member`: the
+    candidates are a module's exports, where no local can be what was misspelled)."""
     habit = habits(name, kind, cands)
-    if habit is not None and kind in (VALUE, CTOR) and name not in _LITERAL_SPELLINGS:
+    if habit is not None and kind in (VALUE, CTOR) and name not in _LITERAL_SPELLINGS and not member:
         # `count` or `size` may as well be a misspelled local: what the program declares wins
         own = [c for c in rank(name, cands, kind) if "." not in c.text]
         if own:
@@ -322,6 +323,7 @@ _METHOD_HABITS: dict[str, tuple[tuple[str, ...], bool, str | None]] = {
     **dict.fromkeys(["len", "size", "count", "length", "Length", "Count"], (("length", "size"), False, None)),
     **dict.fromkeys(["push", "push_back", "add", "append", "pushBack"], (("append",), False, None)),
     **dict.fromkeys(["unshift", "push_front"], (("prepend",), False, None)),
+    **dict.fromkeys(["set", "put"], (("insert",), False, None)),
     **dict.fromkeys(["toString", "to_string", "str", "toStr", "string"], (("to_text",), False, None)),
     **dict.fromkeys(["toUpperCase", "upper", "uppercase", "toUpper"], (("to_upper",), False, None)),
     **dict.fromkeys(["toLowerCase", "lower", "lowercase", "toLower"], (("to_lower",), False, None)),

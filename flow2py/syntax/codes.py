@@ -140,7 +140,8 @@ class ForeignSyntax(SyntaxData):
     # "empty-value", "go-field", "membership", "power", "duration-unit", "slice",
     # "record-index" (reported by the checker, which knows the record),
     # "assign-new", "record-field-equals", "let-as-value", "comprehension",
-    # "comprehension-filter", "go-results", "qualified-constructor" (habits_values.py)
+    # "comprehension-filter", "go-results", "qualified-constructor", "async",
+    # "or-pattern" (habits_values.py), "floor-division" (floor_division.py)
     kind: str
     habit: str  # what was written, as the answer quotes it: `elif`, `===`, `x =>`, `&mut`, `for`
     flow: str = ""  # what Flow writes instead, as quoted: `else if`, `==`, `flow(x) =`, `Text`

@@ -1,7 +1,8 @@
 """Habits from other languages where Flow wants a value, answered in Flow (E012; habits.py has
 the why): a record literal's fields given with `=` or `let` (`Box { w = 1 }`: Python's and
 Rust's assignment), a `let` written as an argument or a field's value, a Python list
-comprehension `[f(x) for x in xs if p(x)]`, and Go's several results `note, err := f()`."""
+comprehension `[f(x) for x in xs if p(x)]`, Go's several results `note, err := f()`; and
+`async` before a declaration's `flow`; `||` between a pattern's alternatives."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from flow2py.syntax.habits import (
     _at,
     _delete_between,
     _diag,
+    _in_match_arms,
     _innermost_open,
     _insert_after,
     _insert_before,
@@ -268,5 +270,38 @@ def qualified_constructor(seg, i, expected, path):
     return Habit(diag, seg[: i - 1] + seg[i + 1 :])
 
 
+# -- `async flow f(` ----------------------------------------------------------------------------
+
+
+def async_head(seg, i, expected, path):
+    """`async flow f(...)` (JavaScript's, Python's, Rust's `async`), after an optional `pub`: a
+    Flow function needs no mark to run concurrently (`task.spawn(flow() = f(x))` does), so the
+    word goes (safe; the parser cuts a declaration at it, parser.py)."""
+    h = 1 if _is(_at(seg, 0), "PUB") else 0
+    tok, nxt = _at(seg, h), _at(seg, h + 1)
+    if i != h or not _is(tok, "LOWER", "async") or not _is(nxt, "FLOW") or nxt.line != tok.line:
+        return None
+    name = _at(seg, h + 2)
+    fix = _safe("remove `async`", _delete_between(path, tok, nxt))
+    diag = _diag(_span(path, tok), fix, "async", "async", name=name.value if _is(name, "LOWER") else "f")
+    return Habit(diag, seg[:h] + seg[h + 1 :])
+
+
+# -- `0 || 1 =>` -----------------------------------------------------------------------------
+
+
+def or_in_pattern(seg, i, expected, path):
+    """`0 || 1 => ...`, `0 or 1 => ...` in a match arm's pattern (the boolean `||`, Python's
+    `or`): Flow's alternatives are `|` (safe: only a pattern fails to parse there)."""
+    tok = seg[i]
+    if not (_is(tok, "OROR") or _is(tok, "LOWER", "or")) or "VBAR" not in expected:
+        return None
+    if not _in_match_arms(seg, i):
+        return None
+    fix = _safe("write `|`", _replace(path, tok, tok, "|"))
+    diag = _diag(_span(path, tok), fix, "or-pattern", tok.value, "|")
+    return Habit(diag, seg[:i] + [_like("VBAR", "|", tok)] + seg[i + 1 :])
+
+
 FIRST_RULES = (record_fields,)
-RULES = (let_as_value, comprehension, go_results, qualified_constructor)
+RULES = (let_as_value, comprehension, go_results, qualified_constructor, async_head, or_in_pattern)

@@ -392,6 +392,18 @@ def _foreign_last(d: codes.ForeignSyntax) -> str:
 def _where_a_value_goes(kind: str, habit: str, flow: str, name: str) -> str | None:
     """The answers of habits_values.py (None for another habit)."""
     match kind:
+        case "floor-division":
+            return (
+                "`//` starts a comment in Flow, so the rest of this line was not read: Flow divides "
+                "with `/` (an Int's `/` is floor division, Python's `//`)"
+            )
+        case "or-pattern":
+            return f"a pattern's alternatives are separated by `|`, not `{habit}` (`0 | 1 => ...`)"
+        case "async":
+            return (
+                f"Flow has no `async`: any function can run concurrently, `{name}` too, started with "
+                f"`task.spawn(flow() = {name}(...))` and awaited with `task.await(t)`; remove `async`"
+            )
         case "qualified-constructor":
             return f"Flow names a constructor alone, `{flow}`, not `{habit}`: its type is known from the value matched"
         case "record-field-equals":

@@ -59,7 +59,9 @@ from flow2py.syntax.engine.scanner import (
     Tok,
     starts_declaration,
 )
+from flow2py.syntax.engine.scanner import comment_spans
 from flow2py.syntax.engine.scanner import tokenize as scan
+from flow2py.syntax.floor_division import floor_divisions
 from flow2py.syntax.habits import Habit
 from flow2py.syntax.habits_expr import habit_at
 from flow2py.syntax.habits_scanned import scanned
@@ -121,6 +123,9 @@ def _parse(source: str, path: str, verify_fixes: bool) -> Parsed:
     diags: list[Diagnostic] = []
     source = _without_surrogates(source, path, diags)
     tokens = tokenize(_scanner(), source, path, diags)
+    if "//" in source:
+        again = lambda text, ds: tokenize(_scanner(), text, path, ds)  # noqa: E731
+        tokens = floor_divisions(tokens, diags, source, path, again, comment_spans(_scanner(), source))
     tokens, scanned_regions = scanned(tokens, diags, source, path)
     # where a character was dropped (E001) or a text literal closed for the parser (E002): a
     # declaration holding one parsed as something other than what was written
@@ -238,6 +243,8 @@ def _foreign_head(tok: Tok, nxt: Tok | None) -> bool:
         return True
     if tok.type == "LOWER" and tok.value == "import" and nxt.type == "TEXT":
         return True  # `import "std@v1/task"`
+    if tok.type == "LOWER" and tok.value == "async" and nxt.type == "FLOW":
+        return True  # `async flow f(`
     return tok.type == "LOWER" and tok.value in _FOREIGN_HEADS and nxt.type in ("LOWER", "UPPER")
 
 
@@ -245,7 +252,7 @@ def _foreign_head(tok: Tok, nxt: Tok | None) -> bool:
 # above it, so only these are cut at).
 _FOREIGN_HEADS = frozenset(
     {"fn", "def", "func", "function", "fun", "const", "var", "val", "static", "struct", "enum", "class"}
-    | {"interface", "import", "from"}
+    | {"interface", "import", "from", "async"}
 )
 
 
@@ -285,8 +292,9 @@ def _split_declarations(tokens: list[Tok]) -> list[tuple[list[Tok], int]]:
             if depth:
                 depth -= 1
         elif in_prefix and depth == 0 and typ not in _PREFIX and not (typ == "LOWER" and prev_type == "AT"):
-            # `@name` keeps the prefix going; anything else is the head of the declaration
-            in_prefix = False
+            # `@name` keeps the prefix going, and `async` before `flow` (habits_values.py names
+            # it); anything else is the head of the declaration
+            in_prefix = tok.value == "async" and i + 1 < n and tokens[i + 1].type == "FLOW"
         cur.append(tok)
         prev_type = typ
     if cur:
