@@ -124,6 +124,8 @@ def test_safe_habits_are_the_ones_with_one_equivalent():
         "python_conditional",
         "constructors_of_other_languages",
         "membership",
+        "rest_binding_with_at",
+        "let_with_short_declaration",
     }
 
 

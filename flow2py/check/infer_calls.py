@@ -35,6 +35,7 @@ from flow2py.check.infer_names import (
     habit_call,
     instantiate,
     math_call,
+    home_qualified,
     method_suggestion,
     qualified,
     read_field,
@@ -237,7 +238,7 @@ def _method(st: BodyState, callee: ast.FieldAccess, tt, e: ast.Call) -> FnInfo |
         return fn
     sugg = method_suggestion(st, callee.name, menv, home)
     at = callee.name_span if callee.name_span.line else None
-    fixes = sugg.fixes(at) if at else []
+    fixes = home_qualified(st, e, menv, home, sugg, sugg.fixes(at) if at else [])
     other = None if sugg else _other_home(st, e, tt)
     if other is not None:
         sugg, fixes = other

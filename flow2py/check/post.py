@@ -57,6 +57,7 @@ def finish_fn(st: BodyState, exhaust: Exhaust) -> None:
             problems.report(
                 codes.UnreachableArm(m.arms[i].pattern.span),
                 related=_covering_arms(m, above),
+                fixes=_remove_arm_fix(m, i, st.env.lm.ast.source or ""),
             )
     for site in st.lets:
         p = site.pattern
@@ -225,6 +226,33 @@ def _add_arms_fix(m: ast.Match, missing, truncated: bool, source: str) -> list:
         at, end = i, close
     edit = Edit(ast.Span(sp.file, 0, 0, 0, 0, at, end), text)
     return [Fix(message, (_located(edit, source),), False)]
+
+
+def _remove_arm_fix(m: ast.Match, i: int, source: str) -> list:
+    """Remove the unreachable arm `i`: no value reaches it, so the match means the same without
+    it. Safe for a catch-all without a guard (`_`, a name): above the arms that cover it, it
+    would take their values, so it can have been meant nowhere else; another pattern may have
+    been meant above the arm that covers it (to review). The arm goes with its lines when it is
+    alone on them (a comment after it too), else with the `,` before it."""
+    arm = m.arms[i]
+    start, end = arm.span.start, arm.span.end
+    if i == 0 or end <= start or source[start:end].strip() == "":
+        return []
+    after = end + (source[end : end + 1] == ",")
+    line_start = source.rfind("\n", 0, start) + 1
+    line_end = source.find("\n", after)
+    line_end = len(source) if line_end < 0 else line_end
+    rest = source[after:line_end].strip()
+    if source[line_start:start].strip() == "" and (rest == "" or rest.startswith("//")):
+        cut = (line_start, min(line_end + 1, len(source)))
+    else:
+        prev = m.arms[i - 1].span.end
+        if source[prev:start].strip(", \t\r\n"):
+            return []  # a comment between the arms
+        cut = (prev, end)
+    catch_all = type(arm.pattern) in (ast.WildcardPattern, ast.BindPattern) and arm.guard is None
+    edit = _located(Edit(ast.Span(m.span.file, 0, 0, 0, 0, *cut), ""), source)
+    return [Fix("remove the arm", (edit,), catch_all)]
 
 
 def _located(e: Edit, source: str) -> Edit:

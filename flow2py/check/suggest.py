@@ -206,8 +206,11 @@ def prefix_hits(name: str, cands, kind: str) -> list[Candidate]:
 def suggest(name: str, cands, kind: str) -> Suggestion:
     """A habit of another language when `name` is one, else the best candidates."""
     habit = habits(name, kind, cands)
-    if habit is not None and kind in (VALUE, CTOR) and name not in _LITERAL_SPELLINGS:
+    own_first = name in _VALUE_HABITS or name in _PRINTS
+    if habit is not None and kind in (VALUE, CTOR) and own_first and name not in _LITERAL_SPELLINGS:
         # `count` or `size` may as well be a misspelled local: what the program declares wins
+        # (not a module's member spelled as another language's method, `dict.getOrDefault`:
+        # its candidates are the module's, which never hold a local)
         own = [c for c in rank(name, cands, kind) if "." not in c.text]
         if own:
             return Suggestion(name, tuple(own))
@@ -340,6 +343,11 @@ _METHOD_HABITS: dict[str, tuple[tuple[str, ...], bool, str | None]] = {
     **dict.fromkeys(["sorted"], (("sort",), False, None)),
     **dict.fromkeys(["reversed"], (("reverse",), False, None)),
     **dict.fromkeys(["is_some", "isSome", "is_present"], (("is_some",), False, None)),
+    # Java's and Kotlin's `getOrDefault(key, default)`, Rust's `unwrap_or`-like getters
+    **dict.fromkeys(["getOrDefault", "get_or_default", "getOr"], (("get_or",), False, None)),
+    # Scala's `headOption`, Kotlin's `firstOrNull`, Haskell's `head`: Flow's is an Option
+    **dict.fromkeys(["head", "headOption", "head_option", "firstOrNull"], (("first",), False, None)),
+    **dict.fromkeys(["lastOption", "last_option", "lastOrNull"], (("last",), False, None)),
 }
 
 
