@@ -262,6 +262,17 @@ _VALUE_HABITS: dict[str, tuple[tuple[str, ...], str | None]] = {
         ),
     ),
     "string": (("data.to_text",), None),
+    # a Duration counted in a unit std@v1/duration has no function for (Kotlin's
+    # `inWholeMinutes`, `to_hours`): its seconds divided
+    **{
+        f"{verb}{unit}{plural}": (
+            (),
+            f"std@v1/duration counts a Duration in seconds, not in {unit}s: `duration.to_seconds(d) / {n}`",
+        )
+        for unit, n in (("minute", 60), ("hour", 3600), ("day", 86400))
+        for verb in ("to_", "as_", "in_")
+        for plural in ("", "s")
+    },
 }
 
 
