@@ -176,7 +176,7 @@ def message(d: codes.SyntaxData) -> str:
         case codes.UnknownEffect(name=name):
             return f"unknown effect `!{name}`: write `!tool`, `!pure`, or nothing (pure)"
         case codes.MisplacedRest(place="record", kept=True):
-            return "a record literal's base `..` is written first, before the fields that replace its"
+            return "Flow writes a record literal's base `..` first, before the fields that replace its values"
         case codes.MisplacedRest(place="record"):
             return "`..base` is written once, as the first entry of a record literal"
         case codes.MisplacedRest(place=place):
