@@ -127,6 +127,8 @@ def test_safe_habits_are_the_ones_with_one_equivalent():
         "membership",
         "async_function",
         "or_pattern",
+        "rest_binding_with_at",
+        "let_with_short_declaration",
     }
 
 

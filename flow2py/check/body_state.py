@@ -133,6 +133,7 @@ def expect(st: BodyState, actual, expected, node, why: Why | None):
     if not fixes:
         fixes = (
             _number_literal(st, expected, node)
+            or _zero_duration(st, expected, node)
             or _number_in_quotes(st, expected, node)
             or _empty_for_none(st, expected, node)
         )
@@ -216,6 +217,19 @@ def _number_literal(st: BodyState, expected, node) -> list:
     else:
         return []
     return [Fix(f"write `{written}`", (Edit(node.span, written),), True)]
+
+
+def _zero_duration(st: BodyState, expected, node) -> list:
+    """`0` where a Duration is expected (`elapsed >= 0`): zero is the same in every unit, so it
+    is `0s`, a safe fix (another number's unit is a choice: `_unit_hint`)."""
+    x = resolve(expected)
+    if type(node) is not ast.Literal or node.kind != "int" or node.span.end <= node.span.start:
+        return []
+    if not (type(x) is TCon and st.d.is_lang(x, "Duration")):
+        return []
+    if (st.env.lm.ast.source or "")[node.span.start : node.span.end] != "0":
+        return []
+    return [Fix("write `0s` (zero is the same in every unit)", (Edit(node.span, "0s"),), True)]
 
 
 def _unit_hint(st: BodyState, actual, expected) -> str:

@@ -36,6 +36,7 @@ from flow2py.check.infer_names import (
     habit_call,
     instantiate,
     math_call,
+    home_qualified,
     method_suggestion,
     qualified,
     read_field,
@@ -242,8 +243,7 @@ def _method(st: BodyState, callee: ast.FieldAccess, tt, e: ast.Call) -> FnInfo |
         return fn
     sugg = method_suggestion(st, callee.name, menv, home)
     at = callee.name_span if callee.name_span.line else None
-    fixes = sugg.fixes(at) if at else []
-    fixes = _qualified_instead(st, callee, e, sugg, home, fixes) or fixes
+    fixes = home_qualified(st, e, menv, home, sugg, sugg.fixes(at) if at else [])
     other = None if sugg else _other_home(st, e, tt)
     if other is not None:
         sugg, fixes = other
@@ -278,14 +278,14 @@ def _unfit_rename(st: BodyState, at: int, tt, e: ast.Call) -> None:
 
 def _renamed_to(f: Fix, e: ast.Call) -> str | None:
     """The function a safe fix of a method call renames it to: `xs.forEach(...)` written
-    `xs.each(...)` (one edit of the name) or `list.each(xs, ...)` (`_qualified_instead`)."""
+    `xs.each(...)` (one edit of the name) or `list.each(xs, ...)` (`home_qualified`)."""
     if not f.safe:
         return None
     if len(f.edits) == 1 and f.edits[0].span == e.callee.name_span:
         return f.edits[0].text
-    head = f.edits[0].text if len(f.edits) == 2 else ""
-    if head.endswith("(") and head.count(".") == 1:
-        return head[:-1].split(".")[1]
+    if len(f.edits) == 1 and f.edits[0].span == e.span:  # infer_names.home_qualified
+        m = re.match(r"[a-z_]\w*\.([a-z_]\w*)\(", f.edits[0].text)
+        return m.group(1) if m else None
     return None
 
 
@@ -307,45 +307,6 @@ def _takes_call(st: BodyState, fn: FnInfo, tt, e: ast.Call) -> bool:
             return False
         given.append(TFun(tuple(TError() for _ in a.params), res, PURE))
     return unifiable(TTuple(params), TTuple(tuple(given)))
-
-
-def _qualified_instead(st: BodyState, callee: ast.FieldAccess, call: ast.Call, sugg, home, fixes) -> list:
-    """`code.toUpperCase()` whose meant function (`to_upper`) is of a module this file imports:
-    the call written qualified, `text.to_upper(code)`, so that the import it was for counts as
-    used (as `len(xs)` is `list.length(xs)` there); as safe as the method's fix."""
-    c = sugg.unique
-    env = st.env
-    alias = next((a for a, k in env.lm.aliases.items() if k == home), None) if home else None
-    if c is None or alias is None or "." in c.text or not fixes:
-        return []
-    src = env.lm.ast.source or ""
-    recv, end = callee.target.span, callee.span.end
-    paren = src.find("(", end)
-    if paren < 0 or src[end:paren].strip() or recv.end <= recv.start or paren >= call.span.end:
-        return []
-    env.used_aliases.add(alias)
-    head = Edit(
-        Span(recv.file, recv.line, recv.column, recv.line, recv.column, recv.start, recv.start),
-        f"{alias}.{c.text}(",
-    )
-    line = src.count("\n", 0, paren + 1) + 1
-    col = paren + 1 - (src.rfind("\n", 0, paren + 1) + 1) + 1
-    rest = Edit(
-        Span(recv.file, recv.end_line, recv.end_column, line, col, recv.end, paren + 1),
-        ", " if call.args else "",
-    )
-    return [
-        Fix(
-            f"write `{alias}.{c.text}({_text(src, recv)}{', ...' if call.args else ''})`",
-            (head, rest),
-            fixes[0].safe,
-        )
-    ]
-
-
-def _text(src: str, sp) -> str:
-    t = src[sp.start : sp.end]
-    return t if len(t) <= 20 and "\n" not in t else "..."
 
 
 def _try_instead(st: BodyState, callee: ast.FieldAccess, tt, call: ast.Call) -> list:

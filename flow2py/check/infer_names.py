@@ -750,3 +750,23 @@ def method_suggestion(st: BodyState, name: str, menv, home: str | None) -> sg.Su
         if menv is None or n not in menv.cm.fns:
             cands.append(sg.Candidate(n, sg.METHOD, sg._decl_span(f.node), target=(("decl", f.decl),)))
     return sg.suggest(name, cands, sg.METHOD)
+
+
+def home_qualified(
+    st: BodyState, e: ast.Call, menv, home: str | None, sugg: sg.Suggestion, fixes: list
+) -> list:
+    """E210's fix where the file imports the home module of the receiver's type and the one
+    suggestion is that module's function: the call written through the import
+    (`decimal.to_text(a)` for `a.toString()`), as `len(xs)` is `list.length(xs)`; the import
+    was meant for it, so it is not also reported unused (E112)."""
+    aliases = sorted(al for al, k in st.env.lm.aliases.items() if k == home) if menv is not None else []
+    own = {("decl", f.decl) for f in menv.cm.fns.values()} if aliases else set()
+    if len(sugg.cands) != 1 or not any(t in own for t in sugg.cands[0].target):
+        return fixes
+    st.env.used_aliases.add(aliases[0])
+    src = st.env.lm.ast.source or ""
+    parts = [e.callee.target, *e.args]
+    if len(fixes) != 1 or e.span.end <= e.span.start or any(p.span.end <= p.span.start for p in parts):
+        return fixes
+    call = f"{aliases[0]}.{sugg.cands[0].text}({', '.join(src[p.span.start : p.span.end] for p in parts)})"
+    return [Fix(f"write `{call}`", (Edit(e.span, call),), fixes[0].safe)]

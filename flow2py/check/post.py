@@ -4,7 +4,6 @@ patterns, unused bindings, tail positions and the checkpoint sites among them.""
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from flow2py.check import codes
@@ -22,7 +21,6 @@ from flow2py.check.typed import (
 )
 from flow2py.check.typeterms import resolve, zonk
 from flow2py.diagnostics import Edit, Fix, Related
-from flow2py.span import Span
 from flow2py.syntax import ast
 
 ROOT_CONDITION = (
@@ -230,6 +228,51 @@ def _add_arms_fix(m: ast.Match, missing, truncated: bool, source: str) -> list:
     return [Fix(message, (_located(edit, source),), False)]
 
 
+def _remove_arm_fix(m: ast.Match, i: int, above, source: str) -> list:
+    """Remove the unreachable arm `i`: no value reaches it, so the match means the same without
+    it. Safe for a catch-all without a guard (`_`, a name): above the arms that cover it, it
+    would take their values, so it can have been meant nowhere else; safe too when the arms
+    `above` that cover it name every value they match (no `_` or binding anywhere in them: the
+    arm repeats them); another pattern covered by a binding may have been meant above the arm
+    that covers it (to review). The arm goes with its lines when it is alone on them (a comment
+    after it too), else with the `,` before it."""
+    arm = m.arms[i]
+    start, end = arm.span.start, arm.span.end
+    if i == 0 or end <= start or source[start:end].strip() == "":
+        return []
+    after = end + (source[end : end + 1] == ",")
+    line_start = source.rfind("\n", 0, start) + 1
+    line_end = source.find("\n", after)
+    line_end = len(source) if line_end < 0 else line_end
+    rest = source[after:line_end].strip()
+    if source[line_start:start].strip() == "" and (rest == "" or rest.startswith("//")):
+        cut = (line_start, min(line_end + 1, len(source)))
+    else:
+        prev = m.arms[i - 1].span.end
+        if source[prev:start].strip(", \t\r\n"):
+            return []  # a comment between the arms
+        cut = (prev, end)
+    catch_all = type(arm.pattern) in (ast.WildcardPattern, ast.BindPattern) and arm.guard is None
+    repeated = bool(above) and not any(_binds_any(m.arms[j].pattern) for j in above)
+    edit = _located(Edit(ast.Span(m.span.file, 0, 0, 0, 0, *cut), ""), source)
+    return [Fix("remove the arm", (edit,), catch_all or repeated)]
+
+
+def _binds_any(p) -> bool:
+    """Whether pattern `p` holds a `_` or a binding anywhere (it matches more than it names)."""
+    if type(p) in (ast.WildcardPattern, ast.BindPattern):
+        return True
+    if type(p) is ast.CtorPattern:
+        return any(map(_binds_any, p.args or ())) or any(_binds_any(q) for _, q in p.fields or ()) or p.rest
+    if type(p) is ast.TuplePattern:
+        return any(map(_binds_any, p.items))
+    if type(p) is ast.ListPattern:
+        return p.has_rest or any(map(_binds_any, p.items))
+    if type(p) is ast.OrPattern:
+        return any(map(_binds_any, p.alternatives))
+    return False
+
+
 def _located(e: Edit, source: str) -> Edit:
     """`e` with the lines and columns of its offsets."""
     return Edit(_span_at(e.span.file, source, e.span.start, e.span.end), e.text)
@@ -250,25 +293,6 @@ def _covering_arms(m: ast.Match, above) -> list:
     return [
         Related("the arms above together match every value it matches", m.arms[j].pattern.span) for j in above
     ]
-
-
-def _remove_arm_fix(m: ast.Match, i: int, above, source: str) -> list:
-    """An unreachable arm on lines of its own goes, with its comma and a comment after it: safe
-    when the arms above that cover it name what they match (an arm covered by a catch-all may be
-    meant before it: a choice)."""
-    if any(type(m.arms[j].pattern) in (ast.WildcardPattern, ast.BindPattern) for j in above):
-        return []
-    arm = m.arms[i]
-    start, end = arm.pattern.span.start, arm.body.span.end
-    first = source.rfind("\n", 0, start) + 1
-    rest = re.match(r"[ \t]*,?[ \t]*(//[^\n]*)?\n", source[end:])
-    if source[first:start].strip() or rest is None:
-        return []
-    last = end + rest.end()
-    line = arm.pattern.span.line
-    lines = source.count("\n", first, last)
-    at = Span(arm.pattern.span.file, line, 1, line + lines, 1, first, last)
-    return [Fix("remove the arm", (Edit(at, ""),), True)]
 
 
 _NO_VALUE = tuple(sorted(NO_VALUE_NAMES))

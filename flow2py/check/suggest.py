@@ -207,8 +207,17 @@ def suggest(name: str, cands, kind: str, member: bool = False) -> Suggestion:
     """A habit of another language when `name` is one, else the best candidates (`member`: the
     candidates are a module's exports, where no local can be what was misspelled)."""
     habit = habits(name, kind, cands)
-    if habit is not None and kind in (VALUE, CTOR) and name not in _LITERAL_SPELLINGS and not member:
+    own_first = name in _VALUE_HABITS or name in _PRINTS
+    if (
+        habit is not None
+        and kind in (VALUE, CTOR)
+        and own_first
+        and name not in _LITERAL_SPELLINGS
+        and not member
+    ):
         # `count` or `size` may as well be a misspelled local: what the program declares wins
+        # (not a module's member spelled as another language's method, `dict.getOrDefault`:
+        # its candidates are the module's, which never hold a local)
         own = [c for c in rank(name, cands, kind) if "." not in c.text]
         if own:
             return Suggestion(name, tuple(own))
@@ -260,6 +269,17 @@ _VALUE_HABITS: dict[str, tuple[tuple[str, ...], str | None]] = {
         ),
     ),
     "string": (("data.to_text",), None),
+    # a Duration counted in a unit std@v1/duration has no function for (Kotlin's
+    # `inWholeMinutes`, `to_hours`): its seconds divided
+    **{
+        f"{verb}{unit}{plural}": (
+            (),
+            f"std@v1/duration counts a Duration in seconds, not in {unit}s: `duration.to_seconds(d) / {n}`",
+        )
+        for unit, n in (("minute", 60), ("hour", 3600), ("day", 86400))
+        for verb in ("to_", "as_", "in_")
+        for plural in ("", "s")
+    },
 }
 
 
@@ -347,6 +367,11 @@ _METHOD_HABITS: dict[str, tuple[tuple[str, ...], bool, str | None]] = {
     **dict.fromkeys(["sorted"], (("sort",), False, None)),
     **dict.fromkeys(["reversed"], (("reverse",), False, None)),
     **dict.fromkeys(["is_some", "isSome", "is_present"], (("is_some",), False, None)),
+    # Java's and Kotlin's `getOrDefault(key, default)`, Rust's `unwrap_or`-like getters
+    **dict.fromkeys(["getOrDefault", "get_or_default", "getOr"], (("get_or",), False, None)),
+    # Scala's `headOption`, Kotlin's `firstOrNull`, Haskell's `head`: Flow's is an Option
+    **dict.fromkeys(["head", "headOption", "head_option", "firstOrNull"], (("first",), False, None)),
+    **dict.fromkeys(["lastOption", "last_option", "lastOrNull"], (("last",), False, None)),
 }
 
 

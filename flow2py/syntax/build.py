@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from flow2py.diagnostics import Diagnostic
+from flow2py.diagnostics import Diagnostic, Edit, Fix
 from flow2py.syntax import ast, codes
 from flow2py.syntax.engine.reduce import make_span
 from flow2py.syntax.engine.scanner import Tok
@@ -115,9 +115,10 @@ class Builder:
     """Rule methods take the span of everything the rule matched and its kept children.
     A child that the grammar makes a token is a `Tok`: its text is `tok.value` (= `str(tok)`)."""
 
-    def __init__(self, path: str, diags: list[Diagnostic]):
+    def __init__(self, path: str, diags: list[Diagnostic], source: str = ""):
         self.path = path
         self.diags = diags
+        self.source = source  # the file's text, for the edits of a fix (empty: no fix offered)
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -377,15 +378,35 @@ class Builder:
     def _record(self, span, ctor, entries):
         fields: list[ast.FieldInit] = []
         base = None
+        bases = sum(isinstance(e, _Base) for e in entries)
         for k, e in enumerate(entries):
             if isinstance(e, _Base):
-                if base is not None or k != 0:
+                if bases == 1 and k != 0:
+                    self.diags.append(self._base_moved_first(entries, k))
+                elif base is not None or k != 0:
                     self._error(codes.MisplacedRest(e.span, "record"))
                 if base is None:
                     base = e.expr
             else:
                 fields.append(e)
         return ast.RecordLiteral(ctor, fields, base, span=span)
+
+    def _base_moved_first(self, entries, k) -> Diagnostic:
+        """`Box { w: 1, ..b }` (Rust writes the base last): the one base, wherever it is, gives
+        the fields not written, so the tree holds what was meant (`kept`) and the fix moves it
+        first, safe when only a comma and spaces stand before it (a comment would be lost)."""
+        e, prev, first = entries[k], entries[k - 1].span, entries[0].span
+        data = codes.MisplacedRest(e.span, "record", kept=True)
+        text, gap = self.source[e.span.start : e.span.end], self.source[prev.end : e.span.start]
+        if not text.startswith("..") or gap.strip(", \t\n\r"):
+            return Diagnostic.of(data)
+        end = e.span
+        cut = ast.Span(
+            self.path, prev.end_line, prev.end_column, end.end_line, end.end_column, prev.end, end.end
+        )
+        at = ast.Span(self.path, first.line, first.column, first.line, first.column, first.start, first.start)
+        fix = Fix(f"write `{text}` first", (Edit(at, text + ", "), Edit(cut, "")), True)
+        return Diagnostic.of(data, fixes=(fix,))
 
     def field_init(self, span, ch):
         return ast.FieldInit(ch[0].value, ch[1], span=span)

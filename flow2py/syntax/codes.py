@@ -103,6 +103,7 @@ class UnknownEffect(SyntaxData):
 class MisplacedRest(SyntaxData):
     code = "E008"
     place: str  # "record" (`..base`), "constructor" or "list" (a `..` in that pattern)
+    kept: bool = False  # the tree holds what was meant (a record's one base, not first)
 
 
 @dataclass(frozen=True)

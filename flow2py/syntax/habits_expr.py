@@ -877,7 +877,16 @@ def _opens_block_after(seg, i) -> bool:
 
 
 def _short_declaration(seg, i, expected, path):
-    """`p := probe(url)` (Go's short declaration): Flow's `let p = probe(url)`."""
+    """`p := probe(url)` (Go's short declaration): Flow's `let p = probe(url)`; `let p := ...`
+    (the `:=` kept after a `let`) is `let p = ...`."""
+    if _is(seg[i], "EQUAL") and _is(_at(seg, i - 1), "COLON") and seg[i - 1].end_pos == seg[i].start_pos:
+        name = _at(seg, i - 2)
+        if _is(name, "LOWER") and _is(_at(seg, i - 3), "LET"):
+            fix = _safe(f"write `let {name.value} =`", _replace(path, seg[i - 1], seg[i], "="))
+            diag = _diag(
+                _span(path, seg[i - 1], seg[i]), fix, "writes", f"let {name.value} :=", f"let {name.value} ="
+            )
+            return Habit(diag, seg[: i - 1] + seg[i:])
     name, colon, eq = _at(seg, i - 1), seg[i], _at(seg, i + 1)
     if not _is(name, "LOWER") or not _is(colon, "COLON") or not _is(eq, "EQUAL"):
         return None

@@ -2,7 +2,9 @@
 the why): a record literal's fields given with `=` or `let` (`Box { w = 1 }`: Python's and
 Rust's assignment), a `let` written as an argument or a field's value, a Python list
 comprehension `[f(x) for x in xs if p(x)]`, Go's several results `note, err := f()`; and
-`async` before a declaration's `flow`; `||` between a pattern's alternatives."""
+`async` before a declaration's `flow`; `||` between a pattern's alternatives; and where Flow
+wants a pattern, an enum's constructor named through its type (`Role.User =>`) and Rust's rest
+of a slice bound with `@` (`[e, rest @ ..]`)."""
 
 from __future__ import annotations
 
@@ -303,5 +305,36 @@ def or_in_pattern(seg, i, expected, path):
     return Habit(diag, seg[:i] + [_like("VBAR", "|", tok)] + seg[i + 1 :])
 
 
+# -- `[e, rest @ ..]` ---------------------------------------------------------------------------
+
+
+def rest_binding(seg, i, expected, path):
+    """`[e, rest @ ..]` (Rust's slice pattern, the rest bound with `@`): Flow binds the rest of a
+    list with `..rest`. Flow has no `@`, so only a name bound to `..` is rewritten; `n @ 1` is
+    left to the parser's message."""
+    at, name, dots, after = seg[i], _at(seg, i - 1), _at(seg, i + 1), _at(seg, i + 2)
+    if not _is(at, "AT") or not _is(name, "LOWER") or not _is(dots, "DOTDOT"):
+        return None
+    if (
+        after is None
+        or after.type not in ("COMMA", "RSQB")
+        or i < 2
+        or seg[i - 2].type not in ("LSQB", "COMMA")
+    ):
+        return None
+    flow = ".." + name.value
+    fix = _safe(f"write `{flow}`", _replace(path, name, dots, flow))
+    diag = _diag(_span(path, name, dots), fix, "rest-binding", f"{name.value} @ ..", flow)
+    return Habit(diag, seg[: i - 1] + [_like("DOTDOT", "..", name), name] + seg[i + 2 :])
+
+
 FIRST_RULES = (record_fields,)
-RULES = (let_as_value, comprehension, go_results, qualified_constructor, async_head, or_in_pattern)
+RULES = (
+    let_as_value,
+    comprehension,
+    go_results,
+    qualified_constructor,
+    async_head,
+    or_in_pattern,
+    rest_binding,
+)

@@ -175,6 +175,8 @@ def message(d: codes.SyntaxData) -> str:
             )
         case codes.UnknownEffect(name=name):
             return f"unknown effect `!{name}`: write `!tool`, `!pure`, or nothing (pure)"
+        case codes.MisplacedRest(place="record", kept=True):
+            return "Flow writes a record literal's base `..` first, before the fields that replace its values"
         case codes.MisplacedRest(place="record"):
             return "`..base` is written once, as the first entry of a record literal"
         case codes.MisplacedRest(place=place):
@@ -406,6 +408,8 @@ def _where_a_value_goes(kind: str, habit: str, flow: str, name: str) -> str | No
             )
         case "qualified-constructor":
             return f"Flow names a constructor alone, `{flow}`, not `{habit}`: its type is known from the value matched"
+        case "rest-binding":
+            return f"a list pattern binds the rest of the list with `{flow}`, not `{habit}`"
         case "record-field-equals":
             return f"a record literal gives each field its value with `:` (`{flow}`), not with `=` or `let`"
         case "let-as-value":

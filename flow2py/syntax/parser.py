@@ -130,7 +130,7 @@ def _parse(source: str, path: str, verify_fixes: bool) -> Parsed:
     # where a character was dropped (E001) or a text literal closed for the parser (E002): a
     # declaration holding one parsed as something other than what was written
     dropped = sorted(d.span.start for d in diags if d.code in ("E001", "E002"))
-    conf = Conf(table(), Builder(path, diags))
+    conf = Conf(table(), Builder(path, diags, source))
     uses: list[ast.Use] = []
     decls: list[ast.Decl] = []
     sink = _BrokenSink(path)
@@ -370,8 +370,8 @@ def _parse_declaration(conf, seg, deepest, source, path, diags, verify_fixes, dr
             seg = r.habit.tokens
             continue
         break
-    broke = node is None or any(d.code in _BREAKING for d in diags[mark:])
-    first = min((d.span.start for d in diags[mark:] if d.code in _BREAKING), default=None)
+    broke = node is None or any(_breaks(d) for d in diags[mark:])
+    first = min((d.span.start for d in diags[mark:] if _breaks(d)), default=None)
     k = bisect_left(dropped, seg[0].start_pos)
     if k < len(dropped) and dropped[k] <= seg[-1].end_pos:
         broke = True
@@ -394,6 +394,11 @@ def _parse_declaration(conf, seg, deepest, source, path, diags, verify_fixes, dr
             return header
     sink.whole(seg)
     return None
+
+
+def _breaks(d: Diagnostic) -> bool:
+    """Whether the tree does not hold what the error's place meant (see _BREAKING)."""
+    return d.code in _BREAKING and not getattr(d.data, "kept", False)
 
 
 def _one_per_line(found: list[Diagnostic]) -> list[Diagnostic]:
@@ -427,7 +432,7 @@ def _recover_body(seg, body, found, dropped, path):
     (recover.py), or None (an unclosed bracket or too deep a nesting: the body is one hole)."""
     if any(d.code in ("E005", "E009") for d in found):
         return None
-    positions = [d.span.start for d in found if d.code in _BREAKING]
+    positions = [d.span.start for d in found if _breaks(d)]
     lo = bisect_left(dropped, seg[0].start_pos)
     hi = bisect_left(dropped, seg[-1].end_pos + 1)
     positions.extend(dropped[lo:hi])
