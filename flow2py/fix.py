@@ -152,6 +152,21 @@ class _Texts(dict):
         self.entry_dir = os.path.dirname(entry_path)
         self.texts = texts
 
+    def __iter__(self):
+        """The keys of the program's modules on disk and of the texts: where E103 looks for the
+        path a `use` meant (the files beside the importing module)."""
+        keys, top = set(), self.entry_dir or "."
+        for dirpath, dirs, files in os.walk(top):
+            deep = os.path.relpath(dirpath, top).count(os.sep) >= 3  # E103 looks 2 below a module
+            dirs[:] = [] if deep else [d for d in dirs if not d.startswith(".") and d != "cache"]
+            for n in files:
+                if n.endswith(".flow"):
+                    keys.add(os.path.relpath(os.path.join(dirpath, n[:-5]), top))
+        for display in self.texts:
+            if display.endswith(".flow"):
+                keys.add(os.path.relpath(display[:-5], top))
+        return iter(sorted(k.replace(os.sep, "/") for k in keys if not k.startswith("..")))
+
     def get(self, key, default=None):
         display = os.path.normpath(os.path.join(self.entry_dir, key + ".flow"))
         if display in self.texts:

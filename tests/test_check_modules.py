@@ -110,7 +110,9 @@ def test_imported_names_are_used_qualified(tmp_path):
 
 
 def test_unknown_std_version(tmp_path):
-    path = write_program(tmp_path, {"main.flow": 'use "std@v9/list"\npub flow main() -> Int = 1\n'})
+    path = write_program(
+        tmp_path, {"main.flow": 'use "std@v9/list"\npub flow main() -> Int = list.length([1])\n'}
+    )
     assert codes(check_program(path)) == ["E113"]
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from flow2py.check import codes
 from flow2py.check.typed import FnInfo, TCon, TError, TFun, TParam, TTuple, TypeInfo
-from flow2py.diagnostics import Related
+from flow2py.diagnostics import Edit, Fix, Related
 from flow2py.syntax import ast
 
 ANNOTATIONS = ("lang", "tool", "test", "fake")
@@ -92,7 +92,23 @@ def check_fn_annotations(decls, env, fn: FnInfo) -> None:
         elif a.name == "fake":
             _check_fake(decls, env, fn, a)
     if d.body is None and not fn.is_tool and not has_ann(d.annotations, "lang"):  # outside std: E502 said it
-        decls.problems.report(codes.MissingBody(span, "function", d.name))
+        decls.problems.report(codes.MissingBody(span, "function", d.name), fixes=_as_tool(decls, fn))
+
+
+def _as_tool(decls, fn: FnInfo) -> list[Fix]:
+    """A function without a body whose signature is a Tool's (a Result of data, data parameters):
+    `@tool` before it, to review (a body may be what is missing, and a Tool's call gives its error
+    as a ToolProblem, which its callers may not take)."""
+    d = fn.node
+    if not decls.is_lang(fn.result, "Result") or fn.type_params or not d.span.line:
+        return []
+    types = [t for _, t in fn.params] + list(fn.result.args)
+    if not all(decls.is_data(t, tokens=True) for t in types):
+        return []
+    at = ast.Span(
+        d.span.file, d.span.line, d.span.column, d.span.line, d.span.column, d.span.start, d.span.start
+    )
+    return [Fix("mark it `@tool` (implemented by the host)", (Edit(at, "@tool "),), False)]
 
 
 def _test_fakes(decls, env, a: ast.Annotation) -> list[str]:

@@ -100,6 +100,14 @@ class BodyState:
     converted: list = field(default_factory=list)
     # span -> the binding of the lambda parameter (of no written type) given `decimal.from_int(...)`
     converted_params: dict = field(default_factory=dict)
+    # the right operand (a Binary) of an operator whose operands and result are of one type ->
+    # what the context of that operator expects: the operand's own context, past the operator's
+    operand_context: dict = field(default_factory=dict)
+    # (function, name) of each unknown qualifier `x` of `x.y` reported: said once per function
+    unknown_qualifiers: set = field(default_factory=set)
+    # `Ok(null) | Err(_)`: E201 of alternatives binding other names, each odd one a "no value"
+    # name of an Option: (diagnostic data, binder ids), reported in post.py if one of them is used
+    no_value_alts: list = field(default_factory=list)
 
 
 def new_state(decls: Declarations, prog: CheckedProgram, problems: Problems, dispatch: dict) -> BodyState:
@@ -363,14 +371,26 @@ def _conversion(st: BodyState, actual, expected, node) -> list:
     text = src[sp.start : sp.end]
     postfix = isinstance(node, (ast.Name, ast.FieldAccess, ast.Call, ast.Literal))
     found, want = lang[a.decl], lang[x.decl]
+    aliases = st.env.lm.aliases
+    home = next((al for al, k in aliases.items() if k == f"{STD_VERSION}/{found.lower()}"), None)
     if want == "Text" and found != "Text":
-        written = f"{text if postfix else f'({text})'}.to_text()"
+        # the home module imported: `int.to_text(n)`, as the file names it (the `use` used)
+        if home is not None and not isinstance(node, ast.Literal):
+            st.env.used_aliases.add(home)
+            written = f"{home}.to_text({text})"
+        else:
+            written = f"{text if postfix else f'({text})'}.to_text()"
         return [Fix(f"write `{written}`", (Edit(sp, written),), True)]
     if want == "Decimal" and found == "Int":
         if isinstance(node, ast.Literal) and text.isdigit():
             return [Fix(f"write `{text}.0`", (Edit(sp, f"{text}.0"),), True)]
         key = STD_VERSION + "/decimal"
-        alias = next((al for al, k in st.env.lm.aliases.items() if k == key), None)
+        alias = next((al for al, k in aliases.items() if k == key), None)
+        if alias is None and home is not None:
+            # `int` imported, `decimal` not: `int.to_decimal(n)`, no `use` to add
+            st.env.used_aliases.add(home)
+            written = f"{home}.to_decimal({text})"
+            return [Fix(f"write `{written}`", (Edit(sp, written),), True)]
         edits = []
         if alias is None:
             site = use_site(st.env.lm.ast)

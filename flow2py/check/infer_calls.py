@@ -829,6 +829,7 @@ def _op_fn(st: BodyState, op: str, arity: int, t) -> FnInfo | None:
 
 
 def binary(st: BodyState, e: ast.Binary, expected):
+    context = st.operand_context.pop(e.id, expected)
     lt = expr(st, e.left)
     rt = None
     r = resolve(lt)
@@ -875,11 +876,14 @@ def binary(st: BodyState, e: ast.Binary, expected):
     else:
         why1 = Why(_right_why(st, e.op, lt), at, note)
     mark = len(st.problems.items)
+    if type(e.right) is ast.Binary and resolve(result) == resolve(params[0]) == resolve(params[1]):
+        st.operand_context[e.right.id] = context
     if rt is None:
         expr(st, e.right, params[1], why1)
     else:
         expect(st, rt, params[1], e.right, why1)
-    _int_left_of_decimal(st, e, lt, mark)
+    st.operand_context.pop(e.right.id, None)
+    _int_left_of_decimal(st, e, lt, mark, context)
     if len(st.problems.items) > mark and resolve(result) == resolve(params[0]):
         # `Int * Decimal`: which type was meant is not known, so neither is the result's (a use
         # of it is not reported again); a comparison is Bool all the same
@@ -887,15 +891,19 @@ def binary(st: BodyState, e: ast.Binary, expected):
     return result
 
 
-def _int_left_of_decimal(st: BodyState, e: ast.Binary, lt, mark: int) -> None:
+def _int_left_of_decimal(st: BodyState, e: ast.Binary, lt, mark: int, expected=None) -> None:
     """`2 * price`, `count * price`: the Int on the left of Decimal arithmetic is what needs the
     conversion, as it would on the right (`2.0`, `decimal.from_int(count)`): the mismatch the
-    right operand reported is reported at the left one instead, with that fix."""
+    right operand reported is reported at the left one instead, with that fix. Not where the
+    context wants an Int (`-> Int = years * 4000.0`): the Decimal on the right is then the
+    operand out of place, and its mismatch stays (`4000.0` as `4000`)."""
     new = st.problems.items[mark:]
     if len(new) != 1 or new[0].code != "E201" or new[0].span != e.right.span:
         return
     dec = st.d.lang_con("Decimal")
     if not st.d.is_lang(resolve(lt), "Int") or type(dec) is TError:
+        return
+    if expected is not None and st.d.is_lang(resolve(expected), "Int"):
         return
     if (new[0].data.expected, new[0].data.found) != (show(st, lt), show(st, dec)):
         return

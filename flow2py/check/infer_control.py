@@ -7,12 +7,14 @@ type; exhaustiveness is settled later, post.py). Constructs: `try_expr`, `lambda
 from __future__ import annotations
 
 from flow2py.check import codes, missing_try
+from flow2py.check import suggest as sg
 from flow2py.check.body_state import (
     BodyState,
     add_effect,
     bind,
     expect,
     expr,
+    lookup,
     mismatch,
     rewrap_branches,
     show,
@@ -206,7 +208,50 @@ def _placed(outer, fallback: str) -> Why:
     return Why(fallback)
 
 
+def _implicit_it(st: BodyState, e: ast.Block, expected):
+    """`{ it.active }` where a function of one value is expected, `it` naming nothing: Kotlin's
+    lambda with its implicit parameter. One E101, at the first `it`, with the fix `flow(it) = `
+    before the block (safe unless a lambda or block inside it uses `it` too: whose it is then a
+    choice); the block is checked as that lambda, so its other uses of `it` are not reported."""
+    x = resolve(expected) if expected is not None else None
+    if type(x) is not TFun or len(x.params) != 1 or not e.span.line or e.span.end <= e.span.start:
+        return None
+    env = st.env
+    b = lookup(st, "it")
+    # bound only by an enclosing block this rule read as a lambda: Kotlin's `it` is then this one's
+    if (b is not None and type(b.node) is not ast.Name) or "it" in env.lm.aliases or "it" in env.cm.fns:
+        return None
+    uses = [n for n in ast.walk(e) if type(n) is ast.Name and n.name == "it" and n.span.line]
+    if not uses or (b is not None and uses[0] is b.node):
+        return None
+    inner = [a for n in ast.walk(e) if type(n) is ast.Call for a in n.args if type(a) is ast.Block]
+    inner += [n for n in ast.walk(e) if type(n) is ast.Lambda]
+    safe = not any(type(n) is ast.Name and n.name == "it" for a in inner for n in ast.walk(a))
+    sp = e.span
+    at = ast.Span(sp.file, sp.line, sp.column, sp.line, sp.column, sp.start, sp.start)
+    note = "Flow has no implicit `it`: a lambda names its parameter, `flow(it) = ...`"
+    st.problems.report(
+        codes.UnknownName(uses[0].span, "it", "name", suggestion=sg.Suggestion("it", (), note)),
+        fixes=[Fix("write `flow(it) = ` before the block", (Edit(at, "flow(it) = "),), safe)],
+    )
+    ctx = FnCtx(e, x.result, "this function", e.span)
+    st.fn_stack.append(ctx)
+    st.scopes.append({})
+    bind(st, "it", x.params[0], uses[0], uses[0].span)
+    st.why_in = Why("the result type of this function")
+    block(st, e, x.result)
+    _settle_tries(st, ctx)
+    st.scopes.pop()
+    st.fn_stack.pop()
+    st.fn_stack[-1].lambda_tool_uses.extend(ctx.tool_uses)
+    st.effects[e.id] = ctx.effect
+    return TFun((x.params[0],), x.result, ctx.effect)
+
+
 def block(st: BodyState, e: ast.Block, expected):
+    lam = _implicit_it(st, e, expected)
+    if lam is not None:
+        return lam
     outer = st.why_in
     st.scopes.append({})
     result = st.d.unit()

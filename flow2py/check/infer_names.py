@@ -545,6 +545,10 @@ def _unknown_qualifier(st: BodyState, t: ast.Name, e: ast.FieldAccess, called: b
     st.types[t.id] = TError()
     if sg.failed_alias_near(env, t.name):
         return  # the `use` that did not resolve is the mistake (E103), said once
+    if (st.fn.decl, t.name) in st.unknown_qualifiers:
+        # said at its first use in this function, with no safe fix (`time.Sleep(30 * time.Second)`);
+        # one with a safe fix is reported at each use, each its own edit
+        return
     locals_ = [
         c for c in sg.value_candidates(st.d, env, st.scopes) if c.kind == sg.VALUE and "." not in c.text
     ]
@@ -569,7 +573,10 @@ def _unknown_qualifier(st: BodyState, t: ast.Name, e: ast.FieldAccess, called: b
     is_module = not sugg.cands or any(c.kind == sg.MODULE for c in sugg.cands)
     what = "module" if is_module and (sugg.cands or t.name[:1].islower()) else "name"
     data = codes.UnknownName(t.span, t.name, what if sugg else "qualifier", suggestion=sugg.said())
-    st.problems.report(data, related=sugg.related(), fixes=sugg.fixes(t.span, sg.use_site(env.lm.ast)))
+    fixes = sugg.fixes(t.span, sg.use_site(env.lm.ast))
+    st.problems.report(data, related=sugg.related(), fixes=fixes)
+    if not any(f.safe for f in fixes):
+        st.unknown_qualifiers.add((st.fn.decl, t.name))
 
 
 def _module_by_member(st: BodyState, name: str, member: str, cands) -> sg.Suggestion:
@@ -584,12 +591,19 @@ def _module_by_member(st: BodyState, name: str, member: str, cands) -> sg.Sugges
         fn = menv.cm.fns.get(member)
         ctor = menv.ctors.get(member)
         if (fn is not None and fn.pub) or (ctor is not None and ctor[0].pub):
-            hits.append(c)
+            hits.append((c, member))
+            continue
+        # Go's `time.Sleep`: the function is the member in Flow's case, `sleep`
+        fn = menv.cm.fns.get(sg.snake(member[:1].lower() + member[1:])) if member[:1].isupper() else None
+        if fn is not None and fn.pub:
+            hits.append((c, fn.name))
     if len(hits) != 1:
         return sg.Suggestion(name, ())
-    c = hits[0]
-    note = f"`{member}` is `{c.text}.{member}`"
-    return sg.Suggestion(name, (sg.Candidate(**{**c.__dict__, "note": note}),))
+    c, written = hits[0]
+    note = f"`{member}` is `{c.text}.{written}`"
+    # spelled otherwise: replacing the qualifier alone is not the whole fix (to review)
+    fits = c.fits and written == member
+    return sg.Suggestion(name, (sg.Candidate(**{**c.__dict__, "note": note, "fits": fits}),))
 
 
 def _self_meant(st: BodyState, name: str, field: str, locals_) -> sg.Suggestion:

@@ -121,6 +121,8 @@ class Loader:
             self._lock = self._read_lock()
         self._lock_changed = False
         self._repo_dirs: dict[str, str] = {}
+        # id of a `use` whose path leads nowhere -> the one path its safe fix writes (E103, E113)
+        self._meant: dict[int, str] = {}
 
     # -- lock file ----------------------------------------------------------------------------
 
@@ -268,6 +270,17 @@ class Loader:
         return True
 
     def _use(self, lm: LoadedModule, u: ast.Use) -> None:
+        self._use_path(lm, u)
+        meant = self._meant.pop(id(u), None)
+        if meant is not None:
+            # checked as the path its one safe fix writes: that module's own mistakes are reported
+            # in this pass, and the uses of its alias resolve (nothing used the alias written)
+            old = next((a for a, x in lm.alias_uses.items() if x is u and lm.aliases.get(a) is None), None)
+            if old is not None:
+                del lm.aliases[old], lm.alias_uses[old]
+            self._use_path(lm, replace(u, path=meant))
+
+    def _use_path(self, lm: LoadedModule, u: ast.Use) -> None:
         path = u.path
         alias = path.rstrip("/").rsplit("/", 1)[-1]
         if "@" in alias or not _ALIAS_RE.match(alias):
@@ -324,13 +337,10 @@ class Loader:
                 )
                 taken = new_alias in (lm.aliases if lm else {}) and new_alias != old_alias
                 if at is not None:
-                    fixes.append(
-                        Fix(
-                            f'write `"{c}"`',
-                            (Edit(at, f'"{c}"'),),
-                            len(cands) == 1 and not renamed and not taken,
-                        )
-                    )
+                    safe = len(cands) == 1 and not renamed and not taken
+                    fixes.append(Fix(f'write `"{c}"`', (Edit(at, f'"{c}"'),), safe))
+                    if safe:
+                        self._meant[id(u)] = c
         self.problems.report(data, fixes=fixes)
 
     def _std_names(self) -> list[str]:

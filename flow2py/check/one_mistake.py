@@ -4,6 +4,9 @@ the first, the others its related notes.
 A private declaration (or field) of another module used at several places of one module is one
 missing `pub` (E109): it is reported at its first use there, with the declaration and each other
 use as notes, and the one fix writing `pub` (docs/spec/diagnostics.md, E109).
+
+An import cycle one of whose `use`s is never used (E112) is one mistake: the cycle (E104), whose
+fix is then that removal (safe: nothing needs the `use`, and without it the cycle is gone).
 """
 
 from __future__ import annotations
@@ -33,8 +36,23 @@ def fold(problems: Problems) -> None:
         notes = first.related + tuple(Related(ALSO_USED, d.span) for d in others)
         items[ks[0]] = dataclasses.replace(first, related=notes)
         gone.update(ks[1:])
+    gone |= _unused_in_cycle(items)
     if gone:
         items[:] = [d for k, d in enumerate(items) if k not in gone]
+
+
+def _unused_in_cycle(items: list[Diagnostic]) -> set[int]:
+    """The E112s of a `use` of a reported import cycle, their fix moved to the cycle's E104."""
+    gone: set[int] = set()
+    for j, c in enumerate(items):
+        if c.code != "E104" or c.fixes:
+            continue
+        uses = {c.span} | {r.span for r in c.related}
+        k = next((k for k, d in enumerate(items) if d.code == "E112" and d.span in uses and d.fixes), None)
+        if k is not None:
+            items[j] = dataclasses.replace(c, fixes=items[k].fixes)
+            gone.add(k)
+    return gone
 
 
 def _distinct(ds: list[Diagnostic], first: Diagnostic) -> list[Diagnostic]:

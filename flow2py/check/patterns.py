@@ -109,13 +109,15 @@ def _tuple_fix(st: BodyState, p: ast.ListPattern, r) -> list:
     return [Fix(f"write `{written}`", (Edit(sp, written),), True)]
 
 
-# another language's "no value" written as a pattern (post.py reports it unused, `None` meant)
-NO_VALUE_NAMES = frozenset({"null", "nil", "undefined", "none"})
+# another language's "no value", which a pattern binds as a name where Flow's is `None` (post.py)
+NO_VALUE = ("null", "nil", "undefined", "none")
 
 
 def _or_pat(st: BodyState, p: ast.OrPattern, t, names: dict) -> None:
     """Every alternative binds the same names at one type; uses of a name refer to the first
-    alternative's binder, so the others' are never reported unused."""
+    alternative's binder, so the others' are never reported unused. A name only some bind that
+    is another language's "no value" of an Option (`Ok(null) | Err(_)`) is settled in post.py:
+    never used, it is the `None` E404 says it is, not also a mismatch of names."""
     first_names: dict = {}
     _pat(st, p.alternatives[0], t, first_names)
     for alt in p.alternatives[1:]:
@@ -123,11 +125,15 @@ def _or_pat(st: BodyState, p: ast.OrPattern, t, names: dict) -> None:
         saved = st.scopes[-1].copy()
         _pat(st, alt, t, alt_names)
         st.scopes[-1] = saved
-        if set(alt_names) != set(first_names) and not set(alt_names) ^ set(first_names) <= NO_VALUE_NAMES:
-            # `Ok(null) | Err(_)`: the `null` is E404's (Flow's `None`, post.py), its fix binds nothing
-            st.problems.report(
-                codes.TypeMismatch(alt.span, "", place="alternative-names", names=tuple(sorted(first_names)))
+        if set(alt_names) != set(first_names):
+            data = codes.TypeMismatch(
+                alt.span, "", place="alternative-names", names=tuple(sorted(first_names))
             )
+            odd = [(alt_names.get(n) or first_names[n]) for n in set(alt_names) ^ set(first_names)]
+            if all(bp.name in NO_VALUE and st.d.is_lang(resolve(st.types[bp.id]), "Option") for bp in odd):
+                st.no_value_alts.append((data, tuple(bp.id for bp in odd)))
+            else:
+                st.problems.report(data)
         for n, bp in alt_names.items():
             if n in first_names:
                 first_t, alt_t = st.types[first_names[n].id], st.types[bp.id]

@@ -10,7 +10,7 @@ from flow2py.check import codes
 from flow2py.check import pattern_form as pf
 from flow2py.check.body_state import BodyState
 from flow2py.check.exhaust import Exhaust
-from flow2py.check.patterns import NO_VALUE_NAMES, left_out_fixes
+from flow2py.check.patterns import NO_VALUE, left_out_fixes
 from flow2py.check.typed import (
     PURE,
     CheckpointSite,
@@ -86,6 +86,10 @@ def finish_fn(st: BodyState, exhaust: Exhaust) -> None:
             codes.UnusedBinding(b.span, b.name),
             fixes=_rename_fix(b, source, st.field_binders),
         )
+    used = {b.binder for b in st.binders if b.used}
+    for data, ids in st.no_value_alts:
+        if any(i in used for i in ids):
+            problems.report(data)
     for root in st.tail_roots:
         _mark_tail(st, root.expr, root.top)
 
@@ -295,7 +299,7 @@ def _covering_arms(m: ast.Match, above) -> list:
     ]
 
 
-_NO_VALUE = tuple(sorted(NO_VALUE_NAMES))
+_NO_VALUE = NO_VALUE
 
 
 def _no_value_binders(st: BodyState) -> dict[int, str]:
