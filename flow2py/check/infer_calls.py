@@ -903,7 +903,9 @@ def _int_left_of_decimal(st: BodyState, e: ast.Binary, lt, mark: int, expected=N
     dec = st.d.lang_con("Decimal")
     if not st.d.is_lang(resolve(lt), "Int") or type(dec) is TError:
         return
-    if expected is not None and st.d.is_lang(resolve(expected), "Int"):
+    # a type variable solved on the way (fold's `A`, Int by its `0`) is no written context: the
+    # `0` may be the mistake (infer_calls' fold start), so the Int on the left is reported
+    if expected is not None and type(expected) is not TVar and st.d.is_lang(resolve(expected), "Int"):
         return
     if (new[0].data.expected, new[0].data.found) != (show(st, lt), show(st, dec)):
         return
