@@ -27,6 +27,7 @@ from flow2py.check import (
     infer_control,
     infer_data,
     infer_names,
+    infer_ops,
     missing_try,
     unused_meant,
 )
@@ -43,8 +44,8 @@ EXPR = {
     ast.Name: infer_names.name,
     ast.FieldAccess: infer_names.field_access,
     ast.Call: infer_calls.call,
-    ast.Unary: infer_calls.unary,
-    ast.Binary: infer_calls.binary,
+    ast.Unary: infer_ops.unary,
+    ast.Binary: infer_ops.binary,
     ast.RecordLiteral: infer_data.record,
     ast.ListLiteral: infer_data.list_literal,
     ast.DictLiteral: infer_data.dict_literal,
