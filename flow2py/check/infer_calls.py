@@ -119,10 +119,13 @@ def call(st: BodyState, e: ast.Call, expected):
         habit = math_call(st, e)
         if habit is not None:
             return habit
+        before = len(st.problems.items)
         q = qualified(st, callee, called=True, arity=len(e.args))
         if q is not None:
             if q is QUALIFIED_ERROR:
-                return _args_poison(st, e)
+                t = _args_poison(st, e)
+                _unfit_member_rename(st, before, e)
+                return t
             hit = q
         else:
             tt = resolve(expr(st, callee.target))
@@ -271,6 +274,26 @@ def _unfit_rename(st: BodyState, at: int, tt, e: ast.Call) -> None:
         st.problems.items[at] = dataclasses.replace(d, fixes=tuple(fixes))
 
 
+def _unfit_member_rename(st: BodyState, at: int, e: ast.Call) -> None:
+    """The safe fix of the E110 reported at `st.problems.items[at]` renaming a module's function
+    (`task.awaitAll(tasks)` -> `task.await`), made one to review when the function it names does
+    not take the call's (checked) arguments: `await` takes one task, `tasks` is a list of them."""
+    items = st.problems.items
+    ref = st.refs.get(e.callee.target.id)
+    if at >= len(items) or items[at].code != "E110" or type(ref) is not ModuleRef:
+        return
+    d, menv = items[at], st.d.envs.get(ref.key)
+    fixes = list(d.fixes)
+    for k, f in enumerate(fixes):
+        if not f.safe or len(f.edits) != 1 or f.edits[0].span != e.callee.name_span:
+            continue
+        fn = menv.cm.fns.get(f.edits[0].text) if menv is not None else None
+        if fn is not None and not _takes_call(st, fn, None, e):
+            fixes[k] = Fix(f.message, f.edits, False)
+    if fixes != list(d.fixes):
+        items[at] = dataclasses.replace(d, fixes=tuple(fixes))
+
+
 def _renamed_to(f: Fix, e: ast.Call) -> str | None:
     """The function a safe fix of a method call renames it to: `xs.forEach(...)` written
     `xs.each(...)` (one edit of the name) or `list.each(xs, ...)` (`home_qualified`)."""
@@ -285,12 +308,13 @@ def _renamed_to(f: Fix, e: ast.Call) -> str | None:
 
 
 def _takes_call(st: BodyState, fn: FnInfo, tt, e: ast.Call) -> bool:
-    """Whether `fn` takes `tt` and the (checked) arguments of `e` as its parameters."""
-    if len(fn.params) != len(e.args) + 1:
+    """Whether `fn` takes `tt` (a method's receiver; None for a module's function) and the
+    (checked) arguments of `e` as its parameters."""
+    given = [] if tt is None else [tt]
+    if len(fn.params) != len(e.args) + len(given):
         return False
     mapping = {(fn.decl, p): TVar() for p in fn.type_params}
     params = tuple(subst(t, mapping) for _, t in fn.params)
-    given = [tt]
     for a in e.args:
         if type(a) is not ast.Lambda:
             given.append(st.types.get(a.id, TError()))
