@@ -77,9 +77,11 @@ def test_open_with_an_error_publishes_code_range_and_related_note(lsp):
     assert len(diags) == 1
     (x,) = diags
     assert x["code"] == "E301" and x["source"] == "flow2py" and x["severity"] == 1
-    # at the call that reaches a Tool; the note is the signature, where the fix goes
+    # at the call that reaches a Tool; the notes are the signature, where the fix goes, and the
+    # Tool's declaration
     assert x["range"]["start"] == {"line": 5, "character": 37}
-    (rel,) = x["relatedInformation"]
+    rel, tool = x["relatedInformation"]
+    assert tool["message"].endswith("is a Tool (`@tool`), declared here")
     assert rel["message"].endswith("is declared without `!tool` here")
     assert rel["location"]["uri"] == u
     assert rel["location"]["range"] == {

@@ -96,6 +96,8 @@ class BodyState:
     try_lets: dict = field(default_factory=dict)
     # diagnostics held back until the function is walked: the locals they meant (unused_meant.py)
     deferred: list = field(default_factory=list)
+    # a call's span -> the `@tool` function it calls: E301's note on the Tool it reaches
+    tool_callees: dict = field(default_factory=dict)
     # (binding, span) of each local given `decimal.from_int(...)` as a safe fix (settle_conversions)
     converted: list = field(default_factory=list)
     # span -> the binding of the lambda parameter (of no written type) given `decimal.from_int(...)`

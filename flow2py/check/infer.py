@@ -118,6 +118,10 @@ def _e301(st: BodyState, fn: FnInfo, ctx: FnCtx) -> None:
     at = uses[0] if uses else sig
     how = "`!pure`" if node.effect == "pure" else "without `!tool`"
     related = [Related(f"`{fn.name}` is declared {how} here", sig)] if uses else []
+    tool = st.tool_callees.get(at) if uses else None
+    if tool is not None:  # the Tool the first call reaches, as rustc notes the async fn awaited
+        decl = tool.node.name_span if tool.node.name_span.line else tool.node.span
+        related.append(Related(f"`{tool.name}` is a Tool (`@tool`), declared here", decl))
     related += [Related("this also reaches a Tool", u) for u in uses[1:]]
     st.problems.report(
         codes.UndeclaredEffect(at, fn.name),

@@ -431,6 +431,8 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver, expected=None):
     if receiver is not None and eff == POLY and 0 in fn.poly_params:
         call_eff = join(call_eff, value_effect(st, receiver))
     st.effects[e.id] = call_eff
+    if fn.is_tool and fn.node is not None:
+        st.tool_callees[e.span] = fn
     add_effect(st, call_eff, e.span)
     return result
 
