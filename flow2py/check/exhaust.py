@@ -21,7 +21,9 @@ row looks into; `_merge` folds a column whose every constructor came back with `
 into `_`, and a list's lengths into `[p, ..]`. For a type with infinitely many values (Int,
 Text, ...) `_` stands for the values the rows' literals do not name, as the arms inserted go after
 them. Arms with an `if` guard never count as covering. Past LIMIT witnesses (or a bound on the
-work) the verdict says `truncated`.
+work) the verdict says `truncated`. A pattern that looks into a part of the value whose type is
+the error type (a misspelled type, reported already) is OPAQUE, and no case of that match is
+said missing: what its arms cover cannot be known.
 
 An unreachable arm comes with the arms above that make it so: the first that alone matches every
 value it matches, or else each (reachable) one that matches some of them.
@@ -35,7 +37,7 @@ from decimal import Decimal, InvalidOperation
 from functools import partial
 
 from flow2py.check import pattern_form as pf
-from flow2py.check.typed import TCon, TTuple
+from flow2py.check.typed import TCon, TError, TTuple
 from flow2py.check.typeterms import subst
 
 #: the most witnesses a match is given (each needs an arm; more and the fix ends with `_`)
@@ -151,6 +153,7 @@ class Exhaust:
         self.unit_decl = u.decl if u else None
         self.list_decl = lst.decl if lst else None
         self._columns: dict = {}
+        self.poisoned = False  # the match being checked looks into a part of unknown type
 
     # -- normalizing ----------------------------------------------------------------------
 
@@ -160,6 +163,11 @@ class Exhaust:
         k = type(p)
         if k is pf.Bind or k is pf.Wild:
             return None
+        if type(t) is TError:
+            # a part of the value whose type is a mistake already reported (`Optional<Customer>`
+            # misspelled): what its patterns cover cannot be known, so no case is said missing
+            self.poisoned = True
+            return OPAQUE
         if k is pf.Or:
             return Or(tuple(self.norm(a, t) for a in p.alts))
         if k is pf.Lit:
@@ -421,6 +429,7 @@ class Exhaust:
         rows: list = []
         row_arms: list = []  # the arm index of each row
         unreachable = []
+        self.poisoned = False
         for i, (p, guarded) in enumerate(patterns_guards):
             n = self.norm(p, t)
             if not self.useful(rows, [n], [t]):
@@ -442,6 +451,8 @@ class Exhaust:
         ws = self.missing(rows, [t], budget)
         if len(ws) > LIMIT:
             ws, budget.truncated = ws[:LIMIT], True
+        if self.poisoned:  # a pattern looks into a part of unknown type (`norm`)
+            ws, budget.truncated = [], False
         return Verdict(tuple(w[0] for w in ws), budget.truncated, tuple(unreachable))
 
 
