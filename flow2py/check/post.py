@@ -4,6 +4,7 @@ patterns, unused bindings, tail positions and the checkpoint sites among them.""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from flow2py.check import codes
@@ -15,6 +16,7 @@ from flow2py.check.typed import (
     PURE,
     CheckpointSite,
     TCon,
+    TTuple,
     CtorRef,
     FnRef,
     MethodRef,
@@ -96,18 +98,40 @@ def finish_fn(st: BodyState, exhaust: Exhaust) -> None:
 
 def _missing_declared(st: BodyState, t, missing) -> list[Related]:
     """E401's notes: where each missing constructor of a type the program declares is declared
-    (as rustc notes the variants not covered); none for std's types or other witnesses."""
-    info = st.d.type_decls.get(t.decl) if type(t) is TCon else None
-    if info is None or info.node is None or info.module.startswith("std@"):
-        return []
-    declared = {c.name: c for c in getattr(info.node, "ctors", None) or () if c.span.line}
-    notes = []
+    (as rustc notes the variants not covered), the matched type's own and those nested in it
+    (`Ok(Ask(_))` over `Result<planner.Action, E>` notes `Ask`); none for std's types."""
+    declared: dict = {}
+    for decl in _program_types(st, t, set()):
+        info = st.d.type_decls[decl]
+        for c in getattr(info.node, "ctors", None) or ():
+            if c.span.line:  # a name two of these types declare is not noted
+                declared[c.name] = None if c.name in declared else c
+    notes, seen = [], set()
     for w in missing:
-        head = w.split("(", 1)[0].split(" {", 1)[0].rsplit(".", 1)[-1].strip()
-        c = declared.get(head)
-        if c is not None:
-            notes.append(Related(f"`{head}` is declared here", c.span))
+        for head in re.findall(r"(?<![\w.])(?:\w+\.)?([A-Z]\w*)", w):
+            c = declared.get(head)
+            if c is not None and head not in seen:
+                seen.add(head)
+                notes.append(Related(f"`{head}` is declared here", c.span))
     return notes
+
+
+def _program_types(st: BodyState, t, out: set) -> list[str]:
+    """The declarations of the program's own (not std's) types in `t`, outermost first."""
+    t = resolve(t)
+    found: list[str] = []
+    if type(t) is TCon:
+        info = st.d.type_decls.get(t.decl)
+        if info is not None and info.node is not None and not info.module.startswith("std@"):
+            if t.decl not in out:
+                out.add(t.decl)
+                found.append(t.decl)
+        for a in t.args:
+            found += _program_types(st, a, out)
+    elif type(t) is TTuple:
+        for a in t.items:
+            found += _program_types(st, a, out)
+    return found
 
 
 #: the children of each expression and statement node that may hold a pattern site
