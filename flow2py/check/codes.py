@@ -244,6 +244,7 @@ class TypeMismatch(CheckData):
     # | "swapped-values" (two values of a constructor, the same way)
     # | "missing-try" (a `let` of `name` to a Result whose uses want its Ok value: `expected`)
     # | "int-division" (a `let` of `name` to an Int `/` whose uses want a Decimal)
+    # | "unwrap-let" (a `let` of `name` to an Option or Result whose uses want its value: `expected`)
     place: str = "value"
     because: str | None = None  # for a "value": what fixed the expected type (a signature, ...)
     name: str = ""  # the pattern's constructor ("ctor-pattern"), the name bound ("alternative")

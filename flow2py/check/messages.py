@@ -201,6 +201,11 @@ def _let_uses(d: codes.CheckData) -> str | None:
                 f"`{name}` is a `{found}`, but its uses want the `{exp}` in it: "
                 "`?` after the value takes it out (an `Err` returns from the function)"
             )
+        case codes.TypeMismatch(place="unwrap-let", name=name, expected=exp, found=found):
+            return (
+                f"`{name}` is a `{found}`, but its uses want the `{exp}` in it: match it, or take "
+                "the value out with `.unwrap_or(default)`"
+            )
     return None
 
 

@@ -1,4 +1,7 @@
-"""A `let` that binds a Result where its value was meant: the `?` left out (E201 "missing-try").
+"""A `let` that binds a Result where its value was meant: the `?` left out (E201 "missing-try"),
+or an Option or Result whose uses all want the value in it where `?` cannot take it (E201
+"unwrap-let": `let top = worst(xs)`, an `Option<Incident>`, then `top.id`; no fix: a match or a
+default is the author's choice).
 
 `let book = find(isbn).to_result(NotFound(isbn))` in a function returning
 `Result<Loan, LoanError>`, then `book.title`, `Loan { book: book }`: each use wants the `Book`,
@@ -42,7 +45,7 @@ _POSTFIX = (ast.Name, ast.Call, ast.FieldAccess, ast.Try)
 
 @dataclass(slots=True)
 class TryLet:
-    """A `let` of a name to a Result, in a function (or lambda) that returns a Result."""
+    """A `let` of a name to a Result or an Option (or an Int `/`)."""
 
     binding: Binding
     value: ast.Expr  # the `let`'s value, where the `?` goes
@@ -59,7 +62,7 @@ def note_let(st, s: ast.Let, t) -> None:
     if type(s.pattern) is not ast.BindPattern:
         return
     r = resolve(t)
-    if st.d.is_lang(r, "Result") and len(r.args) == 2:
+    if (st.d.is_lang(r, "Result") and len(r.args) == 2) or (st.d.is_lang(r, "Option") and len(r.args) == 1):
         kind = "try"
     elif type(s.value) is ast.Binary and s.value.op == "/" and st.d.is_lang(r, "Int"):
         kind = "divide"
@@ -149,12 +152,16 @@ def settle(st) -> None:
 
 def _report(st, site: TryLet) -> None:
     r, fr = resolve(site.result), resolve(site.fn_result)
-    if not (st.d.is_lang(fr, "Result") and len(fr.args) == 2):
-        for _, report, _ in site.wanted:
-            report()
-        return
     ok, b, value = r.args[0], site.binding, site.value
     related = [Related(f"this use wants the `{_show(st, ok)}`", sp) for sp, _, _ in site.wanted if sp.line]
+    if not (st.d.is_lang(r, "Result") and st.d.is_lang(fr, "Result") and len(fr.args) == 2):
+        # an Option, or a Result where `?` cannot return its Err: taking the value out is a
+        # choice (a match, a default), so no fix
+        st.problems.report(
+            codes.TypeMismatch(value.span, _show(st, r), _show(st, ok), place="unwrap-let", name=b.name),
+            related=related,
+        )
+        return
     fixes = []
     sp = value.span
     if sp.line and sp.end > sp.start:
