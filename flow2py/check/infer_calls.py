@@ -294,6 +294,22 @@ def _unfit_member_rename(st: BodyState, at: int, e: ast.Call) -> None:
         items[at] = dataclasses.replace(d, fixes=tuple(fixes))
 
 
+#: a function given one argument more than it takes -> the function of its module taking that
+#: default too (Python's `d.get(key, default)`)
+_WITH_DEFAULT = {"get": "get_or"}
+
+
+def _with_default(st: BodyState, fn: FnInfo, callee, given: int):
+    """The `get_or` of `fn`'s module when `fn` is its `get` called with a default as Python's
+    `dict.get` is, as a method (`limits.get(team, 100)`); else None."""
+    name = _WITH_DEFAULT.get(fn.name)
+    if name is None or type(callee) is not ast.FieldAccess or not callee.name_span.line:
+        return None
+    menv = st.d.envs.get(fn.decl.split("::")[0])
+    alt = menv.cm.fns.get(name) if menv is not None else None
+    return alt if alt is not None and alt.pub and len(alt.params) == given else None
+
+
 def _renamed_to(f: Fix, e: ast.Call) -> str | None:
     """The function a safe fix of a method call renames it to: `xs.forEach(...)` written
     `xs.each(...)` (one edit of the name) or `list.each(xs, ...)` (`home_qualified`)."""
@@ -384,6 +400,16 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver, expected=None):
         unify(result, expected)
     from_context = expected is not None and is_ground(solved(result))
     given = len(args) + offset
+    alt = _with_default(st, fn, callee, given) if given == len(params) + 1 else None
+    if alt is not None:
+        # Python's `d.get(key, default)`: Flow's `get` takes the key, `get_or` the default too;
+        # one mistake, checked as meant (so its value is not also an Option where a V is wanted)
+        st.problems.report(
+            codes.WrongArity(e.span, "arguments", label, len(params) - offset, len(args)),
+            related=[Related(f"`{fn.name}` is declared here", fn.node.span)],
+            fixes=[Fix(f"write `{alt.name}`", (Edit(callee.name_span, alt.name),), True)],
+        )
+        return _call_fn(st, e, alt, receiver, expected)
     if given != len(params):
         fix = _missing_from_scope(st, e, fn, params, offset) if given < len(params) else None
         found = [expr(st, a) for a in args]
