@@ -15,6 +15,7 @@ from flow2py.check.body_state import (
     expect,
     expr,
     lookup,
+    mark_used,
     mismatch,
     rewrap_branches,
     show,
@@ -22,9 +23,10 @@ from flow2py.check.body_state import (
 from flow2py.check.infer_calls import pure_slot, value_effect
 from flow2py.check.infer_ctx import FnCtx, LetSite, MatchSite, PendingTry, TailRoot, Why
 from flow2py.check.patterns import bind_pattern
-from flow2py.check.typed import POLY, TOOL, FnRef, TCon, TError, TFun, TNever, TParam
-from flow2py.check.typeterms import TVar, resolve, unify
+from flow2py.check.typed import POLY, PURE, TOOL, FnRef, TCon, TError, TFun, TNever, TParam
+from flow2py.check.typeterms import TVar, resolve, unifiable, unify
 from flow2py.diagnostics import Edit, Fix, Related
+from flow2py.span import Span
 from flow2py.syntax import ast
 
 
@@ -86,10 +88,38 @@ def _e408(st: BodyState, e, ctx: FnCtx, res) -> None:
 def _e409(st: BodyState, e, ctx: FnCtx, err1, err2) -> None:
     who = "this function" if ctx.name == "this function" else f"`{ctx.name}`"
     fn = None if ctx.name == "this function" else ctx.name
+    related = [Related(f"the result type of {who}", ctx.result_span)] if ctx.result_span.line else []
+    fixes = []
+    conv = _converter(st, err1, err2)
+    if conv is not None:
+        # the module's one function from the one error to the other, most often written for this
+        # `?` (`e ? why`): noted and offered, to review (changing the result type is the other
+        # way); it is not also reported unused
+        mark_used(st, conv.decl)
+        related.append(
+            Related(f"`{conv.name}` converts `{show(st, err1)}` to `{show(st, err2)}`", conv.node.span)
+        )
+        sp = e.span
+        at = Span(sp.file, sp.end_line, sp.end_column, sp.end_line, sp.end_column, sp.end, sp.end)
+        fixes.append(
+            Fix(f"convert the error with `{conv.name}`: `? {conv.name}`", (Edit(at, f" {conv.name}"),), False)
+        )
     st.problems.report(
-        codes.TryErrorType(e.span, fn, show(st, err1), show(st, err2)),
-        related=[Related(f"the result type of {who}", ctx.result_span)] if ctx.result_span.line else [],
+        codes.TryErrorType(e.span, fn, show(st, err1), show(st, err2)), related=related, fixes=fixes
     )
+
+
+def _converter(st: BodyState, err1, err2):
+    """The one non-generic pure function of this module from `err1` to `err2`, or None."""
+    hits = []
+    for f in st.env.cm.fns.values():
+        if f.type_params or len(f.params) != 1 or f.effect != PURE or f.decl == st.fn.decl:
+            continue
+        if f.node is None or not f.node.span.line or f.is_tool or f.lang:
+            continue
+        if unifiable(f.params[0][1], err1) and unifiable(f.result, err2):
+            hits.append(f)
+    return hits[0] if len(hits) == 1 else None
 
 
 def _settle_tries(st: BodyState, ctx: FnCtx) -> None:
