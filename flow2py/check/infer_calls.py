@@ -310,6 +310,17 @@ def _with_default(st: BodyState, fn: FnInfo, callee, given: int):
     return alt if alt is not None and alt.pub and len(alt.params) == given else None
 
 
+def _call_with_default(st: BodyState, e: ast.Call, fn: FnInfo, alt: FnInfo, receiver, expected, label, takes):
+    """Python's `d.get(key, default)`: Flow's `get` takes the key, `get_or` the default too; one
+    mistake, the call checked as meant (so its value is not also an Option where a V is wanted)."""
+    st.problems.report(
+        codes.WrongArity(e.span, "arguments", label, takes, len(e.args)),
+        related=[Related(f"`{fn.name}` is declared here", fn.node.span)],
+        fixes=[Fix(f"write `{alt.name}`", (Edit(e.callee.name_span, alt.name),), True)],
+    )
+    return _call_fn(st, e, alt, receiver, expected)
+
+
 def _renamed_to(f: Fix, e: ast.Call) -> str | None:
     """The function a safe fix of a method call renames it to: `xs.forEach(...)` written
     `xs.each(...)` (one edit of the name) or `list.each(xs, ...)` (`home_qualified`)."""
@@ -402,14 +413,7 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver, expected=None):
     given = len(args) + offset
     alt = _with_default(st, fn, callee, given) if given == len(params) + 1 else None
     if alt is not None:
-        # Python's `d.get(key, default)`: Flow's `get` takes the key, `get_or` the default too;
-        # one mistake, checked as meant (so its value is not also an Option where a V is wanted)
-        st.problems.report(
-            codes.WrongArity(e.span, "arguments", label, len(params) - offset, len(args)),
-            related=[Related(f"`{fn.name}` is declared here", fn.node.span)],
-            fixes=[Fix(f"write `{alt.name}`", (Edit(callee.name_span, alt.name),), True)],
-        )
-        return _call_fn(st, e, alt, receiver, expected)
+        return _call_with_default(st, e, fn, alt, receiver, expected, label, len(params) - offset)
     if given != len(params):
         fix = _missing_from_scope(st, e, fn, params, offset) if given < len(params) else None
         found = [expr(st, a) for a in args]
