@@ -108,6 +108,7 @@ def test_safe_habits_are_the_ones_with_one_equivalent():
         "assignment_new_name",
         "tuple_unpacking",
         "python_def_body",
+        "typed_function_head",
         "case_arm",
         "else_arm",
         "increment_and_spread",

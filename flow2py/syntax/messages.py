@@ -222,9 +222,18 @@ _WHAT = {
 _JOIN = '`++` (`"Hello, " ++ name ++ "!"`; a value that is not Text becomes text with `.to_text()`)'
 
 
+def _typed_head(kind: str, habit: str, flow: str) -> str | None:
+    if kind != "typed-head":
+        return None
+    return (
+        f"Flow declares a function with `flow` and its result type after `->`: write "
+        f"`flow f(...) -> {flow}`, not `{habit} f(...): ...`"
+    )
+
+
 def _foreign(d: codes.ForeignSyntax) -> str:
     habit, flow, name = d.habit, d.flow, d.name
-    said = _where_a_value_goes(d.kind, habit, flow, name)
+    said = _where_a_value_goes(d.kind, habit, flow, name) or _typed_head(d.kind, habit, flow)
     if said is not None:
         return said
     match d.kind:
