@@ -124,6 +124,7 @@ def test_safe_habits_are_the_ones_with_one_equivalent():
         "update_parenthesised",
         "list_comprehension",
         "python_conditional",
+        "trailing_lambda",
         "constructors_of_other_languages",
         "membership",
         "async_function",

@@ -27,11 +27,13 @@ _NAMED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*=\s*$")
 
 
 def refine(modules, prog: CheckedProgram, problems: Problems) -> None:
-    """Settle the keyword-argument fixes (E012 "keyword-args") by the function called, and the
-    joins of f-strings and template literals by the types of their parts."""
+    """Settle the keyword-argument fixes (E012 "keyword-args") by the function called, the
+    joins of f-strings and template literals by the types of their parts, and `a ?: b` by the
+    type of `a`."""
     by_file = {m.display: m for m in modules}
     _joins(by_file, prog, problems)
     _floor_divisions(by_file, prog, problems)
+    _elvis(by_file, prog, problems)
     items = problems.items
     drop: list[tuple[str, int, int]] = []  # (file, start, end): arguments given in another order
     for k, d in enumerate(items):
@@ -121,6 +123,43 @@ def _floor_divisions(by_file: dict, prog: CheckedProgram, problems: Problems) ->
                 if all(show(resolve(prog.types.get(x.id))) == "Int" for x in (n.left, n.right)):
                     items[k] = dataclasses.replace(d, fixes=(dataclasses.replace(d.fixes[0], safe=True),))
                 break
+
+
+def _elvis(by_file: dict, prog: CheckedProgram, problems: Problems) -> None:
+    """Kotlin's `a ?: b`, read as `a.unwrap_or(b)` (syntax/habits_kotlin.py): writing that is
+    safe when `a` is an Option or a Result (std's `unwrap_or` of either is the elvis's meaning),
+    it holds no `?` (Kotlin's `a?.b` is no early return) and nothing else is reported inside
+    the call. When `a` is neither, the checker's "no function `unwrap_or`" (E210) is this
+    mistake again, and is not reported apart."""
+    items = problems.items
+    gone: set[int] = set()
+    for k, d in enumerate(items):
+        if d.code != "E012" or getattr(d.data, "kind", "") != "elvis" or not d.fixes or d.fixes[0].safe:
+            continue
+        m = by_file.get(d.span.file)
+        call = None if m is None else _unwrap_or_at(m.ast, d.span)
+        if call is None:
+            continue
+        sp = call.span
+        inside = [
+            x for x in items if x is not d and x.span.file == sp.file and sp.start <= x.span.start < sp.end
+        ]
+        gone.update(id(x) for x in inside if x.code == "E210" and getattr(x.data, "name", "") == "unwrap_or")
+        recv = call.callee.target
+        shown = show(resolve(prog.types.get(recv.id)))
+        text = (m.ast.source or "")[recv.span.start : recv.span.end]
+        if shown.startswith(("Option<", "Result<")) and "?" not in text and not inside:
+            items[k] = dataclasses.replace(d, fixes=(dataclasses.replace(d.fixes[0], safe=True),))
+    items[:] = [x for x in items if id(x) not in gone]
+
+
+def _unwrap_or_at(module: ast.Module, sp):
+    """The call `a.unwrap_or(b)` the habit at `sp` (the `?:`) was read as."""
+    for n in ast.walk(module):
+        if type(n) is ast.Call and type(n.callee) is ast.FieldAccess and n.callee.name == "unwrap_or":
+            if n.callee.name_span.start == sp.start and n.span.file == sp.file:
+                return n
+    return None
 
 
 def _joins(by_file: dict, prog: CheckedProgram, problems: Problems) -> None:

@@ -142,7 +142,8 @@ class ForeignSyntax(SyntaxData):
     # "record-index" (reported by the checker, which knows the record),
     # "assign-new", "record-field-equals", "let-as-value", "comprehension",
     # "comprehension-filter", "go-results", "qualified-constructor", "async",
-    # "or-pattern" (habits_values.py), "floor-division" (floor_division.py)
+    # "or-pattern" (habits_values.py), "floor-division" (floor_division.py),
+    # "trailing-lambda", "elvis", "throw" (habits_kotlin.py)
     kind: str
     habit: str  # what was written, as the answer quotes it: `elif`, `===`, `x =>`, `&mut`, `for`
     flow: str = ""  # what Flow writes instead, as quoted: `else if`, `==`, `flow(x) =`, `Text`

@@ -32,7 +32,7 @@ from flow2py.syntax.habits import (
     _text,
     _unsafe,
 )
-from flow2py.syntax import habits_heads, habits_values
+from flow2py.syntax import habits_heads, habits_kotlin, habits_values
 from flow2py.syntax.habits import habit_at as _statement_habit_at
 
 # Where a C-style conditional `c ? a : b` begins (its condition runs back to one of these, at
@@ -968,7 +968,7 @@ def habit_at(seg: list[Tok], i: int, expected: set[str], path: str) -> Habit | N
     h = habits_heads.foreign_head(seg, i, expected, path) or _statement_habit_at(seg, i, expected, path)
     if h is not None:
         return h
-    for rule in EXPRESSION_RULES + habits_values.RULES:
+    for rule in EXPRESSION_RULES + habits_values.RULES + habits_kotlin.RULES:
         h = rule(seg, i, expected, path)
         if h is not None:
             return h

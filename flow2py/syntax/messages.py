@@ -432,6 +432,15 @@ def _where_a_value_goes(kind: str, habit: str, flow: str, name: str) -> str | No
             return (
                 f"Flow has no list comprehensions: filter (and map) the list with function values, `{flow}`"
             )
+        case "trailing-lambda":
+            return f"Flow passes a function in parentheses: write `{flow}`"
+        case "elvis":
+            return f"Flow has no `?:`: write `{flow}` (on an Option or a Result)"
+        case "throw":
+            return (
+                f"Flow has no exceptions: a failure is a value — return `{flow}` (the function's "
+                "result type must be a Result)"
+            )
         case "go-results":
             return (
                 f"a Flow call gives one value, not a result and an error: a Tool's is a `Result`, taken "
