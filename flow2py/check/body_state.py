@@ -149,6 +149,10 @@ def expect(st: BodyState, actual, expected, node, why: Why | None):
         )
     if not fixes:
         fixes = wrap_fixes(st, actual, expected, node.span)
+        if fixes and why is not None and "operand of `" in why.text:
+            # `i >= 0` of an Option `i`: the other operand fixed the type, and the value in it
+            # is as likely what was meant (`Some(0)` is then one choice, to review: rustc's too)
+            fixes = [Fix(f.message, f.edits, False) for f in fixes]
     if not fixes:
         fixes = _to_list(st, actual, expected, node)
     if not fixes and not hint:

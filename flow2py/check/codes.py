@@ -278,6 +278,7 @@ class WrongArity(CheckData):
     expected: int = 0
     given: int = 0
     fields: tuple[str, ...] = ()  # a "named-call" constructor's fields
+    after_new: bool = False  # "record-call" / "named-call" written `new T(...)` (E012 folded in)
 
 
 @dataclass(frozen=True)
@@ -351,6 +352,7 @@ class UnknownMethod(CheckData):
     no_params: bool = False
     meant: Suggestion | None = None  # what the misspelling most likely meant (None: `no_params`)
     copy: bool = False  # `.clone()`, `.copy()`: values never change, the value is its own copy
+    equals: bool = False  # `a.equals(b)`: Flow compares values with `==`
 
 
 @dataclass(frozen=True)

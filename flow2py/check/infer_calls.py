@@ -135,9 +135,14 @@ def call(st: BodyState, e: ast.Call, expected):
                 return _call_value(st, e, ft)
             if _copy_call(st, e, tt):
                 return tt
+            if _equals_call(st, e, tt):
+                return st.d.lang_con("Bool")
             before = len(st.problems.items)
             fn = _method(st, callee, tt, e)
             if fn is None:
+                meant = _meant_method(st, before, tt, e)
+                if meant is not None:
+                    return _call_as_meant(st, e, before, meant, expected)
                 t = _args_poison(st, e)
                 _unfit_rename(st, before, tt, e)
                 return t
@@ -200,9 +205,57 @@ def _copy_call(st: BodyState, e: ast.Call, tt) -> bool:
         at = Span(sp.file, end.end_line, end.end_column, sp.end_line, sp.end_column, end.end, sp.end)
         fixes = [Fix(f"remove `.{callee.name}()`", (Edit(at, ""),), True)]
     st.problems.report(
-        codes.UnknownMethod(callee.span, callee.name, show(st, tt), home, copy=True), fixes=fixes
+        codes.UnknownMethod(method_span(callee), callee.name, show(st, tt), home, copy=True), fixes=fixes
     )
     return True
+
+
+_EQUALS_METHODS = frozenset({"equals", "Equals", "eq", "equal", "isEqual", "isEqualTo", "__eq__"})
+# the operators that bind tighter than `==` (or chain with it) beside the call: the fix's `a == b`
+# is then put in parentheses (`!a.equals(b)` is `!(a == b)`, not `!a == b`)
+_TIGHTER = re.compile(r"(?:[-+*/%<>!.]|==|!=|\+\+)$")
+_TIGHTER_AFTER = re.compile(r"^(?:[-+*/%<>.?]|==|!=)")
+
+
+def _equals_call(st: BodyState, e: ast.Call, tt) -> bool:
+    """`a.equals(b)` (Java, C#, Kotlin; Python's `__eq__`): Flow compares values with `==`, so
+    where the receiver's type has `==` and no function of that name, the safe fix writes `a == b`
+    (in parentheses where an operator beside it binds tighter); `b` is checked against `a`'s type."""
+    callee = e.callee
+    if callee.name not in _EQUALS_METHODS or len(e.args) != 1 or type(tt) in (TError, TNever, TVar):
+        return False
+    home = tt.decl.split("::")[0] if type(tt) is TCon else None
+    menv = st.d.envs.get(home) if home else None
+    if (menv is not None and callee.name in menv.cm.fns) or callee.name in st.d.generic_fns:
+        return False
+    if st.d.home_ops.get((home, "==", 2)) is None and st.d.generic_ops.get(("==", 2)) is None:
+        return False
+    mark = len(st.problems.items)
+    expr(st, e.args[0], tt, Why(f"`.{callee.name}` compares it with the receiver, of type `{show(st, tt)}`"))
+    src = st.env.lm.ast.source or ""
+    left, right = callee.target.span, e.args[0].span
+    fixes = []
+    if e.span.end > e.span.start and left.end > left.start and right.end > right.start:
+        text = f"{src[left.start : left.end]} == {src[right.start : right.end]}"
+        # the operators beside it on its line (an editor checks a declaration apart from the
+        # text around it: flow2py.lsp.incremental)
+        before = src[src.rfind("\n", 0, e.span.start) + 1 : e.span.start].rstrip()
+        after = src[e.span.end : (src.find("\n", e.span.end) + 1 or len(src) + 1) - 1].lstrip()
+        if _TIGHTER.search(before) or _TIGHTER_AFTER.match(after):
+            text = f"({text})"
+        # safe unless the compared value is itself wrong: then the comparison meant is a choice
+        fixes = [Fix(f"write `{text}`", (Edit(e.span, text),), len(st.problems.items) == mark)]
+    st.problems.report(
+        codes.UnknownMethod(method_span(callee), callee.name, show(st, tt), home, equals=True), fixes=fixes
+    )
+    return True
+
+
+def method_span(callee: ast.FieldAccess) -> Span:
+    """Where E210 points for `x.name(...)`: the whole `x.name`, or only `name` when `x` starts on
+    an earlier line (a chain written one call a line: the line of the method, as rustc points)."""
+    at = callee.name_span
+    return at if at.line and at.line != callee.span.line else callee.span
 
 
 def _record_field_fn(st: BodyState, tt, name: str) -> bool:
@@ -231,7 +284,7 @@ def _method(st: BodyState, callee: ast.FieldAccess, tt, e: ast.Call) -> FnInfo |
             st.problems.report(codes.PrivateName(callee.span, callee.name, "method", module=home))
             return None
         if not fn.params:
-            st.problems.report(codes.UnknownMethod(callee.span, callee.name, no_params=True))
+            st.problems.report(codes.UnknownMethod(method_span(callee), callee.name, no_params=True))
             return None
         st.refs[callee.id] = MethodRef(fn.decl)
         return fn
@@ -246,11 +299,50 @@ def _method(st: BodyState, callee: ast.FieldAccess, tt, e: ast.Call) -> FnInfo |
     if other is not None:
         sugg, fixes = other
     st.problems.report(
-        codes.UnknownMethod(callee.span, callee.name, show(st, tt), home or None, meant=sugg.said()),
+        codes.UnknownMethod(method_span(callee), callee.name, show(st, tt), home or None, meant=sugg.said()),
         related=sugg.related(),
         fixes=_try_instead(st, callee, tt, e) + fixes,
     )
     return None
+
+
+def _meant_method(st: BodyState, at: int, tt, e: ast.Call) -> FnInfo | None:
+    """The function the E210 just reported at `st.problems.items[at]` renames the method to by its
+    one safe fix (`items.Where(...)` -> `filter`), when it takes the receiver and as many
+    arguments as given, each lambda with as many parameters as its function type has: the call
+    is then checked as meant (`_call_as_meant`)."""
+    items = st.problems.items
+    if at >= len(items) or items[at].code != "E210" or type(tt) is not TCon or len(items[at].fixes) != 1:
+        return None
+    name = _renamed_to(items[at].fixes[0], e)
+    menv = st.d.envs.get(tt.decl.split("::")[0])
+    fn = ((menv.cm.fns.get(name) if menv else None) or st.d.generic_fns.get(name)) if name else None
+    if fn is None or len(fn.params) != len(e.args) + 1:
+        return None
+    for a, (_, p) in zip(e.args, fn.params[1:]):
+        if type(a) is ast.Lambda and (
+            type(resolve(p)) is not TFun or len(resolve(p).params) != len(a.params)
+        ):
+            return None
+    return fn
+
+
+def _call_as_meant(st: BodyState, e: ast.Call, at: int, fn: FnInfo, expected):
+    """`x.Where(f)` checked as the `x.filter(f)` its safe fix writes: the arguments (a lambda's
+    parameters known) and the value are then what was meant, so what follows is checked in the
+    same pass rather than once this is fixed. A mistake the check finds makes the fix one to
+    review (the renamed call does not fit as it is); a mismatch with the renamed function's
+    types (E201, E202) is then the guess's, not reported, while a name or method unknown inside
+    an argument (`flow(n) = n.shout()`) is a mistake of its own and is."""
+    items = st.problems.items
+    mark = len(items)
+    t = _call_fn(st, e, fn, e.callee.target, expected)
+    if len(items) > mark:
+        items[mark:] = [d for d in items[mark:] if d.code not in ("E201", "E202")]
+        d, f = items[at], items[at].fixes[0]
+        items[at] = dataclasses.replace(d, fixes=(Fix(f.message, f.edits, False),))
+        return TError()
+    return t
 
 
 def _unfit_rename(st: BodyState, at: int, tt, e: ast.Call) -> None:

@@ -7,12 +7,12 @@ from __future__ import annotations
 import re
 
 from flow2py.check import codes, missing_try
-from flow2py.check.body_state import BodyState, expect, expr, found_notes, show
+from flow2py.check.body_state import BodyState, expect, expr, found_notes, same_type, show
 from flow2py.check.infer_calls import is_ground, solved
 from flow2py.check.infer_ctx import LazyWhy, Why
 from flow2py.check.infer_names import instantiate
 from flow2py.check.typed import FnInfo, FnRef, TCon, TError, TNever
-from flow2py.check.typeterms import TVar, resolve
+from flow2py.check.typeterms import TVar, resolve, unify
 from flow2py.diagnostics import Edit, Fix
 from flow2py.syntax import ast
 
@@ -44,9 +44,15 @@ def binary(st: BodyState, e: ast.Binary, expected):
             expr(st, e.right)
         return TError()
     fn = _op_fn(st, e.op, 2, r)
+    ok = missing_try.ok_of(st, e.left, r)  # `tracking ++ note`, the `?` forgotten on `tracking`
     if fn is None:
-        ok = missing_try.ok_of(st, e.left, r)  # `tracking ++ note`, the `?` forgotten on `tracking`
         fn = _op_fn(st, e.op, 2, ok) if ok is not None else None
+    elif ok is not None and rt is None:
+        # `i >= 0` of a `let i` of an Option: the Option has `>=` too, but the other operand is
+        # the value in it, which is what the use wants (one mistake, at the `let`)
+        rt = expr(st, e.right)
+        if not (same_type(rt, ok) and not same_type(rt, r)):
+            ok = None
     if fn is None:
         if type(r) is TVar:
             st.problems.report(codes.CannotInfer(e.span, "binary", e.op))
@@ -70,6 +76,8 @@ def binary(st: BodyState, e: ast.Binary, expected):
     params, result, targs = instantiate(st, fn, e.span, e.op)
     if targs:
         st.type_args[e.id] = targs
+    if ok is not None:  # the operand is taken as the value in it (a generic `>=`: of that type)
+        unify(params[0], ok)
     expect(st, lt, params[0], e.left, Why(f"the left operand of `{e.op}`"))
     # where the left operand's type is declared (a field, a function's result): the other place
     left = found_notes(st, e.left)[:1]

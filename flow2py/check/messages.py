@@ -262,6 +262,8 @@ def _types(d: codes.CheckData) -> str | None:
             return f"constructor `{name}` takes positional values: write `{name}(...)`"
         case codes.WrongArity(form="named-value", name=name):
             return f"constructor `{name}` has named fields: write `{name} {{ ... }}`"
+        case codes.WrongArity(form="named-call" | "record-call", name=name, fields=fields, after_new=True):
+            return f"Flow has no `new`, and `{name}` has its fields named: write `{name} {{ {', '.join(fields)} }}`"
         case codes.WrongArity(form="named-call", name=name, fields=fields):
             return f"constructor `{name}` has named fields: write `{name} {{ {', '.join(fields)} }}`"
         case codes.WrongArity(form="record-call", name=name, fields=fields):
@@ -321,6 +323,8 @@ def _types_more(d: codes.CheckData) -> str | None:
             return f"no unary `{op}` for `{t}`"
         case codes.UnknownMethod(name=name, copy=True):
             return f"Flow has no `.{name}()`: values never change, so a value is its own copy"
+        case codes.UnknownMethod(name=name, equals=True):
+            return f"Flow has no `.{name}(...)`: values are compared with `==` (and `!=`)"
         case codes.UnknownMethod(name=name, no_params=True):
             return f"`{name}` takes no arguments, so it cannot be called as a method"
         case codes.UnknownMethod(name=name, receiver=t, home=None, meant=meant):

@@ -7,13 +7,18 @@ use as notes, and the one fix writing `pub` (docs/spec/diagnostics.md, E109).
 
 An import cycle one of whose `use`s is never used (E112) is one mistake: the cycle (E104), whose
 fix is then that removal (safe: nothing needs the `use`, and without it the cycle is gone).
+
+Java's `new Summary(a, b)` of a record (or a constructor with named fields) is one mistake: the
+E202 of the positional values, saying Flow has no `new` either, its fix removing `new` too; not
+also the E012 of `new`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from flow2py.diagnostics import Diagnostic, Problems, Related
+from flow2py.diagnostics import Diagnostic, Fix, Problems, Related
+from flow2py.span import Span
 
 ALSO_USED = "also used here"
 
@@ -37,6 +42,7 @@ def fold(problems: Problems) -> None:
         items[ks[0]] = dataclasses.replace(first, related=notes)
         gone.update(ks[1:])
     gone |= _unused_in_cycle(items)
+    gone |= _new_before_record(items)
     if gone:
         items[:] = [d for k, d in enumerate(items) if k not in gone]
 
@@ -52,6 +58,36 @@ def _unused_in_cycle(items: list[Diagnostic]) -> set[int]:
         if k is not None:
             items[j] = dataclasses.replace(c, fixes=items[k].fixes)
             gone.add(k)
+    return gone
+
+
+def _new_before_record(items: list[Diagnostic]) -> set[int]:
+    """The E012s of a `new` written before a record built with positional values (E202), folded
+    into that E202: its message says so and its fix removes `new` as well."""
+    news = {}
+    for k, d in enumerate(items):
+        if d.code == "E012" and getattr(d.data, "kind", "") == "new" and len(d.fixes) == 1:
+            edits = d.fixes[0].edits
+            if len(edits) == 1 and edits[0].text == "":
+                news[(d.span.file, edits[0].span.end)] = k
+    gone: set[int] = set()
+    if not news:
+        return gone
+    for j, d in enumerate(items):
+        data = d.data
+        if d.code != "E202" or getattr(data, "form", "") not in ("record-call", "named-call"):
+            continue
+        k = news.get((d.span.file, d.span.start))
+        if k is None:
+            continue
+        drop = items[k].fixes[0].edits
+        fixes = tuple(Fix(f.message, drop + f.edits, f.safe) for f in d.fixes) or (
+            Fix("remove `new`", drop, False),
+        )
+        a, b = items[k].span, d.span
+        at = Span(b.file, a.line, a.column, b.end_line, b.end_column, a.start, b.end)
+        items[j] = Diagnostic.of(dataclasses.replace(data, after_new=True, span=at), d.related, fixes)
+        gone.add(k)
     return gone
 
 

@@ -372,6 +372,39 @@ _METHOD_HABITS: dict[str, tuple[tuple[str, ...], bool, str | None]] = {
     # Scala's `headOption`, Kotlin's `firstOrNull`, Haskell's `head`: Flow's is an Option
     **dict.fromkeys(["head", "headOption", "head_option", "firstOrNull"], (("first",), False, None)),
     **dict.fromkeys(["lastOption", "last_option", "lastOrNull"], (("last",), False, None)),
+    # C#'s LINQ (`Where`, `Select`, ...), Ruby's `select`/`detect`, Scala's `exists`/`forall`,
+    # JavaScript's `some`/`every`, Swift's `hasPrefix`: the same arguments in the same order
+    **dict.fromkeys(["Where", "where", "select", "filterWhere"], (("filter",), False, None)),
+    **dict.fromkeys(["Select"], (("map",), False, None)),
+    **dict.fromkeys(["SelectMany", "flatMap", "FlatMap", "flatmap"], (("flat_map",), False, None)),
+    **dict.fromkeys(["Any", "some", "exists", "anyMatch"], (("any",), False, None)),
+    **dict.fromkeys(["All", "every", "forall", "allMatch"], (("all",), False, None)),
+    **dict.fromkeys(["OrderBy", "sortBy", "sortedBy", "sort_by_key", "orderBy"], (("sort_by",), False, None)),
+    **dict.fromkeys(["FirstOrDefault", "findFirst", "First"], (("first",), False, None)),
+    **dict.fromkeys(["LastOrDefault", "Last"], (("last",), False, None)),
+    **dict.fromkeys(["detect", "Find", "find_first"], (("find",), False, None)),
+    **dict.fromkeys(["Aggregate"], (("fold",), False, None)),
+    **dict.fromkeys(["Contains"], (("contains",), False, None)),
+    **dict.fromkeys(["Reverse", "reverse_list"], (("reverse",), False, None)),
+    **dict.fromkeys(["Concat", "extend"], (("concat",), False, None)),
+    **dict.fromkeys(["Zip"], (("zip",), False, None)),
+    **dict.fromkeys(
+        ["ToUpper", "ToUpperInvariant", "uppercased", "to_uppercase"], (("to_upper",), False, None)
+    ),
+    **dict.fromkeys(
+        ["ToLower", "ToLowerInvariant", "lowercased", "to_lowercase"], (("to_lower",), False, None)
+    ),
+    **dict.fromkeys(["Trim", "trimmed"], (("trim",), False, None)),
+    **dict.fromkeys(["StartsWith", "startsWith", "hasPrefix"], (("starts_with",), False, None)),
+    **dict.fromkeys(["EndsWith", "endsWith", "hasSuffix"], (("ends_with",), False, None)),
+    **dict.fromkeys(["Split"], (("split",), False, None)),
+    **dict.fromkeys(["Replace"], (("replace",), False, None)),
+    **dict.fromkeys(["IndexOf"], (("index_of",), False, None)),
+    **dict.fromkeys(["isEmpty", "IsEmpty", "empty"], (("is_empty",), False, None)),
+    **dict.fromkeys(["HasValue", "isDefined", "nonEmpty"], (("is_some",), False, None)),
+    **dict.fromkeys(["keySet", "Keys"], (("keys",), False, None)),
+    **dict.fromkeys(["Values"], (("values",), False, None)),
+    **dict.fromkeys(["ForEach"], (("each",), False, None)),
 }
 
 

@@ -39,7 +39,7 @@ def scanned(tokens: list[Tok], diags: list[Diagnostic], source: str, path: str):
     bad = {
         d.span.start: d
         for d in diags
-        if d.code == "E001" and source[d.span.start : d.span.start + 1] in "`&'#"
+        if d.code == "E001" and source[d.span.start : d.span.start + 1] in "`&'#$"
     }
     if not bad:
         return tokens, []
@@ -54,6 +54,8 @@ def scanned(tokens: list[Tok], diags: list[Diagnostic], source: str, path: str):
             tokens = _single_quoted(tokens, diags, source, path, p, bad, drop)
         elif source[p] == "#":
             tokens = _hash_comment(tokens, diags, source, path, p, bad, drop)
+        elif source[p] == "$":
+            tokens = _interpolated(tokens, diags, source, path, p, drop)
         else:
             tokens = _reference(tokens, diags, source, path, p)
             drop.add(p)
@@ -99,6 +101,30 @@ def _template(tokens, diags, source, path, p, bad, drop, regions):
         kind = "template"
     diags.append(_diag(_span(path, first, last), fix, kind, "`"))
     return kept[:at] + [tok, *_separator(tok, ends)] + kept[at:]
+
+
+def _interpolated(tokens, diags, source, path, p, drop):
+    """C#'s `$"{name} has {n} items"` (and `$@"..."`): Flow joins text with `++`, as for Python's
+    f-string (habits.py `_f_string`): the `$` goes, the parts are checked as the join writes them
+    (check/habit_fixes.py settles the fix by their types); without a `{` it is plain text."""
+    k = next((k for k, t in enumerate(tokens) if t.start_pos == p + 1 and t.type == "TEXT"), None)
+    if k is None:
+        return tokens
+    drop.add(p)
+    tok, first = tokens[k], _pos_tok(source, path, p)
+    body = tok.value[1:-1]
+    if "{" not in body:
+        fix = _safe("remove the `$`", _replace(path, first, tok, tok.value))
+        diags.append(_diag(_span(path, first, tok), fix, "f-string-plain", "$", tok.value))
+        return tokens
+    fix = _unsafe("join the parts with `++`", _replace(path, first, tok, _joined(body, "{", "}")))
+    diags.append(_diag(_span(path, first, tok), fix, "f-string", "$"))
+    if "{{" in body or "}}" in body or "\\" in body:
+        return tokens[:k] + [hole(first, tok)] + tokens[k + 1 :]
+    joined = joined_tokens(body, tok.start_pos + 1, tok, "{", "}")
+    if joined is None:
+        return tokens[:k] + [hole(first, tok)] + tokens[k + 1 :]
+    return tokens[:k] + joined + tokens[k + 1 :]
 
 
 def _inside(tokens, diags, p, q, bad, drop):

@@ -261,8 +261,12 @@ def _foreign(d: codes.ForeignSyntax) -> str:
             return _LOOP_ANSWER[habit]
         case "lambda":
             return f"Flow writes a function value as `{flow} ...`, not `{habit} ...`"
+        case "f-string-plain" if habit == "$":
+            return 'Flow has no interpolated strings (`$"..."`): this one interpolates nothing, so it is plain text'
         case "f-string-plain":
             return "Flow has no f-strings: this one interpolates nothing, so it is plain text"
+        case "f-string" if habit == "$":
+            return 'Flow has no interpolated strings (`$"..."`): join text with ' + _JOIN
         case "f-string":
             return "Flow has no f-strings: join text with " + _JOIN
         case "fn-head":
