@@ -131,6 +131,7 @@ def test_safe_habits_are_the_ones_with_one_equivalent():
         "or_pattern",
         "rest_binding_with_at",
         "let_with_short_declaration",
+        "switch_expression",
     }
 
 

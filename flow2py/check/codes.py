@@ -303,6 +303,7 @@ class UnknownField(CheckData):
     field: str
     meant: Suggestion  # what the misspelling most likely meant (empty: nothing close), `said()`
     call: bool = False  # `name` is a function of the type's module taking the value alone: `.name()`
+    method: str = ""  # another language's property (Swift's `.count`) that is that function: `.length()`
 
 
 @dataclass(frozen=True)

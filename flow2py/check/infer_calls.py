@@ -24,12 +24,12 @@ from flow2py.check.body_state import (
     use_local,
 )
 from flow2py.check.declare import ordinal
+from flow2py.check.infer_habits import copy_call, equals_call, list_of, method_span, record_called
 from flow2py.check.infer_ctx import QUALIFIED_ERROR, CtorHit, FnHit, LazyWhy, Why
 from flow2py.check.modgraph import STD_VERSION
 from flow2py.check.infer_names import (
     ctor_access,
     ctor_decl,
-    declared_note,
     empty_parens,
     fresh_tcon,
     habit_call,
@@ -109,7 +109,7 @@ def call(st: BodyState, e: ast.Call, expected):
     hit = None
     receiver = None
     if isinstance(callee, ast.Name) and lookup(st, callee.name) is None:
-        habit = habit_call(st, e) or _record_called(st, e)
+        habit = habit_call(st, e) or record_called(st, e) or list_of(st, e, expected)
         if habit is not None:
             return habit
         hit = resolve_value(st, callee.name, expected, callee.span, called=True, arity=len(e.args))
@@ -125,6 +125,7 @@ def call(st: BodyState, e: ast.Call, expected):
             if q is QUALIFIED_ERROR:
                 t = _args_poison(st, e)
                 _unfit_member_rename(st, before, e)
+                _unfit_qualifier_rename(st, before, e)
                 return t
             hit = q
         else:
@@ -133,9 +134,9 @@ def call(st: BodyState, e: ast.Call, expected):
                 ft = read_field(st, callee, tt)
                 st.types[callee.id] = ft
                 return _call_value(st, e, ft)
-            if _copy_call(st, e, tt):
+            if copy_call(st, e, tt):
                 return tt
-            if _equals_call(st, e, tt):
+            if equals_call(st, e, tt):
                 return st.d.lang_con("Bool")
             before = len(st.problems.items)
             fn = _method(st, callee, tt, e)
@@ -154,108 +155,6 @@ def call(st: BodyState, e: ast.Call, expected):
     if type(hit) is CtorHit:
         return _call_ctor(st, e, hit.info, hit.ctor, expected)
     return _call_fn(st, e, hit.fn, receiver, expected)
-
-
-def _record_called(st: BodyState, e: ast.Call):
-    """`Stats(count, mean)` of a record type: its fields are named, so it is built with a record
-    literal. The fix writes one with the values in the order of the fields: safe when each value
-    is a name that is its field's (`Stats { count, mean }`: no choice), else to review."""
-    info = st.env.cm.types.get(e.callee.name)
-    if info is None or info.kind != "record":
-        return None
-    mark_used(st, info.decl)
-    names = tuple(f.name for f in info.fields)
-    for a in e.args:
-        expr(st, a)
-    src = st.env.lm.ast.source or ""
-    fixes = []
-    if len(e.args) == len(names) and names and e.span.end > e.span.start:
-        parts = []
-        for f, a in zip(names, e.args):
-            text = src[a.span.start : a.span.end]
-            parts.append(f if text == f else f"{f}: {text}")
-        safe = all(type(a) is ast.Name and a.name == f for f, a in zip(names, e.args))
-        literal = f"{e.callee.name} {{ {', '.join(parts)} }}"
-        fixes = [Fix(f"write `{literal}`", (Edit(e.span, literal),), safe)]
-    st.problems.report(
-        codes.WrongArity(e.span, "record-call", info.name, fields=names),
-        related=declared_note(info),
-        fixes=fixes,
-    )
-    tcon, _ = fresh_tcon(info)
-    return tcon
-
-
-_COPY_METHODS = frozenset({"clone", "copy", "to_owned", "deepcopy", "dup"})
-
-
-def _copy_call(st: BodyState, e: ast.Call, tt) -> bool:
-    """`invoice.clone()` (Rust, Java, Python's `.copy()`): Flow's values never change, so the
-    value is its own copy; the safe fix drops the call, which is then the receiver's value."""
-    callee = e.callee
-    if callee.name not in _COPY_METHODS or e.args or type(tt) in (TError, TNever, TVar):
-        return False
-    home = tt.decl.split("::")[0] if type(tt) is TCon else None
-    menv = st.d.envs.get(home) if home else None
-    if (menv is not None and callee.name in menv.cm.fns) or callee.name in st.d.generic_fns:
-        return False
-    end, sp = callee.target.span, e.span
-    fixes = []
-    if sp.end > end.end:
-        at = Span(sp.file, end.end_line, end.end_column, sp.end_line, sp.end_column, end.end, sp.end)
-        fixes = [Fix(f"remove `.{callee.name}()`", (Edit(at, ""),), True)]
-    st.problems.report(
-        codes.UnknownMethod(method_span(callee), callee.name, show(st, tt), home, copy=True), fixes=fixes
-    )
-    return True
-
-
-_EQUALS_METHODS = frozenset({"equals", "Equals", "eq", "equal", "isEqual", "isEqualTo", "__eq__"})
-# the operators that bind tighter than `==` (or chain with it) beside the call: the fix's `a == b`
-# is then put in parentheses (`!a.equals(b)` is `!(a == b)`, not `!a == b`)
-_TIGHTER = re.compile(r"(?:[-+*/%<>!.]|==|!=|\+\+)$")
-_TIGHTER_AFTER = re.compile(r"^(?:[-+*/%<>.?]|==|!=)")
-
-
-def _equals_call(st: BodyState, e: ast.Call, tt) -> bool:
-    """`a.equals(b)` (Java, C#, Kotlin; Python's `__eq__`): Flow compares values with `==`, so
-    where the receiver's type has `==` and no function of that name, the safe fix writes `a == b`
-    (in parentheses where an operator beside it binds tighter); `b` is checked against `a`'s type."""
-    callee = e.callee
-    if callee.name not in _EQUALS_METHODS or len(e.args) != 1 or type(tt) in (TError, TNever, TVar):
-        return False
-    home = tt.decl.split("::")[0] if type(tt) is TCon else None
-    menv = st.d.envs.get(home) if home else None
-    if (menv is not None and callee.name in menv.cm.fns) or callee.name in st.d.generic_fns:
-        return False
-    if st.d.home_ops.get((home, "==", 2)) is None and st.d.generic_ops.get(("==", 2)) is None:
-        return False
-    mark = len(st.problems.items)
-    expr(st, e.args[0], tt, Why(f"`.{callee.name}` compares it with the receiver, of type `{show(st, tt)}`"))
-    src = st.env.lm.ast.source or ""
-    left, right = callee.target.span, e.args[0].span
-    fixes = []
-    if e.span.end > e.span.start and left.end > left.start and right.end > right.start:
-        text = f"{src[left.start : left.end]} == {src[right.start : right.end]}"
-        # the operators beside it on its line (an editor checks a declaration apart from the
-        # text around it: flow2py.lsp.incremental)
-        before = src[src.rfind("\n", 0, e.span.start) + 1 : e.span.start].rstrip()
-        after = src[e.span.end : (src.find("\n", e.span.end) + 1 or len(src) + 1) - 1].lstrip()
-        if _TIGHTER.search(before) or _TIGHTER_AFTER.match(after):
-            text = f"({text})"
-        # safe unless the compared value is itself wrong: then the comparison meant is a choice
-        fixes = [Fix(f"write `{text}`", (Edit(e.span, text),), len(st.problems.items) == mark)]
-    st.problems.report(
-        codes.UnknownMethod(method_span(callee), callee.name, show(st, tt), home, equals=True), fixes=fixes
-    )
-    return True
-
-
-def method_span(callee: ast.FieldAccess) -> Span:
-    """Where E210 points for `x.name(...)`: the whole `x.name`, or only `name` when `x` starts on
-    an earlier line (a chain written one call a line: the line of the method, as rustc points)."""
-    at = callee.name_span
-    return at if at.line and at.line != callee.span.line else callee.span
 
 
 def _record_field_fn(st: BodyState, tt, name: str) -> bool:
@@ -384,6 +283,52 @@ def _unfit_member_rename(st: BodyState, at: int, e: ast.Call) -> None:
             fixes[k] = Fix(f.message, f.edits, False)
     if fixes != list(d.fixes):
         items[at] = dataclasses.replace(d, fixes=tuple(fixes))
+
+
+def _unfit_qualifier_rename(st: BodyState, at: int, e: ast.Call) -> None:
+    """The safe fix of the E101 reported at `st.problems.items[at]` naming the module meant for
+    an unknown qualifier (`String.join(...)` -> `text.join`), made one to review when that
+    module's function does not take the call's (checked) arguments; where it takes the two given
+    the other way round (Java's `String.join(sep, parts)`, Flow's `text.join(parts, sep)`), the
+    fix writes them so too, safe."""
+    items = st.problems.items
+    if at >= len(items) or items[at].code != "E101" or getattr(items[at].data, "kind", "") != "module":
+        return
+    d, target = items[at], e.callee.target
+    fixes = list(d.fixes)
+    for k, f in enumerate(fixes):
+        if not f.safe or not f.edits or f.edits[0].span != target.span:
+            continue
+        key = st.env.lm.aliases.get(f.edits[0].text) or _added_use(f)
+        menv = st.d.envs.get(key) if key else None
+        fn = menv.cm.fns.get(e.callee.name) if menv is not None else None
+        if fn is None or _takes_call(st, fn, None, e):
+            continue
+        fixes[k] = _swapped_args(st, e, fn, f) or Fix(f.message, f.edits, False)
+    if fixes != list(d.fixes):
+        items[at] = dataclasses.replace(d, fixes=tuple(fixes))
+
+
+def _added_use(f: Fix) -> str | None:
+    """The std module a fix's `use` edit adds (`use "std@v1/text"`), if it adds one."""
+    for ed in f.edits[1:]:
+        m = re.search(r'use "([^"]+)"', ed.text)
+        if m:
+            return m.group(1)
+    return None
+
+
+def _swapped_args(st: BodyState, e: ast.Call, fn: FnInfo, f: Fix) -> Fix | None:
+    """`f` with the call's two arguments written the other way round, when `fn` takes them so."""
+    if len(e.args) != 2 or any(type(a) is ast.Lambda or a.span.end <= a.span.start for a in e.args):
+        return None
+    a, b = e.args
+    if not _takes_call(st, fn, None, dataclasses.replace(e, args=[b, a])):
+        return None
+    src = st.env.lm.ast.source or ""
+    ta, tb = src[a.span.start : a.span.end], src[b.span.start : b.span.end]
+    edits = (*f.edits, Edit(a.span, tb), Edit(b.span, ta))
+    return Fix(f"{f.message}, and give `{tb}` first: `{fn.name}` takes it so", edits, True)
 
 
 #: a function given one argument more than it takes -> the function of its module taking that

@@ -145,6 +145,12 @@ def habit_call(st: BodyState, e: ast.Call):
                 first = resolve(fn.params[0][1])
                 if type(first) is TCon and first.decl == t.decl:
                     fns.append(fn)
+        if not fns:  # `str(severity)`: a generic std function of any value (`severity.to_text()`)
+            fns = [
+                g
+                for m in sorted(methods)
+                if (g := st.d.generic_fns.get(m)) is not None and len(g.params) == 1
+            ]
     source = env.lm.ast.source or ""
     fixes = []
     if len(fns) == 1 and e.span.end <= len(source) and arg.span.end <= len(source):
@@ -713,26 +719,37 @@ def _method_instead(st: BodyState, e: ast.FieldAccess, tt):
         return None
     home = tt.decl.split("::")[0]
     menv = st.d.envs.get(home)
-    fn = menv.cm.fns.get(e.name) if menv else None
-    if fn is None or len(fn.params) != 1 or not (fn.pub or home == st.env.key):
+    if menv is None:
         return None
-    first = resolve(fn.params[0][1])
-    return fn if type(first) is TCon and first.decl == tt.decl else None
+    # the name itself, else another language's property that is one function of the module
+    # (Swift's `xs.count`, `s.isEmpty`: `length`, `is_empty`)
+    names = [e.name] if e.name in menv.cm.fns else sg.method_property(e.name)
+    fns = []
+    for name in names:
+        fn = menv.cm.fns.get(name)
+        if fn is None or len(fn.params) != 1 or not (fn.pub or home == st.env.key):
+            continue
+        first = resolve(fn.params[0][1])
+        if type(first) is TCon and first.decl == tt.decl:
+            fns.append(fn)
+    return fns[0] if len(fns) == 1 else None
 
 
 def _e205_call(st: BodyState, e: ast.FieldAccess, owner: str, fn) -> None:
     where = sg._decl_span(fn.node)
-    related = [Related(f"`{e.name}` is declared here", where)] if where is not None and where.line else []
-    at = e.name_span
+    at, renamed = e.name_span, fn.name != e.name
+    what = f"`{fn.name}`" if renamed else f"`{e.name}`"
+    related = [Related(f"{what} is declared here", where)] if where is not None and where.line else []
     fixes = []
-    if at.line:
+    if at.line and renamed:
+        fixes = [Fix(f"write `.{fn.name}()`", (Edit(at, f"{fn.name}()"),), True)]
+    elif at.line:
         end = ast.Span(at.file, at.end_line, at.end_column, at.end_line, at.end_column, at.end, at.end)
         fixes = [Fix(f"call it: `.{e.name}()`", (Edit(end, "()"),), True)]
-    st.problems.report(
-        codes.UnknownField(e.span, owner, e.name, sg.Suggestion(e.name), call=True),
-        related=related,
-        fixes=fixes,
+    data = codes.UnknownField(
+        e.span, owner, e.name, sg.Suggestion(e.name), call=True, method=fn.name if renamed else ""
     )
+    st.problems.report(data, related=related, fixes=fixes)
 
 
 def field_suggestion(info: TypeInfo, name: str, here: str, names=None) -> sg.Suggestion:

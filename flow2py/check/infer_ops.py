@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 
 from flow2py.check import codes, missing_try
-from flow2py.check.body_state import BodyState, expect, expr, found_notes, same_type, show
+from flow2py.check import suggest as sg
+from flow2py.check.body_state import BodyState, expect, expr, found_notes, lookup, same_type, show
 from flow2py.check.infer_calls import is_ground, solved
 from flow2py.check.infer_ctx import LazyWhy, Why
 from flow2py.check.infer_names import instantiate
@@ -31,7 +32,56 @@ def _op_fn(st: BodyState, op: str, arity: int, t) -> FnInfo | None:
     return st.d.generic_ops.get((op, arity))
 
 
+#: Go's time units (`30 * time.Second`) and the suffix of Flow's Duration literal for each
+_GO_UNITS = {
+    "Nanosecond": "ns",
+    "Microsecond": "us",
+    "Millisecond": "ms",
+    "Second": "s",
+    "Minute": "m",
+    "Hour": "h",
+}
+
+
+def _go_duration(st: BodyState, e: ast.Binary):
+    """Go's `30 * time.Second` (or `time.Second * 30`), `time` not a name here: Flow writes the
+    Duration literal `30s` (a safe fix, the value a Duration); None when it is not that."""
+    if e.op != "*":
+        return None
+    for n, u in ((e.left, e.right), (e.right, e.left)):
+        if (
+            type(n) is ast.Literal
+            and n.kind == "int"
+            and n.value >= 0
+            and type(u) is ast.FieldAccess
+            and type(u.target) is ast.Name
+            and u.name in _GO_UNITS
+            and lookup(st, u.target.name) is None
+            and u.target.name not in st.env.lm.aliases
+            and u.target.name not in st.env.cm.fns
+        ):
+            text = f"{n.value}{_GO_UNITS[u.name]}"
+            note = sg.Candidate(
+                text, sg.VALUE, note=f"Flow writes a Duration as a literal: `{text}`", exact=True
+            )
+            fixes = [Fix(f"write `{text}`", (Edit(e.span, text),), True)] if e.span.end > e.span.start else []
+            st.problems.report(
+                codes.UnknownName(
+                    u.target.span,
+                    u.target.name,
+                    "module",
+                    suggestion=sg.Suggestion(u.target.name, (note,)).said(),
+                ),
+                fixes=fixes,
+            )
+            return st.d.lang_con("Duration")
+    return None
+
+
 def binary(st: BodyState, e: ast.Binary, expected):
+    go = _go_duration(st, e)
+    if go is not None:
+        return go
     context = st.operand_context.pop(e.id, expected)
     lt = expr(st, e.left)
     rt = None

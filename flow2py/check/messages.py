@@ -289,6 +289,8 @@ def _types(d: codes.CheckData) -> str | None:
 def _types_more(d: codes.CheckData) -> str | None:
     """E205-E212 (a function of its own: one `match` for E2xx would be too long to read)."""
     match d:
+        case codes.UnknownField(owner=owner, field=name, call=True, method=method) if method:
+            return f"`{owner}` has no field `{name}` — Flow's is the function `{method}`: write `.{method}()`"
         case codes.UnknownField(owner=owner, field=name, call=True):
             return f"`{owner}` has no field `{name}` — `{name}` is a function: write `.{name}()`"
         case codes.UnknownField(owner=owner, field=name, meant=meant):

@@ -153,12 +153,16 @@ def settle(st) -> None:
 def _report(st, site: TryLet) -> None:
     r, fr = resolve(site.result), resolve(site.fn_result)
     ok, b, value = r.args[0], site.binding, site.value
-    related = [Related(f"this use wants the `{_show(st, ok)}`", sp) for sp, _, _ in site.wanted if sp.line]
+    # reported where it shows, at the first use (as rustc and Elm do), the `let` the other place
+    uses = [sp for sp, _, _ in site.wanted if sp.line]
+    at = uses[0] if uses else value.span
+    related = [Related(f"`{b.name}` is bound here, to the `{_show(st, r)}`", value.span)] if uses else []
+    related += [Related(f"this use wants the `{_show(st, ok)}` too", sp) for sp in uses[1:]]
     if not (st.d.is_lang(r, "Result") and st.d.is_lang(fr, "Result") and len(fr.args) == 2):
         # an Option, or a Result where `?` cannot return its Err: taking the value out is a
         # choice (a match, a default), so no fix
         st.problems.report(
-            codes.TypeMismatch(value.span, _show(st, r), _show(st, ok), place="unwrap-let", name=b.name),
+            codes.TypeMismatch(at, _show(st, r), _show(st, ok), place="unwrap-let", name=b.name),
             related=related,
         )
         return
@@ -175,7 +179,7 @@ def _report(st, site: TryLet) -> None:
             )
         fixes.append(Fix(f"add `?`: `{b.name}` is then the `{_show(st, ok)}`", edits, safe))
     st.problems.report(
-        codes.TypeMismatch(sp, _show(st, r), _show(st, ok), place="missing-try", name=b.name),
+        codes.TypeMismatch(at, _show(st, r), _show(st, ok), place="missing-try", name=b.name),
         related=related,
         fixes=fixes,
     )

@@ -408,6 +408,13 @@ _METHOD_HABITS: dict[str, tuple[tuple[str, ...], bool, str | None]] = {
 }
 
 
+def method_property(name: str) -> list[str]:
+    """Flow's functions for another language's property `name` read as a field (Swift's
+    `xs.count`, `s.isEmpty`): the method habits' names, when they keep the arity."""
+    h = _METHOD_HABITS.get(name)
+    return list(h[0]) if h is not None and not h[1] else []
+
+
 def habits(name: str, kind: str, cands) -> Suggestion | None:
     """What another language's spelling is in Flow, among `cands` where they say what exists
     (a habit naming a function the program cannot reach is dropped)."""

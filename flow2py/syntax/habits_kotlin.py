@@ -1,7 +1,7 @@
 """Habits of Kotlin, Java, C# and JavaScript around functions and failures, answered in Flow
 (E012; habits.py has the why): Kotlin's trailing lambda `xs.filter { it.active }`, the elvis
-operator `a ?: b` (Kotlin, C#'s `??` in spirit) and `throw e` (Java, Kotlin, JavaScript; Python's
-`raise e`)."""
+operator `a ?: b` (Kotlin, C#'s `??` in spirit), `throw e` (Java, Kotlin, JavaScript; Python's
+`raise e`) and C#'s switch expression `v switch { ... }`."""
 
 from __future__ import annotations
 
@@ -234,4 +234,23 @@ def throw(seg, i, expected, path):
     return Habit(diag, seg[: i - 1] + [hole(word, seg[end - 1])] + seg[end:], region=seg[i - 1 : end])
 
 
-RULES = (trailing_lambda, elvis, throw)
+# -- `v switch { A => 1, _ => 2 }` -------------------------------------------------------------
+
+
+def switch_expression(seg, i, expected, path):
+    """C#'s switch expression `v switch { Broken(_) => true, _ => false }`: Flow writes
+    `match v { ... }`, whose arms are written so already (a safe fix)."""
+    word = seg[i]
+    if not _is(word, "LOWER", "switch") or not _is(_at(seg, i + 1), "LBRACE") or i == 0:
+        return None
+    j = _chain_start(seg, i - 1)
+    if j is None or (j > 0 and seg[j - 1].type in ("DOT", "LOWER", "UPPER", "RPAR", "RSQB")):
+        return None
+    first, subject = seg[j], _text(seg[j:i])
+    new = seg[:j] + [_like("MATCH", "match", first)] + seg[j:i] + seg[i + 1 :]
+    flow = f"match {subject}"
+    fix = _safe(f"write `{flow}`", Edit(_span(path, first, word), flow))
+    return Habit(_diag(_span(path, first, word), fix, "writes", f"{subject} switch", flow), new)
+
+
+RULES = (trailing_lambda, elvis, throw, switch_expression)
