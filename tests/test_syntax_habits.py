@@ -132,6 +132,9 @@ def test_safe_habits_are_the_ones_with_one_equivalent():
         "rest_binding_with_at",
         "let_with_short_declaration",
         "switch_expression",
+        "blank_assignment",
+        "result_without_arrow",
+        "dict_literal",
     }
 
 

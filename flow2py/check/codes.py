@@ -354,6 +354,8 @@ class UnknownMethod(CheckData):
     meant: Suggestion | None = None  # what the misspelling most likely meant (None: `no_params`)
     copy: bool = False  # `.clone()`, `.copy()`: values never change, the value is its own copy
     equals: bool = False  # `a.equals(b)`: Flow compares values with `==`
+    iterator: bool = False  # `xs.iter()`, `.collect()`: Flow's list functions take the list itself
+    getter: str = ""  # Java's `t.getAssignee()` of a record with that field: the field read
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,14 @@ from flow2py.check.body_state import (
     use_local,
 )
 from flow2py.check.declare import ordinal
-from flow2py.check.infer_habits import copy_call, equals_call, list_of, method_span, record_called
+from flow2py.check.infer_habits import (
+    copy_call,
+    equals_call,
+    getter_call,
+    list_of,
+    method_span,
+    record_called,
+)
 from flow2py.check.infer_ctx import QUALIFIED_ERROR, CtorHit, FnHit, LazyWhy, Why
 from flow2py.check.modgraph import STD_VERSION
 from flow2py.check.infer_names import (
@@ -138,6 +145,9 @@ def call(st: BodyState, e: ast.Call, expected):
                 return tt
             if equals_call(st, e, tt):
                 return st.d.lang_con("Bool")
+            got = getter_call(st, e, tt)
+            if got is not None:
+                return got
             before = len(st.problems.items)
             fn = _method(st, callee, tt, e)
             if fn is None:

@@ -1,7 +1,8 @@
 """Calls written the way another language writes them, answered in Flow where the call is
 checked (check/infer_calls.py calls these first): Kotlin's `listOf(a, b)` (the list), a record
 type called like a function (its literal), `.clone()` (the value itself), `a.equals(b)` (`==`);
-and where E210 points for a method chain written one call a line."""
+Java's getters (`t.getAssignee()`: the field); and where E210 points for a method chain written
+one call a line."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from flow2py.check.body_state import BodyState, expr, mark_used, show
 from flow2py.check.infer_ctx import Why
 from flow2py.check.infer_names import declared_note, fresh_tcon
 from flow2py.check.typed import TCon, TError, TNever
-from flow2py.check.typeterms import TVar
+from flow2py.check.typeterms import TVar, subst
 from flow2py.diagnostics import Edit, Fix
 from flow2py.span import Span
 from flow2py.syntax import ast
@@ -80,13 +81,30 @@ def record_called(st: BodyState, e: ast.Call):
 
 
 _COPY_METHODS = frozenset({"clone", "copy", "to_owned", "deepcopy", "dup"})
+#: an iterator taken of a collection, or a list made of one (Rust's `.iter()`, `.collect()`,
+#: Java's `.stream()`, `.toList()`, Kotlin's `.asSequence()`): Flow's functions take the list
+_ITER_METHODS = frozenset({"iter", "into_iter", "iter_mut", "stream", "asSequence", "values_iter"})
+_LIST_METHODS = frozenset({"collect", "toList", "ToList", "to_vec", "toArray", "ToArray", "collect_vec"})
+
+
+def _collection(st: BodyState, tt, name: str) -> bool:
+    """Whether `tt` is what `.name()` of `_ITER_METHODS` (a List, Set or Dict) or of
+    `_LIST_METHODS` (a List) is the value itself for."""
+    if name in _LIST_METHODS:
+        return st.d.is_lang(tt, "List")
+    return any(st.d.is_lang(tt, k) for k in ("List", "Set", "Dict"))
 
 
 def copy_call(st: BodyState, e: ast.Call, tt) -> bool:
     """`invoice.clone()` (Rust, Java, Python's `.copy()`): Flow's values never change, so the
-    value is its own copy; the safe fix drops the call, which is then the receiver's value."""
+    value is its own copy; the safe fix drops the call, which is then the receiver's value. So
+    is Rust's `xs.iter()` and `.collect()` (Java's `.stream()`, `.toList()`) of a collection:
+    Flow's list functions take the list itself."""
     callee = e.callee
-    if callee.name not in _COPY_METHODS or e.args or type(tt) in (TError, TNever, TVar):
+    if e.args or type(tt) in (TError, TNever, TVar):
+        return False
+    iterator = callee.name in _ITER_METHODS or callee.name in _LIST_METHODS
+    if not (callee.name in _COPY_METHODS or (iterator and _collection(st, tt, callee.name))):
         return False
     home = tt.decl.split("::")[0] if type(tt) is TCon else None
     menv = st.d.envs.get(home) if home else None
@@ -98,7 +116,10 @@ def copy_call(st: BodyState, e: ast.Call, tt) -> bool:
         at = Span(sp.file, end.end_line, end.end_column, sp.end_line, sp.end_column, end.end, sp.end)
         fixes = [Fix(f"remove `.{callee.name}()`", (Edit(at, ""),), True)]
     st.problems.report(
-        codes.UnknownMethod(method_span(callee), callee.name, show(st, tt), home, copy=True), fixes=fixes
+        codes.UnknownMethod(
+            method_span(callee), callee.name, show(st, tt), home, copy=not iterator, iterator=iterator
+        ),
+        fixes=fixes,
     )
     return True
 
@@ -149,3 +170,39 @@ def method_span(callee: ast.FieldAccess) -> Span:
     an earlier line (a chain written one call a line: the line of the method, as rustc points)."""
     at = callee.name_span
     return at if at.line and at.line != callee.span.line else callee.span
+
+
+_GETTER = re.compile(r"(?:get|is|Get)([A-Z][A-Za-z0-9]*)$")
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+
+
+def getter_call(st: BodyState, e: ast.Call, tt):
+    """Java's getter `t.getAssignee()` (`isActive()`) of a record with the field `assignee`
+    (`active`; `getDueDate` is `due_date`): Flow reads the field, `t.assignee`, a safe fix; the
+    value is the field's. None when it is not that."""
+    callee = e.callee
+    m = _GETTER.match(callee.name)
+    info = st.d.type_decls.get(tt.decl) if type(tt) is TCon and m and not e.args else None
+    if info is None or info.kind != "record":
+        return None
+    menv = st.d.envs.get(info.module)
+    if (menv is not None and callee.name in menv.cm.fns) or callee.name in st.d.generic_fns:
+        return None  # a function of that name is what it calls
+    want = _snake(m.group(1))
+    f = next((f for f in info.fields if f.name == want), None)
+    if f is None or not (f.pub or info.module == st.env.key):
+        return None
+    at = callee.name_span
+    fixes = []
+    if at.line and e.span.end > at.start:
+        sp = Span(at.file, at.line, at.column, e.span.end_line, e.span.end_column, at.start, e.span.end)
+        fixes = [Fix(f"read the field: `.{f.name}`", (Edit(sp, f.name),), True)]
+    st.problems.report(
+        codes.UnknownMethod(method_span(callee), callee.name, show(st, tt), info.module, getter=f.name),
+        related=declared_note(info),
+        fixes=fixes,
+    )
+    return subst(f.type, {(info.decl, p): a for p, a in zip(info.type_params, tt.args)})

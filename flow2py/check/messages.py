@@ -325,6 +325,12 @@ def _types_more(d: codes.CheckData) -> str | None:
             return f"no unary `{op}` for `{t}`"
         case codes.UnknownMethod(name=name, copy=True):
             return f"Flow has no `.{name}()`: values never change, so a value is its own copy"
+        case codes.UnknownMethod(name=name, receiver=t, getter=field) if field:
+            return f"Flow has no getters: `{t}` has the field `{field}`, read as `.{field}`, not `.{name}()`"
+        case codes.UnknownMethod(name=name, iterator=True, receiver=t):
+            return (
+                f"Flow has no `.{name}()`: a `{t}` is given to its functions (`map`, `filter`, ...) as it is"
+            )
         case codes.UnknownMethod(name=name, equals=True):
             return f"Flow has no `.{name}(...)`: values are compared with `==` (and `!=`)"
         case codes.UnknownMethod(name=name, no_params=True):

@@ -186,13 +186,22 @@ def _report(st, site: TryLet) -> None:
 
 
 def _report_division(st, site: TryLet) -> None:
-    related: list[Related] = []
+    """At the first use, as `_report`: the `let` of the `/` is noted, then each other use and
+    what made it want a Decimal."""
+    uses = [sp for sp, _, _ in site.wanted if sp.line]
+    at = uses[0] if uses else site.value.span
+    related = (
+        [Related(f"`{site.binding.name}` is bound here, to the `/` of two Ints", site.value.span)]
+        if uses
+        else []
+    )
     for sp, _, because in site.wanted:
-        for r in (Related("this use wants a `Decimal`", sp) if sp.line else None, because):
+        use = Related("this use wants a `Decimal` too", sp) if sp.line and sp != at else None
+        for r in (use, because):
             if r is not None and r not in related:
                 related.append(r)
     st.problems.report(
-        codes.TypeMismatch(site.value.span, "Int", "Decimal", place="int-division", name=site.binding.name),
+        codes.TypeMismatch(at, "Int", "Decimal", place="int-division", name=site.binding.name),
         related=related,
     )
 

@@ -259,7 +259,10 @@ _VALUE_HABITS: dict[str, tuple[tuple[str, ...], str | None]] = {
     # Python's conversions: `float(n)` is the Int's `to_decimal`; `int(x)` truncates, which
     # Flow leaves to a choice (`floor` rounds down, `round` to the nearest; a Text is parsed)
     # (Go's `float64(n)`, `int(d)`, `string(n)` are the same conversions)
-    **dict.fromkeys(["float", "double", "float64", "float32"], (("int.to_decimal",), None)),
+    **dict.fromkeys(
+        ["float", "double", "float64", "float32", "Decimal", "decimal", "BigDecimal"],
+        (("int.to_decimal",), None),
+    ),
     **dict.fromkeys(
         ["int", "int64", "int32"],
         (
@@ -405,6 +408,8 @@ _METHOD_HABITS: dict[str, tuple[tuple[str, ...], bool, str | None]] = {
     **dict.fromkeys(["keySet", "Keys"], (("keys",), False, None)),
     **dict.fromkeys(["Values"], (("values",), False, None)),
     **dict.fromkeys(["ForEach"], (("each",), False, None)),
+    # JavaScript's `n.toFixed(2)`, Python's `round(x, 2)` as a method: a Decimal's `round(places)`
+    **dict.fromkeys(["toFixed", "setScale", "Round"], (("round",), False, None)),
 }
 
 

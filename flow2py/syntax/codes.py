@@ -133,7 +133,7 @@ class ForeignSyntax(SyntaxData):
     # which answer (one `case` each in messages.py): "writes" (plainly another spelling),
     # "not-compound", "equality", "const", "mut", "assign", "update", "loop", "lambda",
     # "f-string", "f-string-plain", "fn-head", "type-head", "import", "import-path", "import-from",
-    # "keyword-args", "let-else", "await", "new",
+    # "keyword-args", "let-else", "await", "new", "result-arrow", "dict-literal",
     # "path-type", "top-level-value",
     # "number", "type-name", "arm-arrow", "template", "template-plain", "single-quote",
     # "comment", "text-reference", "reference", "ternary", "chained-comparison", "index",

@@ -4,7 +4,8 @@ Rust's assignment), a `let` written as an argument or a field's value, a Python 
 comprehension `[f(x) for x in xs if p(x)]`, Go's several results `note, err := f()`; and
 `async` before a declaration's `flow`; `||` between a pattern's alternatives; and where Flow
 wants a pattern, an enum's constructor named through its type (`Role.User =>`) and Rust's rest
-of a slice bound with `@` (`[e, rest @ ..]`)."""
+of a slice bound with `@` (`[e, rest @ ..]`); Go's `_ = f()`, a result type written without
+`->` (`flow f(x: Int) Text {`), a Python dict in braces (`{"a": 1}`) and PHP's `["a" => 1]`."""
 
 from __future__ import annotations
 
@@ -328,8 +329,114 @@ def rest_binding(seg, i, expected, path):
     return Habit(diag, seg[: i - 1] + [_like("DOTDOT", "..", name), name] + seg[i + 2 :])
 
 
+# -- `_ = f()`, `flow f() Text`, `{"a": 1}`, `["a" => 1]` ---------------------------------------
+
+
+def blank_assignment(seg, i, expected, path):
+    """Go's `_ = send(x)` (a result dropped): Flow writes `let _ = send(x)`."""
+    tok, eq = seg[i], _at(seg, i + 1)
+    if (
+        not _is(tok, "UNDERSCORE")
+        or not _is(eq, "EQUAL")
+        or not (i == 0 or seg[i - 1].type in ("LBRACE", "_SEP"))
+    ):
+        return None
+    if _is(_at(seg, i + 2), "EQUAL") and seg[i + 2].start_pos == eq.end_pos:
+        return None  # `_ == x`
+    fix = _safe("write `let _ =`", _insert_before(path, tok, "let "))
+    return Habit(
+        _diag(_span(path, tok, eq), fix, "writes", "_ =", "let _ ="),
+        seg[:i] + [_like("LET", "let", tok)] + seg[i:],
+    )
+
+
+def result_without_arrow(seg, i, expected, path):
+    """`flow main(bugs: List<Bug>) Triage !tool {` (Go's and Kotlin-less heads: the result type
+    after the parameters, no arrow): Flow writes `) -> Triage`."""
+    tok, close = seg[i], _at(seg, i - 1)
+    if "ARROW" not in expected or not _is(close, "RPAR") or tok.type not in ("UPPER", "LPAR"):
+        return None
+    if not any(t.type == "FLOW" for t in seg[:i]):
+        return None
+    fix = _safe("write `->` before the result type", _insert_before(path, tok, "-> "))
+    return Habit(
+        _diag(_span(path, tok), fix, "result-arrow", _text([tok]), "-> " + tok.value),
+        seg[:i] + [_like("ARROW", "->", tok)] + seg[i:],
+    )
+
+
+def _dict_items(seg, o: int, close: int, sep: str) -> list[int] | None:
+    """The positions of the key-value separators (`sep`: COLON or FAT_ARROW) at depth 0 inside
+    seg[o..close], when every item is `key SEP value`; else None."""
+    at, depth, expect_sep = [], 0, True
+    for j in range(o + 1, close):
+        t = seg[j].type
+        if t in OPENERS:
+            depth += 1
+        elif t in CLOSERS:
+            depth -= 1
+        elif depth == 0 and t == sep:
+            if not expect_sep:
+                return None
+            at.append(j)
+            expect_sep = False
+        elif depth == 0 and t == "COMMA":
+            if expect_sep:
+                return None
+            expect_sep = True
+    return at if at and not expect_sep else None
+
+
+#: what a value's `{` follows (`let d = {`, `f({`, `[{`, `, {`, a field's `x: {`, an arm's `=> {`)
+_VALUE_BEFORE = frozenset({"EQUAL", "LPAR", "COMMA", "LSQB", "COLON", "FATARROW"})
+
+
+def dict_in_braces(seg, i, expected, path):
+    """Python's and JavaScript's `{"canary": 5, "full": 100}` where a value is wanted: Flow's
+    Dict literal is `["canary": 5, "full": 100]` (a safe fix); PHP's `["DE" => "dhl"]` is
+    `["DE": "dhl"]`."""
+    tok = seg[i]
+    if tok.type == "COLON" and i >= 2 and _is(seg[i - 2], "LBRACE") and seg[i - 1].type in ("TEXT", "INT"):
+        o, sep, flow_sep = i - 2, "COLON", None
+        if o == 0 or seg[o - 1].type not in _VALUE_BEFORE:
+            return None  # a record literal's or a declaration's brace, not a value's
+    elif tok.type == "FATARROW" and i >= 2 and seg[i - 1].type in ("TEXT", "INT"):
+        o = _innermost_open(seg, i)
+        if o is None or seg[o].type != "LSQB":
+            return None
+        sep, flow_sep = "FATARROW", ":"
+    else:
+        return None
+    close = _matching(seg, o)
+    if close is None:
+        return None
+    seps = _dict_items(seg, o, close, sep)
+    if seps is None:
+        return None
+    first, last = seg[o], seg[close]
+    if flow_sep is None:  # the braces become brackets
+        edits = [_replace(path, first, first, "["), _replace(path, last, last, "]")]
+        new = (
+            seg[:o]
+            + [_like("LSQB", "[", first)]
+            + seg[o + 1 : close]
+            + [_like("RSQB", "]", last)]
+            + seg[close + 1 :]
+        )
+        said, flow = "{k: v}", "[k: v]"
+    else:
+        edits = [_replace(path, seg[j], seg[j], ":") for j in seps]
+        new = [(_like("COLON", ":", t) if j in seps else t) for j, t in enumerate(seg)]
+        said, flow = "[k => v]", "[k: v]"
+    fix = _safe(f"write the Dict as `{flow}`", *edits)
+    return Habit(_diag(_span(path, first, last), fix, "dict-literal", said, flow), new)
+
+
 FIRST_RULES = (record_fields,)
 RULES = (
+    blank_assignment,
+    result_without_arrow,
+    dict_in_braces,
     let_as_value,
     comprehension,
     go_results,

@@ -327,6 +327,10 @@ def _foreign_more(d: codes.ForeignSyntax) -> str:
             )
         case "new":
             return "Flow has no `new`: a record or constructor is built by its name alone (`Order { ... }`)"
+        case "result-arrow":
+            return f"Flow writes a function's result type after `->`: `) -> {habit}`"
+        case "dict-literal":
+            return f"Flow writes a Dict as `[key: value, ...]`, not `{habit}`"
         case "await":
             return (
                 f"Flow has no `{habit}`: a call of a Tool returns its result, and the runtime waits for "
