@@ -462,8 +462,8 @@ def _call_fn(st: BodyState, e: ast.Call, fn: FnInfo, receiver, expected=None):
     if alt is not None:
         return _call_with_default(st, e, fn, alt, receiver, expected, label, len(params) - offset)
     if given != len(params):
-        fix = _missing_from_scope(st, e, fn, params, offset) if given < len(params) else None
         found = [expr(st, a) for a in args]
+        fix = _missing_from_scope(st, e, fn, params, offset, found) if given < len(params) else None
         unused_meant.defer(
             st,
             len(params) - given,
@@ -579,16 +579,24 @@ def _as_one_list(st: BodyState, args: list, found: list, params: list) -> list:
     return [Fix("pass them as one List: `[...]`", (Edit(open_, "["), Edit(close, "]")), True)]
 
 
-def _missing_from_scope(st: BodyState, e: ast.Call, fn: FnInfo, params, offset: int) -> Fix | None:
+def _missing_from_scope(st: BodyState, e: ast.Call, fn: FnInfo, params, offset: int, found) -> Fix | None:
     """`send(to)` for `send(to: Text, body: Text)` where a local `body` of that type is in scope:
     the missing arguments are the locals named as their parameters, a safe fix that passes them
     in the parameters' order (the arguments given are read as the first parameters, or, when each
-    is a name of a parameter, as those). The locals are then used, so not also unused (E404)."""
+    is a name of a parameter, as those; one left out in the middle, `roll(a, b, d)` of
+    `roll(a, b, target, d)`, where only that place lets every value given fit). The locals are
+    then used, so not also unused (E404). None unless the values given fit where they go."""
     names = [n for n, _ in fn.params][offset:]
     args = list(e.args)
     given = [a.name if type(a) is ast.Name else None for a in args]
     by_name = all(g in names for g in given) and len(set(given)) == len(given)
     missing = [n for n in names if n not in given] if by_name else names[len(args) :]
+    if not by_name:
+        gap = _the_gap(params[offset:], found) if len(names) == len(args) + 1 else None
+        if gap is not None and gap < len(args):
+            return _pass_at(st, e, names[gap], params[offset + gap], args[gap])
+        if not all(unifiable(t, p) for t, p in zip(found, params[offset:])):
+            return None
     found = []
     for n in missing:
         b = lookup(st, n)
@@ -610,6 +618,31 @@ def _missing_from_scope(st: BodyState, e: ast.Call, fn: FnInfo, params, offset: 
     for b in found:
         use_local(st, b)
     return Fix(f"pass {', '.join(f'`{n}`' for n in missing)}", (edit,), True)
+
+
+def _the_gap(params: list, found: list) -> int | None:
+    """The one place a single left-out parameter can be such that every value given fits the
+    parameter it then stands for; None when there is none or several."""
+    fits = [
+        k
+        for k in range(len(found) + 1)
+        if all(unifiable(t, p) for t, p in zip(found, params[:k] + params[k + 1 :]))
+    ]
+    return fits[0] if len(fits) == 1 else None
+
+
+def _pass_at(st: BodyState, e: ast.Call, name: str, param, before) -> Fix | None:
+    """The fix passing the local `name` (of the parameter's type) before the argument `before`."""
+    b = lookup(st, name)
+    if b is None or not unify(b.type, param) or before.span.end <= before.span.start:
+        return None
+    sp = before.span
+    use_local(st, b)
+    return Fix(
+        f"pass `{name}`",
+        (Edit(Span(sp.file, sp.line, sp.column, sp.line, sp.column, sp.start, sp.start), f"{name}, "),),
+        True,
+    )
 
 
 def _swapped(

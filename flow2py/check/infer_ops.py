@@ -145,11 +145,26 @@ def binary(st: BodyState, e: ast.Binary, expected):
         expect(st, rt, params[1], e.right, why1)
     st.operand_context.pop(e.right.id, None)
     _int_left_of_decimal(st, e, lt, mark, context)
-    if len(st.problems.items) > mark and resolve(result) == resolve(params[0]):
+    new = st.problems.items[mark:]
+    if new and resolve(result) == resolve(params[0]) and not _settled_by_literal(e, new):
         # `Int * Decimal`: which type was meant is not known, so neither is the result's (a use
-        # of it is not reported again); a comparison is Bool all the same
+        # of it is not reported again); a comparison is Bool all the same. Where the operand's
+        # right operand is a literal with a safe fix (`price * 85`: `85.0`), the left operand's
+        # type is the one meant, and what is around is checked with it (`... / 100`: the `100`)
         return TError()
     return result
+
+
+def _settled_by_literal(e: ast.Binary, new: list) -> bool:
+    """Whether the right operand is a literal whose one mismatch has a safe fix (`85` -> `85.0`
+    beside a Decimal): the left operand's type is then the one meant."""
+    return (
+        type(e.right) is ast.Literal
+        and len(new) == 1
+        and new[0].span == e.right.span
+        and bool(new[0].fixes)
+        and new[0].fixes[0].safe
+    )
 
 
 def _int_left_of_decimal(st: BodyState, e: ast.Binary, lt, mark: int, expected=None) -> None:
