@@ -79,7 +79,7 @@ WITH_SAFE_FIXES = {
     "E012_update_parenthesised",
     "E112_unused_import_between_blank_lines",
     "E109_private_used_at_several_places",
-    "E301_at_the_call",
+    "E301_at_the_signature",
     "E301_fix_marks_the_signature",
     "E301_undeclared_effect",
     "E403_discard_with_let",
@@ -95,13 +95,13 @@ def _counts(diags):
 def _callers_reported(diags, fixed_fn: str, texts) -> bool:
     """Whether each diagnostic is E301 on a function that calls `fixed_fn`: the one consequence
     a safe fix may have (marking a function `!tool` makes its unmarked callers reach a Tool),
-    itself reported with a safe fix. E301 is at the first call that reaches a Tool, the others
-    are its notes "this also reaches a Tool"."""
+    itself reported with a safe fix. E301 is at the caller's signature, the calls that reach a
+    Tool its notes "this reaches a Tool" and "this also reaches a Tool"."""
     for d in diags:
         if d.code != "E301" or not any(f.safe for f in d.fixes):
             return False
         source = texts.get(d.span.file, "")
-        uses = [d.span] + [r.span for r in d.related if r.message == "this also reaches a Tool"]
+        uses = [r.span for r in d.related if r.message in ("this reaches a Tool", "this also reaches a Tool")]
         if not any(fixed_fn in source[u.start : u.end] for u in uses):
             return False
     return True

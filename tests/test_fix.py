@@ -173,8 +173,8 @@ def test_fix_writes_a_file_with_several_mistakes_until_it_checks_clean(tmp_path)
     os.chmod(p, 0o640)
     r = invoke("fix", p)
     assert r.exit_code == 0, r.output
-    # E301 is reported at the call that reaches a Tool
-    assert f"fixed {p}:3:41: [E301] mark it `!tool`" in r.stderr
+    # E301 is reported at the signature (the function's name), where the fix goes
+    assert f"fixed {p}:3:6: [E301] mark it `!tool`" in r.stderr
     assert "fixed 5 mistakes in 1 file; nothing left" in r.stderr
     assert r.stdout == ""
     assert invoke("check", p).exit_code == 0

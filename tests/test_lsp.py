@@ -77,17 +77,14 @@ def test_open_with_an_error_publishes_code_range_and_related_note(lsp):
     assert len(diags) == 1
     (x,) = diags
     assert x["code"] == "E301" and x["source"] == "flow2py" and x["severity"] == 1
-    # at the call that reaches a Tool; the notes are the signature, where the fix goes, and the
+    # at the signature, where the fix goes; the notes are the call that reaches a Tool and the
     # Tool's declaration
-    assert x["range"]["start"] == {"line": 5, "character": 37}
+    assert x["range"] == {"start": {"line": 5, "character": 5}, "end": {"line": 5, "character": 9}}
     rel, tool = x["relatedInformation"]
     assert tool["message"].endswith("is a Tool (`@tool`), declared here")
-    assert rel["message"].endswith("is declared without `!tool` here")
+    assert rel["message"] == "this reaches a Tool"
     assert rel["location"]["uri"] == u
-    assert rel["location"]["range"] == {
-        "start": {"line": 5, "character": 5},
-        "end": {"line": 5, "character": 9},
-    }
+    assert rel["location"]["range"]["start"] == {"line": 5, "character": 37}
 
 
 def test_code_action_returns_the_fix_as_a_workspace_edit_marked_preferred(lsp):

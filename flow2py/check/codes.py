@@ -378,8 +378,11 @@ class CannotInfer(CheckData):
 
 @dataclass(frozen=True)
 class UndeclaredEffect(CheckData):
+    """At the signature of a function whose body may reach a Tool, not marked `!tool`."""
+
     code = "E301"
     name: str  # the function
+    pure: bool = False  # marked `!pure`
 
 
 @dataclass(frozen=True)

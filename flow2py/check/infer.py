@@ -106,25 +106,24 @@ def check_fn(st: BodyState, env: ModEnv, fn: FnInfo) -> None:
 
 
 def _e301(st: BodyState, fn: FnInfo, ctx: FnCtx) -> None:
-    """Reported at the first call that reaches a Tool, as rustc reports `.await` outside an async
-    fn at the `.await`: that is where the author just wrote something the signature does not
-    allow. The signature (where the fix goes) and the other such calls are notes."""
+    """Reported at the signature, which lacks the mark (where the fix goes, and where authors
+    of the corpora of mistakes put the mistake, issue 13); the first call that reaches a Tool
+    is the first note (with the `@tool` it calls, as rustc notes the async fn awaited), each
+    other such call a note after it."""
     node = fn.node
     sig = node.name_span if node.name_span.line else node.span
     uses: list = []
     for u in ctx.tool_uses:
         if u not in uses:
             uses.append(u)
-    at = uses[0] if uses else sig
-    how = "`!pure`" if node.effect == "pure" else "without `!tool`"
-    related = [Related(f"`{fn.name}` is declared {how} here", sig)] if uses else []
-    tool = st.tool_callees.get(at) if uses else None
-    if tool is not None:  # the Tool the first call reaches, as rustc notes the async fn awaited
+    related = [Related("this reaches a Tool", uses[0])] if uses else []
+    tool = st.tool_callees.get(uses[0]) if uses else None
+    if tool is not None:
         decl = tool.node.name_span if tool.node.name_span.line else tool.node.span
         related.append(Related(f"`{tool.name}` is a Tool (`@tool`), declared here", decl))
     related += [Related("this also reaches a Tool", u) for u in uses[1:]]
     st.problems.report(
-        codes.UndeclaredEffect(at, fn.name),
+        codes.UndeclaredEffect(sig, fn.name, pure=node.effect == "pure"),
         related=related,
         fixes=_e301_fixes(node, st.env.lm.ast.source or ""),
     )

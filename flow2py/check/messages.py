@@ -363,8 +363,10 @@ def _types_more(d: codes.CheckData) -> str | None:
 
 def _effects(d: codes.CheckData) -> str | None:
     match d:
+        case codes.UndeclaredEffect(name=name, pure=True):
+            return f"`{name}` reaches a Tool, but is marked `!pure`"
         case codes.UndeclaredEffect(name=name):
-            return f"this reaches a Tool, but `{name}` is not marked `!tool`"
+            return f"`{name}` reaches a Tool, but is not marked `!tool`"
         case codes.EffectfulArgument(callee=""):
             return (
                 "this function may reach a Tool, but the type it is stored as is pure: mark the type `!tool`"
