@@ -741,7 +741,12 @@ def _e205_call(st: BodyState, e: ast.FieldAccess, owner: str, fn) -> None:
     what = f"`{fn.name}`" if renamed else f"`{e.name}`"
     related = [Related(f"{what} is declared here", where)] if where is not None and where.line else []
     fixes = []
-    if at.line and renamed:
+    src = st.env.lm.ast.source or ""
+    if at.line and renamed and src[at.end : at.end + 1] == "?" and st.d.is_lang(resolve(fn.result), "Bool"):
+        # Ruby's predicate `items.empty?`: the `?` is the name's, not Flow's `?` on a Result
+        q = ast.Span(at.file, at.line, at.column, at.end_line, at.end_column + 1, at.start, at.end + 1)
+        fixes = [Fix(f"write `.{fn.name}()`", (Edit(q, f"{fn.name}()"),), True)]
+    elif at.line and renamed:
         fixes = [Fix(f"write `.{fn.name}()`", (Edit(at, f"{fn.name}()"),), True)]
     elif at.line:
         end = ast.Span(at.file, at.end_line, at.end_column, at.end_line, at.end_column, at.end, at.end)
