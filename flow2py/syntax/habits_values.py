@@ -366,25 +366,19 @@ def result_without_arrow(seg, i, expected, path):
 
 
 def _dict_items(seg, o: int, close: int, sep: str) -> list[int] | None:
-    """The positions of the key-value separators (`sep`: COLON or FAT_ARROW) at depth 0 inside
+    """The positions of the key-value separators (`sep`: COLON or FATARROW) at depth 0 inside
     seg[o..close], when every item is `key SEP value`; else None."""
-    at, depth, expect_sep = [], 0, True
-    for j in range(o + 1, close):
-        t = seg[j].type
-        if t in OPENERS:
-            depth += 1
-        elif t in CLOSERS:
-            depth -= 1
-        elif depth == 0 and t == sep:
-            if not expect_sep:
-                return None
-            at.append(j)
-            expect_sep = False
-        elif depth == 0 and t == "COMMA":
-            if expect_sep:
-                return None
-            expect_sep = True
-    return at if at and not expect_sep else None
+    at, j, stops = [], o + 1, {sep, "COMMA"}
+    while j < close:
+        k = _depth0(seg, j, stops, close)  # the item's separator, then the comma after its value
+        if k == close or seg[k].type != sep or k == j:
+            return None
+        at.append(k)
+        j = _depth0(seg, k + 1, stops, close)
+        if j < close and seg[j].type != "COMMA":
+            return None  # a second separator in one item
+        j += 1
+    return at or None
 
 
 #: what a value's `{` follows (`let d = {`, `f({`, `[{`, `, {`, a field's `x: {`, an arm's `=> {`)
