@@ -135,6 +135,7 @@ def test_safe_habits_are_the_ones_with_one_equivalent():
         "blank_assignment",
         "result_without_arrow",
         "dict_literal",
+        "go_slice_type",
     }
 
 

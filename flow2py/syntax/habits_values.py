@@ -14,6 +14,7 @@ from flow2py.span import Span
 from flow2py.syntax.broken import hole
 from flow2py.syntax.engine.scanner import CLOSERS, OPENERS, Tok
 from flow2py.syntax.habits import (
+    _TYPE_NAMES,
     Habit,
     _at,
     _delete_between,
@@ -426,8 +427,35 @@ def dict_in_braces(seg, i, expected, path):
     return Habit(_diag(_span(path, first, last), fix, "dict-literal", said, flow), new)
 
 
+def go_slice_type(seg, i, expected, path):
+    """Go's slice type `[]Entry` (`[]string`) where a type is wanted: Flow writes `List<Entry>`
+    (`List<Text>`), a safe fix."""
+    tok, close, elem = seg[i], _at(seg, i + 1), _at(seg, i + 2)
+    if not _is(tok, "LSQB") or not _is(close, "RSQB") or "UPPER" not in expected or elem is None:
+        return None
+    name = (
+        elem.value if elem.type == "UPPER" else _TYPE_NAMES.get(elem.value) if elem.type == "LOWER" else None
+    )
+    if name is None or _is(_at(seg, i + 3), "LESSTHAN") or _is(_at(seg, i + 3), "DOT"):
+        return None  # `[]Pair<A, B>`, `[]pkg.T`: not one name
+    flow = f"List<{name}>"
+    new = (
+        seg[:i]
+        + [
+            _like("UPPER", "List", tok),
+            _like("LESSTHAN", "<", tok),
+            _like("UPPER", name, elem),
+            _like("MORETHAN", ">", elem),
+        ]
+        + seg[i + 3 :]
+    )
+    fix = _safe(f"write `{flow}`", _replace(path, tok, elem, flow))
+    return Habit(_diag(_span(path, tok, elem), fix, "writes", f"[]{elem.value}", flow), new)
+
+
 FIRST_RULES = (record_fields,)
 RULES = (
+    go_slice_type,
     blank_assignment,
     result_without_arrow,
     dict_in_braces,
