@@ -107,8 +107,7 @@ def copy_call(st: BodyState, e: ast.Call, tt) -> bool:
     if not (callee.name in _COPY_METHODS or (iterator and _collection(st, tt, callee.name))):
         return False
     home = tt.decl.split("::")[0] if type(tt) is TCon else None
-    menv = st.d.envs.get(home) if home else None
-    if (menv is not None and callee.name in menv.cm.fns) or callee.name in st.d.generic_fns:
+    if _declares(st, home, callee.name):
         return False
     end, sp = callee.target.span, e.span
     fixes = []
@@ -139,8 +138,7 @@ def equals_call(st: BodyState, e: ast.Call, tt) -> bool:
     if callee.name not in _EQUALS_METHODS or len(e.args) != 1 or type(tt) in (TError, TNever, TVar):
         return False
     home = tt.decl.split("::")[0] if type(tt) is TCon else None
-    menv = st.d.envs.get(home) if home else None
-    if (menv is not None and callee.name in menv.cm.fns) or callee.name in st.d.generic_fns:
+    if _declares(st, home, callee.name):
         return False
     if st.d.home_ops.get((home, "==", 2)) is None and st.d.generic_ops.get(("==", 2)) is None:
         return False
@@ -175,8 +173,11 @@ def method_span(callee: ast.FieldAccess) -> Span:
 _GETTER = re.compile(r"(?:get|is|Get)([A-Z][A-Za-z0-9]*)$")
 
 
-def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+def _declares(st: BodyState, home: str | None, name: str) -> bool:
+    """Whether `name` is a function of the module `home` or a generic std one: then `x.name()`
+    calls it, and no other language's habit is meant."""
+    menv = st.d.envs.get(home) if home else None
+    return (menv is not None and name in menv.cm.fns) or name in st.d.generic_fns
 
 
 def getter_call(st: BodyState, e: ast.Call, tt):
@@ -188,10 +189,9 @@ def getter_call(st: BodyState, e: ast.Call, tt):
     info = st.d.type_decls.get(tt.decl) if type(tt) is TCon and m and not e.args else None
     if info is None or info.kind != "record":
         return None
-    menv = st.d.envs.get(info.module)
-    if (menv is not None and callee.name in menv.cm.fns) or callee.name in st.d.generic_fns:
+    if _declares(st, info.module, callee.name):
         return None  # a function of that name is what it calls
-    want = _snake(m.group(1))
+    want = sg.snake(m.group(1)[0].lower() + m.group(1)[1:])
     f = next((f for f in info.fields if f.name == want), None)
     if f is None or not (f.pub or info.module == st.env.key):
         return None
